@@ -1,0 +1,101 @@
+import type { Address } from './address.js';
+
+/** Where something was written: 1-based line and column in a file. */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/** How a provider authenticates. The secret itself never appears in intent: only where to find it. */
+export interface AuthDecl {
+  /** Header to send, e.g. `X-API-Key` or `Authorization`. */
+  readonly header: string;
+  /** Prefix before the secret, e.g. `Bearer `. */
+  readonly prefix?: string;
+  readonly fromEnv?: string;
+  readonly fromFile?: string;
+}
+
+/** A `kind: Provider` document: a connection to one platform. */
+export interface ProviderDecl {
+  readonly kind: 'Provider';
+  readonly name: string;
+  readonly type: 'openapi';
+  /** Absolute path or URL of the OpenAPI document. */
+  readonly spec: string;
+  readonly overlay?: string;
+  /** Base URL of the API. */
+  readonly endpoint: string;
+  readonly auth?: AuthDecl;
+  /** Most requests in flight at once against this provider. */
+  readonly concurrency: number;
+  /** Requests per second sent to this provider's endpoint; 0 for no limit. */
+  readonly rateLimit: number;
+  /** Request timeout in milliseconds. */
+  readonly timeoutMs: number;
+  readonly source: SourceLocation;
+}
+
+/** Secret values in a resource spec are written as a reference, resolved only when sent. */
+export interface SecretRef {
+  readonly fromEnv?: string;
+  readonly fromFile?: string;
+}
+
+/** An `http` check: the URL must answer with one of the expected statuses (and body text). */
+export interface HttpCheckDecl {
+  readonly kind: 'http';
+  readonly name: string;
+  readonly url: string;
+  readonly method: string;
+  readonly expectStatus: readonly number[];
+  readonly bodyContains?: string;
+  readonly timeoutMs: number;
+  readonly source: SourceLocation;
+}
+
+/** A `cel` check: the expression over `observed` and `desired` must be true. */
+export interface CelCheckDecl {
+  readonly kind: 'cel';
+  readonly name: string;
+  readonly expr: string;
+  readonly source: SourceLocation;
+}
+
+/** A postcondition declared next to a resource, verified after every change and continuously. */
+export type CheckDecl = HttpCheckDecl | CelCheckDecl;
+
+/** Lifecycle settings of a resource. */
+export interface LifecycleDecl {
+  /** A stateful resource is never replaced or deleted without explicit approval. */
+  readonly stateful: boolean;
+}
+
+/** A `kind: Resource` document: one thing that should exist. */
+export interface ResourceDecl {
+  readonly kind: 'Resource';
+  readonly address: Address;
+  /** `provider.resourceType`. */
+  readonly type: string;
+  readonly provider: string;
+  readonly resourceType: string;
+  readonly name: string;
+  /** Declared fields. String values may hold `${type/name.path}` references; secrets are SecretRefs. */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly lifecycle: LifecycleDecl;
+  readonly checks: readonly CheckDecl[];
+  /** Addresses this resource references, in order of first appearance. */
+  readonly dependsOn: readonly Address[];
+  readonly source: SourceLocation;
+}
+
+/** The whole intent: every document in a directory, validated. */
+export interface Intent {
+  readonly dir: string;
+  readonly providers: readonly ProviderDecl[];
+  readonly resources: readonly ResourceDecl[];
+}
+
+/** The document kinds Tend understands today. */
+export const KNOWN_KINDS = ['Provider', 'Resource'] as const;

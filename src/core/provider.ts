@@ -1,0 +1,150 @@
+import type { Marker } from './marker.js';
+
+/** A JSON Schema, as plain data. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * How a provider identifies objects so that a create is never sent twice (DESIGN.md §4):
+ * - `natural-key`: the user-chosen name is the identity (a second create with it fails);
+ * - `marker`: the object stores Tend's marker tags, so it can be found by them;
+ * - `server-id`: the server picks the id; creates carry an idempotency key.
+ */
+export type IdentityStrategy = 'natural-key' | 'marker' | 'server-id';
+
+/** What a provider says about one of its resource types. */
+export interface ResourceTypeInfo {
+  /** The type's name within its provider, e.g. `volumes`. */
+  readonly name: string;
+  readonly description?: string;
+  /** Schema of a desired spec (the create request body, without read-only fields). */
+  readonly schema: JsonSchema;
+  /** Null when the type has no safe identity: automatic creation is refused (identityReason says why). */
+  readonly identity: IdentityStrategy | null;
+  readonly identityReason?: string;
+  /** The field of an observed object holding its server id. */
+  readonly idField: string;
+  /** For `natural-key` identity: the field that is the key. */
+  readonly naturalKey?: string;
+  /** Top-level fields that cannot change without replacing the object (from annotations). */
+  readonly createOnly: readonly string[];
+  /** Fields the platform sets; declared values for them are refused. */
+  readonly outputOnly: readonly string[];
+  /** Fields holding secrets: must be a `{ fromEnv | fromFile }` reference in intent; never compared. */
+  readonly sensitive: readonly string[];
+  /** The field holding tags where the marker goes; absent when the type has no tags. */
+  readonly markerField?: string;
+  /** Where update-vs-replace comes from: the platform's lifecycle endpoint or field annotations. */
+  readonly lifecycle: 'platform' | 'annotations';
+  /** True when the create call accepts an idempotency key. */
+  readonly idempotencyKey: boolean;
+}
+
+/** What a provider offers. */
+export interface ProviderDescription {
+  readonly types: readonly ResourceTypeInfo[];
+  /** True when the provider implements `changes` (an attributed audit feed). */
+  readonly auditFeed: boolean;
+  /** Problems found reading the platform's description (never fatal). */
+  readonly warnings: readonly string[];
+}
+
+/** One object as the platform reports it now. */
+export interface ObservedObject {
+  /** The resource type within the provider (`volumes`). */
+  readonly type: string;
+  readonly id: string;
+  /** Every field the platform returned, read-only ones included. */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** Tend's ownership marker, when the object carries one. */
+  readonly marker?: Marker;
+}
+
+/** Who is acting, sent with every mutation so the platform's audit feed attributes it. */
+export interface ActorContext {
+  readonly actor: string;
+  readonly intent?: string;
+  readonly motivation?: string;
+}
+
+/** Everything a mutating call needs besides the object itself. */
+export interface WriteContext {
+  /** Sent as `Idempotency-Key` where the type supports one. */
+  readonly idempotencyKey?: string;
+  /** Tags to put on a created object (and keep on an updated one). */
+  readonly marker?: Marker;
+  readonly actor: ActorContext;
+  readonly signal?: AbortSignal;
+}
+
+/** The outcome of `evaluate`: what a change from current to desired requires. */
+export interface LifecycleEvaluation {
+  readonly action: 'none' | 'update' | 'replace';
+  /** The fields that force the action (for replace: the fields that cannot change in place). */
+  readonly fields: readonly string[];
+  /** Who decided: the platform's lifecycle endpoint, field annotations, or the default (update). */
+  readonly source: 'platform' | 'annotation' | 'default';
+  readonly reason?: string;
+}
+
+/** One entry of a platform's audit feed: a change with its actor, intent and motivation. */
+export interface ObservedChange {
+  /** Opaque position in the feed; the cursor to resume after this entry. */
+  readonly cursor: string;
+  readonly time: string;
+  readonly actor: string;
+  readonly intent?: string;
+  readonly motivation?: string;
+  readonly action: 'create' | 'update' | 'delete';
+  readonly type: string;
+  readonly id: string;
+  readonly before?: Readonly<Record<string, unknown>>;
+  readonly after?: Readonly<Record<string, unknown>>;
+}
+
+/** A page of the audit feed. */
+export interface ChangesPage {
+  readonly changes: readonly ObservedChange[];
+  /** Cursor to pass next time (unchanged when there was nothing new). */
+  readonly cursor: string;
+}
+
+/**
+ * The provider contract. Every call is idempotent given the same arguments; `list`, `read`, `find`,
+ * `evaluate` and `changes` never mutate. Errors are TendErrors: `retryable` says whether trying again
+ * may help, `outcomeUnknown` says a mutation may have happened (the journal then looks it up).
+ */
+export interface Provider {
+  readonly name: string;
+  describe(): ProviderDescription;
+  list(type: string, signal?: AbortSignal): Promise<ObservedObject[]>;
+  /** Undefined when the object does not exist (or is not visible yet). */
+  read(type: string, id: string, signal?: AbortSignal): Promise<ObservedObject | undefined>;
+  create(
+    type: string,
+    desired: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject>;
+  update(
+    type: string,
+    id: string,
+    desired: Record<string, unknown>,
+    current: ObservedObject,
+    ctx: WriteContext,
+  ): Promise<ObservedObject>;
+  /** Deleting an object that does not exist succeeds. */
+  delete(type: string, id: string, ctx: WriteContext): Promise<void>;
+  evaluate(
+    type: string,
+    current: ObservedObject,
+    desired: Record<string, unknown>,
+  ): Promise<LifecycleEvaluation>;
+  /** The audit feed after `cursor` (from the start when undefined); may wait up to `waitMs` for news. */
+  changes?(
+    cursor: string | undefined,
+    options?: { waitMs?: number; signal?: AbortSignal },
+  ): Promise<ChangesPage>;
+  /** Finds the object carrying a marker (by address, and by op when given). */
+  find?(type: string, marker: Marker, signal?: AbortSignal): Promise<ObservedObject | undefined>;
+  /** Normalises a value of a field for comparison (trailing dots, case, set order). */
+  normalize?(type: string, path: string, value: unknown): unknown;
+}

@@ -1,0 +1,31 @@
+import type { Address } from './address.js';
+
+/**
+ * The state of one resource after the last pass:
+ * - `converged`: observed matches declared and every check passes;
+ * - `drifted`: observed differs and Tend has not corrected it yet;
+ * - `pending`: a change is in flight or waiting to be verified;
+ * - `failing`: observed matches but a check fails;
+ * - `blocked`: a gate (a destructive step on a stateful resource) waits for approval;
+ * - `error`: the last attempt failed.
+ */
+export type ResourceState = 'converged' | 'drifted' | 'pending' | 'failing' | 'blocked' | 'error';
+
+/** The result of one check run. */
+export interface CheckResult {
+  readonly name: string;
+  readonly kind: string;
+  readonly ok: boolean;
+  readonly message: string;
+  readonly at: string;
+}
+
+/** Status of one resource, as stored and shown by `tend status`. */
+export interface ResourceStatus {
+  readonly address: Address;
+  readonly state: ResourceState;
+  readonly objectId?: string;
+  readonly message?: string;
+  readonly checks: readonly CheckResult[];
+  readonly updatedAt: string;
+}
