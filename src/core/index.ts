@@ -11,3 +11,5 @@ export * from './marker.js';
 export * from './provider.js';
 export * from './refs.js';
 export * from './status.js';
+export * from './diff.js';
+export * from './plan.js';

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { diffDeclared, type DiffOptions, type FieldChange } from './diff.js';
+
+describe('diffDeclared', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    desired: Record<string, unknown>;
+    observed: Record<string, unknown>;
+    options?: DiffOptions;
+    want: FieldChange[];
+  }[] = [
+    {
+      name: 'equal',
+      reason: 'no drift when declared values match',
+      desired: { size: 10 },
+      observed: { size: 10, id: 'v' },
+      want: [],
+    },
+    {
+      name: 'changed',
+      reason: 'a declared field that differs is drift',
+      desired: { size: 10 },
+      observed: { size: 20 },
+      want: [{ path: 'size', before: 20, after: 10 }],
+    },
+    {
+      name: 'undeclared',
+      reason: 'fields the intent does not declare are never drift',
+      desired: { name: 'a' },
+      observed: { name: 'a', replicas: 5 },
+      want: [],
+    },
+    {
+      name: 'object keys',
+      reason: 'only declared keys of an object are compared (marker tags are not drift)',
+      desired: { tags: { team: 'web' } },
+      observed: { tags: { team: 'db', 'tend.address': 'x/y' } },
+      want: [{ path: 'tags.team', before: 'db', after: 'web' }],
+    },
+    {
+      name: 'missing',
+      reason: 'a declared field absent from the object is drift',
+      desired: { versioning: true },
+      observed: {},
+      want: [{ path: 'versioning', before: undefined, after: true }],
+    },
+    {
+      name: 'null vs absent',
+      reason: 'null and absent are the same',
+      desired: { note: null },
+      observed: {},
+      want: [],
+    },
+    {
+      name: 'arrays',
+      reason: 'arrays compare whole, order matters by default',
+      desired: { ns: ['a', 'b'] },
+      observed: { ns: ['b', 'a'] },
+      want: [{ path: 'ns', before: ['b', 'a'], after: ['a', 'b'] }],
+    },
+    {
+      name: 'normalised',
+      reason: 'values are compared after provider normalisation',
+      desired: { zone: 'Example.org' },
+      observed: { zone: 'example.org.' },
+      options: {
+        normalize: (_p, v) => (typeof v === 'string' ? v.toLowerCase().replace(/\.?$/, '.') : v),
+      },
+      want: [],
+    },
+    {
+      name: 'ignored',
+      reason: 'secrets cannot be read back and are not compared',
+      desired: { admin_password: 'x' },
+      observed: {},
+      options: { ignore: new Set(['admin_password']) },
+      want: [],
+    },
+    {
+      name: 'unknown',
+      reason: 'a value known only after apply is always a change',
+      desired: { network_id: { $unknown: '${sb.networks/n.id}' } },
+      observed: { network_id: 'net-1' },
+      want: [{ path: 'network_id', before: 'net-1', after: { $unknown: '${sb.networks/n.id}' } }],
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      expect(diffDeclared(c.desired, c.observed, c.options)).toEqual(c.want);
+    });
+  }
+});

@@ -1,0 +1,67 @@
+import { canonicalJson } from './hash.js';
+import { isUnknown } from './refs.js';
+
+/** One declared field whose observed value differs from its declared value. */
+export interface FieldChange {
+  /** Dotted path below the spec, e.g. `size` or `tags.team`. */
+  readonly path: string;
+  readonly before: unknown;
+  /** The declared value; an Unknown when it depends on a resource not yet created or replaced. */
+  readonly after: unknown;
+}
+
+/** How to compare. */
+export interface DiffOptions {
+  /** Paths never compared (secrets, which cannot be read back). */
+  readonly ignore?: ReadonlySet<string>;
+  /** Normalises a value at a path before comparing (trailing dots, case, set order). */
+  readonly normalize?: (path: string, value: unknown) => unknown;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v);
+}
+
+function same(a: unknown, b: unknown): boolean {
+  if ((a === null || a === undefined) && (b === null || b === undefined)) return true;
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/**
+ * Field-level diff of DECLARED fields only: keys the intent does not mention are never drift, and for
+ * a declared object (like tags) only its declared keys are compared. Arrays compare as a whole.
+ * Changes come out in declaration order.
+ */
+export function diffDeclared(
+  desired: Readonly<Record<string, unknown>>,
+  observed: Readonly<Record<string, unknown>>,
+  options: DiffOptions = {},
+): FieldChange[] {
+  const out: FieldChange[] = [];
+  const norm = options.normalize ?? ((_p: string, v: unknown) => v);
+  const walk = (
+    d: Record<string, unknown>,
+    o: Record<string, unknown> | undefined,
+    prefix: string,
+  ) => {
+    for (const [key, dv] of Object.entries(d)) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      if (options.ignore?.has(path)) continue;
+      const ov = o?.[key];
+      if (isUnknown(dv)) {
+        out.push({ path, before: ov, after: dv });
+      } else if (isPlainObject(dv) && isPlainObject(ov)) {
+        walk(dv, ov, path);
+      } else if (!same(norm(path, dv), norm(path, ov))) {
+        out.push({ path, before: ov, after: dv });
+      }
+    }
+  };
+  walk(desired as Record<string, unknown>, observed as Record<string, unknown>, '');
+  return out;
+}
+
+/** The top-level field names touched by a list of changes. */
+export function topLevelFields(changes: readonly FieldChange[]): string[] {
+  return [...new Set(changes.map((c) => c.path.split('.')[0]!))];
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import type { Address } from './address.js';
+import { dependentsOf, findCycles, topoOrder } from './graph.js';
+
+const g = (edges: Record<string, string[]>) =>
+  new Map(Object.entries(edges).map(([k, v]) => [k as Address, v as Address[]]));
+
+describe('topoOrder', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    edges: Record<string, string[]>;
+    want: string[] | { cycle: string[] };
+  }[] = [
+    {
+      name: 'chain',
+      reason: 'dependencies come first',
+      edges: { 'a.x/c': ['a.x/b'], 'a.x/b': ['a.x/a'], 'a.x/a': [] },
+      want: ['a.x/a', 'a.x/b', 'a.x/c'],
+    },
+    {
+      name: 'independent',
+      reason: 'ties keep declaration order',
+      edges: { 'a.x/b': [], 'a.x/a': [] },
+      want: ['a.x/b', 'a.x/a'],
+    },
+    {
+      name: 'external dependency',
+      reason: 'edges to unknown nodes are ignored',
+      edges: { 'a.x/a': ['a.x/zz'] },
+      want: ['a.x/a'],
+    },
+    {
+      name: 'cycle',
+      reason: 'the cycle is reported with its first node repeated',
+      edges: { 'a.x/a': ['a.x/b'], 'a.x/b': ['a.x/c'], 'a.x/c': ['a.x/a'] },
+      want: { cycle: ['a.x/a', 'a.x/b', 'a.x/c', 'a.x/a'] },
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      const r = topoOrder(g(c.edges));
+      if (Array.isArray(c.want)) expect(r).toEqual({ kind: 'ordered', order: c.want });
+      else expect(r).toEqual({ kind: 'cycle', cycle: c.want.cycle });
+    });
+  }
+});
+
+describe('findCycles', () => {
+  it('reports every distinct cycle once', () => {
+    const cycles = findCycles(
+      g({
+        'a.x/a': ['a.x/b'],
+        'a.x/b': ['a.x/a'],
+        'a.x/c': ['a.x/d'],
+        'a.x/d': ['a.x/c'],
+        'a.x/e': [],
+      }),
+    );
+    expect(cycles).toEqual([
+      ['a.x/a', 'a.x/b', 'a.x/a'],
+      ['a.x/c', 'a.x/d', 'a.x/c'],
+    ]);
+  });
+  it('finds nothing in a DAG', () => {
+    expect(findCycles(g({ 'a.x/a': [], 'a.x/b': ['a.x/a'] }))).toEqual([]);
+  });
+});
+
+describe('dependentsOf', () => {
+  it('walks dependents transitively, excluding the roots', () => {
+    const graph = g({
+      'a.x/net': [],
+      'a.x/vm': ['a.x/net'],
+      'a.x/vol': ['a.x/vm'],
+      'a.x/other': [],
+    });
+    expect(dependentsOf(graph, ['a.x/net'])).toEqual(['a.x/vm', 'a.x/vol']);
+    expect(dependentsOf(graph, ['a.x/vol'])).toEqual([]);
+  });
+});

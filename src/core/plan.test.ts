@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import type { Address } from './address.js';
+import { assemblePlan, decideStep, hasChanges, type StepInput } from './plan.js';
+
+const base: StepInput = {
+  address: 'sb.volumes/data',
+  type: 'sb.volumes',
+  dependsOn: [],
+  stateful: false,
+  objectId: 'vol-1',
+  desired: { size: 10 },
+  changes: [],
+  canCreateBeforeDestroy: true,
+  approveDestroy: false,
+};
+
+describe('decideStep', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    input: Partial<StepInput>;
+    want: Record<string, unknown>;
+  }[] = [
+    {
+      name: 'create',
+      reason: 'no observed object means create',
+      input: { objectId: undefined },
+      want: { kind: 'create' },
+    },
+    { name: 'noop', reason: 'no changes means nothing to do', input: {}, want: { kind: 'noop' } },
+    {
+      name: 'update',
+      reason: 'the platform says the change fits in place',
+      input: {
+        changes: [{ path: 'size', before: 5, after: 10 }],
+        evaluation: { action: 'update', fields: ['size'], source: 'platform' },
+      },
+      want: { kind: 'update' },
+    },
+    {
+      name: 'replace by platform',
+      reason: 'the lifecycle endpoint says the change needs a new object',
+      input: {
+        changes: [{ path: 'size', before: 20, after: 10 }],
+        evaluation: { action: 'replace', fields: ['size'], source: 'platform', reason: 'shrink' },
+      },
+      want: {
+        kind: 'replace',
+        decidedBy: 'platform',
+        forcedBy: ['size'],
+        gated: false,
+        strategy: 'create-before-destroy',
+      },
+    },
+    {
+      name: 'stateful replace is gated',
+      reason: 'a destructive step on a stateful resource waits for approval',
+      input: {
+        stateful: true,
+        changes: [{ path: 'size', before: 20, after: 10 }],
+        evaluation: { action: 'replace', fields: ['size'], source: 'platform' },
+      },
+      want: { kind: 'replace', gated: true },
+    },
+    {
+      name: 'approved stateful replace',
+      reason: '--approve-destroy lifts the gate',
+      input: {
+        stateful: true,
+        approveDestroy: true,
+        changes: [{ path: 'size', before: 20, after: 10 }],
+        evaluation: { action: 'replace', fields: ['size'], source: 'annotation' },
+      },
+      want: { kind: 'replace', gated: false, decidedBy: 'annotation' },
+    },
+    {
+      name: 'natural key',
+      reason: 'a type whose identity is its name cannot hold old and new at once',
+      input: {
+        canCreateBeforeDestroy: false,
+        changes: [{ path: 'name', before: 'a', after: 'b' }],
+        evaluation: { action: 'replace', fields: ['name'], source: 'annotation' },
+      },
+      want: { kind: 'replace', strategy: 'delete-before-create' },
+    },
+    {
+      name: 'no guessed replace',
+      reason: 'a default evaluation never replaces',
+      input: {
+        changes: [{ path: 'size', before: 20, after: 10 }],
+        evaluation: { action: 'replace', fields: ['size'], source: 'default' },
+      },
+      want: { kind: 'update' },
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      expect(decideStep({ ...base, ...c.input })).toMatchObject(c.want);
+    });
+  }
+});
+
+describe('assemblePlan', () => {
+  const step = (address: Address, dependsOn: Address[], kind: 'noop' | 'replace' = 'noop') =>
+    decideStep({
+      ...base,
+      address,
+      dependsOn,
+      ...(kind === 'replace'
+        ? {
+            changes: [{ path: 'size', before: 2, after: 1 }],
+            evaluation: {
+              action: 'replace' as const,
+              fields: ['size'],
+              source: 'platform' as const,
+            },
+          }
+        : {}),
+    });
+
+  it('orders by references and gives a replace its blast radius', () => {
+    const plan = assemblePlan(
+      [
+        step('sb.volumes/v', ['sb.instances/i']),
+        step('sb.instances/i', ['sb.networks/n'], 'replace'),
+        step('sb.networks/n', []),
+      ],
+      [],
+      false,
+    );
+    expect(plan.steps.map((s) => s.address)).toEqual([
+      'sb.networks/n',
+      'sb.instances/i',
+      'sb.volumes/v',
+    ]);
+    const replace = plan.steps[1]!;
+    expect(replace.kind === 'replace' && replace.blastRadius).toEqual(['sb.volumes/v']);
+    expect(plan.blastRadius).toEqual(['sb.volumes/v']);
+    expect(plan.counts).toEqual({ create: 0, update: 0, replace: 1, delete: 0, noop: 2 });
+    expect(hasChanges(plan)).toBe(true);
+  });
+
+  it('deletes removed resources last, dependents first, gating stateful ones', () => {
+    const plan = assemblePlan(
+      [step('sb.networks/n', [])],
+      [
+        {
+          address: 'sb.instances/i',
+          type: 'sb.instances',
+          objectId: 'i-1',
+          stateful: false,
+          dependsOn: ['sb.networks/n'],
+        },
+        {
+          address: 'sb.volumes/v',
+          type: 'sb.volumes',
+          objectId: 'v-1',
+          stateful: true,
+          dependsOn: ['sb.instances/i'],
+        },
+      ],
+      false,
+    );
+    expect(plan.steps.map((s) => `${s.kind} ${s.address}`)).toEqual([
+      'noop sb.networks/n',
+      'delete sb.volumes/v',
+      'delete sb.instances/i',
+    ]);
+    expect(plan.gated).toEqual(['sb.volumes/v']);
+    const del = plan.steps.find((s) => s.address === 'sb.instances/i')!;
+    expect(del.kind === 'delete' && del.blastRadius).toEqual(['sb.volumes/v']);
+  });
+
+  it('an all-noop plan has no changes', () => {
+    expect(hasChanges(assemblePlan([step('sb.networks/n', [])], [], false))).toBe(false);
+  });
+});

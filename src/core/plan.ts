@@ -1,0 +1,183 @@
+import type { Address } from './address.js';
+import type { FieldChange } from './diff.js';
+import type { DependencyGraph } from './graph.js';
+import { dependentsOf, topoOrder } from './graph.js';
+import type { LifecycleEvaluation } from './provider.js';
+
+interface StepBase {
+  readonly address: Address;
+  /** `provider.resourceType`. */
+  readonly type: string;
+  readonly dependsOn: readonly Address[];
+}
+
+/** Create an object that does not exist. */
+export interface CreateStep extends StepBase {
+  readonly kind: 'create';
+  /** The desired fields as they will be sent (Unknowns where a reference is not known yet). */
+  readonly desired: Readonly<Record<string, unknown>>;
+}
+
+/** Change an object in place. */
+export interface UpdateStep extends StepBase {
+  readonly kind: 'update';
+  readonly objectId: string;
+  readonly changes: readonly FieldChange[];
+}
+
+/**
+ * Replace an object: the platform (lifecycle endpoint) or an annotation says the change cannot be
+ * made in place. Create-before-destroy unless the type cannot hold both at once.
+ */
+export interface ReplaceStep extends StepBase {
+  readonly kind: 'replace';
+  readonly objectId: string;
+  readonly changes: readonly FieldChange[];
+  /** The fields that force the replacement. */
+  readonly forcedBy: readonly string[];
+  readonly decidedBy: 'platform' | 'annotation';
+  readonly reason?: string;
+  readonly strategy: 'create-before-destroy' | 'delete-before-create';
+  /** True when the resource is stateful and destruction was not approved. */
+  readonly gated: boolean;
+  /** Everything downstream of this resource (its dependents, transitively). */
+  readonly blastRadius: readonly Address[];
+}
+
+/** Delete an object Tend manages that the intent no longer declares. */
+export interface DeleteStep extends StepBase {
+  readonly kind: 'delete';
+  readonly objectId: string;
+  readonly gated: boolean;
+  readonly blastRadius: readonly Address[];
+}
+
+/** Nothing to do. */
+export interface NoopStep extends StepBase {
+  readonly kind: 'noop';
+  readonly objectId: string;
+}
+
+/** One resource's step in a plan. Plans are frozen data, tagged by `kind`. */
+export type PlanStep = CreateStep | UpdateStep | ReplaceStep | DeleteStep | NoopStep;
+
+/** A plan: steps in execution order, with counts and the union of blast radii. */
+export interface Plan {
+  readonly steps: readonly PlanStep[];
+  readonly counts: Readonly<Record<PlanStep['kind'], number>>;
+  /** Resources whose destructive step waits for approval. */
+  readonly gated: readonly Address[];
+  /** Everything downstream of any replace or delete. */
+  readonly blastRadius: readonly Address[];
+}
+
+/** What is known about one declared resource when deciding its step. */
+export interface StepInput {
+  readonly address: Address;
+  readonly type: string;
+  readonly dependsOn: readonly Address[];
+  readonly stateful: boolean;
+  /** The id of the observed object, or undefined when none exists. */
+  readonly objectId: string | undefined;
+  /** Desired fields, references resolved (Unknowns where not known yet). */
+  readonly desired: Readonly<Record<string, unknown>>;
+  readonly changes: readonly FieldChange[];
+  /** The lifecycle evaluation of the changes; required when there are changes to an existing object. */
+  readonly evaluation?: LifecycleEvaluation;
+  /** False when the platform cannot hold old and new objects at once (the identity is the name). */
+  readonly canCreateBeforeDestroy: boolean;
+  readonly approveDestroy: boolean;
+}
+
+/**
+ * Decides one declared resource's step. Replacement happens only when the lifecycle evaluation says
+ * so: Tend never guesses a replace. Blast radius is filled in by `assemblePlan`.
+ */
+export function decideStep(input: StepInput): PlanStep {
+  const base = { address: input.address, type: input.type, dependsOn: input.dependsOn };
+  if (input.objectId === undefined) return { ...base, kind: 'create', desired: input.desired };
+  if (input.changes.length === 0) return { ...base, kind: 'noop', objectId: input.objectId };
+  const ev = input.evaluation;
+  if (ev?.action === 'replace' && ev.source !== 'default') {
+    return {
+      ...base,
+      kind: 'replace',
+      objectId: input.objectId,
+      changes: input.changes,
+      forcedBy: ev.fields,
+      decidedBy: ev.source,
+      ...(ev.reason ? { reason: ev.reason } : {}),
+      strategy: input.canCreateBeforeDestroy ? 'create-before-destroy' : 'delete-before-create',
+      gated: input.stateful && !input.approveDestroy,
+      blastRadius: [],
+    };
+  }
+  return { ...base, kind: 'update', objectId: input.objectId, changes: input.changes };
+}
+
+/** A managed object whose resource was removed from the intent. */
+export interface RemovedInput {
+  readonly address: Address;
+  readonly type: string;
+  readonly objectId: string;
+  readonly stateful: boolean;
+  readonly dependsOn: readonly Address[];
+}
+
+/**
+ * Orders steps (dependencies first; deletes last, dependents before what they depend on), fills in
+ * blast radii and gates, and counts. The graph covers declared and removed resources.
+ */
+export function assemblePlan(
+  declared: readonly PlanStep[],
+  removed: readonly RemovedInput[],
+  approveDestroy: boolean,
+): Plan {
+  const graph = new Map<Address, readonly Address[]>();
+  for (const s of declared) graph.set(s.address, s.dependsOn);
+  for (const r of removed) graph.set(r.address, r.dependsOn);
+
+  const byAddress = new Map(declared.map((s) => [s.address, s] as const));
+  const order = orderOf(graph);
+  const steps: PlanStep[] = [];
+  for (const a of order) {
+    const s = byAddress.get(a);
+    if (!s) continue;
+    steps.push(s.kind === 'replace' ? { ...s, blastRadius: dependentsOf(graph, [a]) } : s);
+  }
+  const removedByAddress = new Map(removed.map((r) => [r.address, r] as const));
+  for (const a of [...order].reverse()) {
+    const r = removedByAddress.get(a);
+    if (!r) continue;
+    steps.push({
+      kind: 'delete',
+      address: r.address,
+      type: r.type,
+      dependsOn: r.dependsOn,
+      objectId: r.objectId,
+      gated: r.stateful && !approveDestroy,
+      blastRadius: dependentsOf(graph, [a]),
+    });
+  }
+
+  const counts = { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
+  const gated: Address[] = [];
+  const blast = new Set<Address>();
+  for (const s of steps) {
+    counts[s.kind]++;
+    if ((s.kind === 'replace' || s.kind === 'delete') && s.gated) gated.push(s.address);
+    if (s.kind === 'replace' || s.kind === 'delete') s.blastRadius.forEach((b) => blast.add(b));
+  }
+  return { steps, counts, gated, blastRadius: [...blast].sort() };
+}
+
+function orderOf(graph: DependencyGraph): Address[] {
+  const r = topoOrder(graph);
+  // Cycles are rejected when intent is loaded; fall back to map order rather than fail here.
+  return r.kind === 'ordered' ? [...r.order] : [...graph.keys()];
+}
+
+/** True when a plan has anything to do. */
+export function hasChanges(plan: Plan): boolean {
+  return plan.steps.some((s) => s.kind !== 'noop');
+}
