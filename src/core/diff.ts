@@ -57,7 +57,7 @@ export function diffDeclared(
       }
     }
   };
-  walk(desired as Record<string, unknown>, observed as Record<string, unknown>, '');
+  walk(desired, observed, '');
   return out;
 }
 
