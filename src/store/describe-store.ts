@@ -1,0 +1,512 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Address, NewChange, Operation, ResourceStatus } from '../core/index.js';
+import { TendError } from '../core/index.js';
+import { GENESIS_HASH, changeHash } from './ledger-chain.js';
+import type { Store, TwinEntry } from './store.js';
+
+/**
+ * The conformance suite every Store implementation runs (like hono's shared router cases): it states
+ * the contract of `Store` as tests. `open` must return a fresh, empty store each time it is called;
+ * the suite closes every store it opens.
+ */
+export function describeStore(name: string, open: () => Promise<Store>): void {
+  describe(`Store conformance: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    describe('twin', () => {
+      it('returns undefined for an address it never stored', async () => {
+        expect(await store.getTwin('sb.volumes/none')).toBeUndefined();
+        expect(await store.listTwin()).toEqual([]);
+      });
+
+      it('returns exactly the entry it stored', async () => {
+        const entry = twin('data');
+        await store.putTwin(entry);
+        expect(await store.getTwin('sb.volumes/data')).toStrictEqual(entry);
+      });
+
+      it('overwrites the entry of the same address', async () => {
+        await store.putTwin(twin('data'));
+        const newer = twin('data', {
+          objectId: 'vol-2',
+          fields: { size: 20 },
+          stateful: false,
+          dependsOn: [],
+          observedAt: '2026-01-02T00:00:00.000Z',
+        });
+        await store.putTwin(newer);
+        expect(await store.getTwin('sb.volumes/data')).toStrictEqual(newer);
+        expect(await store.listTwin()).toHaveLength(1);
+      });
+
+      it('lists every entry ordered by address', async () => {
+        await store.putTwin(twin('zeta'));
+        await store.putTwin(twin('alpha'));
+        await store.putTwin(twin('mid', { type: 'sb.networks', address: 'sb.networks/mid' }));
+        expect((await store.listTwin()).map((e) => e.address)).toEqual([
+          'sb.networks/mid',
+          'sb.volumes/alpha',
+          'sb.volumes/zeta',
+        ]);
+      });
+
+      it('deletes an entry, and deleting a missing one is a no-op', async () => {
+        await store.putTwin(twin('data'));
+        await store.putTwin(twin('logs'));
+        await store.deleteTwin('sb.volumes/data');
+        await store.deleteTwin('sb.volumes/never');
+        expect(await store.getTwin('sb.volumes/data')).toBeUndefined();
+        expect((await store.listTwin()).map((e) => e.address)).toEqual(['sb.volumes/logs']);
+      });
+    });
+
+    describe('journal', () => {
+      it('keeps a journaled operation pending until it is settled', async () => {
+        const op = operation(1);
+        await store.journal(op);
+        expect(await store.getOperation(op.id)).toStrictEqual(op);
+        expect(await store.unsettled()).toStrictEqual([op]);
+
+        await store.settle(op.id, { state: 'settled', objectId: 'vol-9', at: T(5) });
+        expect(await store.getOperation(op.id)).toStrictEqual({
+          ...op,
+          state: 'settled',
+          objectId: 'vol-9',
+          settledAt: T(5),
+        });
+        expect(await store.unsettled()).toEqual([]);
+      });
+
+      it('records a failure with its error', async () => {
+        await store.journal(operation(1));
+        await store.settle('op-1', { state: 'failed', error: 'quota exceeded', at: T(5) });
+        const got = await store.getOperation('op-1');
+        expect(got).toMatchObject({ state: 'failed', error: 'quota exceeded', settledAt: T(5) });
+        expect(got?.objectId).toBeUndefined();
+        expect(await store.unsettled()).toEqual([]);
+      });
+
+      it('keeps the object id an operation was journaled with when the settlement has none', async () => {
+        await store.journal(operation(1, { action: 'update', objectId: 'vol-1' }));
+        await store.settle('op-1', { state: 'settled', at: T(5) });
+        expect((await store.getOperation('op-1'))?.objectId).toBe('vol-1');
+      });
+
+      it('ignores a second settlement: the first result stands', async () => {
+        await store.journal(operation(1));
+        await store.settle('op-1', { state: 'settled', objectId: 'vol-1', at: T(5) });
+        const first = await store.getOperation('op-1');
+        await store.settle('op-1', { state: 'failed', error: 'late timeout', at: T(9) });
+        await store.settle('op-1', { state: 'settled', objectId: 'vol-2', at: T(10) });
+        expect(await store.getOperation('op-1')).toStrictEqual(first);
+      });
+
+      it('does not overwrite a failed operation either', async () => {
+        await store.journal(operation(1));
+        await store.settle('op-1', { state: 'failed', error: 'refused', at: T(5) });
+        await store.settle('op-1', { state: 'settled', objectId: 'vol-1', at: T(6) });
+        expect(await store.getOperation('op-1')).toMatchObject({
+          state: 'failed',
+          error: 'refused',
+          settledAt: T(5),
+        });
+      });
+
+      it('refuses to settle an operation that was never journaled', async () => {
+        await expectTendError(
+          store.settle('op-missing', { state: 'settled', at: T(1) }),
+          'store.operation-not-found',
+          'operation op-missing was never journaled; journal an operation before settling it',
+        );
+      });
+
+      it('refuses a settlement whose state is not settled or failed', async () => {
+        await store.journal(operation(1));
+        await expectTendError(
+          store.settle('op-1', { state: 'pending' as 'settled', at: T(1) }),
+          'store.invalid-settlement',
+          "cannot settle operation op-1 as pending; use 'settled' or 'failed'",
+        );
+        expect((await store.getOperation('op-1'))?.state).toBe('pending');
+      });
+
+      it('refuses to journal the same operation id twice and keeps the first', async () => {
+        const op = operation(1);
+        await store.journal(op);
+        await expectTendError(
+          store.journal({ ...op, desiredHash: 'other' }),
+          'store.operation-exists',
+          'operation op-1 is already journaled; resolve the existing one instead of journaling it again',
+        );
+        expect(await store.getOperation('op-1')).toStrictEqual(op);
+      });
+
+      it('refuses to journal an operation that is not pending', async () => {
+        await expectTendError(
+          store.journal(operation(1, { state: 'settled' })),
+          'store.invalid-operation',
+          'operation op-1 is settled; journal() takes a pending operation, settle() settles it',
+        );
+        expect(await store.getOperation('op-1')).toBeUndefined();
+      });
+
+      it('round-trips every optional field of an operation', async () => {
+        const op = operation(1, {
+          action: 'delete',
+          objectId: 'vol-1',
+          group: 'replace-1',
+          step: 2,
+          marker: { workspace: 'prod', address: 'sb.volumes/v1', op: 'op-0' },
+        });
+        await store.journal(op);
+        expect(await store.getOperation('op-1')).toStrictEqual(op);
+      });
+
+      it('lists unsettled operations oldest first, then in journaling order', async () => {
+        await store.journal(operation(1, { createdAt: T(3) }));
+        await store.journal(operation(2, { createdAt: T(1) }));
+        await store.journal(operation(3, { createdAt: T(2) }));
+        await store.journal(operation(4, { createdAt: T(2) }));
+        await store.journal(operation(5, { createdAt: T(0) }));
+        await store.settle('op-5', { state: 'settled', at: T(4) });
+        expect((await store.unsettled()).map((o) => o.id)).toEqual([
+          'op-2',
+          'op-3',
+          'op-4',
+          'op-1',
+        ]);
+      });
+
+      it('lists operations newest last, filtered by address and limited to the most recent', async () => {
+        for (let i = 1; i <= 5; i++) {
+          await store.journal(
+            operation(i, { address: i % 2 ? 'sb.volumes/odd' : 'sb.volumes/even' }),
+          );
+        }
+        await store.settle('op-2', { state: 'settled', at: T(9) });
+        const ids = (ops: Operation[]): string[] => ops.map((o) => o.id);
+        expect(ids(await store.operations())).toEqual(['op-1', 'op-2', 'op-3', 'op-4', 'op-5']);
+        expect(ids(await store.operations({}))).toEqual(['op-1', 'op-2', 'op-3', 'op-4', 'op-5']);
+        expect(ids(await store.operations({ limit: 2 }))).toEqual(['op-4', 'op-5']);
+        expect(ids(await store.operations({ address: 'sb.volumes/odd' }))).toEqual([
+          'op-1',
+          'op-3',
+          'op-5',
+        ]);
+        expect(ids(await store.operations({ address: 'sb.volumes/odd', limit: 2 }))).toEqual([
+          'op-3',
+          'op-5',
+        ]);
+        expect(ids(await store.operations({ limit: 0 }))).toEqual([]);
+        expect(ids(await store.operations({ address: 'sb.volumes/none' }))).toEqual([]);
+      });
+
+      it('orders operations by creation time, not by journaling order', async () => {
+        await store.journal(operation(1, { createdAt: T(2) }));
+        await store.journal(operation(2, { createdAt: T(1) }));
+        expect((await store.operations()).map((o) => o.id)).toEqual(['op-2', 'op-1']);
+        expect((await store.operations({ limit: 1 })).map((o) => o.id)).toEqual(['op-1']);
+      });
+
+      it.each([
+        { limit: -1, shown: '-1' },
+        { limit: 1.5, shown: '1.5' },
+        { limit: Number.NaN, shown: 'NaN' },
+      ])('refuses an operations limit of $shown', async ({ limit, shown }) => {
+        await expectTendError(
+          store.operations({ limit }),
+          'store.invalid-query',
+          `limit must be a non-negative integer, got ${shown}`,
+        );
+      });
+    });
+
+    describe('ledger', () => {
+      it('is empty and valid before anything is appended', async () => {
+        expect(await store.changes()).toEqual([]);
+        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 0 });
+      });
+
+      it('numbers entries from 1 and chains each hash to the previous one', async () => {
+        const a = await store.appendChange(change(1));
+        const b = await store.appendChange(change(2));
+        const c = await store.appendChange(change(3));
+        expect([a.seq, b.seq, c.seq]).toEqual([1, 2, 3]);
+        expect(a.prevHash).toBe(GENESIS_HASH);
+        expect(b.prevHash).toBe(a.hash);
+        expect(c.prevHash).toBe(b.hash);
+        for (const e of [a, b, c]) {
+          const { hash, ...rest } = e;
+          expect(hash).toMatch(/^[0-9a-f]{64}$/);
+          expect(hash).toBe(changeHash(rest));
+        }
+        expect(new Set([a.hash, b.hash, c.hash]).size).toBe(3);
+      });
+
+      it('returns the stored entry: the change plus seq, prevHash and hash', async () => {
+        const input = change(1);
+        const stored = await store.appendChange(input);
+        expect(stored).toStrictEqual({
+          ...input,
+          seq: 1,
+          prevHash: GENESIS_HASH,
+          hash: stored.hash,
+        });
+        expect(await store.changes()).toStrictEqual([stored]);
+      });
+
+      it('ignores seq, prevHash and hash passed in by the caller', async () => {
+        const forged = { ...change(1), seq: 42, prevHash: 'f'.repeat(64), hash: 'e'.repeat(64) };
+        const stored = await store.appendChange(forged);
+        expect(stored.seq).toBe(1);
+        expect(stored.prevHash).toBe(GENESIS_HASH);
+        expect(stored.hash).not.toBe(forged.hash);
+        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 1 });
+      });
+
+      it('reads entries in append order, filtered by address and seq, limited to the most recent', async () => {
+        const all = [];
+        for (let i = 1; i <= 6; i++) {
+          all.push(
+            await store.appendChange(
+              change(i, { address: i % 2 ? 'sb.volumes/odd' : 'sb.volumes/even' }),
+            ),
+          );
+        }
+        const seqs = async (q?: Parameters<Store['changes']>[0]): Promise<number[]> =>
+          (await store.changes(q)).map((c) => c.seq);
+        expect(await store.changes()).toStrictEqual(all);
+        expect(await seqs({ address: 'sb.volumes/odd' })).toEqual([1, 3, 5]);
+        expect(await seqs({ afterSeq: 4 })).toEqual([5, 6]);
+        expect(await seqs({ afterSeq: 0 })).toEqual([1, 2, 3, 4, 5, 6]);
+        expect(await seqs({ afterSeq: 6 })).toEqual([]);
+        expect(await seqs({ limit: 2 })).toEqual([5, 6]);
+        expect(await seqs({ limit: 0 })).toEqual([]);
+        expect(await seqs({ limit: 100 })).toEqual([1, 2, 3, 4, 5, 6]);
+        expect(await seqs({ address: 'sb.volumes/even', afterSeq: 2 })).toEqual([4, 6]);
+        expect(await seqs({ address: 'sb.volumes/even', limit: 1 })).toEqual([6]);
+        expect(await seqs({ address: 'sb.volumes/odd', afterSeq: 1, limit: 1 })).toEqual([5]);
+        expect(await seqs({ address: 'sb.volumes/none' })).toEqual([]);
+      });
+
+      it.each([
+        { query: { limit: -2 }, message: 'limit must be a non-negative integer, got -2' },
+        { query: { afterSeq: -1 }, message: 'afterSeq must be a non-negative integer, got -1' },
+        { query: { afterSeq: 0.5 }, message: 'afterSeq must be a non-negative integer, got 0.5' },
+      ])('refuses the query $query', async ({ query, message }) => {
+        await expectTendError(store.changes(query), 'store.invalid-query', message);
+      });
+
+      it('verifies a chain it wrote', async () => {
+        for (let i = 1; i <= 5; i++) await store.appendChange(change(i));
+        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 5 });
+      });
+
+      it('keeps a valid chain when 200 callers append at once', async () => {
+        const stored = await Promise.all(
+          Array.from({ length: 200 }, (_, i) => store.appendChange(change(i + 1))),
+        );
+        expect(stored.map((c) => c.seq).sort((x, y) => x - y)).toEqual(
+          Array.from({ length: 200 }, (_, i) => i + 1),
+        );
+        const read = await store.changes();
+        expect(read.map((c) => c.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+        expect(new Set(read.map((c) => c.objectId)).size).toBe(200);
+        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 200 });
+      });
+
+      it('round-trips an entry with only the required fields', async () => {
+        const minimal: NewChange = {
+          time: T(1),
+          actor: 'unknown',
+          source: 'unknown',
+          type: 'sb.volumes',
+          objectId: 'vol-1',
+          action: 'delete',
+          fields: [],
+        };
+        const stored = await store.appendChange(minimal);
+        expect(await store.changes()).toStrictEqual([stored]);
+        expect(stored).toStrictEqual({
+          ...minimal,
+          seq: 1,
+          prevHash: GENESIS_HASH,
+          hash: stored.hash,
+        });
+      });
+    });
+
+    describe('cursors', () => {
+      it('keeps one cursor per provider and overwrites it', async () => {
+        expect(await store.getCursor('sb')).toBeUndefined();
+        await store.setCursor('sb', '10');
+        await store.setCursor('pdns', 'a:b/c');
+        await store.setCursor('sb', '12');
+        expect(await store.getCursor('sb')).toBe('12');
+        expect(await store.getCursor('pdns')).toBe('a:b/c');
+      });
+    });
+
+    describe('statuses', () => {
+      it('stores, overwrites, lists by address and deletes statuses', async () => {
+        const b = status('b', { state: 'failing', message: 'probe failed' });
+        await store.putStatus(status('c'));
+        await store.putStatus(status('a', { state: 'drifted' }));
+        await store.putStatus(b);
+        await store.putStatus(status('a'));
+        expect((await store.listStatus()).map((s) => [s.address, s.state])).toEqual([
+          ['sb.volumes/a', 'converged'],
+          ['sb.volumes/b', 'failing'],
+          ['sb.volumes/c', 'converged'],
+        ]);
+        expect((await store.listStatus())[1]).toStrictEqual(b);
+        await store.deleteStatus('sb.volumes/c');
+        await store.deleteStatus('sb.volumes/never');
+        expect((await store.listStatus()).map((s) => s.address)).toEqual([
+          'sb.volumes/a',
+          'sb.volumes/b',
+        ]);
+      });
+    });
+
+    describe('values', () => {
+      it('round-trips nested JSON and unicode exactly', async () => {
+        const entry = twin('data', { fields: AWKWARD, objectId: 'vol-ü-名前-🚀' });
+        await store.putTwin(entry);
+        expect(await store.getTwin('sb.volumes/data')).toStrictEqual(entry);
+
+        const c = change(1, {
+          actor: 'Zoë 🤖',
+          intent: 'コスト',
+          motivation: 'incident\nline two\t"quoted"',
+          before: AWKWARD,
+          after: { ...AWKWARD, size: 20 },
+        });
+        const stored = await store.appendChange(c);
+        expect(await store.changes()).toStrictEqual([stored]);
+        expect(stored).toMatchObject(c);
+        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 1 });
+
+        const s = status('data', {
+          message: 'réponse: ✓',
+          checks: [{ name: 'dns-ü', kind: 'dns', ok: false, message: '名前 🚫', at: T(1) }],
+        });
+        await store.putStatus(s);
+        expect(await store.listStatus()).toStrictEqual([s]);
+
+        await store.setCursor('sb', 'ü🚀');
+        expect(await store.getCursor('sb')).toBe('ü🚀');
+      });
+    });
+
+    describe('close', () => {
+      it('can be closed twice, and refuses calls once closed', async () => {
+        const other = await open();
+        await other.close();
+        await other.close();
+        await expectTendError(
+          other.getTwin('sb.volumes/data'),
+          'store.closed',
+          'the store is closed; open it again to use it',
+        );
+        await expectTendError(other.appendChange(change(1)), 'store.closed');
+      });
+    });
+  });
+}
+
+/** A fixed instant `n` seconds into 2026. */
+function T(n: number): string {
+  return new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
+}
+
+/** Values that trip up naive storage: nesting, unicode, escapes, nulls, big and small numbers. */
+const AWKWARD: Record<string, unknown> = {
+  size: 10,
+  name: 'données-名前-🚀',
+  escaped: 'quote " backslash \\ newline \n tab \t nul \u0000 end',
+  combining: 'e\u0301',
+  empty: '',
+  nothing: null,
+  flags: [true, false],
+  numbers: [0, -1, 1.5, 1e-9, Number.MAX_SAFE_INTEGER],
+  nested: { list: [{ a: [[]] }, {}], 'key with spaces': { ключ: 'значение' } },
+};
+
+function twin(name: string, overrides: Partial<TwinEntry> = {}): TwinEntry {
+  return {
+    address: `sb.volumes/${name}`,
+    type: 'sb.volumes',
+    objectId: `vol-${name}`,
+    fields: { name, size: 10, tags: { team: 'core' } },
+    stateful: true,
+    dependsOn: ['sb.networks/main'],
+    observedAt: T(0),
+    ...overrides,
+  };
+}
+
+function operation(n: number, overrides: Partial<Operation> = {}): Operation {
+  const address: Address = overrides.address ?? `sb.volumes/v${n}`;
+  return {
+    id: `op-${n}`,
+    address,
+    type: 'sb.volumes',
+    action: 'create',
+    desiredHash: `hash-${n}`,
+    marker: { workspace: 'test', address },
+    state: 'pending',
+    createdAt: T(n),
+    ...overrides,
+  };
+}
+
+function change(n: number, overrides: Partial<NewChange> = {}): NewChange {
+  return {
+    time: T(n),
+    actor: 'tend',
+    intent: 'consistency',
+    motivation: 'scheduled',
+    source: 'tend',
+    address: `sb.volumes/v${n}`,
+    type: 'sb.volumes',
+    objectId: `vol-${n}`,
+    action: 'update',
+    fields: ['size'],
+    before: { size: n },
+    after: { size: n + 1 },
+    ...overrides,
+  };
+}
+
+function status(name: string, overrides: Partial<ResourceStatus> = {}): ResourceStatus {
+  return {
+    address: `sb.volumes/${name}`,
+    state: 'converged',
+    objectId: `vol-${name}`,
+    checks: [{ name: 'size', kind: 'cel', ok: true, message: 'ok', at: T(1) }],
+    updatedAt: T(2),
+    ...overrides,
+  };
+}
+
+/** Asserts that `promise` rejects with a TendError of `code` (and `message`, when given). */
+async function expectTendError(
+  promise: Promise<unknown>,
+  code: string,
+  message?: string,
+): Promise<void> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(TendError);
+  expect((error as TendError).code).toBe(code);
+  if (message !== undefined) expect((error as TendError).message).toBe(message);
+}

@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TendError } from '../core/index.js';
+import { openStore } from './open-store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tend-open-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const HINT = 'give a SQLite file path, e.g. .tend/state.db or sqlite:.tend/state.db';
+
+describe('openStore', () => {
+  it.each([
+    {
+      name: 'a plain path',
+      location: join(dir, 'plain', 'a.db'),
+      file: join(dir, 'plain', 'a.db'),
+    },
+    { name: 'sqlite:<path>', location: `sqlite:${join(dir, 'b.db')}`, file: join(dir, 'b.db') },
+    { name: 'sqlite://<path>', location: `sqlite://${join(dir, 'c.db')}`, file: join(dir, 'c.db') },
+    { name: 'a file name with a colon', location: join(dir, 'd:e.db'), file: join(dir, 'd:e.db') },
+  ])('opens SQLite for $name', async ({ location, file }) => {
+    const store = await openStore(location);
+    expect(store).toBeInstanceOf(SqliteStore);
+    await store.close();
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it('opens an in-memory SQLite store for :memory: and sqlite::memory:', async () => {
+    for (const location of [':memory:', 'sqlite::memory:']) {
+      const store = await openStore(location);
+      await store.setCursor('sb', '1');
+      expect(await store.getCursor('sb')).toBe('1');
+      await store.close();
+    }
+  });
+
+  it.each([
+    {
+      name: 'postgres://',
+      location: 'postgres://tend:s3cret-pw@db.example:5432/tend',
+      code: 'store.unsupported',
+      message: 'PostgreSQL storage is not implemented yet; use a SQLite path',
+    },
+    {
+      name: 'postgresql://',
+      location: 'postgresql://tend:s3cret-pw@db.example/tend',
+      code: 'store.unsupported',
+      message: 'PostgreSQL storage is not implemented yet; use a SQLite path',
+    },
+    {
+      name: 'an unknown scheme',
+      location: 'mysql://tend:s3cret-pw@db.example/tend',
+      code: 'store.unsupported',
+      message: 'unknown store location scheme mysql:',
+    },
+    {
+      name: 'an empty location',
+      location: '  ',
+      code: 'store.invalid-location',
+      message: 'the store location is empty',
+    },
+    {
+      name: 'sqlite: without a path',
+      location: 'sqlite:',
+      code: 'store.invalid-location',
+      message: 'the sqlite: location has no path',
+    },
+  ])('refuses $name without repeating the location', async ({ location, code, message }) => {
+    const error = await openStore(location).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TendError);
+    const e = error as TendError;
+    expect({ code: e.code, message: e.message, hint: e.hint, phase: e.phase }).toEqual({
+      code,
+      message,
+      hint: HINT,
+      phase: 'store',
+    });
+    expect(JSON.stringify(e.toJSON())).not.toContain('s3cret-pw');
+  });
+
+  it('passes the clock on to the store', async () => {
+    const path = join(dir, 'clock.db');
+    const store = await openStore(path, { now: () => new Date('2031-01-01T00:00:00.000Z') });
+    await store.setCursor('sb', '1');
+    await store.close();
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT updated_at FROM cursors').pluck().get()).toBe(
+      '2031-01-01T00:00:00.000Z',
+    );
+    db.close();
+  });
+});

@@ -1,0 +1,145 @@
+import { TendError } from '../../core/index.js';
+import { GENESIS_HASH } from '../ledger-chain.js';
+import type { SqliteDatabase } from './sqlite-database.js';
+
+/** One step of the schema. Versions run 1, 2, 3…; a released migration is never edited, only followed. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * The SQLite schema, oldest first. JSON values are stored as TEXT. Tables are STRICT so a value of the
+ * wrong type is refused rather than silently stored.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'twin, journal, ledger, cursors, statuses',
+    sql: `
+      CREATE TABLE twin (
+        address     TEXT PRIMARY KEY,
+        type        TEXT NOT NULL,
+        object_id   TEXT NOT NULL,
+        fields      TEXT NOT NULL,
+        stateful    INTEGER NOT NULL,
+        depends_on  TEXT NOT NULL,
+        observed_at TEXT NOT NULL
+      ) STRICT;
+
+      -- seq is the insertion order, the tie-break between operations created at the same instant.
+      CREATE TABLE operations (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        id           TEXT NOT NULL UNIQUE,
+        address      TEXT NOT NULL,
+        type         TEXT NOT NULL,
+        action       TEXT NOT NULL,
+        object_id    TEXT,
+        desired_hash TEXT NOT NULL,
+        marker       TEXT NOT NULL,
+        group_id     TEXT,
+        step         INTEGER,
+        state        TEXT NOT NULL CHECK (state IN ('pending', 'settled', 'failed')),
+        created_at   TEXT NOT NULL,
+        settled_at   TEXT,
+        error        TEXT
+      ) STRICT;
+      CREATE INDEX operations_by_state ON operations (state, created_at, seq);
+      CREATE INDEX operations_by_address ON operations (address, created_at, seq);
+
+      -- The change ledger: append-only and hash-chained (see ledger-chain.ts). recorded_at is when
+      -- this store appended the entry, which is not part of the entry and not hashed.
+      CREATE TABLE changes (
+        seq         INTEGER PRIMARY KEY,
+        time        TEXT NOT NULL,
+        actor       TEXT NOT NULL,
+        intent      TEXT,
+        motivation  TEXT,
+        source      TEXT NOT NULL,
+        address     TEXT,
+        type        TEXT NOT NULL,
+        object_id   TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        fields      TEXT NOT NULL,
+        before      TEXT,
+        after       TEXT,
+        prev_hash   TEXT NOT NULL,
+        hash        TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX changes_by_address ON changes (address, seq);
+      -- Refuse edits made through the store's own connection. Anyone with the file can drop these
+      -- triggers; the hash chain is what detects that.
+      CREATE TRIGGER changes_append_only_update BEFORE UPDATE ON changes
+        BEGIN SELECT RAISE(ABORT, 'the change ledger is append-only'); END;
+      CREATE TRIGGER changes_append_only_delete BEFORE DELETE ON changes
+        BEGIN SELECT RAISE(ABORT, 'the change ledger is append-only'); END;
+
+      -- The last appended entry, so that deleting the newest entries is detected too.
+      CREATE TABLE ledger_head (
+        id   INTEGER PRIMARY KEY CHECK (id = 1),
+        seq  INTEGER NOT NULL,
+        hash TEXT NOT NULL
+      ) STRICT;
+      INSERT INTO ledger_head (id, seq, hash) VALUES (1, 0, '${GENESIS_HASH}');
+
+      CREATE TABLE cursors (
+        provider   TEXT PRIMARY KEY,
+        cursor     TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE statuses (
+        address    TEXT PRIMARY KEY,
+        state      TEXT NOT NULL,
+        object_id  TEXT,
+        message    TEXT,
+        checks     TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
+];
+
+/** The schema versions before and after `migrate`. */
+export interface MigrationResult {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Brings a database to the newest schema: applies every migration above its `PRAGMA user_version`,
+ * all in one transaction together with the new version, so a crash leaves the old schema or the new
+ * one, never half of it. Running it again is a no-op. Refuses a database written by a newer Tend.
+ */
+export function migrate(
+  db: SqliteDatabase,
+  migrations: readonly Migration[] = MIGRATIONS,
+): MigrationResult {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) {
+      throw new Error(`migration ${m.name} has version ${m.version}; expected ${i + 1}`);
+    }
+  });
+  const latest = migrations.length;
+  // IMMEDIATE: a second process opening the same file waits here, then sees the new version.
+  return db
+    .transaction(() => {
+      const from = db.pragma('user_version', { simple: true });
+      if (typeof from !== 'number') throw new Error('PRAGMA user_version returned no number');
+      if (from > latest) {
+        throw new TendError(
+          'store.schema-too-new',
+          `the database has schema version ${from}, but this Tend knows versions up to ${latest}; upgrade Tend to open it`,
+          { phase: 'store' },
+        );
+      }
+      for (const m of migrations.slice(from)) {
+        db.exec(m.sql);
+        db.pragma(`user_version = ${m.version}`);
+      }
+      return { from, to: latest };
+    })
+    .immediate();
+}

@@ -1,0 +1,29 @@
+/**
+ * The few methods of a synchronous SQLite driver that the SQLite store uses. better-sqlite3 satisfies
+ * it; describing the driver by what is used keeps the store honest about its dependency and lets a
+ * test hand in a database it opened itself.
+ */
+export interface SqliteDatabase {
+  /** False once `close` has been called. */
+  readonly open: boolean;
+  prepare(source: string): SqliteStatement;
+  exec(source: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  /** Wraps `fn` so that calling `.immediate()` runs it in a `BEGIN IMMEDIATE` transaction. */
+  transaction<T>(fn: () => T): SqliteTransaction<T>;
+  close(): unknown;
+}
+
+/** A prepared statement; parameters are positional values or one object of named (`@name`) values. */
+export interface SqliteStatement {
+  run(...params: unknown[]): { readonly changes: number };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+}
+
+/** A function run inside a transaction; `immediate` takes the write lock before the first read. */
+export interface SqliteTransaction<T> {
+  (): T;
+  immediate(): T;
+}

@@ -1,0 +1,214 @@
+import type {
+  Address,
+  Change,
+  ChangeSource,
+  CheckResult,
+  Marker,
+  Operation,
+  OperationAction,
+  ResourceState,
+  ResourceStatus,
+} from '../../core/index.js';
+import type { TwinEntry } from '../store.js';
+
+// Rows as the tables in migrations.ts hold them: snake_case columns, JSON as TEXT, absent as NULL.
+// Reading a row builds an object without the absent optional members, so a value read back is
+// exactly the value written (`toStrictEqual` holds).
+
+/** A `twin` row. */
+export interface TwinRow {
+  readonly address: string;
+  readonly type: string;
+  readonly object_id: string;
+  readonly fields: string;
+  readonly stateful: number;
+  readonly depends_on: string;
+  readonly observed_at: string;
+}
+
+/** An `operations` row (without the insertion-order `seq`). */
+export interface OperationRow {
+  readonly id: string;
+  readonly address: string;
+  readonly type: string;
+  readonly action: string;
+  readonly object_id: string | null;
+  readonly desired_hash: string;
+  readonly marker: string;
+  readonly group_id: string | null;
+  readonly step: number | null;
+  readonly state: string;
+  readonly created_at: string;
+  readonly settled_at: string | null;
+  readonly error: string | null;
+}
+
+/** A `changes` row (without `recorded_at`, which is not part of the entry). */
+export interface ChangeRow {
+  readonly seq: number;
+  readonly time: string;
+  readonly actor: string;
+  readonly intent: string | null;
+  readonly motivation: string | null;
+  readonly source: string;
+  readonly address: string | null;
+  readonly type: string;
+  readonly object_id: string;
+  readonly action: string;
+  readonly fields: string;
+  readonly before: string | null;
+  readonly after: string | null;
+  readonly prev_hash: string;
+  readonly hash: string;
+}
+
+/** A `statuses` row. */
+export interface StatusRow {
+  readonly address: string;
+  readonly state: string;
+  readonly object_id: string | null;
+  readonly message: string | null;
+  readonly checks: string;
+  readonly updated_at: string;
+}
+
+/** The row holding a twin entry. */
+export function twinToRow(entry: TwinEntry): TwinRow {
+  return {
+    address: entry.address,
+    type: entry.type,
+    object_id: entry.objectId,
+    fields: JSON.stringify(entry.fields),
+    stateful: entry.stateful ? 1 : 0,
+    depends_on: JSON.stringify(entry.dependsOn),
+    observed_at: entry.observedAt,
+  };
+}
+
+/** The twin entry a row holds. */
+export function twinFromRow(row: TwinRow): TwinEntry {
+  return {
+    address: row.address as Address,
+    type: row.type,
+    objectId: row.object_id,
+    fields: JSON.parse(row.fields) as Record<string, unknown>,
+    stateful: row.stateful !== 0,
+    dependsOn: JSON.parse(row.depends_on) as Address[],
+    observedAt: row.observed_at,
+  };
+}
+
+/** The row holding an operation. */
+export function operationToRow(op: Operation): OperationRow {
+  return {
+    id: op.id,
+    address: op.address,
+    type: op.type,
+    action: op.action,
+    object_id: op.objectId ?? null,
+    desired_hash: op.desiredHash,
+    marker: JSON.stringify(op.marker),
+    group_id: op.group ?? null,
+    step: op.step ?? null,
+    state: op.state,
+    created_at: op.createdAt,
+    settled_at: op.settledAt ?? null,
+    error: op.error ?? null,
+  };
+}
+
+/** The operation a row holds. */
+export function operationFromRow(row: OperationRow): Operation {
+  return {
+    id: row.id,
+    address: row.address as Address,
+    type: row.type,
+    action: row.action as OperationAction,
+    ...(row.object_id === null ? {} : { objectId: row.object_id }),
+    desiredHash: row.desired_hash,
+    marker: JSON.parse(row.marker) as Marker,
+    ...(row.group_id === null ? {} : { group: row.group_id }),
+    ...(row.step === null ? {} : { step: row.step }),
+    state: row.state as Operation['state'],
+    createdAt: row.created_at,
+    ...(row.settled_at === null ? {} : { settledAt: row.settled_at }),
+    ...(row.error === null ? {} : { error: row.error }),
+  };
+}
+
+/** The row holding a ledger entry. */
+export function changeToRow(entry: Change): ChangeRow {
+  return {
+    seq: entry.seq,
+    time: entry.time,
+    actor: entry.actor,
+    intent: entry.intent ?? null,
+    motivation: entry.motivation ?? null,
+    source: entry.source,
+    address: entry.address ?? null,
+    type: entry.type,
+    object_id: entry.objectId,
+    action: entry.action,
+    fields: JSON.stringify(entry.fields),
+    before: entry.before === undefined ? null : JSON.stringify(entry.before),
+    after: entry.after === undefined ? null : JSON.stringify(entry.after),
+    prev_hash: entry.prevHash,
+    hash: entry.hash,
+  };
+}
+
+/**
+ * The ledger entry a row holds. With `lenient`, a JSON column that does not parse is returned as its
+ * raw text instead of throwing, so that verifying a damaged ledger reports the entry as edited.
+ */
+export function changeFromRow(row: ChangeRow, lenient = false): Change {
+  const parse = (text: string): unknown => {
+    if (!lenient) return JSON.parse(text);
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  };
+  return {
+    seq: row.seq,
+    time: row.time,
+    actor: row.actor,
+    ...(row.intent === null ? {} : { intent: row.intent }),
+    ...(row.motivation === null ? {} : { motivation: row.motivation }),
+    source: row.source as ChangeSource,
+    ...(row.address === null ? {} : { address: row.address as Address }),
+    type: row.type,
+    objectId: row.object_id,
+    action: row.action as Change['action'],
+    fields: parse(row.fields) as string[],
+    ...(row.before === null ? {} : { before: parse(row.before) as Record<string, unknown> }),
+    ...(row.after === null ? {} : { after: parse(row.after) as Record<string, unknown> }),
+    prevHash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
+/** The row holding a resource status. */
+export function statusToRow(status: ResourceStatus): StatusRow {
+  return {
+    address: status.address,
+    state: status.state,
+    object_id: status.objectId ?? null,
+    message: status.message ?? null,
+    checks: JSON.stringify(status.checks),
+    updated_at: status.updatedAt,
+  };
+}
+
+/** The resource status a row holds. */
+export function statusFromRow(row: StatusRow): ResourceStatus {
+  return {
+    address: row.address as Address,
+    state: row.state as ResourceState,
+    ...(row.object_id === null ? {} : { objectId: row.object_id }),
+    ...(row.message === null ? {} : { message: row.message }),
+    checks: JSON.parse(row.checks) as CheckResult[],
+    updatedAt: row.updated_at,
+  };
+}

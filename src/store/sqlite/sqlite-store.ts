@@ -1,0 +1,413 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Address, Change, NewChange, Operation, ResourceStatus } from '../../core/index.js';
+import { TendError } from '../../core/index.js';
+import { GENESIS_HASH, changeHash, verifyChain } from '../ledger-chain.js';
+import type { LedgerHead } from '../ledger-chain.js';
+import type { ChangeQuery, LedgerVerification, Settlement, Store, TwinEntry } from '../store.js';
+import { migrate } from './migrations.js';
+import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
+import {
+  changeFromRow,
+  changeToRow,
+  operationFromRow,
+  operationToRow,
+  statusFromRow,
+  statusToRow,
+  twinFromRow,
+  twinToRow,
+} from './sqlite-rows.js';
+import type { ChangeRow, OperationRow, StatusRow, TwinRow } from './sqlite-rows.js';
+
+/** Options of a SQLite store. */
+export interface SqliteStoreOptions {
+  /** The clock stamping when the store recorded a ledger entry or a cursor (default: system time). */
+  readonly now?: () => Date;
+}
+
+/** Milliseconds a write waits for another connection's lock before failing as retryable. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating it and its parent directories when missing) the SQLite store at `path`, or an
+ * in-memory one for `:memory:`, and brings its schema up to date.
+ *
+ * Crash safety is the product's core promise: an operation journaled before a request is sent must
+ * survive a crash or a power cut right after. So the database runs in WAL mode with
+ * `synchronous = FULL`, which syncs the write-ahead log at every commit: when `journal()` (or any
+ * write) resolves, it is on disk. (`NORMAL`, the usual WAL setting, may lose the last commits.)
+ */
+export function openSqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): Promise<SqliteStore> {
+  // The executor's throws become the promise's rejection.
+  return new Promise((resolve) => resolve(openSync(path, options)));
+}
+
+function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
+  if (path === '') {
+    throw new TendError(
+      'store.invalid-location',
+      'the SQLite store path is empty; give a file path or :memory:',
+      { phase: 'store' },
+    );
+  }
+  const memory = path === ':memory:';
+  let db: Database.Database;
+  try {
+    if (!memory) mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  } catch (e) {
+    throw new TendError(
+      'store.open-failed',
+      `cannot open the SQLite store at ${path}: ${e instanceof Error ? e.message : String(e)}`,
+      { phase: 'store', hint: 'check that the directory is writable', cause: e },
+    );
+  }
+  try {
+    return new SqliteStore(db, options);
+  } catch (e) {
+    db.close();
+    throw storeError(e);
+  }
+}
+
+interface Statements {
+  readonly getTwin: SqliteStatement;
+  readonly listTwin: SqliteStatement;
+  readonly putTwin: SqliteStatement;
+  readonly deleteTwin: SqliteStatement;
+  readonly insertOperation: SqliteStatement;
+  readonly settleOperation: SqliteStatement;
+  readonly getOperation: SqliteStatement;
+  readonly unsettled: SqliteStatement;
+  readonly operations: SqliteStatement;
+  readonly operationsFor: SqliteStatement;
+  readonly ledgerHead: SqliteStatement;
+  readonly setLedgerHead: SqliteStatement;
+  readonly insertChange: SqliteStatement;
+  readonly changes: SqliteStatement;
+  readonly changesFor: SqliteStatement;
+  readonly allChanges: SqliteStatement;
+  readonly getCursor: SqliteStatement;
+  readonly setCursor: SqliteStatement;
+  readonly putStatus: SqliteStatement;
+  readonly listStatus: SqliteStatement;
+  readonly deleteStatus: SqliteStatement;
+}
+
+/**
+ * The Store on one SQLite database. Each method runs synchronously on the single connection, so calls
+ * from many async callers never interleave; writes that read first (the ledger) also run in an
+ * IMMEDIATE transaction, so another process sharing the file cannot interleave either.
+ */
+export class SqliteStore implements Store {
+  readonly #db: SqliteDatabase;
+  readonly #now: () => Date;
+  readonly #sql: Statements;
+
+  /**
+   * Wraps an open database: switches it to WAL with `synchronous = FULL` (see `openSqliteStore`) and
+   * migrates it to the newest schema. Prefer `openSqliteStore`, which also opens the file.
+   */
+  constructor(db: SqliteDatabase, options: SqliteStoreOptions = {}) {
+    this.#db = db;
+    this.#now = options.now ?? (() => new Date());
+    // An in-memory database answers `memory` and stays so; that is expected.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    migrate(db);
+    const p = (sql: string): SqliteStatement => db.prepare(sql);
+    // Most recent N, returned oldest first: pick newest first with a limit (-1: none), then re-sort.
+    const recentOperations = (where: string): string =>
+      `SELECT * FROM (SELECT * FROM operations ${where} ORDER BY created_at DESC, seq DESC LIMIT @limit)
+       ORDER BY created_at, seq`;
+    const recentChanges = (where: string): string =>
+      `SELECT * FROM (SELECT * FROM changes WHERE seq > @afterSeq ${where} ORDER BY seq DESC LIMIT @limit)
+       ORDER BY seq`;
+    this.#sql = {
+      getTwin: p('SELECT * FROM twin WHERE address = ?'),
+      listTwin: p('SELECT * FROM twin ORDER BY address'),
+      putTwin: p(
+        `INSERT OR REPLACE INTO twin (address, type, object_id, fields, stateful, depends_on, observed_at)
+         VALUES (@address, @type, @object_id, @fields, @stateful, @depends_on, @observed_at)`,
+      ),
+      deleteTwin: p('DELETE FROM twin WHERE address = ?'),
+      insertOperation: p(
+        `INSERT INTO operations (id, address, type, action, object_id, desired_hash, marker, group_id,
+           step, state, created_at, settled_at, error)
+         VALUES (@id, @address, @type, @action, @object_id, @desired_hash, @marker, @group_id,
+           @step, @state, @created_at, @settled_at, @error)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      // Only a pending operation changes: settling twice never overwrites the first result.
+      settleOperation: p(
+        `UPDATE operations
+         SET state = @state, settled_at = @at, error = @error, object_id = COALESCE(@objectId, object_id)
+         WHERE id = @id AND state = 'pending'`,
+      ),
+      getOperation: p('SELECT * FROM operations WHERE id = ?'),
+      unsettled: p(`SELECT * FROM operations WHERE state = 'pending' ORDER BY created_at, seq`),
+      operations: p(recentOperations('')),
+      operationsFor: p(recentOperations('WHERE address = @address')),
+      ledgerHead: p('SELECT seq, hash FROM ledger_head WHERE id = 1'),
+      setLedgerHead: p('INSERT OR REPLACE INTO ledger_head (id, seq, hash) VALUES (1, ?, ?)'),
+      insertChange: p(
+        `INSERT INTO changes (seq, time, actor, intent, motivation, source, address, type, object_id,
+           action, fields, before, after, prev_hash, hash, recorded_at)
+         VALUES (@seq, @time, @actor, @intent, @motivation, @source, @address, @type, @object_id,
+           @action, @fields, @before, @after, @prev_hash, @hash, @recorded_at)`,
+      ),
+      changes: p(recentChanges('')),
+      changesFor: p(recentChanges('AND address = @address')),
+      allChanges: p('SELECT * FROM changes ORDER BY seq'),
+      getCursor: p('SELECT cursor FROM cursors WHERE provider = ?'),
+      setCursor: p(
+        `INSERT OR REPLACE INTO cursors (provider, cursor, updated_at) VALUES (?, ?, ?)`,
+      ),
+      putStatus: p(
+        `INSERT OR REPLACE INTO statuses (address, state, object_id, message, checks, updated_at)
+         VALUES (@address, @state, @object_id, @message, @checks, @updated_at)`,
+      ),
+      listStatus: p('SELECT * FROM statuses ORDER BY address'),
+      deleteStatus: p('DELETE FROM statuses WHERE address = ?'),
+    };
+  }
+
+  getTwin(address: Address): Promise<TwinEntry | undefined> {
+    return this.#run(() => {
+      const row = this.#sql.getTwin.get(address) as TwinRow | undefined;
+      return row && twinFromRow(row);
+    });
+  }
+
+  listTwin(): Promise<TwinEntry[]> {
+    return this.#run(() => (this.#sql.listTwin.all() as TwinRow[]).map(twinFromRow));
+  }
+
+  putTwin(entry: TwinEntry): Promise<void> {
+    return this.#run(() => {
+      this.#sql.putTwin.run(twinToRow(entry));
+    });
+  }
+
+  deleteTwin(address: Address): Promise<void> {
+    return this.#run(() => {
+      this.#sql.deleteTwin.run(address);
+    });
+  }
+
+  journal(op: Operation): Promise<void> {
+    return this.#run(() => {
+      if (op.state !== 'pending') {
+        throw new TendError(
+          'store.invalid-operation',
+          `operation ${op.id} is ${op.state}; journal() takes a pending operation, settle() settles it`,
+          { address: op.address, phase: 'store' },
+        );
+      }
+      // A single autocommit statement: with synchronous = FULL it is on disk when run() returns.
+      const { changes } = this.#sql.insertOperation.run(operationToRow(op));
+      if (changes === 0) {
+        throw new TendError(
+          'store.operation-exists',
+          `operation ${op.id} is already journaled; resolve the existing one instead of journaling it again`,
+          { address: op.address, phase: 'store' },
+        );
+      }
+    });
+  }
+
+  settle(opId: string, settlement: Settlement): Promise<void> {
+    return this.#run(() => {
+      if (settlement.state !== 'settled' && settlement.state !== 'failed') {
+        throw new TendError(
+          'store.invalid-settlement',
+          `cannot settle operation ${opId} as ${String(settlement.state)}; use 'settled' or 'failed'`,
+          { phase: 'store' },
+        );
+      }
+      const { changes } = this.#sql.settleOperation.run({
+        id: opId,
+        state: settlement.state,
+        at: settlement.at,
+        error: settlement.error ?? null,
+        objectId: settlement.objectId ?? null,
+      });
+      if (changes === 0 && this.#sql.getOperation.get(opId) === undefined) {
+        throw new TendError(
+          'store.operation-not-found',
+          `operation ${opId} was never journaled; journal an operation before settling it`,
+          { phase: 'store' },
+        );
+      }
+    });
+  }
+
+  getOperation(opId: string): Promise<Operation | undefined> {
+    return this.#run(() => {
+      const row = this.#sql.getOperation.get(opId) as OperationRow | undefined;
+      return row && operationFromRow(row);
+    });
+  }
+
+  unsettled(): Promise<Operation[]> {
+    return this.#run(() => (this.#sql.unsettled.all() as OperationRow[]).map(operationFromRow));
+  }
+
+  operations(query: { address?: Address; limit?: number } = {}): Promise<Operation[]> {
+    return this.#run(() => {
+      const limit = checkCount('limit', query.limit) ?? -1;
+      const rows =
+        query.address === undefined
+          ? this.#sql.operations.all({ limit })
+          : this.#sql.operationsFor.all({ limit, address: query.address });
+      return (rows as OperationRow[]).map(operationFromRow);
+    });
+  }
+
+  appendChange(change: NewChange): Promise<Change> {
+    return this.#run(() =>
+      // IMMEDIATE: the head read and the insert happen under the write lock, as one step.
+      this.#db
+        .transaction(() => {
+          const head = this.#head();
+          const draft = changeToRow({
+            ...change,
+            seq: head.seq + 1,
+            prevHash: head.hash,
+            hash: '',
+          });
+          // Hash the entry as it will read back, so appending and verifying always agree.
+          const { hash: _, ...unhashed } = changeFromRow(draft);
+          const entry: Change = { ...unhashed, hash: changeHash(unhashed) };
+          this.#sql.insertChange.run({
+            ...changeToRow(entry),
+            recorded_at: this.#now().toISOString(),
+          });
+          this.#sql.setLedgerHead.run(entry.seq, entry.hash);
+          return entry;
+        })
+        .immediate(),
+    );
+  }
+
+  changes(query: ChangeQuery = {}): Promise<Change[]> {
+    return this.#run(() => {
+      const limit = checkCount('limit', query.limit) ?? -1;
+      const afterSeq = checkCount('afterSeq', query.afterSeq) ?? 0;
+      const rows =
+        query.address === undefined
+          ? this.#sql.changes.all({ limit, afterSeq })
+          : this.#sql.changesFor.all({ limit, afterSeq, address: query.address });
+      return (rows as ChangeRow[]).map((row) => changeFromRow(row));
+    });
+  }
+
+  verifyLedger(): Promise<LedgerVerification> {
+    return this.#run(() =>
+      // One read transaction: entries appended meanwhile by another process are not half-seen.
+      this.#db.transaction(() => {
+        const head = this.#head();
+        const rows = this.#sql.allChanges.iterate() as IterableIterator<ChangeRow>;
+        return verifyChain(
+          (function* () {
+            for (const row of rows) yield changeFromRow(row, true);
+          })(),
+          head,
+        );
+      })(),
+    );
+  }
+
+  getCursor(provider: string): Promise<string | undefined> {
+    return this.#run(() => {
+      const row = this.#sql.getCursor.get(provider) as { cursor: string } | undefined;
+      return row?.cursor;
+    });
+  }
+
+  setCursor(provider: string, cursor: string): Promise<void> {
+    return this.#run(() => {
+      this.#sql.setCursor.run(provider, cursor, this.#now().toISOString());
+    });
+  }
+
+  putStatus(status: ResourceStatus): Promise<void> {
+    return this.#run(() => {
+      this.#sql.putStatus.run(statusToRow(status));
+    });
+  }
+
+  listStatus(): Promise<ResourceStatus[]> {
+    return this.#run(() => (this.#sql.listStatus.all() as StatusRow[]).map(statusFromRow));
+  }
+
+  deleteStatus(address: Address): Promise<void> {
+    return this.#run(() => {
+      this.#sql.deleteStatus.run(address);
+    });
+  }
+
+  /** Closes the database; closing twice is a no-op, any other call afterwards fails `store.closed`. */
+  close(): Promise<void> {
+    try {
+      if (this.#db.open) this.#db.close();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(storeError(e));
+    }
+  }
+
+  #head(): LedgerHead {
+    // The head row is written by the first migration; a missing one (deleted by hand) reads as empty,
+    // and verifying then reports every entry as not appended by the store.
+    return (this.#sql.ledgerHead.get() as LedgerHead | undefined) ?? { seq: 0, hash: GENESIS_HASH };
+  }
+
+  /** Runs a synchronous body on the open database; its failures become rejected TendErrors. */
+  #run<T>(body: () => T): Promise<T> {
+    try {
+      if (!this.#db.open) {
+        throw new TendError('store.closed', 'the store is closed; open it again to use it', {
+          phase: 'store',
+        });
+      }
+      return Promise.resolve(body());
+    } catch (e) {
+      return Promise.reject(storeError(e));
+    }
+  }
+}
+
+/** A count parameter of a query: undefined, or a non-negative integer. */
+function checkCount(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new TendError(
+      'store.invalid-query',
+      `${name} must be a non-negative integer, got ${String(value)}`,
+      { phase: 'store' },
+    );
+  }
+  return value;
+}
+
+/** Keeps TendErrors; reports a driver failure as `store.failed` (retryable when the file was busy). */
+function storeError(e: unknown): TendError {
+  if (e instanceof TendError) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return new TendError(
+    'store.failed',
+    `the SQLite store failed: ${e instanceof Error ? e.message : String(e)}`,
+    {
+      phase: 'store',
+      retryable: busy,
+      ...(busy && { hint: 'another process holds the database lock; try again' }),
+      cause: e,
+    },
+  );
+}
