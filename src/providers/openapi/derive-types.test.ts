@@ -1,0 +1,703 @@
+import { describe, expect, it } from 'vitest';
+import { deriveTypes } from './derive-types.js';
+
+type Obj = Record<string, unknown>;
+
+const VOLUME_BODY: Obj = {
+  type: 'object',
+  required: ['name', 'size'],
+  properties: {
+    id: { type: 'string', readOnly: true },
+    name: { type: 'string' },
+    size: { type: 'integer' },
+    tags: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+};
+
+interface PairOptions {
+  /** The item path parameter name. */
+  param?: string;
+  body?: Obj;
+  /** The GET item response schema; defaults to the body. */
+  read?: Obj;
+  /** The list response schema; defaults to an array of the read schema. */
+  list?: Obj;
+  /** Methods on the item path; defaults to GET, PATCH, DELETE. */
+  item?: string[];
+  /** Methods on the collection path; defaults to GET, POST. */
+  collection?: string[];
+  postParameters?: Obj[];
+  postExtra?: Obj;
+}
+
+const ok = (schema?: Obj) => ({
+  '200': {
+    description: 'ok',
+    ...(schema ? { content: { 'application/json': { schema } } } : {}),
+  },
+});
+
+/** A collection path and its item path, complete unless told otherwise. */
+function pair(collectionPath: string, o: PairOptions = {}): Record<string, Obj> {
+  const body = o.body ?? VOLUME_BODY;
+  const read = o.read ?? body;
+  const param = o.param ?? 'id';
+  const collection: Obj = {};
+  for (const m of o.collection ?? ['GET', 'POST']) {
+    if (m === 'GET')
+      collection['get'] = { responses: ok(o.list ?? { type: 'array', items: read }) };
+    if (m === 'POST') {
+      collection['post'] = {
+        operationId: 'create',
+        ...(o.postParameters ? { parameters: o.postParameters } : {}),
+        requestBody: { content: { 'application/json': { schema: body } } },
+        responses: {
+          '201': { description: 'created', content: { 'application/json': { schema: read } } },
+        },
+        ...o.postExtra,
+      };
+    }
+  }
+  const item: Obj = {};
+  for (const m of o.item ?? ['GET', 'PATCH', 'DELETE']) {
+    if (m === 'GET') item['get'] = { responses: ok(read) };
+    if (m === 'PATCH') {
+      item['patch'] = {
+        requestBody: { content: { 'application/merge-patch+json': { schema: body } } },
+        responses: ok(read),
+      };
+    }
+    if (m === 'PUT') {
+      item['put'] = {
+        requestBody: { content: { 'application/json': { schema: body } } },
+        responses: ok(read),
+      };
+    }
+    if (m === 'DELETE') item['delete'] = { responses: { '204': { description: 'gone' } } };
+  }
+  return { [collectionPath]: collection, [`${collectionPath}/{${param}}`]: item };
+}
+
+function doc(paths: Record<string, unknown>, extra: Obj = {}): Obj {
+  return { openapi: '3.1.0', info: { title: 't', version: '1' }, paths, ...extra };
+}
+
+function body(properties: Obj, required: string[] = []): Obj {
+  return { type: 'object', required, properties };
+}
+
+const TAGS = { type: 'object', additionalProperties: { type: 'string' } };
+const IDEMPOTENCY = { name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } };
+
+interface Case {
+  name: string;
+  reason: string;
+  doc: Obj;
+  /** Compared with toMatchObject: arrays must match in length, objects only in the keys given. */
+  want: Obj;
+}
+
+const cases: Case[] = [
+  {
+    name: 'complete pair',
+    reason: 'POST+GET on /x and GET+DELETE on /x/{id} make a type named after /x',
+    doc: doc(pair('/volumes')),
+    want: {
+      types: [
+        {
+          collectionPath: '/volumes',
+          itemPath: '/volumes/{id}',
+          idParam: 'id',
+          listShape: { kind: 'array' },
+          operations: {
+            list: { method: 'GET', path: '/volumes' },
+            read: { method: 'GET', path: '/volumes/{id}' },
+            create: {
+              method: 'POST',
+              path: '/volumes',
+              operationId: 'create',
+              contentType: 'application/json',
+            },
+            update: {
+              method: 'PATCH',
+              path: '/volumes/{id}',
+              contentType: 'application/merge-patch+json',
+            },
+            delete: { method: 'DELETE', path: '/volumes/{id}' },
+          },
+          writableFields: ['name', 'size', 'tags'],
+          info: {
+            name: 'volumes',
+            idField: 'id',
+            lifecycle: 'annotations',
+            createOnly: [],
+            identity: 'marker',
+            markerField: 'tags',
+            idempotencyKey: false,
+          },
+        },
+      ],
+      unmapped: [],
+      warnings: [],
+    },
+  },
+  {
+    name: 'static prefix',
+    reason: 'a versioned prefix is not nesting: the type is the last static segment',
+    doc: doc(pair('/api/v1/volumes')),
+    want: {
+      types: [{ info: { name: 'volumes' }, itemPath: '/api/v1/volumes/{id}' }],
+      unmapped: [],
+    },
+  },
+  {
+    name: 'PUT without PATCH',
+    reason: 'PATCH is preferred, but PUT is the update when it is the only one',
+    doc: doc(pair('/volumes', { item: ['GET', 'PUT', 'DELETE'] })),
+    want: {
+      types: [{ operations: { update: { method: 'PUT', contentType: 'application/json' } } }],
+    },
+  },
+  {
+    name: 'no PUT or PATCH',
+    reason: 'without an update operation every writable field needs a replacement',
+    doc: doc(pair('/volumes', { item: ['GET', 'DELETE'] })),
+    want: { types: [{ info: { createOnly: ['name', 'size', 'tags'] } }] },
+  },
+  {
+    name: 'missing DELETE',
+    reason: 'a type Tend cannot delete is not managed; both paths say why',
+    doc: doc(pair('/volumes', { item: ['GET', 'PATCH'] })),
+    want: {
+      types: [],
+      unmapped: [
+        {
+          path: '/volumes',
+          reason: 'no DELETE on /volumes/{id}: Tend cannot delete these objects',
+        },
+        {
+          path: '/volumes/{id}',
+          reason: 'no DELETE on /volumes/{id}: Tend cannot delete these objects',
+        },
+      ],
+    },
+  },
+  {
+    name: 'missing item GET',
+    reason: 'a type Tend cannot read one object of is not managed',
+    doc: doc(pair('/volumes', { item: ['DELETE'] })),
+    want: {
+      types: [],
+      unmapped: [
+        { path: '/volumes', reason: 'no GET on /volumes/{id}: Tend cannot read one object' },
+        { path: '/volumes/{id}' },
+      ],
+    },
+  },
+  {
+    name: 'missing POST',
+    reason: 'a read-only collection is not a managed type',
+    doc: doc(pair('/servers', { collection: ['GET'] })),
+    want: {
+      types: [],
+      unmapped: [
+        { path: '/servers', reason: 'no POST on /servers: Tend cannot create these objects' },
+        { path: '/servers/{id}', reason: 'no POST on /servers: Tend cannot create these objects' },
+      ],
+    },
+  },
+  {
+    name: 'missing collection GET',
+    reason: 'Tend must be able to list what exists',
+    doc: doc(pair('/volumes', { collection: ['POST'] })),
+    want: {
+      types: [],
+      unmapped: [{ reason: 'no GET on /volumes: Tend cannot list these objects' }, {}],
+    },
+  },
+  {
+    name: 'missing item path',
+    reason: 'a POST-only endpoint (an action) has nothing to read back',
+    doc: doc({ '/volumes': pair('/volumes')['/volumes'] }),
+    want: {
+      types: [],
+      unmapped: [
+        {
+          path: '/volumes',
+          reason: 'no item path /volumes/{id}: Tend cannot read or delete one object',
+        },
+      ],
+    },
+  },
+  {
+    name: 'item path without collection',
+    reason: 'an orphan item path is listed with its own reason',
+    doc: doc({ '/things/{id}': pair('/things')['/things/{id}'] }),
+    want: {
+      unmapped: [
+        { path: '/things/{id}', reason: 'no collection path /things with POST for this item path' },
+      ],
+    },
+  },
+  {
+    name: 'nested collection',
+    reason: 'collections under an object need their parent id: later, via an overlay',
+    doc: doc(pair('/servers/{server}/zones')),
+    want: {
+      types: [],
+      unmapped: [
+        {
+          path: '/servers/{server}/zones',
+          reason: 'nested collections need an overlay (not supported yet)',
+        },
+        {
+          path: '/servers/{server}/zones/{id}',
+          reason: 'nested collections need an overlay (not supported yet)',
+        },
+      ],
+    },
+  },
+  {
+    name: 'no request body schema',
+    reason: 'without a create schema there is nothing to validate or send',
+    doc: doc({
+      ...pair('/volumes'),
+      '/volumes': { get: { responses: ok({ type: 'array' }) }, post: { responses: ok() } },
+    }),
+    want: {
+      types: [],
+      unmapped: [
+        { reason: 'POST /volumes has no JSON request body schema: Tend cannot tell what to send' },
+        {},
+      ],
+    },
+  },
+  {
+    name: 'duplicate type name',
+    reason: 'two collections ending in the same segment cannot both be "volumes"',
+    doc: doc({ ...pair('/v1/volumes'), ...pair('/v2/volumes') }),
+    want: {
+      types: [{ collectionPath: '/v1/volumes' }],
+      unmapped: [
+        { path: '/v2/volumes', reason: 'type name "volumes" is already taken by /v1/volumes' },
+        { path: '/v2/volumes/{id}' },
+      ],
+    },
+  },
+  {
+    name: 'invalid type name',
+    reason: 'a type name must be usable in an address',
+    doc: doc(pair('/vol.umes')),
+    want: {
+      types: [],
+      unmapped: [
+        { reason: '"vol.umes" cannot be a resource type name (letters, digits, - and _ only)' },
+        {},
+      ],
+    },
+  },
+  {
+    name: 'other paths',
+    reason: 'a path that is neither collection nor item is listed, never silently dropped',
+    doc: doc({ ...pair('/volumes'), '/health': { get: { responses: ok() } } }),
+    want: {
+      types: [{}],
+      unmapped: [
+        {
+          path: '/health',
+          reason:
+            'not a resource collection (expected POST and GET on /x, GET and DELETE on /x/{id})',
+        },
+      ],
+    },
+  },
+  {
+    name: 'readOnly stripped',
+    reason:
+      'read-only fields are observed only: not in the desired schema, not required, listed as outputOnly',
+    doc: doc(
+      pair('/networks', {
+        body: body(
+          {
+            id: { type: 'string', readOnly: true },
+            status: { type: 'string', readOnly: true },
+            name: { type: 'string' },
+          },
+          ['name', 'status'],
+        ),
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: {
+            schema: {
+              type: 'object',
+              required: ['name'],
+              properties: { name: { type: 'string' } },
+            },
+            outputOnly: ['id', 'status'],
+          },
+          writableFields: ['name'],
+        },
+      ],
+    },
+  },
+  {
+    name: 'outputOnly from the read schema',
+    reason: 'fields only the read response declares read-only are output-only too',
+    doc: doc(
+      pair('/networks', {
+        body: body({ name: { type: 'string' } }, ['name']),
+        read: body({
+          id: { type: 'string', readOnly: true },
+          created_at: { type: 'string', readOnly: true },
+          name: { type: 'string' },
+        }),
+      }),
+    ),
+    want: { types: [{ info: { outputOnly: ['id', 'created_at'], idField: 'id' } }] },
+  },
+  {
+    name: 'sensitive detection',
+    reason:
+      'writeOnly+password, x-tend-sensitive and x-sensitive are secrets; writeOnly or password alone are not',
+    doc: doc(
+      pair('/instances', {
+        body: body({
+          name: { type: 'string' },
+          admin_password: { type: 'string', writeOnly: true, format: 'password' },
+          token: { type: 'string', 'x-tend-sensitive': true },
+          key: { type: 'string', 'x-sensitive': true },
+          seed: { type: 'string', writeOnly: true },
+          hint: { type: 'string', format: 'password' },
+        }),
+      }),
+    ),
+    want: { types: [{ info: { sensitive: ['admin_password', 'token', 'key'] } }] },
+  },
+  {
+    name: 'create-only annotations',
+    reason:
+      'each of x-tend-immutable, x-immutable, x-terraform-force-new makes a field create-only; false does not',
+    doc: doc(
+      pair('/networks', {
+        body: body({
+          a: { type: 'string', 'x-tend-immutable': true },
+          b: { type: 'string', 'x-immutable': true },
+          c: { type: 'string', 'x-terraform-force-new': true },
+          d: { type: 'string', 'x-tend-immutable': false },
+        }),
+      }),
+    ),
+    want: { types: [{ info: { createOnly: ['a', 'b', 'c'] } }] },
+  },
+  {
+    name: 'create-only from the read schema',
+    reason: 'annotations found only on the read schema are merged in',
+    doc: doc(
+      pair('/networks', {
+        body: body({ cidr: { type: 'string' }, name: { type: 'string', 'x-immutable': true } }),
+        read: body({ id: { type: 'string' }, cidr: { type: 'string', 'x-tend-immutable': true } }),
+      }),
+    ),
+    want: { types: [{ info: { createOnly: ['name', 'cidr'] } }] },
+  },
+  {
+    name: 'allOf body',
+    reason: 'composed schemas are merged so their fields and annotations are seen',
+    doc: doc(
+      pair('/networks', {
+        body: {
+          allOf: [
+            body({ id: { type: 'string', readOnly: true }, name: { type: 'string' } }, ['name']),
+            body({ cidr: { type: 'string', 'x-tend-immutable': true } }, ['cidr']),
+          ],
+        },
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: {
+            schema: {
+              type: 'object',
+              required: ['name', 'cidr'],
+              properties: { name: {}, cidr: {} },
+            },
+            createOnly: ['cidr'],
+            outputOnly: ['id'],
+          },
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: natural key',
+    reason: 'the item path parameter names a required writable field: the name is the identity',
+    doc: doc(
+      pair('/buckets', {
+        param: 'name',
+        body: body({ name: { type: 'string' }, versioning: { type: 'boolean' }, tags: TAGS }, [
+          'name',
+        ]),
+        postParameters: [IDEMPOTENCY],
+      }),
+    ),
+    want: {
+      types: [
+        {
+          idParam: 'name',
+          info: {
+            identity: 'natural-key',
+            naturalKey: 'name',
+            idField: 'name',
+            markerField: 'tags',
+            idempotencyKey: true,
+          },
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: optional key is not natural',
+    reason: 'a key the client may omit cannot be the identity',
+    doc: doc(
+      pair('/buckets', { param: 'name', body: body({ name: { type: 'string' }, tags: TAGS }) }),
+    ),
+    want: { types: [{ info: { identity: 'marker', idField: 'name' } }] },
+  },
+  {
+    name: 'identity: read-only key is not natural',
+    reason: 'a server-assigned field cannot be chosen by the client',
+    doc: doc(
+      pair('/volumes', {
+        body: body({ id: { type: 'string', readOnly: true }, tags: TAGS }, ['id']),
+      }),
+    ),
+    want: { types: [{ info: { identity: 'marker' } }] },
+  },
+  {
+    name: 'identity: labels marker',
+    reason: 'labels is accepted as a marker field too',
+    doc: doc(pair('/volumes', { body: body({ name: { type: 'string' }, labels: TAGS }) })),
+    want: { types: [{ info: { identity: 'marker', markerField: 'labels' } }] },
+  },
+  {
+    name: 'identity: marker and idempotency key',
+    reason: 'a marker is preferred (it can be looked up), the idempotency key is still used',
+    doc: doc(pair('/volumes', { postParameters: [IDEMPOTENCY] })),
+    want: {
+      types: [
+        {
+          info: { identity: 'marker', idempotencyKey: true },
+          idempotencyHeader: 'Idempotency-Key',
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: server id',
+    reason: 'without key or tags an Idempotency-Key header (any case) still makes creates safe',
+    doc: doc(
+      pair('/volumes', {
+        body: body({ name: { type: 'string' } }),
+        postParameters: [{ ...IDEMPOTENCY, name: 'idempotency-key' }],
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: { identity: 'server-id', idempotencyKey: true },
+          idempotencyHeader: 'idempotency-key',
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: none',
+    reason:
+      'nothing identifies an object: creation is unsafe and the reason names every missing piece',
+    doc: doc(
+      pair('/volumes', {
+        body: body({
+          name: { type: 'string' },
+          tags: { type: 'array', items: { type: 'string' } },
+        }),
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: {
+            identity: null,
+            identityReason:
+              'no natural key ({id} is not a required writable field of the create body), no tags or labels field to carry a marker, and no Idempotency-Key header on POST /volumes; declare x-tend-identity in an overlay',
+            idempotencyKey: false,
+          },
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: explicit server-id',
+    reason: 'x-tend-identity on the schema wins over inference',
+    doc: doc(pair('/volumes', { body: { ...VOLUME_BODY, 'x-tend-identity': 'server-id' } })),
+    want: {
+      types: [
+        {
+          info: { identity: 'server-id', idempotencyKey: true },
+          idempotencyHeader: 'Idempotency-Key',
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: explicit natural-key field',
+    reason: 'x-tend-natural-key names the key when the path parameter is not a field',
+    doc: doc(
+      pair('/zones', {
+        body: { ...VOLUME_BODY, 'x-tend-identity': 'natural-key', 'x-tend-natural-key': 'name' },
+      }),
+    ),
+    want: { types: [{ info: { identity: 'natural-key', naturalKey: 'name' } }] },
+  },
+  {
+    name: 'identity: explicit marker without tags',
+    reason: 'an explicit strategy the API cannot honour gives no identity, with a reason',
+    doc: doc(
+      pair('/volumes', {
+        body: body({ name: { type: 'string' } }),
+        postExtra: { 'x-tend-identity': 'marker' },
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: {
+            identity: null,
+            identityReason:
+              'x-tend-identity is marker, but the create body has no tags or labels field (an object of strings) to carry the marker',
+          },
+        },
+      ],
+    },
+  },
+  {
+    name: 'identity: bad explicit value',
+    reason: 'an unknown strategy is a warning and inference goes on',
+    doc: doc(pair('/volumes', { body: { ...VOLUME_BODY, 'x-tend-identity': 'magic' } })),
+    want: {
+      types: [{ info: { identity: 'marker' } }],
+      warnings: [
+        'volumes: x-tend-identity must be one of natural-key, marker, server-id, not "magic"; inferring the identity instead',
+      ],
+    },
+  },
+  {
+    name: 'idField falls back to the parameter',
+    reason: 'without an id property the item path parameter names the id',
+    doc: doc(
+      pair('/things', { param: 'thing_id', body: body({ name: { type: 'string' }, tags: TAGS }) }),
+    ),
+    want: { types: [{ idParam: 'thing_id', info: { idField: 'thing_id' } }] },
+  },
+  {
+    name: 'wrapped list',
+    reason: 'a list response that wraps its array in an object is read through that field',
+    doc: doc(
+      pair('/volumes', {
+        list: body({ data: { type: 'array', items: VOLUME_BODY }, total: { type: 'integer' } }),
+      }),
+    ),
+    want: { types: [{ listShape: { kind: 'wrapped', field: 'data' } }] },
+  },
+  {
+    name: 'lifecycle and audit extensions',
+    reason: 'x-tend-lifecycle makes every type platform-evaluated; both paths are not types',
+    doc: doc(
+      {
+        ...pair('/volumes'),
+        '/lifecycle/evaluate': { post: { responses: ok() } },
+        '/audit': { get: { responses: ok() } },
+      },
+      { 'x-tend-lifecycle': { path: '/lifecycle/evaluate' }, 'x-tend-audit': { path: '/audit' } },
+    ),
+    want: {
+      types: [{ info: { lifecycle: 'platform' } }],
+      unmapped: [],
+      lifecycle: { path: '/lifecycle/evaluate' },
+      audit: { path: '/audit' },
+      warnings: [],
+    },
+  },
+  {
+    name: 'malformed extensions',
+    reason: 'a malformed extension is a warning, never a crash',
+    doc: doc(pair('/volumes'), {
+      'x-tend-lifecycle': '/lifecycle',
+      'x-tend-audit': { path: 'audit' },
+    }),
+    want: {
+      types: [{ info: { lifecycle: 'annotations' } }],
+      warnings: [
+        'x-tend-lifecycle must be an object with a path starting with /; ignored',
+        'x-tend-audit must be an object with a path starting with /; ignored',
+      ],
+    },
+  },
+  {
+    name: 'odd document',
+    reason: 'paths that are not objects are warnings',
+    doc: doc({ '/a': 'nonsense', '/b': null }),
+    want: {
+      types: [],
+      unmapped: [],
+      warnings: ['path /a is not an object; ignored', 'path /b is not an object; ignored'],
+    },
+  },
+  {
+    name: 'no paths',
+    reason: 'a paths value of the wrong type is a warning',
+    doc: { openapi: '3.1.0', paths: [] },
+    want: {
+      types: [],
+      warnings: ['`paths` is not an object; the document offers no resource types'],
+    },
+  },
+];
+
+describe('deriveTypes', () => {
+  it.each(cases)('$name: $reason', ({ doc, want }) => {
+    expect(deriveTypes(doc)).toMatchObject(want);
+  });
+
+  it('omits lifecycle and audit when the document declares none', () => {
+    const got = deriveTypes(doc(pair('/volumes')));
+    expect(got.lifecycle).toBeUndefined();
+    expect(got.audit).toBeUndefined();
+  });
+
+  it('cuts recursive schemas into plain data with a warning', () => {
+    const node: Obj = { type: 'object', properties: { name: { type: 'string' } } };
+    (node['properties'] as Obj)['child'] = node;
+    const got = deriveTypes(
+      doc(
+        pair('/trees', {
+          body: { ...node, properties: { ...(node['properties'] as Obj), tags: TAGS } },
+        }),
+      ),
+    );
+    expect(() => JSON.stringify(got.types[0]!.info.schema)).not.toThrow();
+    expect(got.warnings).toContain(
+      'trees: the create schema is recursive at #/properties/child/properties/child; it is not checked below that point',
+    );
+  });
+
+  it('does not mutate the document', () => {
+    const d = doc(pair('/volumes'));
+    const before = JSON.stringify(d);
+    deriveTypes(d);
+    expect(JSON.stringify(d)).toBe(before);
+  });
+});
