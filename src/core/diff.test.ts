@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffDeclared, type DiffOptions, type FieldChange } from './diff.js';
+import { diffDeclared, updateBody, type DiffOptions, type FieldChange } from './diff.js';
 
 describe('diffDeclared', () => {
   const cases: {
@@ -88,6 +88,38 @@ describe('diffDeclared', () => {
   for (const c of cases) {
     it(`${c.name}: ${c.reason}`, () => {
       expect(diffDeclared(c.desired, c.observed, c.options)).toEqual(c.want);
+    });
+  }
+});
+
+describe('updateBody', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    desired: Record<string, unknown>;
+    observed: Record<string, unknown>;
+    want: Record<string, unknown>;
+  }[] = [
+    {
+      name: 'changed fields only',
+      reason: 'unchanged declared fields and undeclared fields are not sent',
+      desired: { replicas: 2, image: 'nginx' },
+      observed: { replicas: 5, image: 'nginx', tags: { hotfix: 'x' } },
+      want: { replicas: 2 },
+    },
+    {
+      name: 'objects merge',
+      reason: 'undeclared keys of a declared object survive (marker tags, a hotfix tag)',
+      desired: { tags: { team: 'web' } },
+      observed: { tags: { team: 'db', hotfix: 'INC-1', 'tend.address': 'sb.x/y' } },
+      want: { tags: { team: 'web', hotfix: 'INC-1', 'tend.address': 'sb.x/y' } },
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      expect(updateBody(c.desired, c.observed, diffDeclared(c.desired, c.observed))).toEqual(
+        c.want,
+      );
     });
   }
 });

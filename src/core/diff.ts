@@ -65,3 +65,34 @@ export function diffDeclared(
 export function topLevelFields(changes: readonly FieldChange[]): string[] {
   return [...new Set(changes.map((c) => c.path.split('.')[0]!))];
 }
+
+function deepMerge(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isPlainObject(v) && isPlainObject(b) ? deepMerge(b, v) : v;
+  }
+  return out;
+}
+
+/**
+ * The body of an in-place update: only the top-level fields that changed, and for a declared object
+ * (like tags) the observed object with the declared keys laid over it, so keys the intent does not
+ * declare (someone's hotfix tag, Tend's marker) survive the update.
+ */
+export function updateBody(
+  desired: Readonly<Record<string, unknown>>,
+  observed: Readonly<Record<string, unknown>>,
+  changes: readonly FieldChange[],
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const key of topLevelFields(changes)) {
+    const d = desired[key];
+    const o = observed[key];
+    body[key] = isPlainObject(d) && isPlainObject(o) ? deepMerge(o, d) : d;
+  }
+  return body;
+}
