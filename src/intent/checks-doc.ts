@@ -1,0 +1,220 @@
+import type { CheckDecl, Diagnostic } from '../core/index.js';
+import { CHECK_KINDS, parseCel } from '../checks/index.js';
+import { FieldReader, isRecord, typeName } from './fields.js';
+import type { ParsedDocument } from './parse-documents.js';
+import type { PathSegment } from './positions.js';
+import { sourceOf } from './report.js';
+import { didYouMean, listOf } from './suggest.js';
+
+/** Defaults of the optional check fields. */
+export const CHECK_DEFAULTS = { method: 'GET', expectStatus: [200], timeoutMs: 5000 } as const;
+
+const HTTP_FIELDS = ['url', 'method', 'expectStatus', 'bodyContains', 'timeoutMs'] as const;
+const CEL_FIELDS = ['expr', 'name'] as const;
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const REF = /\$\{[^}]*\}/g;
+
+function validUrl(text: string): boolean {
+  // References are filled in when the check runs: judge the URL with placeholders in their place.
+  const filled = text.replace(REF, 'ref');
+  if (/^\$\{[^}]*\}/.test(text)) return true;
+  try {
+    const u = new URL(filled);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function readHttp(
+  r: FieldReader,
+  value: unknown,
+  at: readonly PathSegment[],
+  name: string,
+  doc: ParsedDocument,
+): CheckDecl | undefined {
+  if (!isRecord(value)) {
+    r.report(
+      'field.type',
+      `an http check must be a mapping with \`url\`, got ${typeName(value)}`,
+      at,
+      {
+        hint: 'e.g. - http: { url: http://127.0.0.1:8080/health, expectStatus: 200 }',
+      },
+    );
+    return undefined;
+  }
+  const before = r.diagnostics.length;
+  r.unknownFields(value, HTTP_FIELDS, at, 'an http check');
+  const url = r.string(value, 'url', at, true);
+  if (url !== undefined && !validUrl(url)) {
+    r.report('field.invalid', `\`url\` must be an http(s) URL, got ${url}`, [...at, 'url']);
+  }
+  let method: string = CHECK_DEFAULTS.method;
+  const m = r.string(value, 'method', at, false);
+  if (m !== undefined) {
+    method = m.toUpperCase();
+    if (!METHODS.includes(method)) {
+      r.report('field.invalid', `unknown HTTP method \`${m}\`; use one of ${listOf(METHODS)}`, [
+        ...at,
+        'method',
+      ]);
+    }
+  }
+  let expectStatus: number[] = [...CHECK_DEFAULTS.expectStatus];
+  const es = value.expectStatus;
+  if (es !== undefined && es !== null) {
+    const list = Array.isArray(es) ? (es as unknown[]) : [es];
+    const valid = (s: unknown) =>
+      typeof s === 'number' && Number.isInteger(s) && s >= 100 && s <= 599;
+    if (list.length === 0 || !list.every(valid)) {
+      r.report(
+        'field.invalid',
+        '`expectStatus` must be an HTTP status (100-599) or a list of them',
+        [...at, 'expectStatus'],
+      );
+    } else {
+      expectStatus = list as number[];
+    }
+  }
+  const bodyContains = r.string(value, 'bodyContains', at, false);
+  const timeoutMs = r.number(value, 'timeoutMs', at, {
+    integer: true,
+    min: 1,
+    fallback: CHECK_DEFAULTS.timeoutMs,
+  });
+  if (r.diagnostics.length > before || url === undefined) return undefined;
+  return {
+    kind: 'http',
+    name,
+    url,
+    method,
+    expectStatus,
+    ...(bodyContains !== undefined && { bodyContains }),
+    timeoutMs,
+    source: sourceOf(doc, at.slice(0, -1)),
+  };
+}
+
+function readCel(
+  r: FieldReader,
+  value: unknown,
+  at: readonly PathSegment[],
+  entryName: string | undefined,
+  index: number,
+  doc: ParsedDocument,
+): CheckDecl | undefined {
+  let expr: string | undefined;
+  let name = entryName;
+  let exprAt = at;
+  const before = r.diagnostics.length;
+  if (typeof value === 'string' && value.trim() !== '') {
+    expr = value;
+  } else if (isRecord(value)) {
+    r.unknownFields(value, CEL_FIELDS, at, 'a cel check');
+    expr = r.string(value, 'expr', at, true);
+    exprAt = [...at, 'expr'];
+    name ??= r.string(value, 'name', at, false);
+  } else {
+    r.report(
+      'field.type',
+      `a cel check is an expression string (or { expr, name }), got ${typeName(value)}`,
+      at,
+      { hint: 'e.g. - cel: "observed.status == \'running\'"' },
+    );
+    return undefined;
+  }
+  if (expr !== undefined) {
+    // References become text before evaluation; a placeholder identifier keeps the syntax judgeable.
+    const problem = parseCel(expr.replace(REF, 'ref'));
+    if (problem !== undefined) {
+      r.report('check.cel_syntax', `CEL expression does not parse: ${problem}`, exprAt, {
+        hint: 'CEL syntax: https://github.com/google/cel-spec; variables are `observed` and `desired`',
+      });
+    }
+  }
+  if (r.diagnostics.length > before || expr === undefined) return undefined;
+  return {
+    kind: 'cel',
+    name: name ?? `cel-${index}`,
+    expr,
+    source: sourceOf(doc, at.slice(0, -1)),
+  };
+}
+
+/**
+ * Reads a resource's `checks` list. Each entry has exactly one kind key (`http` or `cel`) and an
+ * optional `name` (default `<kind>-<index>`, unique within the resource). Reports every problem;
+ * returns the declarations, complete only when there are no errors.
+ */
+export function readChecks(
+  doc: ParsedDocument,
+  value: unknown,
+  address?: string,
+): { checks: CheckDecl[]; diagnostics: Diagnostic[] } {
+  const r = new FieldReader(doc, address);
+  const checks: CheckDecl[] = [];
+  if (value === undefined || value === null) return { checks, diagnostics: r.diagnostics };
+  if (!Array.isArray(value)) {
+    r.report('field.type', `\`checks\` must be a list, got ${typeName(value)}`, ['checks']);
+    return { checks, diagnostics: r.diagnostics };
+  }
+  const names = new Map<string, number>();
+  value.forEach((entry: unknown, index) => {
+    const at: PathSegment[] = ['checks', index];
+    if (!isRecord(entry)) {
+      r.report(
+        'field.type',
+        `a check must be a mapping such as { http: {...} } or { cel: "..." }, got ${typeName(entry)}`,
+        at,
+      );
+      return;
+    }
+    const kinds = Object.keys(entry).filter((k) => k !== 'name');
+    for (const k of kinds) {
+      if ((CHECK_KINDS as readonly string[]).includes(k)) continue;
+      r.report(
+        'check.unknown_kind',
+        `unknown check kind \`${k}\`; known kinds: ${listOf(CHECK_KINDS)}.${didYouMean(k, CHECK_KINDS)}`,
+        [...at, k],
+        { target: 'key' },
+      );
+    }
+    const known = kinds.filter((k) => (CHECK_KINDS as readonly string[]).includes(k));
+    if (known.length > 1) {
+      r.report(
+        'check.invalid',
+        `a check has exactly one kind; this one has ${known.join(' and ')}`,
+        at,
+        {
+          hint: 'split it into one list entry per check',
+        },
+      );
+      return;
+    }
+    if (kinds.length === 0) {
+      r.report('check.invalid', `a check needs one kind: ${listOf(CHECK_KINDS)}`, at);
+      return;
+    }
+    const kind = known[0];
+    if (kind === undefined) return;
+    const entryName = r.string(entry, 'name', at, false);
+    const decl =
+      kind === 'http'
+        ? readHttp(r, entry.http, [...at, 'http'], entryName ?? `http-${index}`, doc)
+        : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
+    if (!decl) return;
+    const first = names.get(decl.name);
+    if (first !== undefined) {
+      r.report(
+        'check.duplicate_name',
+        `check name \`${decl.name}\` is already used by checks[${first}]; names are unique within a resource`,
+        entryName === undefined ? at : [...at, 'name'],
+      );
+      return;
+    }
+    names.set(decl.name, index);
+    checks.push(decl);
+  });
+  return { checks, diagnostics: r.diagnostics };
+}

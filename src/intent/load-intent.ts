@@ -1,0 +1,227 @@
+import { resolve } from 'node:path';
+import { KNOWN_KINDS, hasErrors, sortDiagnostics } from '../core/index.js';
+import type {
+  Diagnostic,
+  Intent,
+  ProviderDecl,
+  ProviderDescription,
+  ResourceDecl,
+} from '../core/index.js';
+import { isRecord } from './fields.js';
+import { parseDocuments } from './parse-documents.js';
+import type { ParsedDocument } from './parse-documents.js';
+import { readProviderDoc } from './provider-doc.js';
+import { readIntentFiles } from './read-files.js';
+import { checkReferences } from './references.js';
+import { reportAt, sourceOf } from './report.js';
+import { readResourceDoc } from './resource-doc.js';
+import type { ResourceDraft } from './resource-doc.js';
+import { createSpecValidator } from './schema-validate.js';
+import { didYouMean, listOf } from './suggest.js';
+
+/** What loading an intent needs from the outside. */
+export interface LoadIntentOptions {
+  /**
+   * Loads a provider's description (its resource types and schemas), or says why it cannot. Called
+   * once per valid Provider document. The intent layer knows no providers: the engine passes this.
+   */
+  readonly describe: (decl: ProviderDecl) => Promise<ProviderDescription | Diagnostic>;
+  /** The environment `fromEnv` secrets will be read from; when given, unset ones are warnings. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The outcome of loading: the intent when there are no errors, and every diagnostic, sorted. */
+export interface LoadIntentResult {
+  readonly intent?: Intent;
+  readonly diagnostics: Diagnostic[];
+}
+
+function isDiagnostic(v: ProviderDescription | Diagnostic): v is Diagnostic {
+  return 'code' in v && 'severity' in v;
+}
+
+interface Classified {
+  readonly providers: { doc: ParsedDocument; value: Record<string, unknown> }[];
+  readonly resources: { doc: ParsedDocument; value: Record<string, unknown> }[];
+}
+
+function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[]): Classified {
+  const out: Classified = { providers: [], resources: [] };
+  for (const doc of documents) {
+    const value = doc.value;
+    if (!isRecord(value)) {
+      diagnostics.push(
+        reportAt(doc, 'document.invalid', 'a document must be a mapping with a `kind` field', {
+          hint: `start the document with kind: ${KNOWN_KINDS.join(' or kind: ')}`,
+        }),
+      );
+      continue;
+    }
+    const kind = value.kind;
+    if (kind === undefined || kind === null) {
+      diagnostics.push(
+        reportAt(
+          doc,
+          'kind.missing',
+          `document has no \`kind\`; known kinds: ${listOf(KNOWN_KINDS)}`,
+          {
+            hint: 'add kind: Provider or kind: Resource at the top of the document',
+          },
+        ),
+      );
+    } else if (kind === 'Provider') {
+      out.providers.push({ doc, value });
+    } else if (kind === 'Resource') {
+      out.resources.push({ doc, value });
+    } else {
+      const text = typeof kind === 'string' ? kind : JSON.stringify(kind);
+      diagnostics.push(
+        reportAt(
+          doc,
+          'kind.unknown',
+          `unknown kind \`${text}\`; known kinds: ${listOf(KNOWN_KINDS)}.${didYouMean(text, KNOWN_KINDS)}`,
+          { path: ['kind'] },
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+/** `file:line` of a declaration, for messages that point at a second place. */
+function where(d: { source: { file: string; line: number } }): string {
+  return `${d.source.file}:${d.source.line}`;
+}
+
+/**
+ * Loads and validates the intent in `dir`: every `*.yaml`/`*.yml` file (sorted by name, several
+ * documents per file), checked completely before anything is sent to any API. Every problem is
+ * reported at once with file, line, column and field path; `intent` is present only when there are
+ * no errors (warnings do not block). Providers are described through `options.describe`; resources
+ * are checked against the described types, and their references must form an acyclic graph of
+ * declared addresses.
+ */
+export async function loadIntent(
+  dir: string,
+  options: LoadIntentOptions,
+): Promise<LoadIntentResult> {
+  const diagnostics: Diagnostic[] = [];
+  const read = await readIntentFiles(dir);
+  diagnostics.push(...read.diagnostics);
+  const documents: ParsedDocument[] = [];
+  for (const file of read.files) {
+    const parsed = parseDocuments(file.path, file.text);
+    documents.push(...parsed.documents);
+    diagnostics.push(...parsed.diagnostics);
+  }
+  const { providers: providerDocs, resources: resourceDocs } = classify(documents, diagnostics);
+
+  // Providers first: resources are validated against what they describe.
+  const declared = new Map<string, ProviderDescription | undefined>();
+  const providers: ProviderDecl[] = [];
+  const firstByName = new Map<string, { source: { file: string; line: number } }>();
+  const toDescribe: { decl: ProviderDecl; doc: ParsedDocument }[] = [];
+  for (const { doc, value } of providerDocs) {
+    const result = await readProviderDoc(doc, value, {
+      dir,
+      ...(options.env && { env: options.env }),
+    });
+    diagnostics.push(...result.diagnostics);
+    if (result.name === undefined) continue;
+    const first = firstByName.get(result.name);
+    if (first) {
+      diagnostics.push(
+        reportAt(
+          doc,
+          'provider.duplicate',
+          `provider \`${result.name}\` is already declared at ${where(first)}`,
+          {
+            path: ['name'],
+            hint: 'give each provider a unique name',
+          },
+        ),
+      );
+      continue;
+    }
+    firstByName.set(result.name, { source: sourceOf(doc) });
+    declared.set(result.name, undefined);
+    if (result.decl) toDescribe.push({ decl: result.decl, doc });
+  }
+  const described = await Promise.all(
+    toDescribe.map(({ decl }) =>
+      options.describe(decl).catch((e: unknown): Diagnostic => ({
+        code: 'provider.describe_failed',
+        severity: 'error',
+        message: `cannot load provider ${decl.name}: ${e instanceof Error ? e.message : String(e)}`,
+      })),
+    ),
+  );
+  toDescribe.forEach(({ decl, doc }, i) => {
+    const d = described[i]!;
+    if (isDiagnostic(d)) {
+      const at = reportAt(doc, d.code, d.message, { path: ['spec'] });
+      diagnostics.push({
+        ...at,
+        ...d,
+        file: d.file ?? at.file,
+        line: d.line ?? at.line,
+        column: d.column ?? at.column,
+      });
+      return;
+    }
+    declared.set(decl.name, d);
+    providers.push(decl);
+  });
+
+  const validator = createSpecValidator();
+  const drafts: ResourceDraft[] = [];
+  const firstAt = new Map<string, ResourceDraft>();
+  for (const { doc, value } of resourceDocs) {
+    const result = readResourceDoc(doc, value, {
+      providers: declared,
+      validator,
+      ...(options.env && { env: options.env }),
+    });
+    diagnostics.push(...result.diagnostics);
+    const draft = result.draft;
+    if (!draft) continue;
+    const first = firstAt.get(draft.address);
+    if (first) {
+      diagnostics.push(
+        reportAt(
+          doc,
+          'address.duplicate',
+          `${draft.address} is already declared at ${where(first)}`,
+          {
+            path: ['name'],
+            address: draft.address,
+            hint: 'resource names are unique within their type: rename one of them',
+          },
+        ),
+      );
+    } else {
+      firstAt.set(draft.address, draft);
+    }
+    drafts.push(draft);
+  }
+
+  const refs = checkReferences(drafts);
+  diagnostics.push(...refs.diagnostics);
+
+  const sorted = sortDiagnostics(diagnostics);
+  if (hasErrors(sorted)) return { diagnostics: sorted };
+  const resources: ResourceDecl[] = drafts.map((d) => ({
+    kind: 'Resource',
+    address: d.address,
+    type: d.type,
+    provider: d.provider,
+    resourceType: d.resourceType,
+    name: d.name,
+    spec: d.spec,
+    lifecycle: { stateful: d.stateful },
+    checks: d.checks,
+    dependsOn: refs.dependsOn.get(d.address) ?? [],
+    source: d.source,
+  }));
+  return { intent: { dir: resolve(dir), providers, resources }, diagnostics: sorted };
+}

@@ -1,0 +1,232 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
+import { FieldReader } from './fields.js';
+import type { ParsedDocument } from './parse-documents.js';
+import { sourceOf } from './report.js';
+import { didYouMean, listOf } from './suggest.js';
+
+/** The provider types Tend can build today. */
+export const PROVIDER_TYPES = ['openapi'] as const;
+
+const FIELDS = [
+  'kind',
+  'name',
+  'type',
+  'spec',
+  'overlay',
+  'endpoint',
+  'auth',
+  'concurrency',
+  'rateLimit',
+  'timeoutMs',
+] as const;
+const AUTH_FIELDS = ['header', 'fromEnv', 'fromFile', 'prefix'] as const;
+const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Defaults of the optional Provider fields. */
+export const PROVIDER_DEFAULTS = { concurrency: 8, rateLimit: 0, timeoutMs: 10_000 } as const;
+
+/** What reading the intent needs besides the document. */
+export interface ProviderDocContext {
+  /** The intent directory: relative `spec`, `overlay` and `auth.fromFile` paths start there. */
+  readonly dir: string;
+  /** When given, `auth.fromEnv` variables missing from it are reported as warnings. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The result of reading one Provider document. */
+export interface ProviderDocResult {
+  /** The declaration, present only when the document has no errors. */
+  readonly decl?: ProviderDecl;
+  /** The declared name, whenever one was written (even if the document has other errors). */
+  readonly name?: string;
+  readonly diagnostics: Diagnostic[];
+}
+
+function isUrl(text: string): boolean {
+  return /^https?:\/\//i.test(text);
+}
+
+function validHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.host !== '';
+  } catch {
+    return false;
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+}
+
+/** Resolves a `spec` / `overlay` location: URLs stay as written, paths become absolute. */
+async function location(
+  r: FieldReader,
+  dir: string,
+  key: 'spec' | 'overlay',
+  text: string,
+): Promise<string | undefined> {
+  if (isUrl(text)) {
+    if (validHttpUrl(text)) return text;
+    r.report('field.invalid', `\`${key}\` is not a valid URL: ${text}`, [key]);
+    return undefined;
+  }
+  const abs = resolve(dir, text);
+  if (await isFile(abs)) return abs;
+  r.report('file.not_found', `\`${key}\` file ${text} does not exist (looked at ${abs})`, [key], {
+    hint: `${key} paths are relative to the intent directory; an http(s) URL also works`,
+  });
+  return undefined;
+}
+
+/** Reads `auth`; every field besides header/fromEnv/fromFile/prefix could only be an inline secret. */
+function readAuth(
+  r: FieldReader,
+  auth: Record<string, unknown>,
+  ctx: ProviderDocContext,
+): AuthDecl | undefined {
+  const before = r.diagnostics.length;
+  for (const key of Object.keys(auth)) {
+    if ((AUTH_FIELDS as readonly string[]).includes(key)) continue;
+    r.report(
+      'secret.inline',
+      `\`auth.${key}\` would put a secret in the intent; secrets are never written inline`,
+      ['auth', key],
+      { target: 'key', hint: 'use { fromEnv: VAR } or { fromFile: path } next to `header`' },
+    );
+  }
+  const header = r.string(auth, 'header', ['auth'], true);
+  const prefix = auth.prefix === undefined ? undefined : r.string(auth, 'prefix', ['auth'], false);
+  const fromEnv = r.string(auth, 'fromEnv', ['auth'], false);
+  const fromFile = r.string(auth, 'fromFile', ['auth'], false);
+  if (fromEnv !== undefined && fromFile !== undefined) {
+    r.report('field.invalid', '`auth` takes either `fromEnv` or `fromFile`, not both', ['auth'], {
+      target: 'key',
+    });
+  } else if (fromEnv === undefined && fromFile === undefined && r.diagnostics.length === before) {
+    r.report(
+      'field.required',
+      '`auth` needs `fromEnv` or `fromFile`: where to read the secret',
+      ['auth'],
+      { target: 'key', hint: 'e.g. auth: { header: X-API-Key, fromEnv: API_KEY }' },
+    );
+  }
+  if (fromEnv !== undefined && !ENV_NAME.test(fromEnv)) {
+    r.report('field.invalid', `\`auth.fromEnv\` is not an environment variable name: ${fromEnv}`, [
+      'auth',
+      'fromEnv',
+    ]);
+  } else if (fromEnv !== undefined && ctx.env !== undefined && ctx.env[fromEnv] === undefined) {
+    r.report(
+      'secret.unavailable',
+      `environment variable ${fromEnv} is not set`,
+      ['auth', 'fromEnv'],
+      {
+        severity: 'warning',
+        hint: `export ${fromEnv} before running tend, or requests will not authenticate`,
+      },
+    );
+  }
+  if (r.diagnostics.some((d, i) => i >= before && d.severity === 'error') || header === undefined) {
+    return undefined;
+  }
+  return {
+    header,
+    ...(prefix !== undefined && { prefix }),
+    ...(fromEnv !== undefined && { fromEnv }),
+    ...(fromFile !== undefined && { fromFile: resolve(ctx.dir, fromFile) }),
+  };
+}
+
+/**
+ * Reads a `kind: Provider` document: a connection to one platform. Checks every field (required
+ * ones, types, URLs, that `spec` and `overlay` files exist, that `auth` holds no inline secret) and
+ * returns a ProviderDecl with `spec`, `overlay` and `auth.fromFile` resolved against the intent
+ * directory (URLs kept as written) and defaults applied.
+ */
+export async function readProviderDoc(
+  doc: ParsedDocument,
+  value: Record<string, unknown>,
+  ctx: ProviderDocContext,
+): Promise<ProviderDocResult> {
+  const r = new FieldReader(doc);
+  r.unknownFields(value, FIELDS, [], 'a Provider document');
+
+  const name = r.string(value, 'name', [], true);
+  if (name !== undefined && !PROVIDER_NAME.test(name)) {
+    r.report(
+      'name.invalid',
+      `provider name \`${name}\` is invalid: use lower-case letters, digits, - and _ (starting with a letter or digit)`,
+      ['name'],
+    );
+  }
+
+  const type = r.string(value, 'type', [], true);
+  if (type !== undefined && !(PROVIDER_TYPES as readonly string[]).includes(type)) {
+    r.report(
+      'provider.unknown_type',
+      `unknown provider type \`${type}\`; known types: ${listOf(PROVIDER_TYPES)}.${didYouMean(type, PROVIDER_TYPES)}`,
+      ['type'],
+    );
+  }
+
+  const specText = r.string(value, 'spec', [], true);
+  const spec = specText === undefined ? undefined : await location(r, ctx.dir, 'spec', specText);
+  const overlayText = r.string(value, 'overlay', [], false);
+  const overlay =
+    overlayText === undefined ? undefined : await location(r, ctx.dir, 'overlay', overlayText);
+
+  const endpoint = r.string(value, 'endpoint', [], true);
+  if (endpoint !== undefined && !validHttpUrl(endpoint)) {
+    r.report(
+      'field.invalid',
+      `\`endpoint\` must be an http(s) URL such as http://127.0.0.1:8080/api, got ${endpoint}`,
+      ['endpoint'],
+    );
+  }
+
+  const authValue = r.mapping(value, 'auth', []);
+  const auth = authValue === undefined ? undefined : readAuth(r, authValue, ctx);
+
+  const concurrency = r.number(value, 'concurrency', [], {
+    integer: true,
+    min: 1,
+    fallback: PROVIDER_DEFAULTS.concurrency,
+  });
+  const rateLimit = r.number(value, 'rateLimit', [], {
+    integer: false,
+    min: 0,
+    fallback: PROVIDER_DEFAULTS.rateLimit,
+  });
+  const timeoutMs = r.number(value, 'timeoutMs', [], {
+    integer: true,
+    min: 1,
+    fallback: PROVIDER_DEFAULTS.timeoutMs,
+  });
+
+  const diagnostics = r.diagnostics;
+  const failed = diagnostics.some((d) => d.severity === 'error');
+  if (failed || name === undefined || spec === undefined || endpoint === undefined) {
+    return { ...(name !== undefined && { name }), diagnostics };
+  }
+  const decl: ProviderDecl = {
+    kind: 'Provider',
+    name,
+    type: 'openapi',
+    spec,
+    ...(overlay !== undefined && { overlay }),
+    endpoint,
+    ...(auth !== undefined && { auth }),
+    concurrency,
+    rateLimit,
+    timeoutMs,
+    source: sourceOf(doc),
+  };
+  return { decl, name, diagnostics };
+}

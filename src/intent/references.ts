@@ -1,0 +1,98 @@
+import { findCycles, findReferences } from '../core/index.js';
+import type { Address, Diagnostic, Reference } from '../core/index.js';
+import type { PathSegment } from './positions.js';
+import { formatPath } from './positions.js';
+import { reportAt } from './report.js';
+import type { ResourceDraft } from './resource-doc.js';
+import { closest } from './suggest.js';
+
+/** What the reference check found: each resource's dependencies, and the problems. */
+export interface ReferenceCheck {
+  /** Addresses each resource's spec references (self excluded), in order of first appearance. */
+  readonly dependsOn: ReadonlyMap<Address, readonly Address[]>;
+  readonly diagnostics: Diagnostic[];
+}
+
+const REF_FORMAT = '${<provider>.<type>/<name>.<field>}, e.g. ${sb.networks/main.id}';
+
+/**
+ * Checks the `${type/name.path}` references of every resource: malformed ones (`ref.invalid`), ones
+ * to addresses nobody declares (`ref.dangling`, with the closest declared address), a spec that
+ * references its own resource (`ref.self`), and cycles (`ref.cycle`, once per cycle, at the first
+ * member's reference to the next). References in checks may name the resource itself and do not
+ * add dependencies; references in the spec define the dependency graph.
+ */
+export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceCheck {
+  const declared = new Map<Address, ResourceDraft>();
+  for (const d of drafts) if (!declared.has(d.address)) declared.set(d.address, d);
+  const addresses = [...declared.keys()];
+  const diagnostics: Diagnostic[] = [];
+  const dependsOn = new Map<Address, Address[]>();
+  const specRefs = new Map<ResourceDraft, Reference[]>();
+
+  for (const d of drafts) {
+    const report = (code: string, message: string, at: readonly PathSegment[], hint?: string) =>
+      diagnostics.push(
+        reportAt(d.doc, code, message, {
+          path: at,
+          address: d.address,
+          ...(hint !== undefined && { hint }),
+        }),
+      );
+    const spec = findReferences(d.spec);
+    const checks = findReferences(d.rawChecks);
+    const all = [
+      ...spec.refs.map((ref) => ({ ref, at: ['spec', ...ref.at], inSpec: true })),
+      ...checks.refs.map((ref) => ({ ref, at: ['checks', ...ref.at], inSpec: false })),
+    ];
+    for (const bad of [
+      ...spec.bad.map((b) => ({ ...b, at: ['spec', ...b.at] })),
+      ...checks.bad.map((b) => ({ ...b, at: ['checks', ...b.at] })),
+    ]) {
+      report('ref.invalid', `malformed reference \`${bad.raw}\`; write ${REF_FORMAT}`, bad.at);
+    }
+    const deps: Address[] = [];
+    for (const { ref, at, inSpec } of all) {
+      if (ref.target === d.address) {
+        if (inSpec) {
+          report(
+            'ref.self',
+            `\`${formatPath(at)}\` references its own resource (${ref.raw}); a resource cannot depend on itself`,
+            at,
+            'refer to another resource, or use a check to relate fields of the same resource',
+          );
+        }
+        continue;
+      }
+      if (!declared.has(ref.target)) {
+        const near = closest(ref.target, addresses);
+        report(
+          'ref.dangling',
+          `${ref.raw} refers to ${ref.target}, which no Resource document declares.${near === undefined ? '' : ` Did you mean \`${near}\`?`}`,
+          at,
+          'declare that resource, or fix the address (type/name) in the reference',
+        );
+        continue;
+      }
+      if (inSpec && !deps.includes(ref.target)) deps.push(ref.target);
+    }
+    if (declared.get(d.address) === d) {
+      dependsOn.set(d.address, deps);
+      specRefs.set(d, spec.refs);
+    }
+  }
+
+  for (const cycle of findCycles(dependsOn)) {
+    const first = declared.get(cycle[0]!)!;
+    const next = cycle[1]!;
+    const ref = specRefs.get(first)?.find((r) => r.target === next);
+    diagnostics.push(
+      reportAt(first.doc, 'ref.cycle', `reference cycle: ${cycle.join(' → ')}`, {
+        ...(ref && { path: ['spec', ...ref.at] }),
+        address: first.address,
+        hint: 'break the cycle: one of these resources must stop referencing the next',
+      }),
+    );
+  }
+  return { dependsOn, diagnostics };
+}

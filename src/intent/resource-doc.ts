@@ -1,0 +1,246 @@
+import { address as makeAddress, isValidName, parseType } from '../core/index.js';
+import type {
+  Address,
+  CheckDecl,
+  Diagnostic,
+  ProviderDescription,
+  ResourceTypeInfo,
+  SourceLocation,
+} from '../core/index.js';
+import { readChecks } from './checks-doc.js';
+import { FieldReader, isRecord, typeName } from './fields.js';
+import type { ParsedDocument } from './parse-documents.js';
+import type { PathSegment } from './positions.js';
+import { formatPath } from './positions.js';
+import { sourceOf } from './report.js';
+import type { SpecValidator } from './schema-validate.js';
+import { didYouMean, listOf } from './suggest.js';
+
+const FIELDS = ['kind', 'type', 'name', 'spec', 'lifecycle', 'checks'] as const;
+const SECRET_HINT = 'use { fromEnv: VAR } or { fromFile: path }';
+
+/** A Resource document read as far as it could be: enough to check addresses and references. */
+export interface ResourceDraft {
+  readonly doc: ParsedDocument;
+  readonly address: Address;
+  readonly type: string;
+  readonly provider: string;
+  readonly resourceType: string;
+  readonly name: string;
+  /** The spec as written; empty when missing or not a mapping. */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly stateful: boolean;
+  readonly checks: readonly CheckDecl[];
+  /** The `checks` value as written, searched for references. */
+  readonly rawChecks: unknown;
+  readonly source: SourceLocation;
+  /** True when the document itself has no errors. */
+  readonly ok: boolean;
+}
+
+/** What reading a Resource document needs besides the document. */
+export interface ResourceDocContext {
+  /** Every declared provider name; the description when it could be loaded. */
+  readonly providers: ReadonlyMap<string, ProviderDescription | undefined>;
+  readonly validator: SpecValidator;
+  /** When given, `fromEnv` secrets missing from it are reported as warnings. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** True for a secret reference: exactly `{ fromEnv: NAME }` or `{ fromFile: PATH }`. */
+export function isSecretRef(v: unknown): v is { fromEnv: string } | { fromFile: string } {
+  if (!isRecord(v)) return false;
+  const keys = Object.keys(v);
+  if (keys.length !== 1) return false;
+  const key = keys[0]!;
+  return (key === 'fromEnv' || key === 'fromFile') && typeof v[key] === 'string' && v[key] !== '';
+}
+
+function valueAt(spec: unknown, path: readonly string[]): unknown {
+  let cur = spec;
+  for (const seg of path) {
+    if (!isRecord(cur)) return undefined;
+    cur = cur[seg];
+  }
+  return cur;
+}
+
+/** The resource type a `type` field names, reporting `type.unknown` with what does exist. */
+function lookupType(
+  r: FieldReader,
+  provider: string,
+  resourceType: string,
+  ctx: ResourceDocContext,
+): ResourceTypeInfo | undefined {
+  if (!ctx.providers.has(provider)) {
+    const declared = [...ctx.providers.keys()];
+    r.report(
+      'type.unknown',
+      `provider \`${provider}\` is not declared; declared providers: ${listOf(declared)}.${didYouMean(provider, declared)}`,
+      ['type'],
+      { hint: 'declare it with a `kind: Provider` document, or fix the prefix of `type`' },
+    );
+    return undefined;
+  }
+  const description = ctx.providers.get(provider);
+  if (description === undefined) return undefined; // its own problem is already reported
+  const info = description.types.find((t) => t.name === resourceType);
+  if (info) return info;
+  const names = description.types.map((t) => t.name);
+  r.report(
+    'type.unknown',
+    `provider \`${provider}\` has no resource type \`${resourceType}\`; its types: ${listOf(names)}.${didYouMean(resourceType, names)}`,
+    ['type'],
+  );
+  return undefined;
+}
+
+/** Fields the platform sets, and secrets, judged before (and instead of) the schema. */
+function checkSpecFields(
+  r: FieldReader,
+  info: ResourceTypeInfo,
+  spec: Readonly<Record<string, unknown>>,
+  ctx: ResourceDocContext,
+): void {
+  for (const field of info.outputOnly) {
+    const path = field.split('.');
+    if (valueAt(spec, path) === undefined) continue;
+    r.report(
+      'schema.output_only',
+      `\`spec.${field}\` is set by the platform and cannot be declared`,
+      ['spec', ...path],
+      {
+        target: 'key',
+        hint: 'remove it; refer to it from other resources with ${type/name.field}',
+      },
+    );
+  }
+  for (const field of info.sensitive) {
+    const path = field.split('.');
+    const v = valueAt(spec, path);
+    if (v === undefined) continue;
+    const at: PathSegment[] = ['spec', ...path];
+    if (!isSecretRef(v)) {
+      // Never print the value: it may be the secret itself.
+      const message = isRecord(v)
+        ? `\`${formatPath(at)}\` is a secret: write exactly one of fromEnv or fromFile`
+        : `\`${formatPath(at)}\` is a secret and must not be written in the intent`;
+      r.report('secret.inline', message, at, { hint: SECRET_HINT });
+    } else if ('fromEnv' in v && ctx.env !== undefined && ctx.env[v.fromEnv] === undefined) {
+      r.report(
+        'secret.unavailable',
+        `environment variable ${v.fromEnv} is not set`,
+        [...at, 'fromEnv'],
+        { severity: 'warning', hint: `export ${v.fromEnv} before applying` },
+      );
+    }
+  }
+}
+
+/**
+ * Reads a `kind: Resource` document: its structure (`type`, `name`, `spec`, `lifecycle`, `checks`),
+ * its type against the declared providers, and its spec against the type's schema, output-only
+ * fields and secret rules. Returns a draft whenever type and name form an address, so that
+ * duplicates and references can be checked even for documents with other errors.
+ */
+export function readResourceDoc(
+  doc: ParsedDocument,
+  value: Record<string, unknown>,
+  ctx: ResourceDocContext,
+): { draft?: ResourceDraft; diagnostics: Diagnostic[] } {
+  const typeText = typeof value.type === 'string' ? value.type : undefined;
+  const nameText = typeof value.name === 'string' ? value.name : undefined;
+  const parsedType = typeText === undefined ? undefined : parseType(typeText);
+  const addr =
+    parsedType && nameText !== undefined && isValidName(nameText)
+      ? makeAddress(typeText!, nameText)
+      : undefined;
+  const r = new FieldReader(doc, addr);
+  r.unknownFields(value, FIELDS, [], 'a Resource document');
+
+  const type = r.string(value, 'type', [], true);
+  if (type !== undefined && !parsedType) {
+    r.report(
+      'type.invalid',
+      `\`type\` must be <provider>.<resourceType> (e.g. sb.volumes), got ${type}`,
+      ['type'],
+    );
+  }
+  const name = r.string(value, 'name', [], true);
+  if (name !== undefined && !isValidName(name)) {
+    r.report(
+      'name.invalid',
+      `resource name \`${name}\` is invalid: use lower-case letters, digits, - and _, starting and ending with a letter or digit`,
+      ['name'],
+    );
+  }
+
+  let spec: Readonly<Record<string, unknown>> = {};
+  let specReadable = true;
+  if (value.spec !== undefined && value.spec !== null) {
+    if (isRecord(value.spec)) spec = value.spec;
+    else {
+      specReadable = false;
+      r.report('field.type', `\`spec\` must be a mapping of fields, got ${typeName(value.spec)}`, [
+        'spec',
+      ]);
+    }
+  }
+
+  let stateful = false;
+  const lifecycle = r.mapping(value, 'lifecycle', []);
+  if (lifecycle) {
+    r.unknownFields(lifecycle, ['stateful'], ['lifecycle'], '`lifecycle`');
+    if (lifecycle.stateful !== undefined && typeof lifecycle.stateful !== 'boolean') {
+      r.report(
+        'field.type',
+        `\`lifecycle.stateful\` must be true or false, got ${typeName(lifecycle.stateful)}`,
+        ['lifecycle', 'stateful'],
+      );
+    } else stateful = lifecycle.stateful === true;
+  }
+
+  const checks = readChecks(doc, value.checks, addr);
+  r.diagnostics.push(...checks.diagnostics);
+
+  if (parsedType && specReadable) {
+    const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);
+    if (info) {
+      checkSpecFields(r, info, spec, ctx);
+      const problems = ctx.validator.validate(info, spec);
+      if ('unavailable' in problems) {
+        r.report(
+          'schema.unavailable',
+          `the schema of ${typeText} cannot be compiled, so this spec was not validated: ${problems.unavailable}`,
+          ['type'],
+          {
+            severity: 'warning',
+            hint: 'the provider description is at fault; fix the spec or its overlay',
+          },
+        );
+      } else {
+        for (const p of problems) {
+          r.report(p.code, p.message, ['spec', ...p.path], { target: p.target });
+        }
+      }
+    }
+  }
+
+  const diagnostics = r.diagnostics;
+  if (!addr || !parsedType || nameText === undefined) return { diagnostics };
+  const draft: ResourceDraft = {
+    doc,
+    address: addr,
+    type: typeText!,
+    provider: parsedType.provider,
+    resourceType: parsedType.resourceType,
+    name: nameText,
+    spec,
+    stateful,
+    checks: checks.checks,
+    rawChecks: value.checks,
+    source: sourceOf(doc),
+    ok: !diagnostics.some((d) => d.severity === 'error'),
+  };
+  return { draft, diagnostics };
+}
