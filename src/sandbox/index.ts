@@ -1,0 +1,19 @@
+// The sandbox platform: a local HTTP stand-in for a cloud, for demos and tests. It is a separate
+// platform, not part of the engine: it imports nothing of Tend's, and Tend manages it only through
+// the OpenAPI document it serves at /openapi.json (a copy is committed as openapi.json).
+export { createSandbox } from './app.js';
+export type { Sandbox, SandboxOptions, SandboxStats } from './app.js';
+export { startSandbox } from './server.js';
+export type { ListenOptions, RunningSandbox } from './server.js';
+export { mergeFaults, NO_FAULTS } from './faults.js';
+export type { FaultKind, FaultSettings } from './faults.js';
+export { SandboxError } from './errors.js';
+export type { ErrorBody } from './errors.js';
+export { buildOpenApiDocument } from './openapi.js';
+export { TYPES } from './spec.js';
+export type { FieldSpec, TypeName, TypeSpec } from './spec.js';
+export type { AuditEntry, SandboxState, StateSnapshot, StoredObject } from './store.js';
+export type { OracleObject } from './resources.js';
+export type { LifecycleEvaluation } from './lifecycle.js';
+export { sandboxClient } from './client.js';
+export type { CallOptions, SandboxClient, SandboxReply, SandboxTarget } from './client.js';
