@@ -1,0 +1,26 @@
+// Providers: the generic OpenAPI provider, which manages any REST API from its OpenAPI document.
+export type {
+  LoadOpenApiProviderOptions,
+  OpenApiProvider,
+  OpenApiProviderOptions,
+} from './openapi/openapi-provider.js';
+export { createOpenApiProvider, loadOpenApiProvider } from './openapi/openapi-provider.js';
+export type { LoadDocumentOptions, OpenApiDocument } from './openapi/load-document.js';
+export { loadOpenApiDocument, prepareOpenApiDocument } from './openapi/load-document.js';
+export type {
+  DerivedType,
+  DerivedTypes,
+  HttpMethod,
+  ListShape,
+  OperationRef,
+  UnmappedPath,
+} from './openapi/derive-types.js';
+export { deriveTypes } from './openapi/derive-types.js';
+export type {
+  HttpClient,
+  HttpClientOptions,
+  HttpRequest,
+  HttpResponse,
+} from './openapi/http-client.js';
+export { createHttpClient } from './openapi/http-client.js';
+export type { Clock, Sleep } from './openapi/timing.js';
