@@ -16,8 +16,9 @@ const REF = /\$\{[^}]*\}/g;
 
 function validUrl(text: string): boolean {
   // References are filled in when the check runs: judge the URL with placeholders in their place.
-  const filled = text.replace(REF, 'ref');
+  // A URL that starts with a reference (the whole base comes from another resource) cannot be judged.
   if (/^\$\{[^}]*\}/.test(text)) return true;
+  const filled = text.replace(REF, 'ref');
   try {
     const u = new URL(filled);
     return u.protocol === 'http:' || u.protocol === 'https:';

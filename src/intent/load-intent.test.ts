@@ -1024,3 +1024,261 @@ describe('loadIntent reports bad input', () => {
     });
   });
 });
+
+describe('loadIntent reads a good intent', () => {
+  const files = {
+    'providers.yaml': yaml(PROVIDER, 'auth: { header: X-API-Key, fromEnv: SB_KEY }'),
+    'main.yaml': yaml(
+      'kind: Resource',
+      'type: sb.volumes',
+      'name: data',
+      'spec:',
+      '  name: data',
+      '  instance_id: ${sb.instances/web.id}',
+      '  size: ${sb.instances/web.disk_gb}', // an integer field holding a reference: no type error
+      '---',
+      'kind: Resource',
+      'type: sb.networks',
+      'name: main',
+      'spec: { name: main, cidr: 10.0.0.0/16 }',
+      'lifecycle: { stateful: true }',
+      '---',
+      'kind: Resource',
+      'type: sb.instances',
+      'name: web',
+      'spec:',
+      '  name: web',
+      '  network_id: ${sb.networks/main.id}', // pattern ^net- is not applied to a reference
+      '  image: debian-12',
+      '  admin_password: { fromEnv: WEB_PASSWORD }',
+      '  tags: { team: "web-${sb.networks/main.name}" }',
+      'checks:',
+      '  - http: { url: "http://${sb.instances/web.private_ip}:8080/health" }',
+      '  - cel: "observed.status == \'running\'"',
+      '  - name: sized',
+      '    cel: { expr: "observed.size == desired.size" }',
+    ),
+  };
+
+  it('produces providers and resources with defaults, dependencies and checks', async () => {
+    const dir = await fixture(files);
+    const fake = fakeDescribe();
+    const { intent, diagnostics } = await loadIntent(dir, {
+      describe: fake.describe,
+      env: { SB_KEY: 'k' },
+    });
+    // WEB_PASSWORD is not in env: a warning, which does not block the intent.
+    expect(diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'secret.unavailable',
+        severity: 'warning',
+        file: join(dir, 'main.yaml'),
+        line: 22,
+        column: 30,
+        path: 'spec.admin_password.fromEnv',
+      }),
+    ]);
+    expect(intent).toBeDefined();
+    expect(intent!.dir).toBe(dir);
+    const provider: ProviderDecl = {
+      kind: 'Provider',
+      name: 'sb',
+      type: 'openapi',
+      spec: join(dir, 'sandbox.json'),
+      endpoint: 'http://127.0.0.1:9/',
+      auth: { header: 'X-API-Key', fromEnv: 'SB_KEY' },
+      concurrency: 8,
+      rateLimit: 0,
+      timeoutMs: 10000,
+      source: { file: join(dir, 'providers.yaml'), line: 1, column: 1 },
+    };
+    expect(intent!.providers).toEqual([provider]);
+    expect(fake.calls).toEqual([provider]);
+
+    const main = join(dir, 'main.yaml');
+    expect(intent!.resources.map((r) => [r.address, r.dependsOn, r.lifecycle.stateful])).toEqual([
+      ['sb.volumes/data', ['sb.instances/web'], false],
+      ['sb.networks/main', [], true],
+      ['sb.instances/web', ['sb.networks/main'], false],
+    ]);
+    const web = intent!.resources[2]!;
+    expect(web).toMatchObject({
+      kind: 'Resource',
+      type: 'sb.instances',
+      provider: 'sb',
+      resourceType: 'instances',
+      name: 'web',
+      source: { file: main, line: 15, column: 1 },
+    });
+    // The spec is kept as written: references unresolved, the secret as a reference.
+    expect(web.spec).toEqual({
+      name: 'web',
+      network_id: '${sb.networks/main.id}',
+      image: 'debian-12',
+      admin_password: { fromEnv: 'WEB_PASSWORD' },
+      tags: { team: 'web-${sb.networks/main.name}' },
+    });
+    expect(web.checks).toEqual([
+      {
+        kind: 'http',
+        name: 'http-0',
+        url: 'http://${sb.instances/web.private_ip}:8080/health',
+        method: 'GET',
+        expectStatus: [200],
+        timeoutMs: 5000,
+        source: { file: main, line: 25, column: 5 },
+      },
+      {
+        kind: 'cel',
+        name: 'cel-1',
+        expr: "observed.status == 'running'",
+        source: { file: main, line: 26, column: 5 },
+      },
+      {
+        kind: 'cel',
+        name: 'sized',
+        expr: 'observed.size == desired.size',
+        source: { file: main, line: 27, column: 5 },
+      },
+    ]);
+  });
+
+  it('reads explicit provider settings and http check options', async () => {
+    const dir = await fixture({
+      'providers.yaml': yaml(
+        PROVIDER,
+        'overlay: ./sandbox.json',
+        'concurrency: 2',
+        'rateLimit: 2.5',
+        'timeoutMs: 3000',
+        'auth: { header: Authorization, prefix: "Bearer ", fromFile: secrets/token }',
+      ),
+      'main.yaml': yaml(
+        'kind: Resource',
+        'type: sb.networks',
+        'name: main',
+        'spec: { name: main, cidr: 10.0.0.0/16 }',
+        'checks:',
+        '  - http: { url: "https://example.org/", method: post, expectStatus: 204, bodyContains: ok, timeoutMs: 100 }',
+      ),
+    });
+    const { intent, diagnostics } = await loadIntent(dir, fakeDescribe());
+    expect(diagnostics).toEqual([]);
+    expect(intent!.providers[0]).toMatchObject({
+      overlay: join(dir, 'sandbox.json'),
+      concurrency: 2,
+      rateLimit: 2.5,
+      timeoutMs: 3000,
+      auth: { header: 'Authorization', prefix: 'Bearer ', fromFile: join(dir, 'secrets/token') },
+    });
+    expect(intent!.resources[0]!.checks[0]).toMatchObject({
+      method: 'POST',
+      expectStatus: [204],
+      bodyContains: 'ok',
+      timeoutMs: 100,
+    });
+  });
+});
+
+describe('loadIntent reports everything at once', () => {
+  it('reports errors from several files and documents in file, line, column order', async () => {
+    const dir = await fixture({
+      'a.yaml': yaml(
+        'kind: Resource',
+        'type: sb.volumes',
+        'name: data',
+        'spec: { name: data, instance_id: "${sb.instances/ghost.id}", size: -1 }',
+        '---',
+        'kind: Resource',
+        'type: sb.networks',
+        'name: main',
+        'spec: { name: main cidr: x }',
+        '---',
+        'kind: Widget',
+      ),
+      'b.yaml': yaml(
+        'kind: Provider',
+        'name: sb',
+        'type: openapi',
+        'spec: ./sandbox.json',
+        'endpoint: http://127.0.0.1:9/',
+        '---',
+        'kind: Resource',
+        'type: sb.networks',
+        'name: other',
+        'spec: { name: other }',
+      ),
+    });
+    const { intent, diagnostics } = await loadIntent(dir, fakeDescribe());
+    expect(intent).toBeUndefined();
+    expect(
+      diagnostics.map((d) => `${d.file!.slice(dir.length + 1)}:${d.line}:${d.column} ${d.code}`),
+    ).toEqual([
+      'a.yaml:4:34 ref.dangling',
+      'a.yaml:4:68 schema.invalid',
+      'a.yaml:9:15 yaml.syntax',
+      'a.yaml:11:7 kind.unknown',
+      'b.yaml:10:1 schema.required',
+    ]);
+  });
+
+  it('reports a missing directory', async () => {
+    const dir = join(await fixture({}), 'nope');
+    const { intent, diagnostics } = await loadIntent(dir, fakeDescribe());
+    expect(intent).toBeUndefined();
+    expect(diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'intent.dir_missing',
+        message: `intent directory ${dir} does not exist`,
+        hint: expect.stringContaining('directory that holds your intent YAML files'),
+      }),
+    ]);
+  });
+
+  it('reports a directory without YAML files', async () => {
+    const dir = await fixture({ 'notes.txt': 'kind: Resource' });
+    await mkdir(join(dir, 'nested.yaml')); // a directory, not a file: not read
+    const { diagnostics } = await loadIntent(dir, fakeDescribe());
+    expect(diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'intent.empty',
+        message: `intent directory ${dir} has no .yaml or .yml files`,
+        hint: expect.stringContaining(join(dir, 'main.yaml')),
+      }),
+    ]);
+  });
+
+  it('reports a provider that cannot be described at its spec, without cascading', async () => {
+    const dir = await fixture({
+      'providers.yaml': PROVIDER + '\n',
+      'main.yaml': yaml('kind: Resource', 'type: sb.whatever', 'name: x', 'spec: { any: 1 }'),
+    });
+    const failure: Diagnostic = {
+      code: 'provider.spec_invalid',
+      severity: 'error',
+      message: 'sandbox.json is not an OpenAPI document',
+    };
+    const { intent, diagnostics } = await loadIntent(dir, fakeDescribe(failure));
+    expect(intent).toBeUndefined();
+    expect(diagnostics).toEqual([
+      {
+        ...failure,
+        file: join(dir, 'providers.yaml'),
+        line: 4,
+        column: 7,
+        path: 'spec',
+      },
+    ]);
+  });
+
+  it('does not describe an invalid provider, nor report its resources as untyped', async () => {
+    const dir = await fixture({
+      'providers.yaml': PROVIDER.replace('http://127.0.0.1:9/', 'nowhere') + '\n',
+      'main.yaml': yaml('kind: Resource', 'type: sb.networks', 'name: main', 'spec: {}'),
+    });
+    const fake = fakeDescribe();
+    const { diagnostics } = await loadIntent(dir, fake);
+    expect(fake.calls).toEqual([]);
+    expect(diagnostics.map((d) => d.code)).toEqual(['field.invalid']);
+  });
+});
