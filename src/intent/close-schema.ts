@@ -108,25 +108,32 @@ function modernise(node: Node): void {
  *   closing one branch would reject the fields its siblings declare;
  * - OpenAPI 3.0 `nullable` and boolean `exclusiveMinimum/Maximum` become their 2020-12 forms, and
  *   `$schema` is dropped (the validator is always 2020-12).
- * Cycles in dereferenced schemas are preserved, not followed forever.
+ * - cycles (dereferenced recursive schemas) become local `$ref`s, which the validator can compile.
  */
 export function closeSchema(schema: JsonSchema): JsonSchema {
-  const keepOpen = refsInBranches(schema);
-  const copies = new Map<unknown, unknown>();
-
-  const copyValue = (v: unknown): unknown => {
+  // Dereferenced recursive schemas are cyclic object graphs, which a validator cannot compile: a
+  // back edge to an ancestor becomes a `$ref` to where that ancestor's copy sits.
+  const done = new Map<unknown, unknown>();
+  const onPath = new Map<unknown, string>();
+  const copyValue = (v: unknown, pointer: string): unknown => {
     if (v === null || typeof v !== 'object') return v;
-    const done = copies.get(v);
-    if (done !== undefined) return done;
+    const ancestor = onPath.get(v);
+    if (ancestor !== undefined) return { $ref: ancestor };
+    const copied = done.get(v);
+    if (copied !== undefined) return copied;
+    onPath.set(v, pointer);
+    let out: unknown;
     if (Array.isArray(v)) {
-      const out: unknown[] = [];
-      copies.set(v, out);
-      for (const item of v) out.push(copyValue(item));
-      return out;
+      out = v.map((item, i) => copyValue(item, `${pointer}/${i}`));
+    } else {
+      const node: Node = {};
+      for (const [k, item] of Object.entries(v)) {
+        node[k] = copyValue(item, `${pointer}/${escapePointer(k)}`);
+      }
+      out = node;
     }
-    const out: Node = {};
-    copies.set(v, out);
-    for (const [k, item] of Object.entries(v)) out[k] = copyValue(item);
+    onPath.delete(v);
+    done.set(v, out);
     return out;
   };
 
@@ -163,7 +170,8 @@ export function closeSchema(schema: JsonSchema): JsonSchema {
     }
   };
 
-  const copy = copyValue(schema) as Node;
+  const copy = copyValue(schema, '#') as Node;
+  const keepOpen = refsInBranches(copy);
   transform(copy, '#', false);
   // OpenAPI documents keep shared schemas under components/schemas: close those too.
   const components = copy.components;

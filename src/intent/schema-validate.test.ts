@@ -144,6 +144,21 @@ describe('createSpecValidator', () => {
     expect(got, reason).toEqual(want);
   });
 
+  it('validates recursive (cyclic) schemas', () => {
+    const node: Record<string, unknown> = {
+      type: 'object',
+      properties: { name: { type: 'string' } },
+    };
+    (node.properties as Record<string, unknown>).child = node;
+    const problems = createSpecValidator().validate(info(node), {
+      child: { child: { name: 1, x: 1 } },
+    });
+    expect(problems).toEqual([
+      expect.objectContaining({ code: 'schema.unknown_field', path: ['child', 'child', 'x'] }),
+      expect.objectContaining({ code: 'schema.type', path: ['child', 'child', 'name'] }),
+    ]);
+  });
+
   it('says when a schema cannot be compiled', () => {
     const result = createSpecValidator().validate(
       info({ type: 'object', properties: { a: { $ref: '#/nope' } } }),
@@ -181,11 +196,16 @@ describe('closeSchema', () => {
     expect(JSON.stringify(schema)).toBe(before);
   });
 
-  it('copies cyclic (dereferenced) schemas without looping', () => {
-    const node: Record<string, unknown> = { type: 'object', properties: {} };
+  it('turns cycles of dereferenced schemas into local $refs', () => {
+    const node: Record<string, unknown> = {
+      type: 'object',
+      properties: { name: { type: 'string' } },
+    };
     (node.properties as Record<string, unknown>).child = node;
-    const copy = closeSchema(node);
-    expect(copy.additionalProperties).toBe(false);
-    expect((copy.properties as Record<string, unknown>).child).toBe(copy);
+    expect(closeSchema(node)).toEqual({
+      type: 'object',
+      additionalProperties: false,
+      properties: { name: { type: 'string' }, child: { $ref: '#' } },
+    });
   });
 });
