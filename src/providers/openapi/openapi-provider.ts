@@ -168,9 +168,9 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
 
     describe: () => description,
 
-    list: (type, signal) => list(typeOf(type), signal),
+    list: async (type, signal) => list(typeOf(type), signal),
 
-    read: (type, id, signal) => read(typeOf(type), id, signal),
+    read: async (type, id, signal) => read(typeOf(type), id, signal),
 
     async create(type: string, desired: Record<string, unknown>, ctx: WriteContext) {
       const t = typeOf(type);
@@ -270,7 +270,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
       return evaluateByAnnotations(t, current, compared);
     },
 
-    find: (type, marker, signal) => find(typeOf(type), marker, signal),
+    find: async (type, marker, signal) => find(typeOf(type), marker, signal),
   };
 
   async function find(
@@ -295,13 +295,11 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     current: ObservedObject,
     desired: Record<string, unknown>,
   ): Promise<LifecycleEvaluation> {
-    // Tend's marker tags are kept on every update, so they are part of what would be sent.
-    const sent = withMarker(t, desired, current, undefined);
     const what = `POST ${path}`;
     const r = await http.request({
       method: 'POST',
       path,
-      body: { type: t.info.name, current: current.fields, desired: sent },
+      body: { type: t.info.name, current: current.fields, desired },
       safe: true,
     });
     const b = r.body;
