@@ -984,6 +984,30 @@ const cases: Case[] = [
       },
     ],
   },
+  {
+    name: 'duplicate check names',
+    reason: 'check results are recorded by name',
+    files: {
+      'main.yaml': yaml(
+        'kind: Resource',
+        'type: sb.networks',
+        'name: main',
+        'spec: { name: main, cidr: 10.0.0.0/16 }',
+        'checks:',
+        '  - { name: up, cel: "true" }',
+        '  - { name: up, http: { url: "http://x/" } }',
+      ),
+    },
+    expected: [
+      {
+        code: 'check.duplicate_name',
+        line: 7,
+        column: 13,
+        path: 'checks[1].name',
+        messageIncludes: ['check name `up` is already used by checks[0]'],
+      },
+    ],
+  },
 ];
 
 describe('loadIntent reports bad input', () => {
@@ -1269,6 +1293,42 @@ describe('loadIntent reports everything at once', () => {
         path: 'spec',
       },
     ]);
+  });
+
+  it('reports a describe callback that throws', async () => {
+    const dir = await fixture({ 'providers.yaml': PROVIDER + '\n' });
+    const { diagnostics } = await loadIntent(dir, {
+      describe: () => Promise.reject(new Error('connection reset')),
+    });
+    expect(diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'provider.describe_failed',
+        message: 'cannot load provider sb: connection reset',
+        line: 4,
+        column: 7,
+        path: 'spec',
+      }),
+    ]);
+  });
+
+  it('warns when an auth variable is not set in the given environment', async () => {
+    const dir = await fixture({
+      'providers.yaml': yaml(PROVIDER, 'auth: { header: X-API-Key, fromEnv: SB_KEY }'),
+    });
+    const withEnv = await loadIntent(dir, { ...fakeDescribe(), env: {} });
+    expect(withEnv.intent).toBeDefined();
+    expect(withEnv.diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'secret.unavailable',
+        severity: 'warning',
+        message: 'environment variable SB_KEY is not set',
+        line: 6,
+        column: 37,
+        path: 'auth.fromEnv',
+      }),
+    ]);
+    // Without an environment to judge by, nothing is said.
+    expect((await loadIntent(dir, fakeDescribe())).diagnostics).toEqual([]);
   });
 
   it('does not describe an invalid provider, nor report its resources as untyped', async () => {
