@@ -149,11 +149,14 @@ export async function loadIntent(
   }
   const described = await Promise.all(
     toDescribe.map(({ decl }) =>
-      options.describe(decl).catch((e: unknown): Diagnostic => ({
-        code: 'provider.describe_failed',
-        severity: 'error',
-        message: `cannot load provider ${decl.name}: ${e instanceof Error ? e.message : String(e)}`,
-      })),
+      // A describe that throws (even synchronously) is reported like one that returns a diagnostic.
+      Promise.resolve()
+        .then(() => options.describe(decl))
+        .catch((e: unknown): Diagnostic => ({
+          code: 'provider.describe_failed',
+          severity: 'error',
+          message: `cannot load provider ${decl.name}: ${e instanceof Error ? e.message : String(e)}`,
+        })),
     ),
   );
   toDescribe.forEach(({ decl, doc }, i) => {
