@@ -63,7 +63,7 @@ const RULES: Record<keyof FaultSettings, Rule> = {
     (Array.isArray(v) &&
       v.every((m) => typeof m === 'string' && HTTP_METHODS.includes(m.toUpperCase())))
       ? undefined
-      : `must be null or a list of HTTP methods (${HTTP_METHODS.join(', ')})`,
+      : `must list HTTP methods from ${HTTP_METHODS.join(', ')} (or be null for all)`,
 };
 
 /**

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, type SandboxOptions } from './app.js';
-import { sandboxClient, type SandboxClient } from './client.js';
+import { sandboxClient, type SandboxClient, type SandboxReply } from './client.js';
 
 function fresh(options: SandboxOptions = {}) {
   const sandbox = createSandbox(options);
@@ -11,7 +11,7 @@ async function created(
   api: SandboxClient,
   path: string,
   body: unknown,
-): Promise<Record<string, any>> {
+): Promise<SandboxReply['body']> {
   const reply = await api.post(path, body);
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body;
@@ -194,9 +194,9 @@ describe('request validation', () => {
     reason: string;
     method?: 'POST' | 'PATCH';
     path: string | ((d: Deps) => string);
-    body: unknown | ((d: Deps) => unknown);
+    body: unknown;
     field?: string;
-    message: string;
+    message: unknown;
   }[] = [
     {
       name: 'unknown field',
@@ -245,7 +245,7 @@ describe('request validation', () => {
       path: '/networks',
       body: { name: 'n', cidr: '10.0.0.0/33' },
       field: 'cidr',
-      message: expect.stringMatching(/^cidr must match the pattern /) as unknown as string,
+      message: expect.stringMatching(/^cidr must match the pattern /),
     },
     {
       name: 'integer type',
@@ -498,7 +498,7 @@ describe('secrets', () => {
     const { network } = await base(api);
     const secret = 'hunter2-very-secret';
     const texts: string[] = [];
-    const record = (reply: { body: unknown }) => {
+    const record = <T extends { body: unknown }>(reply: T): T => {
       texts.push(JSON.stringify(reply.body));
       return reply;
     };
@@ -524,8 +524,8 @@ describe('secrets', () => {
 
     const stored = sandbox.state.get('instances', id)?.fields.admin_password;
     expect(stored).toMatch(/^sha256:[0-9a-f]{64}$/);
-    const audit = (await api.get('/audit')).body.entries as { after: unknown }[];
-    expect(audit.filter((e) => e.after && 'admin_password' in (e.after as object))).toEqual([]);
+    const audit = (await api.get('/audit')).body.entries as { after: object | null }[];
+    expect(audit.filter((e) => e.after && 'admin_password' in e.after)).toEqual([]);
   });
 
   it('a rotation is an update; a PUT without the password keeps it', async () => {

@@ -65,6 +65,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--log', 'print one line per mutation')
     .option('--json', 'print machine-readable lines ({"url": ...} first)')
     .action(async (flags: SandboxFlags, command: Command) => {
+      // Bad flags are usage errors: commander prints them (with help) and exits 1.
       const fail = (message: string): never =>
         command.error(`error: ${message}`, { exitCode: 1, code: 'tend.sandbox' });
       const port = Number(flags.port);
@@ -95,7 +96,10 @@ export function registerSandboxCommand(program: Command): void {
             : {}),
         });
       } catch (error) {
-        return fail(`cannot start the sandbox: ${(error as Error).message}`);
+        // Not a usage error (a busy port, a damaged state file): no help text, just the reason.
+        process.stderr.write(`error: cannot start the sandbox: ${(error as Error).message}\n`);
+        process.exitCode = 1;
+        return;
       }
       print(
         flags.json ? JSON.stringify({ url: running.url }) : `sandbox listening on ${running.url}`,

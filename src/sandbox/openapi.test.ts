@@ -1,0 +1,134 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { format, resolveConfig } from 'prettier';
+import { describe, expect, it } from 'vitest';
+import { createSandbox } from './app.js';
+import { sandboxClient } from './client.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { TYPES } from './spec.js';
+
+const FILE = fileURLToPath(new URL('./openapi.json', import.meta.url));
+// The document is walked freely below; each assertion states the shape it expects.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const doc = buildOpenApiDocument() as any;
+const schemas = doc.components.schemas;
+
+describe('the committed openapi.json', () => {
+  // To regenerate after changing spec.ts or openapi.ts:
+  //   TEND_WRITE_SANDBOX_OPENAPI=1 npx vitest run src/sandbox/openapi.test.ts
+  it('equals the document the sandbox serves', async () => {
+    const served = await sandboxClient(createSandbox().app).get('/openapi.json');
+    expect(served.status).toBe(200);
+    if (process.env['TEND_WRITE_SANDBOX_OPENAPI'] === '1') {
+      const options = (await resolveConfig(FILE)) ?? {};
+      writeFileSync(
+        FILE,
+        await format(JSON.stringify(served.body), { ...options, parser: 'json' }),
+      );
+    }
+    const committed = JSON.parse(readFileSync(FILE, 'utf8'));
+    expect(
+      served.body,
+      'src/sandbox/openapi.json is stale: regenerate it (see the comment above this test)',
+    ).toEqual(committed);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1.0 document', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(doc));
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('declares the lifecycle endpoint and the audit feed', () => {
+    expect(doc['x-tend-lifecycle']).toEqual({ path: '/lifecycle/evaluate' });
+    expect(doc['x-tend-audit']).toEqual({ path: '/audit' });
+    expect(doc.paths['/lifecycle/evaluate'].post.operationId).toBe('evaluateLifecycle');
+    expect(doc.paths['/audit'].get.operationId).toBe('listAudit');
+  });
+
+  it('has the six operations per type, with ids named after the type', () => {
+    for (const t of TYPES) {
+      const s = t.singular;
+      const collection = doc.paths[`/${t.name}`];
+      const item = doc.paths[`/${t.name}/{${t.idField}}`];
+      expect(collection.get.operationId).toBe(`list${s}s`);
+      expect(collection.post.operationId).toBe(`create${s}`);
+      expect(item.get.operationId).toBe(`get${s}`);
+      expect(item.patch.operationId).toBe(`update${s}`);
+      expect(item.put.operationId).toBe(`replace${s}`);
+      expect(item.delete.operationId).toBe(`delete${s}`);
+      expect(collection.post.parameters).toContainEqual({
+        $ref: '#/components/parameters/IdempotencyKey',
+      });
+      expect(schemas[s].additionalProperties).toBe(false);
+      expect(schemas[`${s}Patch`].additionalProperties).toBe(false);
+      expect(schemas[`${s}Patch`].required).toBeUndefined();
+    }
+    expect(doc.paths['/buckets/{name}']).toBeDefined();
+    expect(doc.components.parameters.IdempotencyKey).toMatchObject({
+      name: 'Idempotency-Key',
+      in: 'header',
+    });
+  });
+
+  it('marks read-only, write-only, create-only and sensitive fields', () => {
+    expect(schemas.Network.properties.id).toMatchObject({ readOnly: true });
+    expect(schemas.Network.properties.status).toMatchObject({
+      readOnly: true,
+      enum: ['available'],
+    });
+    expect(schemas.Network.properties.created_at).toMatchObject({
+      readOnly: true,
+      format: 'date-time',
+    });
+    expect(schemas.Network.properties.cidr['x-tend-immutable']).toBe(true);
+    expect(schemas.Network.required).toEqual(['name', 'cidr']);
+    expect(schemas.Instance.properties.image['x-tend-immutable']).toBe(true);
+    expect(schemas.Instance.properties.private_ip.readOnly).toBe(true);
+    expect(schemas.Instance.properties.size).toMatchObject({
+      enum: ['small', 'medium', 'large'],
+      default: 'small',
+    });
+    expect(schemas.Instance.properties.admin_password).toMatchObject({
+      type: 'string',
+      writeOnly: true,
+      format: 'password',
+      'x-tend-sensitive': true,
+    });
+    expect(schemas.Service.properties.replicas).toMatchObject({
+      minimum: 0,
+      maximum: 100,
+      default: 1,
+    });
+    expect(schemas.Bucket.properties.name.pattern).toBe('^[a-z0-9][a-z0-9.-]{2,62}$');
+    expect(schemas.Bucket.properties).not.toHaveProperty('id');
+    expect(schemas.Network.properties.tags).toMatchObject({
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    });
+  });
+
+  it('keeps the volume shrink rule out of the document', () => {
+    const size = schemas.Volume.properties.size;
+    expect(size).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: 16384,
+      description: 'Size in GiB.',
+    });
+    expect(JSON.stringify(doc)).not.toMatch(/shrink/i);
+  });
+
+  it('declares the API key scheme and leaves the admin routes out', () => {
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+    });
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/_sandbox'))).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+// Starting sandboxes for tests: as a real `tend sandbox` process (what users run), or in-process
+// (fast). Both give the same handle, so a suite can switch between them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import {
+  startSandbox,
+  type FaultSettings,
+  type ListenOptions,
+  type OracleObject,
+  type SandboxOptions,
+  type SandboxStats,
+} from '../../src/sandbox/index.js';
+
+/** A running sandbox as tests see it. */
+export interface SandboxHandle {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  /** Stops the sandbox (the process gets SIGTERM, and SIGKILL if it lingers). */
+  stop(): Promise<void>;
+  /** The test oracle: every object, visible to reads yet or not. */
+  objects(): Promise<OracleObject[]>;
+  /** Merges fault settings; resolves to the settings now in force. */
+  setFaults(partial: Partial<FaultSettings>): Promise<FaultSettings>;
+  stats(): Promise<SandboxStats>;
+}
+
+/** Options for the process: extra environment (e.g. the variable named by --api-key-from-env). */
+export interface SandboxProcessOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /** The CLI entry to run; defaults to the built `dist/cli/main.js`. */
+  readonly cli?: string;
+}
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/**
+ * Spawns `node dist/cli/main.js sandbox --port 0 ...args` (build first: `npm run build`) and
+ * resolves once the first stdout line gives its URL. Rejects with the process's stderr when it
+ * exits before listening.
+ */
+export async function startSandboxProcess(
+  args: string[] = [],
+  options: SandboxProcessOptions = {},
+): Promise<SandboxHandle> {
+  const child = spawn(process.execPath, [options.cli ?? CLI, 'sandbox', '--port', '0', ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = createInterface({ input: child.stdout });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    exited.then((code) => {
+      throw new Error(`tend sandbox exited with code ${code} before listening: ${stderr.trim()}`);
+    }),
+  ]);
+  lines.on('line', () => {}); // keep draining stdout (--log lines)
+  const url = parseUrl(first);
+  let stopping: Promise<void> | undefined;
+  return {
+    ...oracle(url),
+    url,
+    stop: () => (stopping ??= stopProcess(child, exited)),
+  };
+}
+
+/** The same handle around an in-process sandbox (`startSandbox`), for fast tests. */
+export async function startSandboxInProcess(
+  options: SandboxOptions & ListenOptions = {},
+): Promise<SandboxHandle> {
+  const running = await startSandbox(options);
+  return { ...oracle(running.url), url: running.url, stop: () => running.close() };
+}
+
+function parseUrl(line: string): string {
+  const text = line.trim();
+  if (text.startsWith('{')) {
+    const parsed = JSON.parse(text) as { url?: unknown };
+    if (typeof parsed.url === 'string') return parsed.url;
+  }
+  const match = /^sandbox listening on (http:\/\/\S+)$/.exec(text);
+  if (!match?.[1]) throw new Error(`unexpected first line from tend sandbox: ${line}`);
+  return match[1];
+}
+
+async function stopProcess(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function oracle(url: string) {
+  const json = async <T>(path: string, init?: RequestInit): Promise<T> => {
+    const response = await fetch(`${url}${path}`, init);
+    const body = (await response.json()) as T;
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
+    return body;
+  };
+  return {
+    objects: async () => (await json<{ objects: OracleObject[] }>('/_sandbox/objects')).objects,
+    setFaults: (partial: Partial<FaultSettings>) =>
+      json<FaultSettings>('/_sandbox/faults', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(partial),
+      }),
+    stats: () => json<SandboxStats>('/_sandbox/stats'),
+  };
+}
