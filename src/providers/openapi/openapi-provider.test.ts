@@ -273,6 +273,95 @@ describe('openapi provider on the sandbox: CRUD', () => {
   });
 });
 
+describe('openapi provider on the sandbox: answers that are not the object', () => {
+  /** A fetch that sends to the sandbox but rewrites what POST answers. */
+  const rewritePost =
+    (answer: (real: Response, sent: string) => Promise<Response>): typeof fetch =>
+    async (input, init) => {
+      const real = await fetch(input, init);
+      const url = input instanceof Request ? input.url : input.toString();
+      return init?.method === 'POST' && !url.includes('/lifecycle')
+        ? answer(real, typeof init.body === 'string' ? init.body : '')
+        : real;
+    };
+  const empty = rewritePost(async (real) => {
+    await real.arrayBuffer();
+    return new Response(null, { status: 201 });
+  });
+
+  it('reads back a natural-key object by its name when the answer is empty', async () => {
+    const p = await variant(() => {}, { fetch: empty });
+    const b = await p.create('buckets', { name: 'logs' }, ctx({ marker: marker('buckets/logs') }));
+    expect(b).toMatchObject({
+      id: 'logs',
+      fields: { name: 'logs', created_at: expect.any(String) },
+    });
+  });
+
+  it('finds a marker object by its marker when the answer is empty', async () => {
+    const p = await variant(() => {}, { fetch: empty });
+    const net = await p.create(
+      'networks',
+      { name: 'n', cidr: '10.5.0.0/16' },
+      ctx({ marker: marker('networks/n', 'op-n') }),
+    );
+    expect(net.fields).toMatchObject({ name: 'n', status: expect.any(String) });
+    expect(net.marker).toEqual(marker('networks/n', 'op-n'));
+  });
+
+  it('reports a create it cannot confirm as outcome unknown', async () => {
+    const p = await variant(() => {}, { fetch: empty });
+    sb.sandbox.setFaults({ eventualConsistencyMs: 60_000 });
+    const e = await failure(
+      p.create(
+        'networks',
+        { name: 'n', cidr: '10.5.0.0/16' },
+        ctx({ marker: marker('networks/n') }),
+      ),
+    );
+    expect(e).toMatchObject({
+      code: 'provider.create_unconfirmed',
+      outcomeUnknown: true,
+      retryable: true,
+    });
+    expect(e.message).toBe(
+      'POST /networks succeeded but answered with no object carrying id, and the object could not be found; the journal will look it up',
+    );
+  });
+
+  it('never keeps a sensitive field in an observed object, even when the platform echoes it', async () => {
+    const echo = rewritePost(async (real, sent) => {
+      const body = {
+        ...((await real.json()) as object),
+        admin_password: (JSON.parse(sent) as { admin_password?: string }).admin_password,
+      };
+      return new Response(JSON.stringify(body), {
+        status: real.status,
+        headers: { 'content-type': 'application/json' },
+      });
+    });
+    const p = await variant(() => {}, { fetch: echo });
+    const net = await p.create(
+      'networks',
+      { name: 'n', cidr: '10.5.0.0/16' },
+      ctx({ marker: marker('networks/n') }),
+    );
+    const inst = await p.create(
+      'instances',
+      {
+        name: 'web',
+        network_id: net.id,
+        size: 'small',
+        image: 'debian-12',
+        admin_password: 'pw-secret',
+      },
+      ctx({ marker: marker('instances/web') }),
+    );
+    expect(inst.fields['name']).toBe('web');
+    expect(JSON.stringify(inst)).not.toContain('pw-secret');
+  });
+});
+
 describe('openapi provider on the sandbox: lifecycle', () => {
   it('asks the platform: a volume grows in place and is replaced to shrink', async () => {
     const net = await network();

@@ -450,7 +450,12 @@ function observed(
   const id = scalarId(fields[t.info.idField]) ?? fallbackId;
   if (id === undefined) return undefined;
   const marker = t.info.markerField ? readMarker(fields[t.info.markerField]) : undefined;
-  return { type: t.info.name, id, fields, ...(marker ? { marker } : {}) };
+  // Observed fields end up in the store and the ledger, where secrets never go: a sensitive field
+  // is dropped even if the platform echoes it (or it comes from what was sent, in a read-back).
+  const kept = t.info.sensitive.some((k) => k in fields)
+    ? Object.fromEntries(Object.entries(fields).filter(([k]) => !t.info.sensitive.includes(k)))
+    : fields;
+  return { type: t.info.name, id, fields: kept, ...(marker ? { marker } : {}) };
 }
 
 function listItems(t: DerivedType, body: unknown): unknown[] | undefined {
