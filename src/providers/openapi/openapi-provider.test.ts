@@ -131,6 +131,16 @@ describe('openapi provider on the sandbox: describe', () => {
     expect(schema.required).toEqual(expect.arrayContaining(['name', 'cidr']));
   });
 
+  it('derives the same types from the committed document file', async () => {
+    const fromFile = await loadOpenApiProvider({
+      name: 'sb',
+      spec: new URL('../../sandbox/openapi.json', import.meta.url).pathname,
+      endpoint: sb.url,
+      workspace: 'ws',
+    });
+    expect(fromFile.describe()).toEqual(provider.describe());
+  });
+
   it('names the known types for an unknown one', async () => {
     const e = await failure(provider.list('disks'));
     expect(e.code).toBe('provider.unknown_type');
