@@ -14,13 +14,16 @@ export interface FaultSettings {
   readonly rate429: number;
   /** The Retry-After of injected 429s, in seconds. */
   readonly retryAfterSeconds: number;
-  /** Chance, for a mutation, of committing it and then never answering. */
+  /**
+   * Chance, for a mutation, of committing it and then never answering. Meant for HTTP (the client
+   * times out; close() cuts the socket): in-process, `app.request()` would never resolve.
+   */
   readonly timeoutAfterSuccessRate: number;
   /** How long a created object stays missing from reads. Not restricted by `methods`. */
   readonly eventualConsistencyMs: number;
   /** Requests per second allowed (a global token bucket with burst = rateLimit); 0 = unlimited. */
   readonly rateLimit: number;
-  /** When set, only requests with these HTTP methods meet faults. */
+  /** When set, only requests with these HTTP methods meet faults (the rate limit included). */
   readonly methods: readonly string[] | null;
 }
 
