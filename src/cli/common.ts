@@ -1,0 +1,88 @@
+import { resolve } from 'node:path';
+import type { Diagnostic } from '../core/index.js';
+import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';
+import { IntentError } from '../engine/index.js';
+import { EXIT } from './exit-codes.js';
+import type { Style } from './render/style.js';
+import { styleFor } from './render/style.js';
+
+/** Options every workspace command takes. */
+export interface CommonOptions {
+  json?: boolean;
+  store?: string;
+  workspace?: string;
+}
+
+/** Output helpers bound to the process streams. */
+export interface Output {
+  readonly json: boolean;
+  readonly style: Style;
+  line(text: string): void;
+  err(text: string): void;
+  data(value: unknown): void;
+}
+
+/** Builds the output for a command. */
+export function output(json: boolean | undefined): Output {
+  return {
+    json: Boolean(json),
+    style: styleFor(process.stdout),
+    line: (t) => process.stdout.write(`${t}\n`),
+    err: (t) => process.stderr.write(`${t}\n`),
+    data: (v) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
+  };
+}
+
+/** The workspace options from command options. */
+export function workspaceOptions(dir: string, o: CommonOptions) {
+  return {
+    dir: resolve(dir),
+    ...(o.store ? { store: resolve(o.store) } : {}),
+    ...(o.workspace ? { name: o.workspace } : {}),
+  };
+}
+
+/** Prints diagnostics (text or JSON). */
+export function printDiagnostics(out: Output, diagnostics: readonly Diagnostic[]): void {
+  const sorted = sortDiagnostics(diagnostics);
+  if (out.json) {
+    out.data({ ok: !sorted.some((d) => d.severity === 'error'), diagnostics: sorted });
+    return;
+  }
+  for (const d of sorted)
+    out.err(
+      d.severity === 'error'
+        ? out.style.red(formatDiagnostic(d))
+        : out.style.yellow(formatDiagnostic(d)),
+    );
+  const n = sorted.filter((d) => d.severity === 'error').length;
+  if (n > 0)
+    out.err(out.style.red(`${n} error${n === 1 ? '' : 's'}; nothing was sent to any API.`));
+}
+
+/** Reports any error thrown by a command and sets the exit code. */
+export function fail(out: Output, e: unknown): void {
+  if (e instanceof IntentError) {
+    printDiagnostics(out, e.diagnostics);
+    process.exitCode = EXIT.error;
+    return;
+  }
+  const err = toTendError(e);
+  if (out.json) out.data({ ok: false, error: err.toJSON() });
+  else {
+    out.err(out.style.red(`error${err.address ? ` ${err.address}` : ''}: ${err.message}`));
+    if (err.hint) out.err(`  hint: ${err.hint}`);
+    if (err.code === 'internal' && err.stack && process.env['TEND_DEBUG']) out.err(err.stack);
+  }
+  process.exitCode = EXIT.error;
+}
+
+/** Parses a positive integer option, with a message naming the flag. */
+export function intOption(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`${flag} must be a non-negative integer, got "${v}"`);
+    return n;
+  };
+}

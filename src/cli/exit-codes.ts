@@ -1,0 +1,13 @@
+/** Exit codes scripts can rely on (docs/cli.md). */
+export const EXIT = {
+  /** Success; for `plan`: nothing to change. */
+  ok: 0,
+  /** An error: bad intent, unreachable platform, a failed operation. */
+  error: 1,
+  /** `plan`: there are changes. */
+  changes: 2,
+  /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
+  blocked: 3,
+  /** Interrupted by a signal. */
+  interrupted: 130,
+} as const;

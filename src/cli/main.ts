@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { registerApplyCommand } from './commands/apply.js';
+import { registerHistoryCommand } from './commands/history.js';
+import { registerPlanCommand } from './commands/plan.js';
+import { registerRunCommand } from './commands/run.js';
+import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerStatusCommand } from './commands/status.js';
+import { registerValidateCommand } from './commands/validate.js';
+import { EXIT } from './exit-codes.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+const program = new Command()
+  .name('tend')
+  .description(
+    'Keeps infrastructure correct after the deploy: observe, compare, act, verify, again.',
+  )
+  .version(pkg.version)
+  .showHelpAfterError()
+  .exitOverride();
+
+registerValidateCommand(program);
+registerPlanCommand(program);
+registerApplyCommand(program);
+registerRunCommand(program);
+registerStatusCommand(program);
+registerHistoryCommand(program);
+registerSandboxCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.error;
+  } else {
+    process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = EXIT.error;
+  }
+}

@@ -1,0 +1,84 @@
+import type { EngineEvent } from '../../engine/index.js';
+import { showValue } from './plan.js';
+import type { Style } from './style.js';
+
+function time(): string {
+  return new Date().toISOString().slice(11, 19);
+}
+
+/** One human line (or none) for an engine event. Plans are rendered separately. */
+export function renderEvent(e: EngineEvent, s: Style, verbose: boolean): string | undefined {
+  switch (e.kind) {
+    case 'pass-start':
+      return verbose ? s.dim(`[${time()}] pass ${e.pass} (${e.trigger})`) : undefined;
+    case 'observed':
+      return verbose
+        ? s.dim(`  observed ${e.objects} managed object${e.objects === 1 ? '' : 's'} in ${e.ms} ms`)
+        : undefined;
+    case 'plan':
+      return undefined;
+    case 'recovered':
+      return s.yellow(`  ↺ ${e.address}  journal ${e.opId}: ${e.outcome}`);
+    case 'op-start':
+      return undefined;
+    case 'op-done': {
+      const sym =
+        e.action === 'create' ? s.green('+') : e.action === 'update' ? s.yellow('~') : s.red('-');
+      return `  ${sym} ${e.address}  ${e.action}d ${e.objectId} (${e.ms} ms)`;
+    }
+    case 'op-failed':
+      return (
+        s.red(`  ✗ ${e.address}  ${e.action} failed: ${e.error.message}`) +
+        (e.error.hint ? s.dim(`\n      hint: ${e.error.hint}`) : '')
+      );
+    case 'blocked':
+      return s.red(`  ⏸ ${e.address}  blocked: ${e.reason}`);
+    case 'skipped':
+      return s.yellow(`  … ${e.address}  ${e.reason}`);
+    case 'verified':
+      return verbose
+        ? s.dim(`  ✓ ${e.address}  verified: observed matches declared (${e.ms} ms)`)
+        : undefined;
+    case 'check':
+      return e.result.ok
+        ? s.green(`  ✓ ${e.address}  check ${e.result.name} passed`)
+        : s.red(`  ✗ ${e.address}  check ${e.result.name} failed: ${e.result.message}`);
+    case 'change-observed': {
+      const c = e.change;
+      const why = [c.intent && `intent: ${c.intent}`, c.motivation && `motivation: ${c.motivation}`]
+        .filter(Boolean)
+        .join(', ');
+      const fields = c.fields
+        .filter((f) => f !== 'updated_at')
+        .map((f) => `${f} ${showValue(c.before?.[f])} → ${showValue(c.after?.[f])}`)
+        .join(', ');
+      return s.cyan(
+        `[${time()}] ! ${c.address ?? c.objectId}  ${c.action}d by ${c.actor}${why ? ` (${why})` : ''}: ${fields}`,
+      );
+    }
+    case 'drift':
+      return s.yellow(`  ~ ${e.address}  drift on ${e.fields.join(', ')}: correcting`);
+    case 'pass-done': {
+      const parts = Object.entries(e.states)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} ${k}`);
+      return s.dim(
+        `[${time()}] pass ${e.pass} done in ${e.ms} ms: ${parts.join(', ') || 'nothing declared'}`,
+      );
+    }
+    case 'warning':
+      return s.yellow(`  warning: ${e.message}`);
+    case 'error':
+      return (
+        s.red(`  error${e.error.address ? ` ${e.error.address}` : ''}: ${e.error.message}`) +
+        (e.error.hint ? s.dim(`\n      hint: ${e.error.hint}`) : '')
+      );
+  }
+}
+
+/** An event as a JSON line (errors flattened). */
+export function eventJson(e: EngineEvent): string {
+  return JSON.stringify({ time: new Date().toISOString(), ...e }, (_k, v: unknown) =>
+    v instanceof Error && 'toJSON' in v ? (v as { toJSON(): unknown }).toJSON() : v,
+  );
+}

@@ -1,0 +1,122 @@
+import type { FieldChange, Plan, PlanStep } from '../../core/index.js';
+import { isUnknown } from '../../core/index.js';
+import type { Style } from './style.js';
+
+/** A short text for a value in a plan. */
+export function showValue(v: unknown): string {
+  if (isUnknown(v)) return '(known after apply)';
+  if (v === undefined) return '(absent)';
+  return JSON.stringify(v);
+}
+
+const SYMBOL: Record<PlanStep['kind'], string> = {
+  create: '+',
+  update: '~',
+  replace: '-/+',
+  delete: '-',
+  noop: ' ',
+};
+
+function changeLine(c: FieldChange, forced: readonly string[]): string {
+  const top = c.path.split('.')[0]!;
+  const force = forced.includes(top) || forced.includes(c.path) ? '   # forces replacement' : '';
+  return `      ${c.path}: ${showValue(c.before)} → ${showValue(c.after)}${force}`;
+}
+
+function flatten(value: unknown, prefix: string, out: string[]): void {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && !isUnknown(value)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else {
+    out.push(`      ${prefix}: ${showValue(value)}`);
+  }
+}
+
+/** Renders a plan like Terraform does: a symbol per resource, changed fields, blast radius, summary. */
+export function renderPlan(plan: Plan, s: Style): string {
+  const lines: string[] = [];
+  const color = (k: PlanStep['kind']) =>
+    k === 'create' ? s.green : k === 'update' ? s.yellow : k === 'noop' ? s.dim : s.red;
+  for (const step of plan.steps) {
+    if (step.kind === 'noop') continue;
+    const c = color(step.kind);
+    const sym = SYMBOL[step.kind].padStart(3);
+    switch (step.kind) {
+      case 'create': {
+        lines.push(c(`${sym} ${step.address}`) + s.dim('  will be created'));
+        flatten(step.desired, '', lines);
+        break;
+      }
+      case 'update':
+        lines.push(
+          c(`${sym} ${step.address}`) + s.dim(`  will be updated in place (${step.objectId})`),
+        );
+        for (const ch of step.changes) lines.push(changeLine(ch, []));
+        break;
+      case 'replace': {
+        const by =
+          step.decidedBy === 'platform'
+            ? "the platform's lifecycle endpoint"
+            : 'a create-only annotation';
+        lines.push(
+          c(`${sym} ${step.address}`) +
+            s.dim(
+              `  must be replaced (${step.objectId}); decided by ${by}${step.reason ? `: ${step.reason}` : ''}`,
+            ),
+        );
+        for (const ch of step.changes) lines.push(changeLine(ch, step.forcedBy));
+        lines.push(
+          `      strategy: ${step.strategy === 'create-before-destroy' ? 'create the new object, repoint dependents, verify, then delete the old one' : 'delete the old object, then create the new one (the platform cannot hold both)'}`,
+        );
+        if (step.blastRadius.length > 0)
+          lines.push(s.yellow(`      blast radius: ${step.blastRadius.join(', ')}`));
+        if (step.gated)
+          lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
+        break;
+      }
+      case 'delete':
+        lines.push(
+          c(`${sym} ${step.address}`) +
+            s.dim(`  will be deleted (${step.objectId}; removed from the intent)`),
+        );
+        if (step.blastRadius.length > 0)
+          lines.push(s.yellow(`      blast radius: ${step.blastRadius.join(', ')}`));
+        if (step.gated)
+          lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
+        break;
+    }
+    lines.push('');
+  }
+  const n = plan.counts;
+  if (n.create + n.update + n.replace + n.delete === 0) {
+    lines.push(
+      s.green(`No changes. ${n.noop} resource${n.noop === 1 ? '' : 's'} match the intent.`),
+    );
+  } else {
+    lines.push(
+      s.bold(
+        `Plan: ${n.create} to create, ${n.update} to update, ${n.replace} to replace, ${n.delete} to delete, ${n.noop} unchanged.`,
+      ),
+    );
+    if (plan.blastRadius.length > 0)
+      lines.push(s.yellow(`Blast radius: ${plan.blastRadius.join(', ')}`));
+    if (plan.gated.length > 0) {
+      lines.push(
+        s.red(
+          `Gated (stateful, destructive): ${plan.gated.join(', ')}; re-run with --approve-destroy.`,
+        ),
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+/** A JSON-friendly plan (Unknowns kept as `{ "$unknown": … }`). */
+export function planJson(plan: Plan): unknown {
+  return {
+    changes: plan.steps.some((st) => st.kind !== 'noop'),
+    counts: plan.counts,
+    gated: plan.gated,
+    blastRadius: plan.blastRadius,
+    steps: plan.steps,
+  };
+}

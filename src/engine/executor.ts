@@ -1,0 +1,325 @@
+import type {
+  ActorContext,
+  Address,
+  CheckResult,
+  ObservedObject,
+  PlanStep,
+  ResourceDecl,
+  ResourceState,
+} from '../core/index.js';
+import { containsUnknown, hashValue, TendError, toTendError, updateBody } from '../core/index.js';
+import type { Clock } from './clock.js';
+import type { Reporter } from './events.js';
+import type { OperationTarget } from './operator.js';
+import { Operator } from './operator.js';
+import type { PlannedPass } from './planner.js';
+import { diffResource, evaluateChanges, resolveDesired } from './planner.js';
+import { isSecretRef, withSecrets } from './secrets.js';
+import { runChecks, waitConverged } from './verify.js';
+import type { Workspace } from './workspace.js';
+
+/** The outcome of one resource in a pass. */
+export interface ResourceOutcome {
+  readonly state: ResourceState;
+  readonly objectId?: string;
+  readonly message?: string;
+  readonly checks: readonly CheckResult[];
+}
+
+/** Options for executing a plan. */
+export interface ExecuteOptions {
+  readonly actor: ActorContext;
+  readonly clock: Clock;
+  readonly report: Reporter;
+  /** Bound on re-reading after a change until observed matches declared. */
+  readonly verifyTimeoutMs: number;
+  readonly runChecks: boolean;
+  /** When aborted, no new operation starts; in-flight ones finish and settle. */
+  readonly signal?: AbortSignal;
+}
+
+class Skip extends Error {}
+
+/**
+ * Executes a plan as a graph: each resource starts when what it references is done, independent
+ * branches run in parallel (the provider bounds concurrency and rate), and a failure skips only
+ * what depends on it. The old object of a replace is deleted only after its replacement is verified
+ * and every dependent has been repointed.
+ */
+export async function executePlan(
+  ws: Workspace,
+  pass: PlannedPass,
+  options: ExecuteOptions,
+): Promise<Map<Address, ResourceOutcome>> {
+  const { clock, report } = options;
+  const operator = new Operator(ws, options.actor, clock, report);
+  const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
+  const steps = new Map(pass.plan.steps.map((s) => [s.address, s] as const));
+  const current = new Map<Address, ObservedObject>(pass.observation.objects);
+  const outcomes = new Map<Address, ResourceOutcome>();
+  const nodes = new Map<string, Promise<void>>();
+  const dependents = new Map<Address, Address[]>();
+  for (const r of ws.intent.resources) {
+    for (const d of r.dependsOn) dependents.set(d, [...(dependents.get(d) ?? []), r.address]);
+  }
+  const removedDependents = new Map<Address, Address[]>();
+  for (const s of pass.plan.steps) {
+    if (s.kind !== 'delete') continue;
+    for (const d of s.dependsOn)
+      removedDependents.set(d, [...(removedDependents.get(d) ?? []), s.address]);
+  }
+
+  for (const a of pass.waiting) {
+    outcomes.set(a, {
+      state: 'pending',
+      message: 'created moments ago; waiting for it to become visible',
+      checks: [],
+    });
+  }
+
+  const node = (key: string, deps: () => string[], run: () => Promise<void>): Promise<void> => {
+    const existing = nodes.get(key);
+    if (existing) return existing;
+    const p = (async () => {
+      const results = await Promise.allSettled(
+        deps().map((d) => nodes.get(d) ?? Promise.resolve()),
+      );
+      if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
+      if (options.signal?.aborted) throw new Skip('stopping');
+      await run();
+    })();
+    nodes.set(key, p);
+    return p;
+  };
+
+  const target = (step: PlanStep, extra: Partial<OperationTarget> = {}): OperationTarget => {
+    const decl = decls.get(step.address);
+    return {
+      address: step.address,
+      type: step.type,
+      stateful: decl?.lifecycle.stateful ?? (step.kind === 'delete' ? step.gated : false),
+      dependsOn: step.dependsOn,
+      ...extra,
+    };
+  };
+
+  const sendable = (decl: ResourceDecl, desired: Record<string, unknown>) => {
+    const secrets: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(decl.spec)) if (isSecretRef(v)) secrets[k] = v;
+    return { ...desired, ...withSecrets(secrets, ws.env, ws.intent.dir) };
+  };
+
+  const finish = async (
+    decl: ResourceDecl,
+    obj: ObservedObject,
+    desired: Record<string, unknown>,
+    mutated: boolean,
+  ) => {
+    let verified = obj;
+    if (mutated) {
+      const t0 = clock.now().getTime();
+      verified = await waitConverged(ws, decl, obj.id, desired, clock, options.verifyTimeoutMs);
+      report({ kind: 'verified', address: decl.address, ms: clock.now().getTime() - t0 });
+      await operator.remember(target(steps.get(decl.address)!), verified);
+    }
+    current.set(decl.address, verified);
+    const checks = options.runChecks
+      ? await runChecks(ws, decl, verified, desired, (a) => current.get(a), clock)
+      : [];
+    for (const result of checks) report({ kind: 'check', address: decl.address, result });
+    const failing = checks.filter((c) => !c.ok);
+    outcomes.set(decl.address, {
+      state: failing.length > 0 ? 'failing' : 'converged',
+      objectId: verified.id,
+      ...(failing.length > 0
+        ? { message: failing.map((c) => `${c.name}: ${c.message}`).join('; ') }
+        : {}),
+      checks,
+    });
+  };
+
+  const replace = async (
+    decl: ResourceDecl,
+    step: PlanStep,
+    old: ObservedObject,
+    desired: Record<string, unknown>,
+    strategy: string,
+  ) => {
+    const group = `rep-${hashValue({ address: decl.address, old: old.id, desired })}`;
+    if (strategy === 'delete-before-create') {
+      await operator.delete(target(step, { group, step: 1 }), old, false);
+      const created = await operator.create(
+        target(step, { group, step: 2 }),
+        sendable(decl, desired),
+        hashValue(desired),
+      );
+      current.set(decl.address, created);
+      await finish(decl, created, desired, true);
+      return;
+    }
+    const created = await operator.create(
+      target(step, { group, step: 1 }),
+      sendable(decl, desired),
+      hashValue(desired),
+    );
+    await finish(decl, created, desired, true);
+    // Step 2 (delete the old object) runs as its own node, after every dependent is repointed.
+    replacedOld.set(decl.address, { old, group });
+  };
+  const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
+
+  const mainKey = (a: Address) => `main:${a}`;
+  const runMain = (step: PlanStep) =>
+    node(
+      mainKey(step.address),
+      () => step.dependsOn.filter((d) => steps.has(d)).map(mainKey),
+      async () => {
+        const decl = decls.get(step.address)!;
+        const { info } = ws.typeOf(decl.type);
+        const desired = resolveDesired(decl, (a) => current.get(a));
+        if (containsUnknown(desired)) {
+          throw new TendError(
+            'ref.unresolved',
+            `${decl.address}: a referenced resource does not exist`,
+            {
+              address: decl.address,
+              phase: 'apply',
+            },
+          );
+        }
+        const observed = current.get(decl.address);
+        if (step.kind === 'create' || !observed) {
+          const created = await operator.create(
+            target(step),
+            sendable(decl, desired),
+            hashValue(desired),
+          );
+          current.set(decl.address, created);
+          await finish(decl, created, desired, true);
+          return;
+        }
+        if (step.kind === 'replace' && step.gated) {
+          const reason = `replacing ${decl.address} (${step.forcedBy.join(', ')}) destroys a stateful resource: approve with --approve-destroy`;
+          report({ kind: 'blocked', address: decl.address, reason });
+          outcomes.set(decl.address, {
+            state: 'blocked',
+            objectId: observed.id,
+            message: reason,
+            checks: [],
+          });
+          return;
+        }
+        const changes = diffResource(ws, decl, desired, observed);
+        if (changes.length === 0) {
+          await finish(decl, observed, desired, false);
+          return;
+        }
+        const ev =
+          step.kind === 'replace'
+            ? undefined
+            : await evaluateChanges(ws, decl, observed, desired, changes);
+        if (step.kind === 'replace' || (ev?.action === 'replace' && ev.source !== 'default')) {
+          if (decl.lifecycle.stateful && step.kind !== 'replace') {
+            const reason = `${decl.address} now needs replacement (${ev?.fields.join(', ')}): approve with --approve-destroy`;
+            report({ kind: 'blocked', address: decl.address, reason });
+            outcomes.set(decl.address, {
+              state: 'blocked',
+              objectId: observed.id,
+              message: reason,
+              checks: [],
+            });
+            return;
+          }
+          const strategy =
+            step.kind === 'replace'
+              ? step.strategy
+              : info.identity === 'natural-key' && !ev?.fields.includes(info.naturalKey ?? '')
+                ? 'delete-before-create'
+                : 'create-before-destroy';
+          await replace(decl, step, observed, desired, strategy);
+          return;
+        }
+        report({ kind: 'drift', address: decl.address, fields: changes.map((c) => c.path) });
+        const body = updateBody(desired, observed.fields, changes);
+        const updated = await operator.update(target(step), observed, body, hashValue(desired));
+        current.set(decl.address, updated);
+        await finish(decl, updated, desired, true);
+      },
+    );
+
+  const delKey = (a: Address) => `del:${a}`;
+  const runDelete = (step: PlanStep) =>
+    node(
+      delKey(step.address),
+      () =>
+        step.kind === 'delete'
+          ? (removedDependents.get(step.address) ?? []).map(delKey)
+          : [
+              mainKey(step.address),
+              ...(dependents.get(step.address) ?? []).filter((d) => steps.has(d)).map(mainKey),
+            ],
+      async () => {
+        if (step.kind === 'delete') {
+          if (step.gated) {
+            const reason = `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`;
+            report({ kind: 'blocked', address: step.address, reason });
+            outcomes.set(step.address, {
+              state: 'blocked',
+              objectId: step.objectId,
+              message: reason,
+              checks: [],
+            });
+            return;
+          }
+          const obj = current.get(step.address) ?? pass.observation.objects.get(step.address);
+          if (!obj) return;
+          await operator.delete(target(step), obj, true);
+          return;
+        }
+        const replaced = replacedOld.get(step.address);
+        if (!replaced) return;
+        await operator.delete(
+          target(step, { group: replaced.group, step: 2 }),
+          replaced.old,
+          false,
+        );
+      },
+    );
+
+  const all: Promise<void>[] = [];
+  for (const step of pass.plan.steps) {
+    if (step.kind === 'delete') all.push(runDelete(step));
+    else {
+      all.push(runMain(step));
+      if (step.kind === 'replace' && step.strategy === 'create-before-destroy' && !step.gated)
+        all.push(runDelete(step));
+    }
+  }
+  await Promise.allSettled(all);
+  // Record failures and skips per resource (first reason wins).
+  const keys = [...nodes.keys()];
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const address = key.slice(key.indexOf(':') + 1) as Address;
+    const p = nodes.get(key)!;
+    const r = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (r === undefined || outcomes.has(address)) continue;
+    if (r instanceof Skip) {
+      const msg =
+        r.message === 'stopping'
+          ? 'not started: tend is stopping'
+          : 'not attempted: a resource it depends on failed';
+      report({ kind: 'skipped', address, reason: msg });
+      outcomes.set(address, { state: 'pending', message: msg, checks: [] });
+    } else {
+      const err = toTendError(r);
+      if (err.phase !== 'apply')
+        report({ kind: 'error', error: err.address ? err : err.at(address, 'apply') });
+      outcomes.set(address, { state: 'error', message: `${err.code}: ${err.message}`, checks: [] });
+    }
+  }
+  return outcomes;
+}

@@ -1,0 +1,68 @@
+import type { Address, Change } from '../core/index.js';
+import { readMarker } from '../core/index.js';
+import { changedFields, redact } from './operator.js';
+import type { Workspace } from './workspace.js';
+
+/** What one read of a provider's audit feed brought. */
+export interface FeedResult {
+  /** Changes to managed objects made by someone other than this Tend, now in the ledger. */
+  readonly recorded: Change[];
+}
+
+/**
+ * Reads a provider's audit feed after the stored cursor, records every change to a managed object
+ * made by another actor in the ledger (with its actor, intent and motivation), and advances the
+ * cursor. Tend's own writes are already in the ledger and are skipped. May wait up to `waitMs`.
+ */
+export async function ingestFeed(
+  ws: Workspace,
+  providerName: string,
+  ownActor: string,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<FeedResult> {
+  const provider = ws.providers.get(providerName);
+  if (!provider?.changes) return { recorded: [] };
+  const cursor = await ws.store.getCursor(providerName);
+  const page = await provider.changes(cursor, { waitMs, ...(signal ? { signal } : {}) });
+  const recorded: Change[] = [];
+  if (page.changes.length > 0) {
+    const twin = await ws.store.listTwin();
+    const byObject = new Map(twin.map((t) => [`${t.type}\u0000${t.objectId}`, t] as const));
+    for (const c of page.changes) {
+      if (c.actor === ownActor) continue;
+      const type = `${providerName}.${c.type}`;
+      const remembered = byObject.get(`${type}\u0000${c.id}`);
+      const marker = readMarker((c.after ?? c.before)?.['tags']);
+      const address: Address | undefined =
+        remembered?.address ?? (marker?.workspace === ws.name ? marker.address : undefined);
+      if (!address) continue;
+      let info;
+      try {
+        info = ws.typeOf(type).info;
+      } catch {
+        continue;
+      }
+      const before = c.before ? redact(info, c.before) : undefined;
+      const after = c.after ? redact(info, c.after) : undefined;
+      recorded.push(
+        await ws.store.appendChange({
+          time: c.time,
+          actor: c.actor,
+          ...(c.intent ? { intent: c.intent } : {}),
+          ...(c.motivation ? { motivation: c.motivation } : {}),
+          source: 'audit',
+          address,
+          type,
+          objectId: c.id,
+          action: c.action,
+          fields: changedFields(before, after),
+          ...(before ? { before } : {}),
+          ...(after ? { after } : {}),
+        }),
+      );
+    }
+  }
+  if (page.cursor !== cursor) await ws.store.setCursor(providerName, page.cursor);
+  return { recorded };
+}

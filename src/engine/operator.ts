@@ -1,0 +1,337 @@
+import type {
+  ActorContext,
+  Address,
+  Marker,
+  ObservedObject,
+  Operation,
+  OperationAction,
+  ResourceTypeInfo,
+} from '../core/index.js';
+import { hashValue, operationId, toTendError, TendError } from '../core/index.js';
+import type { Clock } from './clock.js';
+import type { Reporter } from './events.js';
+import type { Workspace } from './workspace.js';
+
+/** What one journaled mutation acts on. */
+export interface OperationTarget {
+  readonly address: Address;
+  /** `provider.resourceType`. */
+  readonly type: string;
+  readonly stateful: boolean;
+  readonly dependsOn: readonly Address[];
+  /** Multi-step operations (a replace) share a group; steps count from 1. */
+  readonly group?: string;
+  readonly step?: number;
+}
+
+/** Removes secret fields from observed data before it is stored or logged. */
+export function redact(
+  info: ResourceTypeInfo,
+  fields: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) if (!info.sensitive.includes(k)) out[k] = v;
+  return out;
+}
+
+/** The names of top-level fields that differ between two objects. */
+export function changedFields(
+  before: Readonly<Record<string, unknown>> | undefined,
+  after: Readonly<Record<string, unknown>> | undefined,
+): string[] {
+  const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
+  return [...keys]
+    .filter((k) => hashValue(before?.[k] ?? null) !== hashValue(after?.[k] ?? null))
+    .sort();
+}
+
+/**
+ * Performs mutations with the journal protocol (DESIGN.md §4): the operation is written before the
+ * request is sent, the request carries the operation id as idempotency key and the ownership marker,
+ * and the operation is settled with the observed result. An unknown outcome (timeout after sending)
+ * is resolved by looking the object up, never by blindly sending again.
+ */
+export class Operator {
+  constructor(
+    private readonly ws: Workspace,
+    private readonly actor: ActorContext,
+    private readonly clock: Clock,
+    private readonly report: Reporter,
+  ) {}
+
+  /** A fresh, deterministic operation: the first id (by generation) not already in the journal. */
+  private async begin(
+    target: OperationTarget,
+    action: OperationAction,
+    desiredHash: string,
+    objectId?: string,
+  ): Promise<Operation> {
+    for (let generation = 0; ; generation++) {
+      const id = operationId({
+        workspace: this.ws.name,
+        address: target.address,
+        action,
+        desiredHash,
+        generation,
+        ...(target.group ? { group: target.group } : {}),
+        ...(target.step ? { step: target.step } : {}),
+      });
+      if (await this.ws.store.getOperation(id)) continue;
+      const marker: Marker = { workspace: this.ws.name, address: target.address, op: id };
+      const op: Operation = {
+        id,
+        address: target.address,
+        type: target.type,
+        action,
+        desiredHash,
+        marker,
+        state: 'pending',
+        createdAt: this.clock.now().toISOString(),
+        ...(objectId ? { objectId } : {}),
+        ...(target.group ? { group: target.group, step: target.step ?? 1 } : {}),
+      };
+      await this.ws.store.journal(op);
+      return op;
+    }
+  }
+
+  async settle(op: Operation, objectId: string | undefined): Promise<void> {
+    await this.ws.store.settle(op.id, {
+      state: 'settled',
+      at: this.clock.now().toISOString(),
+      ...(objectId ? { objectId } : {}),
+    });
+  }
+
+  async fail(op: Operation, e: unknown): Promise<TendError> {
+    const err = toTendError(e).at(op.address, 'apply');
+    await this.ws.store.settle(op.id, {
+      state: 'failed',
+      at: this.clock.now().toISOString(),
+      error: `${err.code}: ${err.message}`,
+    });
+    this.report({ kind: 'op-failed', address: op.address, action: op.action, error: err });
+    return err;
+  }
+
+  /** Remembers an object as the one managing an address. */
+  async remember(target: OperationTarget, object: ObservedObject): Promise<void> {
+    const { info } = this.ws.typeOf(target.type);
+    await this.ws.store.putTwin({
+      address: target.address,
+      type: target.type,
+      objectId: object.id,
+      fields: redact(info, object.fields),
+      stateful: target.stateful,
+      dependsOn: target.dependsOn,
+      observedAt: this.clock.now().toISOString(),
+    });
+  }
+
+  private async record(
+    target: OperationTarget,
+    action: OperationAction,
+    objectId: string,
+    before: Readonly<Record<string, unknown>> | undefined,
+    after: Readonly<Record<string, unknown>> | undefined,
+    note?: string,
+  ): Promise<void> {
+    const { info } = this.ws.typeOf(target.type);
+    const b = before ? redact(info, before) : undefined;
+    const a = after ? redact(info, after) : undefined;
+    await this.ws.store.appendChange({
+      time: this.clock.now().toISOString(),
+      actor: this.actor.actor,
+      ...(this.actor.intent ? { intent: this.actor.intent } : {}),
+      motivation: note ?? this.actor.motivation ?? 'apply',
+      source: 'tend',
+      address: target.address,
+      type: target.type,
+      objectId,
+      action,
+      fields: changedFields(b, a),
+      ...(b ? { before: b } : {}),
+      ...(a ? { after: a } : {}),
+    });
+  }
+
+  /** Creates an object; `desired` includes resolved secrets and is never stored. */
+  async create(
+    target: OperationTarget,
+    desired: Record<string, unknown>,
+    desiredHash: string,
+  ): Promise<ObservedObject> {
+    const { info } = this.ws.typeOf(target.type);
+    if (info.identity === null) {
+      throw new TendError(
+        'provider.unsafe_create',
+        `${target.type} has no safe identity (${info.identityReason ?? 'no natural key, marker or idempotency key'}): Tend will not create it automatically`,
+        {
+          address: target.address,
+          phase: 'apply',
+          hint: 'declare an identity for the type in an overlay, or create the object by hand and let Tend adopt it',
+        },
+      );
+    }
+    const op = await this.begin(target, 'create', desiredHash);
+    return this.sendCreate(op, target, desired);
+  }
+
+  /** Sends a journaled create (first attempt, or a resend with the same key after a crash). */
+  async sendCreate(
+    op: Operation,
+    target: OperationTarget,
+    desired: Record<string, unknown>,
+    note?: string,
+  ): Promise<ObservedObject> {
+    const { provider, info } = this.ws.typeOf(target.type);
+    const started = this.clock.now().getTime();
+    this.report({ kind: 'op-start', address: target.address, action: 'create', opId: op.id });
+    let created: ObservedObject;
+    try {
+      created = await provider.create(info.name, desired, {
+        idempotencyKey: op.id,
+        marker: op.marker,
+        actor: this.actor,
+      });
+    } catch (e) {
+      const resolved = toTendError(e).outcomeUnknown
+        ? await this.resolveUnknownCreate(op, target, desired)
+        : undefined;
+      if (!resolved) throw await this.fail(op, e);
+      created = resolved;
+    }
+    await this.adopt(op, target, created, note);
+    this.report({
+      kind: 'op-done',
+      address: target.address,
+      action: 'create',
+      opId: op.id,
+      objectId: created.id,
+      ms: this.clock.now().getTime() - started,
+    });
+    return created;
+  }
+
+  /** Settles a create with the object found or created, remembers it and records it in the ledger. */
+  async adopt(
+    op: Operation,
+    target: OperationTarget,
+    created: ObservedObject,
+    note?: string,
+  ): Promise<void> {
+    await this.settle(op, created.id);
+    await this.remember(target, created);
+    await this.record(target, 'create', created.id, undefined, created.fields, note);
+  }
+
+  /**
+   * After a create whose outcome is unknown: look for the object by its marker; when it is not there,
+   * resend with the SAME idempotency key (safe: the platform answers with the first object if it
+   * exists). Bounded: a few attempts, then the operation stays for recovery to resolve.
+   */
+  private async resolveUnknownCreate(
+    op: Operation,
+    target: OperationTarget,
+    desired: Record<string, unknown>,
+  ): Promise<ObservedObject | undefined> {
+    const { provider, info } = this.ws.typeOf(target.type);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const found = await this.findByMarker(target.type, op.marker).catch(() => undefined);
+      if (found) return found;
+      await this.clock.sleep(200 * 2 ** attempt);
+      try {
+        return await provider.create(info.name, desired, {
+          idempotencyKey: op.id,
+          marker: op.marker,
+          actor: this.actor,
+        });
+      } catch (e) {
+        if (!toTendError(e).outcomeUnknown && !toTendError(e).retryable) throw e;
+      }
+    }
+    return undefined;
+  }
+
+  /** Finds the object carrying a marker (provider's find, else a list filtered by marker). */
+  async findByMarker(type: string, marker: Marker): Promise<ObservedObject | undefined> {
+    const { provider, info } = this.ws.typeOf(type);
+    if (provider.find) return provider.find(info.name, marker);
+    const all = await provider.list(info.name);
+    return all.find(
+      (o) =>
+        o.marker?.workspace === marker.workspace &&
+        o.marker.address === marker.address &&
+        (marker.op === undefined || o.marker.op === marker.op),
+    );
+  }
+
+  /** Updates an object in place. */
+  async update(
+    target: OperationTarget,
+    current: ObservedObject,
+    desired: Record<string, unknown>,
+    desiredHash: string,
+    motivation?: string,
+  ): Promise<ObservedObject> {
+    const { provider, info } = this.ws.typeOf(target.type);
+    const op = await this.begin(target, 'update', desiredHash, current.id);
+    const started = this.clock.now().getTime();
+    this.report({ kind: 'op-start', address: target.address, action: 'update', opId: op.id });
+    const ctx = {
+      marker: current.marker ?? { workspace: this.ws.name, address: target.address },
+      actor: this.actor,
+    };
+    let updated: ObservedObject;
+    try {
+      updated = await provider.update(info.name, current.id, desired, current, ctx);
+    } catch (e) {
+      if (!toTendError(e).outcomeUnknown) throw await this.fail(op, e);
+      // Updates are idempotent: re-read and let verification decide.
+      const again = await provider.read(info.name, current.id).catch(() => undefined);
+      if (!again) throw await this.fail(op, e);
+      updated = again;
+    }
+    await this.settle(op, updated.id);
+    await this.remember(target, updated);
+    await this.record(target, 'update', updated.id, current.fields, updated.fields, motivation);
+    this.report({
+      kind: 'op-done',
+      address: target.address,
+      action: 'update',
+      opId: op.id,
+      objectId: updated.id,
+      ms: this.clock.now().getTime() - started,
+    });
+    return updated;
+  }
+
+  /** Deletes an object (only ever one that carries Tend's marker; callers check). */
+  async delete(target: OperationTarget, current: ObservedObject, forget: boolean): Promise<void> {
+    const { provider, info } = this.ws.typeOf(target.type);
+    const op = await this.begin(target, 'delete', hashValue({ delete: current.id }), current.id);
+    const started = this.clock.now().getTime();
+    this.report({ kind: 'op-start', address: target.address, action: 'delete', opId: op.id });
+    try {
+      await provider.delete(info.name, current.id, { actor: this.actor });
+    } catch (e) {
+      if (!toTendError(e).outcomeUnknown) throw await this.fail(op, e);
+      const still = await provider.read(info.name, current.id).catch(() => current);
+      if (still) throw await this.fail(op, e);
+    }
+    await this.settle(op, current.id);
+    if (forget) {
+      await this.ws.store.deleteTwin(target.address);
+      await this.ws.store.deleteStatus(target.address);
+    }
+    await this.record(target, 'delete', current.id, current.fields, undefined);
+    this.report({
+      kind: 'op-done',
+      address: target.address,
+      action: 'delete',
+      opId: op.id,
+      objectId: current.id,
+      ms: this.clock.now().getTime() - started,
+    });
+  }
+}

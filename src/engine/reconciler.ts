@@ -1,0 +1,154 @@
+import type { ActorContext, Address, Plan, ResourceState } from '../core/index.js';
+import type { Clock } from './clock.js';
+import type { Reporter } from './events.js';
+import type { ResourceOutcome } from './executor.js';
+import { executePlan } from './executor.js';
+import type { Observation } from './observe.js';
+import { observe } from './observe.js';
+import { changedFields, redact } from './operator.js';
+import type { PlannedPass } from './planner.js';
+import { planPass } from './planner.js';
+import { recoverJournal } from './recovery.js';
+import type { Workspace } from './workspace.js';
+
+/** Options for one pass of the loop. */
+export interface PassOptions {
+  /** `plan` observes and plans only (writes nothing); `apply` also executes and verifies. */
+  readonly mode: 'plan' | 'apply';
+  readonly approveDestroy: boolean;
+  /** Delete managed objects whose resource was removed from the intent. */
+  readonly prune: boolean;
+  readonly actor: ActorContext;
+  readonly clock: Clock;
+  readonly report: Reporter;
+  readonly verifyTimeoutMs: number;
+  readonly visibilityWindowMs: number;
+  readonly runChecks: boolean;
+  /** Asked before executing a plan with destructive steps; false cancels the apply. */
+  readonly confirm?: (plan: Plan) => Promise<boolean>;
+  readonly signal?: AbortSignal;
+  /** Pass number, for reporting. */
+  readonly pass?: number;
+  readonly trigger?: string;
+}
+
+/** What a pass did. */
+export interface PassResult {
+  readonly plan: Plan;
+  readonly observation: Observation;
+  readonly outcomes: ReadonlyMap<Address, ResourceOutcome>;
+  /** False for `plan` mode, or when the user declined. */
+  readonly applied: boolean;
+  readonly recovered: number;
+}
+
+/** The standard actor context of Tend's own writes. */
+export function tendActor(motivation = 'apply'): ActorContext {
+  return { actor: 'tend', intent: 'consistency', motivation };
+}
+
+/**
+ * One turn of the loop: observe → (recover the journal) → plan → execute (journaled) → verify and
+ * check → record status. Level-triggered: it re-reads the world every time and needs nothing but the
+ * intent and the platform to know what to do.
+ */
+export async function reconcilePass(ws: Workspace, options: PassOptions): Promise<PassResult> {
+  const { clock, report } = options;
+  const t0 = clock.now().getTime();
+  report({ kind: 'pass-start', pass: options.pass ?? 1, trigger: options.trigger ?? options.mode });
+  const observeOpts = {
+    visibilityWindowMs: options.visibilityWindowMs,
+    now: clock.now(),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  let observation = await observe(ws, observeOpts);
+  report({ kind: 'observed', objects: observation.objects.size, ms: clock.now().getTime() - t0 });
+
+  let recovered = 0;
+  if (options.mode === 'apply') {
+    recovered = await recoverJournal(ws, observation.objects, options.actor, clock, report);
+    if (recovered > 0) observation = await observe(ws, { ...observeOpts, now: clock.now() });
+    await recordUnattributedDrift(ws, observation, clock);
+  }
+
+  const planned: PlannedPass = await planPass(ws, observation, {
+    approveDestroy: options.approveDestroy,
+    prune: options.prune,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  report({ kind: 'plan', plan: planned.plan });
+  if (options.mode === 'plan') {
+    return { plan: planned.plan, observation, outcomes: new Map(), applied: false, recovered };
+  }
+  const destructive = planned.plan.steps.some(
+    (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated,
+  );
+  if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
+    return { plan: planned.plan, observation, outcomes: new Map(), applied: false, recovered };
+  }
+
+  const outcomes = await executePlan(ws, planned, {
+    actor: options.actor,
+    clock,
+    report,
+    verifyTimeoutMs: options.verifyTimeoutMs,
+    runChecks: options.runChecks,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const states: Record<ResourceState, number> = {
+    converged: 0,
+    drifted: 0,
+    pending: 0,
+    failing: 0,
+    blocked: 0,
+    error: 0,
+  };
+  const at = clock.now().toISOString();
+  for (const r of ws.intent.resources) {
+    const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
+    states[o.state]++;
+    await ws.store.putStatus({
+      address: r.address,
+      state: o.state,
+      ...(o.objectId ? { objectId: o.objectId } : {}),
+      ...(o.message ? { message: o.message } : {}),
+      checks: o.checks,
+      updatedAt: at,
+    });
+  }
+  report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
+  return { plan: planned.plan, observation, outcomes, applied: true, recovered };
+}
+
+/**
+ * Where a provider has no audit feed, a change Tend did not make is still recorded: a managed object
+ * whose fields differ from what Tend last saw was changed by someone, actor unknown.
+ */
+async function recordUnattributedDrift(
+  ws: Workspace,
+  observation: Observation,
+  clock: Clock,
+): Promise<void> {
+  for (const [address, obj] of observation.objects) {
+    const remembered = observation.twin.get(address);
+    if (!remembered) continue;
+    const { provider, info } = ws.typeOf(remembered.type);
+    if (provider.changes) continue;
+    const now = redact(info, obj.fields);
+    const fields = changedFields(remembered.fields, now);
+    if (fields.length === 0) continue;
+    await ws.store.appendChange({
+      time: clock.now().toISOString(),
+      actor: 'unknown',
+      source: 'unknown',
+      address,
+      type: remembered.type,
+      objectId: obj.id,
+      action: 'update',
+      fields,
+      before: remembered.fields,
+      after: now,
+    });
+    await ws.store.putTwin({ ...remembered, fields: now, observedAt: clock.now().toISOString() });
+  }
+}
