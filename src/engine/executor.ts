@@ -7,7 +7,14 @@ import type {
   ResourceDecl,
   ResourceState,
 } from '../core/index.js';
-import { containsUnknown, hashValue, TendError, toTendError, updateBody } from '../core/index.js';
+import {
+  containsUnknown,
+  getPath,
+  hashValue,
+  TendError,
+  toTendError,
+  updateBody,
+} from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget } from './operator.js';
@@ -241,7 +248,20 @@ export async function executePlan(
         }
         report({ kind: 'drift', address: decl.address, fields: changes.map((c) => c.path) });
         const body = updateBody(desired, observed.fields, changes);
-        const updated = await operator.update(target(step), observed, body, hashValue(desired));
+        // Drift: the platform no longer holds what Tend last saw; otherwise the intent changed.
+        const seen = pass.observation.twin.get(decl.address)?.fields;
+        const drifted =
+          seen !== undefined &&
+          changes.some(
+            (c) => hashValue(getPath(seen, c.path) ?? null) !== hashValue(c.before ?? null),
+          );
+        const updated = await operator.update(
+          target(step),
+          observed,
+          body,
+          hashValue(desired),
+          drifted ? 'drift' : 'intent-change',
+        );
         current.set(decl.address, updated);
         await finish(decl, updated, desired, true);
       },
@@ -273,7 +293,7 @@ export async function executePlan(
           }
           const obj = current.get(step.address) ?? pass.observation.objects.get(step.address);
           if (!obj) return;
-          await operator.delete(target(step), obj, true);
+          await operator.delete(target(step), obj, true, 'removed-from-intent');
           return;
         }
         const replaced = replacedOld.get(step.address);

@@ -160,6 +160,7 @@ export class Operator {
     target: OperationTarget,
     desired: Record<string, unknown>,
     desiredHash: string,
+    motivation = 'create',
   ): Promise<ObservedObject> {
     const { info } = this.ws.typeOf(target.type);
     if (info.identity === null) {
@@ -174,7 +175,7 @@ export class Operator {
       );
     }
     const op = await this.begin(target, 'create', desiredHash);
-    return this.sendCreate(op, target, desired);
+    return this.sendCreate(op, target, desired, motivation);
   }
 
   /** Sends a journaled create (first attempt, or a resend with the same key after a crash). */
@@ -182,9 +183,10 @@ export class Operator {
     op: Operation,
     target: OperationTarget,
     desired: Record<string, unknown>,
-    note?: string,
+    motivation: string,
   ): Promise<ObservedObject> {
     const { provider, info } = this.ws.typeOf(target.type);
+    const actor = { ...this.actor, motivation };
     const started = this.clock.now().getTime();
     this.report({ kind: 'op-start', address: target.address, action: 'create', opId: op.id });
     let created: ObservedObject;
@@ -192,16 +194,16 @@ export class Operator {
       created = await provider.create(info.name, desired, {
         idempotencyKey: op.id,
         marker: op.marker,
-        actor: this.actor,
+        actor,
       });
     } catch (e) {
       const resolved = toTendError(e).outcomeUnknown
-        ? await this.resolveUnknownCreate(op, target, desired)
+        ? await this.resolveUnknownCreate(op, target, desired, actor)
         : undefined;
       if (!resolved) throw await this.fail(op, e);
       created = resolved;
     }
-    await this.adopt(op, target, created, note);
+    await this.adopt(op, target, created, motivation);
     this.report({
       kind: 'op-done',
       address: target.address,
@@ -234,6 +236,7 @@ export class Operator {
     op: Operation,
     target: OperationTarget,
     desired: Record<string, unknown>,
+    actor: ActorContext,
   ): Promise<ObservedObject | undefined> {
     const { provider, info } = this.ws.typeOf(target.type);
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -244,7 +247,7 @@ export class Operator {
         return await provider.create(info.name, desired, {
           idempotencyKey: op.id,
           marker: op.marker,
-          actor: this.actor,
+          actor,
         });
       } catch (e) {
         if (!toTendError(e).outcomeUnknown && !toTendError(e).retryable) throw e;
@@ -272,10 +275,11 @@ export class Operator {
     current: ObservedObject,
     desired: Record<string, unknown>,
     desiredHash: string,
-    motivation?: string,
+    motivation = 'update',
   ): Promise<ObservedObject> {
     const { provider, info } = this.ws.typeOf(target.type);
     const op = await this.begin(target, 'update', desiredHash, current.id);
+    const actor = { ...this.actor, motivation };
     const started = this.clock.now().getTime();
     this.report({ kind: 'op-start', address: target.address, action: 'update', opId: op.id });
     const ctx = {
@@ -307,13 +311,18 @@ export class Operator {
   }
 
   /** Deletes an object (only ever one that carries Tend's marker; callers check). */
-  async delete(target: OperationTarget, current: ObservedObject, forget: boolean): Promise<void> {
+  async delete(
+    target: OperationTarget,
+    current: ObservedObject,
+    forget: boolean,
+    motivation = 'delete',
+  ): Promise<void> {
     const { provider, info } = this.ws.typeOf(target.type);
     const op = await this.begin(target, 'delete', hashValue({ delete: current.id }), current.id);
     const started = this.clock.now().getTime();
     this.report({ kind: 'op-start', address: target.address, action: 'delete', opId: op.id });
     try {
-      await provider.delete(info.name, current.id, { actor: this.actor });
+      await provider.delete(info.name, current.id, { actor: { ...this.actor, motivation } });
     } catch (e) {
       if (!toTendError(e).outcomeUnknown) throw await this.fail(op, e);
       const still = await provider.read(info.name, current.id).catch(() => current);
@@ -324,7 +333,7 @@ export class Operator {
       await this.ws.store.deleteTwin(target.address);
       await this.ws.store.deleteStatus(target.address);
     }
-    await this.record(target, 'delete', current.id, current.fields, undefined);
+    await this.record(target, 'delete', current.id, current.fields, undefined, motivation);
     this.report({
       kind: 'op-done',
       address: target.address,

@@ -4,7 +4,7 @@ import { openWorkspace } from '../../engine/index.js';
 import type { CommonOptions } from '../common.js';
 import { fail, intOption, output, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
-import { showValue } from '../render/plan.js';
+import { describeFieldChanges } from '../render/field-changes.js';
 
 interface HistoryOptions extends CommonOptions {
   limit: number;
@@ -38,9 +38,7 @@ export function registerHistoryCommand(program: Command): void {
           else {
             for (const c of changes) {
               const why = [c.intent, c.motivation].filter(Boolean).join('/');
-              const fields = c.fields
-                .map((f) => `${f} ${showValue(c.before?.[f])}→${showValue(c.after?.[f])}`)
-                .join(', ');
+              const fields = describeFieldChanges(c);
               out.line(
                 `${c.seq.toString().padStart(4)} ${c.time}  ${c.actor.padEnd(10)} ${c.source.padEnd(6)} ${c.action.padEnd(6)} ${c.address ?? c.objectId}${why ? `  (${why})` : ''}${fields ? `  ${fields}` : ''}`,
               );

@@ -1,5 +1,5 @@
 import type { EngineEvent } from '../../engine/index.js';
-import { showValue } from './plan.js';
+import { describeFieldChanges } from './field-changes.js';
 import type { Style } from './style.js';
 
 function time(): string {
@@ -48,10 +48,7 @@ export function renderEvent(e: EngineEvent, s: Style, verbose: boolean): string 
       const why = [c.intent && `intent: ${c.intent}`, c.motivation && `motivation: ${c.motivation}`]
         .filter(Boolean)
         .join(', ');
-      const fields = c.fields
-        .filter((f) => f !== 'updated_at')
-        .map((f) => `${f} ${showValue(c.before?.[f])} → ${showValue(c.after?.[f])}`)
-        .join(', ');
+      const fields = describeFieldChanges(c);
       return s.cyan(
         `[${time()}] ! ${c.address ?? c.objectId}  ${c.action}d by ${c.actor}${why ? ` (${why})` : ''}: ${fields}`,
       );
