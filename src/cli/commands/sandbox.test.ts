@@ -69,9 +69,9 @@ describe('tend sandbox: flag validation', () => {
 const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 const built = existsSync(CLI);
 
-// These run the built CLI, like a user would; `npm test` builds first. Skipped (not failed) when
-// dist/ is missing, e.g. when running this file alone before a build.
-describe.skipIf(!built)('tend sandbox as a process (needs npm run build)', () => {
+// These run the built CLI, like a user would; `npm test` builds first. Skipped when dist/ is missing
+// (running this file alone before a build) — except in CI, where a missing build must fail.
+describe.skipIf(!built && process.env['CI'] !== 'true')('tend sandbox as a process (needs npm run build)', () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
