@@ -89,6 +89,7 @@ describe('tend on the quickstart (CLI, real sandbox process)', () => {
     expect(text.stdout).toContain("decided by the platform's lifecycle endpoint");
     expect(text.stdout).toContain('size: 20 → 10   # forces replacement');
     expect(text.stdout).toContain('gated: stateful resource; needs --approve-destroy');
+    expect(text.stdout).toContain('blast radius: none (nothing declared depends on it)');
 
     ex.write('app.yaml', app.replace('  size: 20', '  size: 30'));
     const grow = await runCli(['plan', ex.dir, '--json'], { env });

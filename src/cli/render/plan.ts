@@ -31,6 +31,12 @@ function flatten(value: unknown, prefix: string, out: string[]): void {
   }
 }
 
+function blastLine(radius: readonly string[], s: Style): string {
+  return radius.length > 0
+    ? s.yellow(`      blast radius: ${radius.join(', ')}`)
+    : s.dim('      blast radius: none (nothing declared depends on it)');
+}
+
 /** Renders a plan like Terraform does: a symbol per resource, changed fields, blast radius, summary. */
 export function renderPlan(plan: Plan, s: Style): string {
   const lines: string[] = [];
@@ -67,8 +73,7 @@ export function renderPlan(plan: Plan, s: Style): string {
         lines.push(
           `      strategy: ${step.strategy === 'create-before-destroy' ? 'create the new object, repoint dependents, verify, then delete the old one' : 'delete the old object, then create the new one (the platform cannot hold both)'}`,
         );
-        if (step.blastRadius.length > 0)
-          lines.push(s.yellow(`      blast radius: ${step.blastRadius.join(', ')}`));
+        lines.push(blastLine(step.blastRadius, s));
         if (step.gated)
           lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
         break;
@@ -78,8 +83,7 @@ export function renderPlan(plan: Plan, s: Style): string {
           c(`${sym} ${step.address}`) +
             s.dim(`  will be deleted (${step.objectId}; removed from the intent)`),
         );
-        if (step.blastRadius.length > 0)
-          lines.push(s.yellow(`      blast radius: ${step.blastRadius.join(', ')}`));
+        lines.push(blastLine(step.blastRadius, s));
         if (step.gated)
           lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
         break;
