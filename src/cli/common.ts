@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../core/index.js';
 import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';
-import { IntentError } from '../engine/index.js';
+import type { CrashHook } from '../engine/index.js';
+import { crashHookFrom, IntentError } from '../engine/index.js';
 import { EXIT } from './exit-codes.js';
 import type { Style } from './render/style.js';
 import { styleFor } from './render/style.js';
@@ -85,4 +86,15 @@ export function intOption(flag: string) {
       throw new Error(`${flag} must be a non-negative integer, got "${v}"`);
     return n;
   };
+}
+
+/**
+ * The torture suite's hook: TEND_CRASH_AT=<before|after>:<point>:<action>[@n] makes the process kill
+ * itself (SIGKILL, like a power cut) at that store write. Unset in normal use.
+ */
+export function crashHookFromEnv(): CrashHook {
+  return crashHookFrom(
+    process.env['TEND_CRASH_AT'],
+    () => process.kill(process.pid, 'SIGKILL') as never,
+  );
 }

@@ -16,6 +16,7 @@ import {
   updateBody,
 } from '../core/index.js';
 import type { Clock } from './clock.js';
+import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget } from './operator.js';
 import { Operator } from './operator.js';
@@ -43,6 +44,8 @@ export interface ExecuteOptions {
   readonly runChecks: boolean;
   /** When aborted, no new operation starts; in-flight ones finish and settle. */
   readonly signal?: AbortSignal;
+  /** Test hook called around every store write (the torture suite kills the process there). */
+  readonly crash?: CrashHook;
 }
 
 class Skip extends Error {}
@@ -59,7 +62,7 @@ export async function executePlan(
   options: ExecuteOptions,
 ): Promise<Map<Address, ResourceOutcome>> {
   const { clock, report } = options;
-  const operator = new Operator(ws, options.actor, clock, report);
+  const operator = new Operator(ws, options.actor, clock, report, options.crash);
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const steps = new Map(pass.plan.steps.map((s) => [s.address, s] as const));
   const current = new Map<Address, ObservedObject>(pass.observation.objects);

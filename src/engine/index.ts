@@ -1,6 +1,8 @@
 // The engine: the loop that observes, plans, executes with the journal, verifies and keeps going.
 export type { Clock } from './clock.js';
 export { systemClock } from './clock.js';
+export type { CrashHook, CrashWhen, WritePoint } from './crash-points.js';
+export { CRASH_ACTIONS, crashHookFrom, noCrash, WRITE_POINTS } from './crash-points.js';
 export type { EngineEvent, Reporter } from './events.js';
 export type { ResourceOutcome } from './executor.js';
 export { ingestFeed } from './feed.js';

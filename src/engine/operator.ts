@@ -9,6 +9,8 @@ import type {
 } from '../core/index.js';
 import { hashValue, operationId, toTendError, TendError } from '../core/index.js';
 import type { Clock } from './clock.js';
+import type { CrashHook, WritePoint } from './crash-points.js';
+import { noCrash } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { Workspace } from './workspace.js';
 
@@ -57,7 +59,21 @@ export class Operator {
     private readonly actor: ActorContext,
     private readonly clock: Clock,
     private readonly report: Reporter,
+    private readonly crash: CrashHook = noCrash,
   ) {}
+
+  /** Runs one store write of an operation between its two crash points. */
+  private async write<T>(
+    point: WritePoint,
+    op: Pick<Operation, 'action' | 'group'>,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const action = op.group ? `replace-${op.action}` : op.action;
+    this.crash('before', point, action);
+    const result = await fn();
+    this.crash('after', point, action);
+    return result;
+  }
 
   /** A fresh, deterministic operation: the first id (by generation) not already in the journal. */
   private async begin(
@@ -90,45 +106,52 @@ export class Operator {
         ...(objectId ? { objectId } : {}),
         ...(target.group ? { group: target.group, step: target.step ?? 1 } : {}),
       };
-      await this.ws.store.journal(op);
+      await this.write('journal', op, () => this.ws.store.journal(op));
       return op;
     }
   }
 
   async settle(op: Operation, objectId: string | undefined): Promise<void> {
-    await this.ws.store.settle(op.id, {
-      state: 'settled',
-      at: this.clock.now().toISOString(),
-      ...(objectId ? { objectId } : {}),
-    });
+    await this.write('settle', op, () =>
+      this.ws.store.settle(op.id, {
+        state: 'settled',
+        at: this.clock.now().toISOString(),
+        ...(objectId ? { objectId } : {}),
+      }),
+    );
   }
 
   async fail(op: Operation, e: unknown): Promise<TendError> {
     const err = toTendError(e).at(op.address, 'apply');
-    await this.ws.store.settle(op.id, {
-      state: 'failed',
-      at: this.clock.now().toISOString(),
-      error: `${err.code}: ${err.message}`,
-    });
+    await this.write('settle', op, () =>
+      this.ws.store.settle(op.id, {
+        state: 'failed',
+        at: this.clock.now().toISOString(),
+        error: `${err.code}: ${err.message}`,
+      }),
+    );
     this.report({ kind: 'op-failed', address: op.address, action: op.action, error: err });
     return err;
   }
 
   /** Remembers an object as the one managing an address. */
-  async remember(target: OperationTarget, object: ObservedObject): Promise<void> {
+  async remember(target: OperationTarget, object: ObservedObject, op?: Operation): Promise<void> {
     const { info } = this.ws.typeOf(target.type);
-    await this.ws.store.putTwin({
-      address: target.address,
-      type: target.type,
-      objectId: object.id,
-      fields: redact(info, object.fields),
-      stateful: target.stateful,
-      dependsOn: target.dependsOn,
-      observedAt: this.clock.now().toISOString(),
-    });
+    const put = () =>
+      this.ws.store.putTwin({
+        address: target.address,
+        type: target.type,
+        objectId: object.id,
+        fields: redact(info, object.fields),
+        stateful: target.stateful,
+        dependsOn: target.dependsOn,
+        observedAt: this.clock.now().toISOString(),
+      });
+    await (op ? this.write('twin', op, put) : put());
   }
 
   private async record(
+    op: Operation,
     target: OperationTarget,
     action: OperationAction,
     objectId: string,
@@ -139,20 +162,22 @@ export class Operator {
     const { info } = this.ws.typeOf(target.type);
     const b = before ? redact(info, before) : undefined;
     const a = after ? redact(info, after) : undefined;
-    await this.ws.store.appendChange({
-      time: this.clock.now().toISOString(),
-      actor: this.actor.actor,
-      ...(this.actor.intent ? { intent: this.actor.intent } : {}),
-      motivation: note ?? this.actor.motivation ?? 'apply',
-      source: 'tend',
-      address: target.address,
-      type: target.type,
-      objectId,
-      action,
-      fields: changedFields(b, a),
-      ...(b ? { before: b } : {}),
-      ...(a ? { after: a } : {}),
-    });
+    await this.write('ledger', op, () =>
+      this.ws.store.appendChange({
+        time: this.clock.now().toISOString(),
+        actor: this.actor.actor,
+        ...(this.actor.intent ? { intent: this.actor.intent } : {}),
+        motivation: note ?? this.actor.motivation ?? 'apply',
+        source: 'tend',
+        address: target.address,
+        type: target.type,
+        objectId,
+        action,
+        fields: changedFields(b, a),
+        ...(b ? { before: b } : {}),
+        ...(a ? { after: a } : {}),
+      }),
+    );
   }
 
   /** Creates an object; `desired` includes resolved secrets and is never stored. */
@@ -223,8 +248,8 @@ export class Operator {
     note?: string,
   ): Promise<void> {
     await this.settle(op, created.id);
-    await this.remember(target, created);
-    await this.record(target, 'create', created.id, undefined, created.fields, note);
+    await this.remember(target, created, op);
+    await this.record(op, target, 'create', created.id, undefined, created.fields, note);
   }
 
   /**
@@ -297,8 +322,8 @@ export class Operator {
       updated = again;
     }
     await this.settle(op, updated.id);
-    await this.remember(target, updated);
-    await this.record(target, 'update', updated.id, current.fields, updated.fields, motivation);
+    await this.remember(target, updated, op);
+    await this.record(op, target, 'update', updated.id, current.fields, updated.fields, motivation);
     this.report({
       kind: 'op-done',
       address: target.address,
@@ -330,10 +355,10 @@ export class Operator {
     }
     await this.settle(op, current.id);
     if (forget) {
-      await this.ws.store.deleteTwin(target.address);
+      await this.write('twin', op, () => this.ws.store.deleteTwin(target.address));
       await this.ws.store.deleteStatus(target.address);
     }
-    await this.record(target, 'delete', current.id, current.fields, undefined, motivation);
+    await this.record(op, target, 'delete', current.id, current.fields, undefined, motivation);
     this.report({
       kind: 'op-done',
       address: target.address,

@@ -1,5 +1,6 @@
 import type { ActorContext, Address, Plan, ResourceState } from '../core/index.js';
 import type { Clock } from './clock.js';
+import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { ResourceOutcome } from './executor.js';
 import { executePlan } from './executor.js';
@@ -30,6 +31,8 @@ export interface PassOptions {
   /** Pass number, for reporting. */
   readonly pass?: number;
   readonly trigger?: string;
+  /** Test hook called around every store write of an operation. */
+  readonly crash?: CrashHook;
 }
 
 /** What a pass did. */
@@ -66,7 +69,14 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
 
   let recovered = 0;
   if (options.mode === 'apply') {
-    recovered = await recoverJournal(ws, observation.objects, options.actor, clock, report);
+    recovered = await recoverJournal(
+      ws,
+      observation.objects,
+      options.actor,
+      clock,
+      report,
+      options.crash,
+    );
     if (recovered > 0) observation = await observe(ws, { ...observeOpts, now: clock.now() });
     await recordUnattributedDrift(ws, observation, clock);
   }
@@ -94,6 +104,7 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     verifyTimeoutMs: options.verifyTimeoutMs,
     runChecks: options.runChecks,
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.crash ? { crash: options.crash } : {}),
   });
   const states: Record<ResourceState, number> = {
     converged: 0,

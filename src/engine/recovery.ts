@@ -1,6 +1,7 @@
 import type { ActorContext, Address, ObservedObject } from '../core/index.js';
 import { hashValue, toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
+import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import { Operator } from './operator.js';
 import { resolveDesired } from './planner.js';
@@ -20,10 +21,11 @@ export async function recoverJournal(
   actor: ActorContext,
   clock: Clock,
   report: Reporter,
+  crash?: CrashHook,
 ): Promise<number> {
   const pending = await ws.store.unsettled();
   if (pending.length === 0) return 0;
-  const operator = new Operator(ws, actor, clock, report);
+  const operator = new Operator(ws, actor, clock, report, crash);
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const twin = new Map((await ws.store.listTwin()).map((t) => [t.address, t] as const));
   for (const op of pending) {

@@ -4,7 +4,7 @@ import type { Plan } from '../../core/index.js';
 import type { EngineEvent } from '../../engine/index.js';
 import { openWorkspace, reconcilePass, systemClock, tendActor } from '../../engine/index.js';
 import type { CommonOptions } from '../common.js';
-import { fail, intOption, output, workspaceOptions } from '../common.js';
+import { crashHookFromEnv, fail, intOption, output, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { eventJson, renderEvent } from '../render/events.js';
 import { planJson, renderPlan } from '../render/plan.js';
@@ -95,6 +95,7 @@ export function registerApplyCommand(program: Command): void {
             actor: tendActor('apply'),
             clock: systemClock,
             report,
+            crash: crashHookFromEnv(),
             verifyTimeoutMs: o.verifyTimeout,
             visibilityWindowMs: 10_000,
             runChecks: o.checks !== false,

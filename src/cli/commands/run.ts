@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { EngineEvent } from '../../engine/index.js';
 import { openWorkspace, runContinuously, systemClock, tendActor } from '../../engine/index.js';
 import type { CommonOptions } from '../common.js';
-import { fail, intOption, output, workspaceOptions } from '../common.js';
+import { crashHookFromEnv, fail, intOption, output, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { eventJson, renderEvent } from '../render/events.js';
 import { renderPlan } from '../render/plan.js';
@@ -94,6 +94,7 @@ export function registerRunCommand(program: Command): void {
               actor: tendActor('drift'),
               clock: systemClock,
               report,
+              crash: crashHookFromEnv(),
               verifyTimeoutMs: o.verifyTimeout,
               visibilityWindowMs: 10_000,
               runChecks: true,
