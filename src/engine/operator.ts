@@ -309,7 +309,7 @@ export class Operator {
     this.report({ kind: 'op-start', address: target.address, action: 'update', opId: op.id });
     const ctx = {
       marker: current.marker ?? { workspace: this.ws.name, address: target.address },
-      actor: this.actor,
+      actor,
     };
     let updated: ObservedObject;
     try {
