@@ -109,6 +109,19 @@ export interface ChangesPage {
 }
 
 /**
+ * How a provider's platform is doing, as seen by its client: a circuit opens after repeated
+ * failures (Tend stops hammering a platform that is down) and closes again after a successful probe.
+ */
+export interface ProviderHealth {
+  readonly circuit: 'closed' | 'open' | 'half-open';
+  /** When the circuit last changed state (ISO time). */
+  readonly since?: string;
+  readonly lastError?: string;
+  /** Current request rate limit (requests/s) after adapting to 429s; 0 when unlimited. */
+  readonly rateLimit: number;
+}
+
+/**
  * The provider contract. Every call is idempotent given the same arguments; `list`, `read`, `find`,
  * `evaluate` and `changes` never mutate. Errors are TendErrors: `retryable` says whether trying again
  * may help, `outcomeUnknown` says a mutation may have happened (the journal then looks it up).
@@ -147,4 +160,6 @@ export interface Provider {
   find?(type: string, marker: Marker, signal?: AbortSignal): Promise<ObservedObject | undefined>;
   /** Normalises a value of a field for comparison (trailing dots, case, set order). */
   normalize?(type: string, path: string, value: unknown): unknown;
+  /** The client's view of the platform's health (circuit state, adapted rate limit). */
+  health?(): ProviderHealth;
 }
