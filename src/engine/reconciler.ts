@@ -1,4 +1,5 @@
-import type { ActorContext, Address, Plan, ResourceState } from '../core/index.js';
+import type { ActorContext, Address, Plan, ResourceState, TendError } from '../core/index.js';
+import { toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -64,7 +65,15 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     now: clock.now(),
     ...(options.signal ? { signal: options.signal } : {}),
   };
-  let observation = await observe(ws, observeOpts);
+  let observation: Observation;
+  try {
+    observation = await observe(ws, observeOpts);
+  } catch (e) {
+    // The platform could not be read (down, circuit open, unauthorised): nothing can be known about
+    // its resources, so their status says why instead of keeping a stale "converged".
+    if (options.mode === 'apply') await markUnobservable(ws, toTendError(e), clock);
+    throw e;
+  }
   report({ kind: 'observed', objects: observation.objects.size, ms: clock.now().getTime() - t0 });
 
   let recovered = 0;
@@ -161,5 +170,24 @@ async function recordUnattributedDrift(
       after: now,
     });
     await ws.store.putTwin({ ...remembered, fields: now, observedAt: clock.now().toISOString() });
+  }
+}
+
+/** Marks every declared resource `error` with the reason its platform could not be observed. */
+async function markUnobservable(ws: Workspace, error: TendError, clock: Clock): Promise<void> {
+  const at = clock.now().toISOString();
+  const previous = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
+  for (const r of ws.intent.resources) {
+    const health = ws.providers.get(r.provider)?.health?.();
+    const circuit = health && health.circuit !== 'closed' ? ` (circuit ${health.circuit})` : '';
+    const prev = previous.get(r.address);
+    await ws.store.putStatus({
+      address: r.address,
+      state: 'error',
+      ...(prev?.objectId ? { objectId: prev.objectId } : {}),
+      message: `cannot observe ${r.provider}${circuit}: ${error.message}`,
+      checks: prev?.checks ?? [],
+      updatedAt: at,
+    });
   }
 }

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, extname, join } from 'node:path';
 import type {
   Diagnostic,
   Intent,
@@ -79,9 +80,10 @@ async function connectProvider(
         value: (decl.auth.prefix ?? '') + readSecret(decl.auth, env, dir),
       }
     : undefined;
+  const spec = await cachedSpec(decl, dir, auth);
   return loadOpenApiProvider({
     name: decl.name,
-    spec: decl.spec,
+    spec,
     endpoint: decl.endpoint,
     workspace,
     ...(auth ? { auth } : {}),
@@ -89,6 +91,55 @@ async function connectProvider(
     rateLimit: decl.rateLimit,
     timeoutMs: decl.timeoutMs,
   });
+}
+
+/**
+ * A document served by the platform itself is kept in `<dir>/.tend/cache/`, so that Tend can still
+ * load its intent (and `tend status` can say what is wrong) while the platform is down. Returns the
+ * location to load: the fresh copy when the platform answers, else the cached one.
+ */
+async function cachedSpec(
+  decl: ProviderDecl,
+  dir: string,
+  auth: { header: string; value: string } | undefined,
+): Promise<string> {
+  if (!/^https?:\/\//.test(decl.spec)) return decl.spec;
+  const file = join(
+    dir,
+    '.tend',
+    'cache',
+    `${decl.name}.openapi${extname(new URL(decl.spec).pathname) || '.json'}`,
+  );
+  try {
+    const sameOrigin = new URL(decl.spec).origin === new URL(decl.endpoint).origin;
+    const res = await fetch(decl.spec, {
+      headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
+      signal: AbortSignal.timeout(decl.timeoutMs),
+    });
+    if (!res.ok) return decl.spec; // let the loader report the status the way it does
+    const text = await res.text();
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, text);
+    return file;
+  } catch (e) {
+    if (await exists(file)) return file;
+    throw new TendError(
+      'provider.spec_unreachable',
+      `cannot fetch ${decl.spec}: ${toTendError(e).message}`,
+      {
+        hint: 'is the platform up? Tend keeps a copy of a served document after the first successful load',
+      },
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Thrown by openWorkspace when intent has errors; carries every diagnostic. */
