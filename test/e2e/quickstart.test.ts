@@ -55,10 +55,13 @@ describe('tend on the quickstart (CLI, real sandbox process)', () => {
     expect(again.code).toBe(0);
   });
 
-  it('never writes the secret to the store', () => {
-    const dir = join(ex.dir, '.tend');
-    for (const f of readdirSync(dir)) {
-      expect(readFileSync(join(dir, f)).includes(SECRET), f).toBe(false);
+  it('never writes the secret to the store (or anything else under .tend/)', () => {
+    const files = readdirSync(join(ex.dir, '.tend'), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name));
+    expect(files.some((f) => f.endsWith('tend.db'))).toBe(true);
+    for (const f of files) {
+      expect(readFileSync(f).includes(SECRET), f).toBe(false);
     }
     expect(readFileSync(store()).length).toBeGreaterThan(0);
   });
