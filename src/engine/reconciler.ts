@@ -149,14 +149,19 @@ async function recordUnattributedDrift(
   observation: Observation,
   clock: Clock,
 ): Promise<void> {
+  const declared = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   for (const [address, obj] of observation.objects) {
     const remembered = observation.twin.get(address);
-    if (!remembered) continue;
+    const decl = declared.get(address);
+    if (!remembered || !decl) continue;
     const { provider, info } = ws.typeOf(remembered.type);
     if (provider.changes) continue;
     const now = redact(info, obj.fields);
-    const fields = changedFields(remembered.fields, now);
+    // Only declared fields: server-owned fields (serials, timestamps) change on their own.
+    const fields = changedFields(remembered.fields, now).filter((f) => f in decl.spec);
     if (fields.length === 0) continue;
+    const pick = (o: Readonly<Record<string, unknown>>) =>
+      Object.fromEntries(fields.map((f) => [f, o[f]]));
     await ws.store.appendChange({
       time: clock.now().toISOString(),
       actor: 'unknown',
@@ -166,8 +171,8 @@ async function recordUnattributedDrift(
       objectId: obj.id,
       action: 'update',
       fields,
-      before: remembered.fields,
-      after: now,
+      before: pick(remembered.fields),
+      after: pick(now),
     });
     await ws.store.putTwin({ ...remembered, fields: now, observedAt: clock.now().toISOString() });
   }
