@@ -63,8 +63,27 @@ export interface CelCheckDecl {
   readonly source: SourceLocation;
 }
 
+/**
+ * A `dns` check: the DNS server must answer the query with exactly the expected records of the type
+ * (a set, compared in one presentation: names lower-case with a trailing dot, TXT quoted).
+ */
+export interface DnsCheckDecl {
+  readonly kind: 'dns';
+  readonly name: string;
+  /** The server to ask: `host:port` (port 53 when left out), `[v6]:port`; may hold references. */
+  readonly server: string;
+  /** The name asked for. */
+  readonly query: string;
+  /** The record type, upper-case: A, AAAA, CNAME, MX, TXT, NS, SOA, … */
+  readonly type: string;
+  /** The expected answers as written (normalised when compared); empty: no record of the type. */
+  readonly expect: readonly string[];
+  readonly timeoutMs: number;
+  readonly source: SourceLocation;
+}
+
 /** A postcondition declared next to a resource, verified after every change and continuously. */
-export type CheckDecl = HttpCheckDecl | CelCheckDecl;
+export type CheckDecl = HttpCheckDecl | CelCheckDecl | DnsCheckDecl;
 
 /** Lifecycle settings of a resource. */
 export interface LifecycleDecl {

@@ -1,5 +1,13 @@
 import type { CheckDecl, Diagnostic } from '../core/index.js';
-import { CHECK_KINDS, parseCel } from '../checks/index.js';
+import {
+  CHECK_KINDS,
+  DNS_TYPES,
+  isDnsType,
+  normalizeExpected,
+  normalizeName,
+  parseCel,
+  parseServer,
+} from '../checks/index.js';
 import { FieldReader, isRecord, typeName } from './fields.js';
 import type { ParsedDocument } from './parse-documents.js';
 import type { PathSegment } from './positions.js';
@@ -9,8 +17,12 @@ import { didYouMean, listOf } from './suggest.js';
 /** Defaults of the optional check fields. */
 export const CHECK_DEFAULTS = { method: 'GET', expectStatus: [200], timeoutMs: 5000 } as const;
 
+/** Defaults of the optional fields of a `dns` check. */
+export const DNS_CHECK_DEFAULTS = { type: 'A', timeoutMs: 2000 } as const;
+
 const HTTP_FIELDS = ['url', 'method', 'expectStatus', 'bodyContains', 'timeoutMs'] as const;
 const CEL_FIELDS = ['expr', 'name'] as const;
+const DNS_FIELDS = ['server', 'query', 'type', 'expect', 'timeoutMs'] as const;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const REF = /\$\{[^}]*\}/g;
 
@@ -97,6 +109,104 @@ function readHttp(
   };
 }
 
+function readDns(
+  r: FieldReader,
+  value: unknown,
+  at: readonly PathSegment[],
+  name: string,
+  doc: ParsedDocument,
+): CheckDecl | undefined {
+  if (!isRecord(value)) {
+    r.report(
+      'field.type',
+      `a dns check must be a mapping with \`server\`, \`query\` and \`expect\`, got ${typeName(value)}`,
+      at,
+      {
+        hint: 'e.g. - dns: { server: 127.0.0.1:53, query: www.example.org, type: A, expect: [192.0.2.10] }',
+      },
+    );
+    return undefined;
+  }
+  const before = r.diagnostics.length;
+  r.unknownFields(value, DNS_FIELDS, at, 'a dns check');
+  // Values holding references are judged when the check runs, once they are filled in.
+  const literal = (text: string) => !text.includes('${');
+  const server = r.string(value, 'server', at, true);
+  if (server !== undefined && literal(server) && parseServer(server) === undefined) {
+    r.report(
+      'field.invalid',
+      `\`server\` must be host:port (port 53 when left out), got ${server}`,
+      [...at, 'server'],
+      { hint: 'e.g. server: 127.0.0.1:5300, or [2001:db8::53]:53 for IPv6' },
+    );
+  }
+  const query = r.string(value, 'query', at, true);
+  if (query !== undefined && literal(query) && normalizeName(query) === undefined) {
+    r.report('field.invalid', `\`query\` must be a DNS name, got ${JSON.stringify(query)}`, [
+      ...at,
+      'query',
+    ]);
+  }
+  let type: string = DNS_CHECK_DEFAULTS.type;
+  const t = r.string(value, 'type', at, false);
+  if (t !== undefined) {
+    type = t.toUpperCase();
+    if (!isDnsType(type)) {
+      r.report(
+        'field.invalid',
+        `unknown record type \`${t}\`; use one of ${listOf(DNS_TYPES)}.${didYouMean(type, DNS_TYPES)}`,
+        [...at, 'type'],
+      );
+    }
+  }
+  const expect: string[] = [];
+  const ev = value.expect;
+  if (ev === undefined || ev === null) {
+    r.missing([...at, 'expect'], at);
+  } else {
+    const single = !Array.isArray(ev);
+    const entries = single ? [ev] : (ev as unknown[]);
+    entries.forEach((e, i) => {
+      const path = single ? [...at, 'expect'] : [...at, 'expect', i];
+      if (typeof e !== 'string' || e.trim() === '') {
+        r.report(
+          'field.type',
+          `an expected answer must be a non-empty string, got ${typeName(e)}${typeof e === 'number' ? ` ${e}` : ''}`,
+          path,
+          { hint: 'quote it: expect: ["10 mail.example.org."]' },
+        );
+        return;
+      }
+      if (isDnsType(type) && literal(e)) {
+        const n = normalizeExpected(type, e);
+        if ('error' in n) {
+          r.report('field.invalid', `expected ${type} answer ${n.error}`, path);
+          return;
+        }
+      }
+      expect.push(e);
+    });
+  }
+  const timeoutMs = r.number(value, 'timeoutMs', at, {
+    integer: true,
+    min: 1,
+    fallback: DNS_CHECK_DEFAULTS.timeoutMs,
+  });
+  if (r.diagnostics.length > before || server === undefined || query === undefined) {
+    return undefined;
+  }
+  return {
+    kind: 'dns',
+    name,
+    server,
+    query,
+    type,
+    expect,
+    timeoutMs,
+    source: sourceOf(doc, at.slice(0, -1)),
+  };
+}
+
 function readCel(
   r: FieldReader,
   value: unknown,
@@ -144,7 +254,7 @@ function readCel(
 }
 
 /**
- * Reads a resource's `checks` list. Each entry has exactly one kind key (`http` or `cel`) and an
+ * Reads a resource's `checks` list. Each entry has exactly one kind key (`http`, `cel` or `dns`) and an
  * optional `name` (default `<kind>-<index>`, unique within the resource). Reports every problem;
  * returns the declarations, complete only when there are no errors.
  */
@@ -203,7 +313,9 @@ export function readChecks(
     const decl =
       kind === 'http'
         ? readHttp(r, entry.http, [...at, 'http'], entryName ?? `http-${index}`, doc)
-        : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
+        : kind === 'dns'
+          ? readDns(r, entry.dns, [...at, 'dns'], entryName ?? `dns-${index}`, doc)
+          : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
     if (!decl) return;
     const first = names.get(decl.name);
     if (first !== undefined) {
