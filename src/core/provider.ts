@@ -37,6 +37,21 @@ export interface ResourceTypeInfo {
   readonly lifecycle: 'platform' | 'annotations';
   /** True when the create call accepts an idempotency key. */
   readonly idempotencyKey: boolean;
+  /**
+   * For `natural-key` identity when one field is not enough: every field whose values together
+   * identify an object, parent fields first (PowerDNS rrsets: `zone_id, name, type`). Compare each
+   * after `Provider.normalize`. Absent means `[naturalKey]`.
+   */
+  readonly naturalKeyFields?: readonly string[];
+  /**
+   * For objects that live inside an object of another type: that type, and the declared field that
+   * holds the parent's id (written in intent as a reference, `zone_id: ${dns.zones/example.id}`).
+   */
+  readonly parent?: { readonly type: string; readonly field: string };
+  /** Fields the platform changes on its own (serials, counters): never drift, never anyone's change. */
+  readonly serverOwned?: readonly string[];
+  /** Fields sent on create that the platform never returns: never compared. */
+  readonly writeOnly?: readonly string[];
 }
 
 /** What a provider offers. */
