@@ -124,18 +124,21 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     error: 0,
   };
   const at = clock.now().toISOString();
-  for (const r of ws.intent.resources) {
-    const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
-    states[o.state]++;
-    await ws.store.putStatus({
-      address: r.address,
-      state: o.state,
-      ...(o.objectId ? { objectId: o.objectId } : {}),
-      ...(o.message ? { message: o.message } : {}),
-      checks: o.checks,
-      updatedAt: at,
-    });
-  }
+  // Written all at once, so the store commits them together (one disk sync, not one per resource).
+  await Promise.all(
+    ws.intent.resources.map((r) => {
+      const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
+      states[o.state]++;
+      return ws.store.putStatus({
+        address: r.address,
+        state: o.state,
+        ...(o.objectId ? { objectId: o.objectId } : {}),
+        ...(o.message ? { message: o.message } : {}),
+        checks: o.checks,
+        updatedAt: at,
+      });
+    }),
+  );
   report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
   return { plan: planned.plan, observation, outcomes, applied: true, recovered };
 }
