@@ -10,6 +10,7 @@ import { changeHash } from '../ledger-chain.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { changeFromRow, changeToRow } from './sqlite-rows.js';
 import type { ChangeRow } from './sqlite-rows.js';
+import type { SqliteDatabase } from './sqlite-database.js';
 import { SqliteStore, openSqliteStore } from './sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tend-sqlite-store-'));
@@ -175,6 +176,83 @@ describe('SQLite store: files', () => {
       '2030-05-06T07:08:09.000Z',
     );
     db.close();
+  });
+});
+
+describe('SQLite store: group commit', () => {
+  /** A database that counts the transactions begun with `.immediate()` (the group commits). */
+  function countingDatabase(path: string): { db: SqliteDatabase; immediates: () => number } {
+    const real = new Database(path);
+    let immediates = 0;
+    const db: SqliteDatabase = {
+      get open() {
+        return real.open;
+      },
+      prepare: (source) => real.prepare(source),
+      exec: (source) => real.exec(source),
+      pragma: (source, options) => real.pragma(source, options),
+      transaction: <T>(fn: () => T) => {
+        const t = real.transaction(fn);
+        return Object.assign(() => t(), {
+          immediate: () => {
+            immediates += 1;
+            return t.immediate();
+          },
+        });
+      },
+      close: () => real.close(),
+    };
+    return { db, immediates: () => immediates };
+  }
+
+  const nth = (n: number): Operation => ({ ...op, id: `op-${n}` });
+
+  it('commits writes made at once in one transaction, each on disk when its promise resolves', async () => {
+    const path = freshPath();
+    const { db, immediates } = countingDatabase(path);
+    const store = new SqliteStore(db);
+    const before = immediates();
+    await Promise.all(Array.from({ length: 50 }, (_, i) => store.journal(nth(i))));
+    // One group commit for 50 journal writes, none of which opens a transaction of its own.
+    expect(immediates() - before).toBe(1);
+    const reader = await openSqliteStore(path);
+    expect(await reader.unsettled()).toHaveLength(50);
+    await reader.close();
+    await store.close();
+  });
+
+  it('rejects a failing write alone: the others of its group commit', async () => {
+    const store = await openSqliteStore(freshPath());
+    const results = await Promise.allSettled([
+      store.journal(nth(1)),
+      store.journal(nth(1)),
+      store.journal(nth(2)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const refused = results[1] as PromiseRejectedResult;
+    expect(refused.reason).toBeInstanceOf(TendError);
+    expect((refused.reason as TendError).code).toBe('store.operation-exists');
+    expect((await store.unsettled()).map((o) => o.id)).toEqual(['op-1', 'op-2']);
+    await store.close();
+  });
+
+  it('shows a read every write queued before it', async () => {
+    const store = await openSqliteStore(freshPath());
+    const written = store.journal(nth(1));
+    expect(await store.getOperation('op-1')).toStrictEqual(nth(1));
+    await written;
+    await store.close();
+  });
+
+  it('commits queued writes when closed', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path);
+    const written = store.journal(nth(1));
+    await store.close();
+    await written;
+    const reopened = await openSqliteStore(path);
+    expect(await reopened.unsettled()).toStrictEqual([nth(1)]);
+    await reopened.close();
   });
 });
 

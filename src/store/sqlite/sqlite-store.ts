@@ -98,15 +98,25 @@ interface Statements {
   readonly deleteStatus: SqliteStatement;
 }
 
+/** A write waiting for the next group commit. */
+interface QueuedWrite {
+  readonly body: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+}
+
 /**
- * The Store on one SQLite database. Each method runs synchronously on the single connection, so calls
- * from many async callers never interleave; writes that read first (the ledger) also run in an
- * IMMEDIATE transaction, so another process sharing the file cannot interleave either.
+ * The Store on one SQLite database. Calls take effect in the order they are made, on the single
+ * connection, so calls from many async callers never interleave: writes are group-committed (see
+ * `#write`) and every read first commits the writes queued before it. Writes that read first (the
+ * ledger) run in an IMMEDIATE transaction, so another process sharing the file cannot interleave.
  */
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
   readonly #now: () => Date;
   readonly #sql: Statements;
+  /** Writes waiting for the next group commit, in call order. */
+  #queue: QueuedWrite[] = [];
 
   /**
    * Wraps an open database: switches it to WAL with `synchronous = FULL` (see `openSqliteStore`) and
@@ -177,30 +187,30 @@ export class SqliteStore implements Store {
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
-    return this.#run(() => {
+    return this.#read(() => {
       const row = this.#sql.getTwin.get(address) as TwinRow | undefined;
       return row && twinFromRow(row);
     });
   }
 
   listTwin(): Promise<TwinEntry[]> {
-    return this.#run(() => (this.#sql.listTwin.all() as TwinRow[]).map(twinFromRow));
+    return this.#read(() => (this.#sql.listTwin.all() as TwinRow[]).map(twinFromRow));
   }
 
   putTwin(entry: TwinEntry): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#sql.putTwin.run(twinToRow(entry));
     });
   }
 
   deleteTwin(address: Address): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#sql.deleteTwin.run(address);
     });
   }
 
   journal(op: Operation): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       if (op.state !== 'pending') {
         throw new TendError(
           'store.invalid-operation',
@@ -221,7 +231,7 @@ export class SqliteStore implements Store {
   }
 
   settle(opId: string, settlement: Settlement): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       if (settlement.state !== 'settled' && settlement.state !== 'failed') {
         throw new TendError(
           'store.invalid-settlement',
@@ -247,18 +257,18 @@ export class SqliteStore implements Store {
   }
 
   getOperation(opId: string): Promise<Operation | undefined> {
-    return this.#run(() => {
+    return this.#read(() => {
       const row = this.#sql.getOperation.get(opId) as OperationRow | undefined;
       return row && operationFromRow(row);
     });
   }
 
   unsettled(): Promise<Operation[]> {
-    return this.#run(() => (this.#sql.unsettled.all() as OperationRow[]).map(operationFromRow));
+    return this.#read(() => (this.#sql.unsettled.all() as OperationRow[]).map(operationFromRow));
   }
 
   operations(query: { address?: Address; limit?: number } = {}): Promise<Operation[]> {
-    return this.#run(() => {
+    return this.#read(() => {
       const limit = checkCount('limit', query.limit) ?? -1;
       const rows =
         query.address === undefined
@@ -269,7 +279,7 @@ export class SqliteStore implements Store {
   }
 
   appendChange(change: NewChange): Promise<Change> {
-    return this.#run(() =>
+    return this.#write(() =>
       // IMMEDIATE: the head read and the insert happen under the write lock, as one step.
       this.#db
         .transaction(() => {
@@ -295,7 +305,7 @@ export class SqliteStore implements Store {
   }
 
   changes(query: ChangeQuery = {}): Promise<Change[]> {
-    return this.#run(() => {
+    return this.#read(() => {
       const limit = checkCount('limit', query.limit) ?? -1;
       const afterSeq = checkCount('afterSeq', query.afterSeq) ?? 0;
       const rows =
@@ -307,7 +317,7 @@ export class SqliteStore implements Store {
   }
 
   verifyLedger(): Promise<LedgerVerification> {
-    return this.#run(() =>
+    return this.#read(() =>
       // One read transaction: entries appended meanwhile by another process are not half-seen.
       this.#db.transaction(() => {
         const head = this.#head();
@@ -323,30 +333,30 @@ export class SqliteStore implements Store {
   }
 
   getCursor(provider: string): Promise<string | undefined> {
-    return this.#run(() => {
+    return this.#read(() => {
       const row = this.#sql.getCursor.get(provider) as { cursor: string } | undefined;
       return row?.cursor;
     });
   }
 
   setCursor(provider: string, cursor: string): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#sql.setCursor.run(provider, cursor, this.#now().toISOString());
     });
   }
 
   putStatus(status: ResourceStatus): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#sql.putStatus.run(statusToRow(status));
     });
   }
 
   listStatus(): Promise<ResourceStatus[]> {
-    return this.#run(() => (this.#sql.listStatus.all() as StatusRow[]).map(statusFromRow));
+    return this.#read(() => (this.#sql.listStatus.all() as StatusRow[]).map(statusFromRow));
   }
 
   deleteStatus(address: Address): Promise<void> {
-    return this.#run(() => {
+    return this.#write(() => {
       this.#sql.deleteStatus.run(address);
     });
   }
@@ -354,6 +364,8 @@ export class SqliteStore implements Store {
   /** Closes the database; closing twice is a no-op, any other call afterwards fails `store.closed`. */
   close(): Promise<void> {
     try {
+      // Writes still queued are committed first: their callers were promised them.
+      if (this.#db.open) this.#flush();
       if (this.#db.open) this.#db.close();
       return Promise.resolve();
     } catch (e) {
@@ -367,17 +379,77 @@ export class SqliteStore implements Store {
     return (this.#sql.ledgerHead.get() as LedgerHead | undefined) ?? { seq: 0, hash: GENESIS_HASH };
   }
 
-  /** Runs a synchronous body on the open database; its failures become rejected TendErrors. */
-  #run<T>(body: () => T): Promise<T> {
+  /** Runs a read after every write queued before it, so a caller always reads its own writes. */
+  #read<T>(body: () => T): Promise<T> {
     try {
-      if (!this.#db.open) {
-        throw new TendError('store.closed', 'the store is closed; open it again to use it', {
-          phase: 'store',
-        });
-      }
+      this.#checkOpen();
+      this.#flush();
       return Promise.resolve(body());
     } catch (e) {
       return Promise.reject(storeError(e));
+    }
+  }
+
+  /**
+   * Queues a write for the next group commit. Writes queued in the same turn of the event loop (the
+   * engine runs many operations at once) commit together in one transaction, so they share one sync
+   * of the write-ahead log instead of paying one each; the promise resolves only after that commit,
+   * so a resolved write is on disk exactly as before. Each write runs in its own savepoint: one that
+   * fails is rolled back and rejected alone.
+   */
+  #write<T>(body: () => T): Promise<T> {
+    try {
+      this.#checkOpen();
+    } catch (e) {
+      return Promise.reject(storeError(e));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#queue.length === 1) setImmediate(() => this.#flush());
+    });
+  }
+
+  /** Commits every queued write now (reads, close and the scheduled group commit call it). */
+  #flush(): void {
+    const batch = this.#queue;
+    if (batch.length === 0) return;
+    this.#queue = [];
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    const runOne = (body: () => unknown) => {
+      try {
+        outcomes.push({ ok: true, value: body() });
+      } catch (e) {
+        outcomes.push({ ok: false, value: e });
+      }
+    };
+    try {
+      this.#checkOpen();
+      if (batch.length === 1) runOne(batch[0]!.body);
+      else {
+        // Nested transactions are savepoints: a failing write undoes only itself.
+        this.#db
+          .transaction(() => {
+            for (const { body } of batch) runOne(() => this.#db.transaction(body)());
+          })
+          .immediate();
+      }
+    } catch (e) {
+      // The commit itself failed (a busy or failing disk): nothing of the batch is durable.
+      for (const { reject } of batch) reject(storeError(e));
+      return;
+    }
+    batch.forEach(({ resolve, reject }, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) resolve(outcome.value);
+      else reject(storeError(outcome.value));
+    });
+  }
+
+  #checkOpen(): void {
+    if (!this.#db.open) {
+      throw new TendError('store.closed', 'the store is closed; open it again to use it', {
+        phase: 'store',
+      });
     }
   }
 }
