@@ -5,6 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
 import type { HttpClientOptions } from './http-client.js';
 import { createHttpClient, platformReason } from './http-client.js';
+import type { VirtualTime } from './timing.js';
+import { createVirtualTime } from './timing.js';
 
 interface Seen {
   method: string;
@@ -153,17 +155,6 @@ describe('http client', () => {
     expect(e.message).toBe('GET /volumes: the platform failed (503 unavailable): try later');
   });
 
-  it('honours Retry-After on 429 and 503', async () => {
-    handler = statuses(
-      [429, { message: 'slow down' }, { 'retry-after': '2' }],
-      [503, undefined, { 'retry-after': '1' }],
-      [200, {}],
-    );
-    const { c, delays } = client();
-    await c.request({ method: 'GET', path: '/volumes' });
-    expect(delays).toEqual([2000, 1000]);
-  });
-
   it('returns a Retry-After longer than it may wait to the caller', async () => {
     handler = statuses([429, { message: 'slow down' }, { 'retry-after': '120' }]);
     const { c, delays } = client();
@@ -308,6 +299,23 @@ describe('http client', () => {
     expect(e.message).toBe(
       `POST /volumes: cannot connect to http://127.0.0.1:${port} (ECONNREFUSED, 4 attempts); check the provider's endpoint and that the platform is up`,
     );
+  });
+
+  it('counts timeouts as the platform being down and opens the circuit', async () => {
+    handler = () => {}; // never answers
+    const { c } = client({ timeoutMs: 20, maxAttempts: 1 });
+    for (let i = 0; i < 5; i++) {
+      expect((await failure(c.request({ method: 'GET', path: '/volumes' }))).code).toBe(
+        'http.timeout',
+      );
+    }
+    expect(c.health()).toMatchObject({
+      circuit: 'open',
+      lastError: 'GET /volumes: no response within 20 ms',
+    });
+    const e = await failure(c.request({ method: 'GET', path: '/volumes' }));
+    expect(e.code).toBe('platform.circuit_open');
+    expect(seen).toHaveLength(5);
   });
 
   it('treats a safe POST like a GET', async () => {
@@ -479,6 +487,339 @@ describe('http client', () => {
     await c.request({ method: 'GET', path: '/v' });
     await c.request({ method: 'GET', path: '/v' });
     expect(delays).toEqual([100]);
+  });
+});
+
+// Fault handling on virtual time: a platform simulated in process (fetch replaced), so that
+// seconds of retries, pauses and cool-downs take no time and every instant is exact.
+
+/** What the simulated platform does with one request. */
+type Reply =
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
+  | { readonly network: string };
+
+/** One request as the simulated platform saw it. */
+interface Sent {
+  readonly method: string;
+  readonly path: string;
+  readonly at: number;
+}
+
+/** A fetch answering with `reply` after `latencyMs` of virtual time; records what it was sent. */
+function simulated(vt: VirtualTime, reply: (req: Sent, n: number) => Reply, latencyMs = 20) {
+  const sent: Sent[] = [];
+  // The client always passes the URL as a string.
+  const fetchFn = (async (input: string, init?: RequestInit) => {
+    const url = new URL(input);
+    const req: Sent = { method: init?.method ?? 'GET', path: url.pathname, at: vt.clock() };
+    sent.push(req);
+    const r = reply(req, sent.length);
+    await vt.sleep(latencyMs, init?.signal ?? undefined);
+    if ('network' in r) {
+      const cause = Object.assign(new Error(r.network), { code: r.network });
+      throw new TypeError('fetch failed', { cause });
+    }
+    return new Response(r.body === undefined ? null : JSON.stringify(r.body), {
+      status: r.status,
+      headers: { 'content-type': 'application/json', ...r.headers },
+    });
+  }) as typeof fetch;
+  return { sent, fetch: fetchFn };
+}
+
+const T0 = Date.parse('2025-01-01T00:00:00.000Z');
+const iso = (ms: number) => new Date(T0 + ms).toISOString();
+
+/** A client on virtual time (starting at T0) in front of a simulated platform. */
+function virtualClient(
+  reply: (req: Sent, n: number) => Reply,
+  extra: Partial<HttpClientOptions> = {},
+  latencyMs = 20,
+) {
+  const vt = createVirtualTime(T0);
+  const platform = simulated(vt, reply, latencyMs);
+  const c = createHttpClient({
+    baseUrl: 'http://platform.test/api',
+    fetch: platform.fetch,
+    clock: vt.clock,
+    wallClock: vt.clock,
+    sleep: vt.sleep,
+    random: () => 0.5,
+    ...extra,
+  });
+  /** Virtual milliseconds since T0. */
+  const now = () => vt.clock() - T0;
+  const times = () => platform.sent.map((r) => r.at - T0);
+  return { vt, c, sent: platform.sent, now, times };
+}
+
+async function virtualFailure(vt: VirtualTime, p: Promise<unknown>): Promise<TendError> {
+  return failure(vt.run(p));
+}
+
+const OK: Reply = { status: 200, body: {} };
+const DOWN: Reply = { network: 'ECONNREFUSED' };
+
+describe('http client: retries and Retry-After (virtual time)', () => {
+  it('backs off exponentially with full jitter between attempts', async () => {
+    const { vt, c, times } = virtualClient((_r, n) => (n < 4 ? { status: 503 } : OK), {
+      random: () => 0.5,
+    });
+    await vt.run(c.request({ method: 'GET', path: '/volumes' }));
+    // Each attempt takes 20 ms; then 0.5 × 100, 0.5 × 200, 0.5 × 400.
+    expect(times()).toEqual([0, 70, 190, 410]);
+  });
+
+  it('honours Retry-After on 429 and on 503', async () => {
+    const { vt, c, times } = virtualClient((_r, n) =>
+      n === 1
+        ? { status: 429, headers: { 'retry-after': '2' } }
+        : n === 2
+          ? { status: 503, headers: { 'retry-after': '1' } }
+          : OK,
+    );
+    await vt.run(c.request({ method: 'GET', path: '/volumes' }));
+    expect(times()).toEqual([0, 2_020, 3_040]);
+  });
+
+  it("makes a Retry-After a pause for every request, not only the refused one's", async () => {
+    // The first request is refused with Retry-After: 1; the others start while it is in flight.
+    const { vt, c, sent } = virtualClient((_r, n) =>
+      n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : OK,
+    );
+    const first = c.request({ method: 'GET', path: '/a' });
+    await vt.advance(10);
+    const others = [
+      c.request({ method: 'GET', path: '/b' }),
+      vt.advance(30).then(() => c.request({ method: 'GET', path: '/c' })),
+    ];
+    await vt.run(Promise.all([first, ...others]));
+    const at = (path: string) => sent.filter((r) => r.path === path).map((r) => r.at - T0);
+    // /b went before the 429 came back (at 20); /c, asked for at 40, waited for the pause to end at
+    // 1020, after the retry of /a, spaced by the rate the 429 cut (0.7 × 100/s: 14.3 ms).
+    expect(at('/api/a')).toEqual([0, 1_020]);
+    expect(at('/api/b')).toEqual([10]);
+    expect(at('/api/c')).toHaveLength(1);
+    expect(at('/api/c')[0]).toBeCloseTo(1_020 + 1000 / 70);
+  });
+
+  it('fails a request at once, sending nothing, while a pause longer than it may wait holds', async () => {
+    const { vt, c, sent, now } = virtualClient((_r, n) =>
+      n === 1 ? { status: 429, body: { message: 'quota' }, headers: { 'retry-after': '120' } } : OK,
+    );
+    const e1 = await virtualFailure(vt, c.request({ method: 'GET', path: '/a' }));
+    expect(e1).toMatchObject({ code: 'platform.throttled', retryAfterSeconds: 120 });
+    await vt.advance(30_000);
+    const e2 = await virtualFailure(vt, c.request({ method: 'GET', path: '/b' }));
+    expect(sent).toHaveLength(1);
+    expect(now()).toBe(30_020);
+    expect(e2).toMatchObject({
+      code: 'platform.throttled',
+      retryable: true,
+      retryAfterSeconds: 90,
+    });
+    expect(e2.message).toBe(
+      'GET /b: not sent: the platform asked for a pause of 90s more before further requests (Retry-After)',
+    );
+    expect(c.health().pausedUntil).toBe(iso(120_020));
+  });
+
+  it('does not hold a concurrency slot while waiting out a backoff', async () => {
+    // One slot. /a fails and backs off 500 ms; /b uses the slot meanwhile.
+    const { vt, c, sent } = virtualClient(
+      (r) => (r.path === '/api/a' && sentCount(r) === 1 ? { status: 500 } : OK),
+      { concurrency: 1, baseDelayMs: 1_000, random: () => 0.5 },
+    );
+    let aCount = 0;
+    function sentCount(r: Sent): number {
+      return r.path === '/api/a' ? ++aCount : 0;
+    }
+    const a = c.request({ method: 'GET', path: '/a' });
+    await vt.advance(5);
+    const b = c.request({ method: 'GET', path: '/b' });
+    await vt.run(Promise.all([a, b]));
+    expect(sent.map((r) => `${r.path}@${r.at - T0}`)).toEqual([
+      '/api/a@0',
+      '/api/b@20',
+      '/api/a@520',
+    ]);
+  });
+
+  it('holds a slot while waiting for the rate limiter: at most `concurrency` reserve a send time', async () => {
+    const { vt, c, times } = virtualClient(() => OK, { concurrency: 2, rateLimit: 10 }, 0);
+    await vt.run(
+      Promise.all(Array.from({ length: 4 }, () => c.request({ method: 'GET', path: '/v' }))),
+    );
+    expect(times()).toEqual([0, 100, 200, 300]);
+  });
+});
+
+describe('http client: adaptive rate limit (virtual time)', () => {
+  it('cuts its rate on a 429 and reports it in health()', async () => {
+    const { vt, c } = virtualClient(
+      (_r, n) => (n === 30 ? { status: 429, headers: { 'retry-after': '1' } } : OK),
+      { rateLimit: 100 },
+      0,
+    );
+    expect(c.health().rateLimit).toBe(100);
+    for (let i = 0; i < 30; i++) await vt.run(c.request({ method: 'GET', path: '/v' }));
+    // Cut to 0.7 × 100, then grown a little by the retry's success (10/s per second at full rate).
+    expect(c.health().rateLimit).toBeGreaterThan(70);
+    expect(c.health().rateLimit).toBeLessThan(70.5);
+  });
+
+  it('reports rate 0 while unlimited and no 429 came', async () => {
+    const { vt, c } = virtualClient(() => OK);
+    await vt.run(c.request({ method: 'GET', path: '/v' }));
+    expect(c.health()).toEqual({ circuit: 'closed', rateLimit: 0 });
+  });
+
+  it('reaches at least 90% of a 500 requests/s platform limit with 20 ms latency', async () => {
+    // The benchmark's setting, end to end through the client: a sandbox-like token bucket (500/s,
+    // burst 500, Retry-After in whole seconds), keyed creates, unlimited configuration.
+    const vt = createVirtualTime(T0);
+    let tokens = 500;
+    let last = vt.clock();
+    let throttled = 0;
+    const platform = simulated(vt, () => {
+      const t = vt.clock();
+      tokens = Math.min(500, tokens + ((t - last) / 1000) * 500);
+      last = t;
+      if (tokens >= 1) {
+        tokens -= 1;
+        return { status: 201, body: { id: 'x' } };
+      }
+      throttled++;
+      return { status: 429, headers: { 'retry-after': String(Math.ceil((1 - tokens) / 500)) } };
+    });
+    const c = createHttpClient({
+      baseUrl: 'http://platform.test',
+      fetch: platform.fetch,
+      clock: vt.clock,
+      wallClock: vt.clock,
+      sleep: vt.sleep,
+      random: () => 0.5,
+      concurrency: 16,
+    });
+    const done: number[] = [];
+    const end = T0 + 30_000;
+    let key = 0;
+    const worker = async () => {
+      while (vt.clock() < end) {
+        await c.request({
+          method: 'POST',
+          path: '/volumes',
+          body: {},
+          headers: { 'Idempotency-Key': `k-${key++}` },
+        });
+        done.push(vt.clock());
+      }
+    };
+    await vt.run(Promise.all(Array.from({ length: 16 }, worker)));
+    const settled = done.filter((t) => t > T0 + 5_000 && t <= end).length / 25;
+    expect(settled / 500).toBeGreaterThanOrEqual(0.9);
+    expect(throttled).toBeLessThan(done.length * 0.005);
+  }, 20_000);
+});
+
+describe('http client: circuit breaker (virtual time)', () => {
+  it('opens after 5 consecutive failures and then fails fast, sending nothing', async () => {
+    const { vt, c, sent } = virtualClient(() => DOWN, { maxAttempts: 1 });
+    for (let i = 0; i < 5; i++) {
+      const e = await virtualFailure(vt, c.request({ method: 'GET', path: '/volumes' }));
+      expect(e.code).toBe('http.unreachable');
+    }
+    expect(c.health()).toEqual({
+      circuit: 'open',
+      since: iso(100),
+      lastError: 'GET /volumes: cannot connect (ECONNREFUSED)',
+      probeAt: iso(5_100),
+      rateLimit: 0,
+    });
+    const e = await virtualFailure(vt, c.request({ method: 'POST', path: '/networks', body: {} }));
+    expect(sent).toHaveLength(5);
+    expect(e).toMatchObject({
+      code: 'platform.circuit_open',
+      retryable: true,
+      outcomeUnknown: false,
+    });
+    expect(e.message).toBe(
+      `POST /networks: not sent: the platform at http://platform.test/api is considered down since ${iso(100)} (5 failures in a row; last: GET /volumes: cannot connect (ECONNREFUSED)); Tend will probe it again at ${iso(5_100)}`,
+    );
+  });
+
+  it('stops retrying a request once the circuit opens under it', async () => {
+    const { vt, c, sent } = virtualClient(
+      () => ({ status: 502, body: { message: 'bad gateway' } }),
+      {
+        maxAttempts: 10,
+      },
+    );
+    const e = await virtualFailure(vt, c.request({ method: 'GET', path: '/volumes' }));
+    expect(sent).toHaveLength(5);
+    expect(e.code).toBe('platform.circuit_open');
+    expect(e.message).toContain('last: GET /volumes: the platform failed (502): bad gateway');
+    expect((e.cause as TendError).code).toBe('platform.unavailable');
+  });
+
+  it.each([
+    { name: '404', reply: { status: 404 }, reason: 'an answer from a platform that is up' },
+    { name: '409', reply: { status: 409 }, reason: 'a refusal is an answer' },
+    { name: '429', reply: { status: 429 }, reason: 'throttling is the rate limiter’s business' },
+  ])('does not count a $name: $reason', async ({ reply }) => {
+    const { vt, c } = virtualClient((_r, n) => (n % 2 === 0 ? reply : DOWN), { maxAttempts: 1 });
+    for (let i = 0; i < 20; i++) {
+      await vt.run(c.request({ method: 'DELETE', path: '/v/1' }).catch(() => undefined));
+    }
+    expect(c.health().circuit).toBe('closed');
+  });
+
+  it.each([
+    { name: 'a lost connection', reply: { network: 'ECONNRESET' } },
+    { name: 'a 500', reply: { status: 500 } },
+    { name: 'a 503', reply: { status: 503 } },
+  ])('counts $name as the platform being down', async ({ reply }) => {
+    // (Timeouts run on real timers: see "counts timeouts" with the real server above.)
+    const { vt, c } = virtualClient(() => reply, { maxAttempts: 1 });
+    for (let i = 0; i < 5; i++) {
+      await vt.run(c.request({ method: 'GET', path: '/v' }).catch(() => undefined));
+    }
+    expect(c.health().circuit).toBe('open');
+  });
+
+  it('after the cool-down, lets one probe through; its success closes the circuit', async () => {
+    let up = false;
+    const { vt, c, sent, now } = virtualClient(() => (up ? OK : DOWN), { maxAttempts: 1 });
+    for (let i = 0; i < 5; i++) {
+      await vt.run(c.request({ method: 'GET', path: '/v' }).catch(() => undefined));
+    }
+    await vt.advance(5_000);
+    expect(c.health()).toMatchObject({ circuit: 'half-open', since: iso(5_100) });
+    up = true;
+    // Two requests at once: the first is the probe, the second fails fast while it is out.
+    const probe = c.request({ method: 'GET', path: '/probe' });
+    const other = c.request({ method: 'GET', path: '/other' });
+    const [p, o] = await vt.run(Promise.allSettled([probe, other]));
+    expect(p.status).toBe('fulfilled');
+    expect(o.status).toBe('rejected');
+    expect(((o as PromiseRejectedResult).reason as TendError).message).toMatch(
+      /a probe request is checking whether it is back$/,
+    );
+    expect(sent.map((r) => r.path).at(-1)).toBe('/api/probe');
+    expect(c.health()).toEqual({ circuit: 'closed', since: iso(now()), rateLimit: 0 });
+    await vt.run(c.request({ method: 'GET', path: '/v' }));
+  });
+
+  it('re-opens when the probe fails, for twice the cool-down', async () => {
+    const { vt, c } = virtualClient(() => DOWN, { maxAttempts: 1, circuitCooldownMs: 1_000 });
+    for (let i = 0; i < 5; i++) {
+      await vt.run(c.request({ method: 'GET', path: '/v' }).catch(() => undefined));
+    }
+    expect(c.health().probeAt).toBe(iso(1_100));
+    await vt.advance(1_000);
+    const e = await virtualFailure(vt, c.request({ method: 'GET', path: '/probe' }));
+    expect(e.code).toBe('http.unreachable');
+    expect(c.health()).toMatchObject({ circuit: 'open', since: iso(1_120), probeAt: iso(3_120) });
   });
 });
 

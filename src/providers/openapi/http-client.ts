@@ -1,9 +1,13 @@
+import type { ProviderHealth } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import type { CircuitTicket } from './circuit-breaker.js';
 import type { HttpMethod } from './derive-types.js';
+import type { Permit } from './rate-limiter.js';
 import { RateLimiter } from './rate-limiter.js';
 import { Semaphore } from './semaphore.js';
 import type { Clock, Sleep } from './timing.js';
-import { realClock, realSleep } from './timing.js';
+import { realClock, realSleep, realWallClock } from './timing.js';
 
 /** How to reach one API and how hard to push it. */
 export interface HttpClientOptions {
@@ -23,10 +27,22 @@ export interface HttpClientOptions {
   readonly maxRetryAfterMs?: number;
   /** Most requests in flight at once (default 8). */
   readonly concurrency?: number;
-  /** Requests per second; 0 for no limit (default 0). */
+  /**
+   * The most requests per second ever sent; 0 for no configured limit (default 0). The limit in
+   * force adapts below it on 429s (see RateLimiter).
+   */
   readonly rateLimit?: number;
+  /** Consecutive "platform down" failures that open the circuit (default 5); 0 never opens it. */
+  readonly circuitThreshold?: number;
+  /** How long an opened circuit fails fast before a probe, in ms (default 5000); doubles per re-opening. */
+  readonly circuitCooldownMs?: number;
+  /** The longest cool-down, in ms (default 60000). */
+  readonly circuitMaxCooldownMs?: number;
   readonly fetch?: typeof fetch;
+  /** Monotonic milliseconds, for every duration (default performance.now). */
   readonly clock?: Clock;
+  /** Unix milliseconds, for the times health and errors show (default Date.now). */
+  readonly wallClock?: Clock;
   readonly sleep?: Sleep;
   /** Uniform in [0, 1): the jitter source. */
   readonly random?: () => number;
@@ -58,16 +74,30 @@ export interface HttpResponse {
   readonly body: unknown;
 }
 
-/** A small JSON-over-HTTP client with retries, a concurrency bound and a rate limit. */
+/** The client's view of its platform: ProviderHealth plus what it knows about the next steps. */
+export interface HttpClientHealth extends ProviderHealth {
+  /** While the circuit is open: when the next probe may go (ISO time). */
+  readonly probeAt?: string;
+  /** While a Retry-After holds every request back: until when (ISO time). */
+  readonly pausedUntil?: string;
+}
+
+/**
+ * A small JSON-over-HTTP client with retries, a concurrency bound, an adaptive rate limit and a
+ * circuit breaker.
+ */
 export interface HttpClient {
   /**
    * Sends a request and returns a 2xx response; anything else is a TendError saying what happened.
    * Retries only what is safe to retry: reads, idempotent writes (PUT/PATCH/DELETE), and a POST that
    * the platform refused before acting (429/503) when it carries an Idempotency-Key. A write whose
    * outcome is unknown (timeout or lost connection after sending) is never resent: it fails with
-   * `outcomeUnknown` so the journal can look the object up.
+   * `outcomeUnknown` so the journal can look the object up. While the circuit is open, it fails at
+   * once with the retryable `platform.circuit_open`, having sent nothing.
    */
   request(req: HttpRequest): Promise<HttpResponse>;
+  /** The circuit's state and the rate limit in force now. */
+  health(): HttpClientHealth;
 }
 
 /** Connection errors that happen before a request is sent: retrying cannot cause a duplicate. */
@@ -82,10 +112,21 @@ const NOT_SENT = new Set([
 
 const REFUSAL_HINT = 'the platform refused the request; its reason is in the message';
 
-/** Creates a client; limits are per client, so one client per endpoint. */
+/**
+ * Creates a client; the concurrency bound, rate limit and circuit are per client, so one client
+ * per endpoint.
+ *
+ * A concurrency slot is held from the moment a request is next to be sent (waiting for the rate
+ * limiter or a shared Retry-After pause included) until its answer has been read. A request
+ * waiting out a backoff between attempts holds none, so a failing request never starves others.
+ * Holding the slot across the rate limiter's wait is deliberate: at most `concurrency` requests
+ * reserve a send time, so a cut in the rate applies within `concurrency` requests.
+ */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const doFetch = options.fetch ?? globalThis.fetch;
   const sleep = options.sleep ?? realSleep;
+  const clock = options.clock ?? realClock;
+  const wallClock = options.wallClock ?? realWallClock;
   const random = options.random ?? Math.random;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxAttempts = Math.max(1, options.maxAttempts ?? 4);
@@ -93,9 +134,19 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const maxDelay = options.maxDelayMs ?? 5_000;
   const maxRetryAfter = options.maxRetryAfterMs ?? 30_000;
   const slots = new Semaphore(options.concurrency ?? 8);
-  const limiter = new RateLimiter(options.rateLimit ?? 0, options.clock ?? realClock, sleep);
+  const limiter = new RateLimiter({ ceiling: options.rateLimit ?? 0, clock, sleep });
   const base = options.baseUrl.replace(/\/+$/, '');
   const shownBase = redactUrl(base);
+  const circuit = new CircuitBreaker({
+    target: shownBase,
+    clock,
+    wallClock,
+    ...(options.circuitThreshold !== undefined ? { threshold: options.circuitThreshold } : {}),
+    ...(options.circuitCooldownMs !== undefined ? { cooldownMs: options.circuitCooldownMs } : {}),
+    ...(options.circuitMaxCooldownMs !== undefined
+      ? { maxCooldownMs: options.circuitMaxCooldownMs }
+      : {}),
+  });
   if (options.auth && !isHeaderSafe(options.auth.value)) {
     // fetch would reject the header with a message that quotes the secret: refuse it here instead.
     throw new TendError(
@@ -126,14 +177,27 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
       for (let attempt = 1; ; attempt++) {
         const last = attempt >= maxAttempts;
+        circuit.check(what);
+        // A pause longer than this call may wait (another request's Retry-After) goes back now.
+        const paused = limiter.pausedFor();
+        if (paused > maxRetryAfter) throw pausedError(what, paused);
         let outcome: Attempt;
+        let permit: Permit;
+        let ticket: CircuitTicket;
         try {
           await slots.acquire(req.signal);
         } catch {
           throw aborted(what, false);
         }
         try {
-          await limiter.take(req.signal);
+          try {
+            permit = await limiter.take(req.signal);
+          } catch {
+            // The rate limiter's wait throws only when the caller aborted.
+            throw aborted(what, false);
+          }
+          // The circuit may have opened while this request waited: admit() fails fast then.
+          ticket = circuit.admit(what);
           outcome = await send(doFetch, url, {
             method: req.method,
             headers,
@@ -141,21 +205,20 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
             callerSignal: req.signal,
             timeoutMs: req.timeoutMs ?? timeoutMs,
           });
-        } catch {
-          // Only the rate limiter's wait throws here, and only when the caller aborted.
-          throw aborted(what, false);
         } finally {
           slots.release();
         }
 
         if (outcome.kind === 'response') {
           const { response, body: parsed } = outcome;
-          if (response.status >= 200 && response.status < 300) {
-            return { status: response.status, headers: response.headers, body: parsed };
-          }
           const status = response.status;
           const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-          const transient = status === 429 || status >= 500;
+          if (status < 500) circuit.succeeded(ticket);
+          if (status === 429) limiter.throttled(permit, retryAfterMs(retryAfter));
+          else if (status < 500) limiter.succeeded(permit);
+          if (status >= 200 && status < 300) {
+            return { status, headers: response.headers, body: parsed };
+          }
           const err = httpError(
             what,
             status,
@@ -163,20 +226,34 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
             retryAfter,
             req.method === 'POST' && mutation && !hasKey,
           );
+          if (status >= 500) {
+            circuit.failed(ticket, err.message);
+            // A 503's Retry-After is the platform asking every client to come back later.
+            if (status === 503 && retryAfter !== undefined) limiter.pause(retryAfter * 1000);
+          }
+          const transient = status === 429 || status >= 500;
           if (!transient || !retryRefusals || last || err.outcomeUnknown) throw err;
           const honoured = (status === 429 || status === 503) && retryAfter !== undefined;
           if (honoured && retryAfter * 1000 > maxRetryAfter) throw err;
-          await pause(honoured ? retryAfter * 1000 : backoff(attempt), req.signal, what);
+          failFast(what, err);
+          // An honoured Retry-After is waited out in the rate limiter, by every request alike.
+          if (!honoured) await pause(backoff(attempt), req.signal, what);
           continue;
         }
 
-        if (outcome.kind === 'aborted') throw aborted(what, mutation);
+        if (outcome.kind === 'aborted') {
+          circuit.released(ticket);
+          throw aborted(what, mutation);
+        }
         const sent = outcome.kind === 'timeout' || !NOT_SENT.has(outcome.code);
-        if (mutation && sent) {
-          const how =
-            outcome.kind === 'timeout'
-              ? `no response within ${req.timeoutMs ?? timeoutMs} ms`
+        const how =
+          outcome.kind === 'timeout'
+            ? `no response within ${req.timeoutMs ?? timeoutMs} ms`
+            : NOT_SENT.has(outcome.code)
+              ? `cannot connect (${outcome.code})`
               : `the connection was lost (${outcome.code})`;
+        circuit.failed(ticket, `${what}: ${how}`);
+        if (mutation && sent) {
           throw new TendError(
             'http.outcome_unknown',
             `${what}: ${how} after the request was sent; it may have taken effect, so it is not resent blindly`,
@@ -189,10 +266,41 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         }
         if (last)
           throw transportError(what, outcome, attempt, shownBase, req.timeoutMs ?? timeoutMs);
+        failFast(what, undefined);
         await pause(backoff(attempt), req.signal, what);
       }
     },
+
+    health(): HttpClientHealth {
+      const c = circuit.report();
+      const paused = limiter.pausedFor();
+      return {
+        circuit: c.state,
+        ...(c.since !== undefined ? { since: c.since } : {}),
+        ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
+        rateLimit: limiter.rate,
+        ...(c.probeAt !== undefined ? { probeAt: c.probeAt } : {}),
+        ...(paused > 0 ? { pausedUntil: new Date(wallClock() + paused).toISOString() } : {}),
+      };
+    },
   };
+
+  /** Before waiting to retry: when the circuit has opened meanwhile, the retry would fail anyway. */
+  function failFast(what: string, cause: TendError | undefined): void {
+    try {
+      circuit.check(what);
+    } catch (e) {
+      if (cause && e instanceof TendError) {
+        throw new TendError(e.code, e.message, {
+          retryable: e.retryable,
+          ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
+          ...(e.hint !== undefined ? { hint: e.hint } : {}),
+          cause,
+        });
+      }
+      throw e;
+    }
+  }
 
   async function pause(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
     try {
@@ -373,6 +481,19 @@ function networkCode(e: unknown): string {
   if (cause && typeof cause.code === 'string') return cause.code;
   const own = (e as { code?: unknown } | undefined)?.code;
   return typeof own === 'string' ? own : 'network error';
+}
+
+function retryAfterMs(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : seconds * 1000;
+}
+
+function pausedError(what: string, pausedMs: number): TendError {
+  const seconds = Math.ceil(pausedMs / 1000);
+  return new TendError(
+    'platform.throttled',
+    `${what}: not sent: the platform asked for a pause of ${seconds}s more before further requests (Retry-After)`,
+    { retryable: true, retryAfterSeconds: seconds },
+  );
 }
 
 /** Retry-After in seconds (the delta-seconds form); undefined when absent or a date. */

@@ -542,9 +542,11 @@ describe('openapi provider on the sandbox: faults', () => {
   });
 
   it('retries a throttled read after Retry-After and gives up with the wait', async () => {
+    // Sleeping moves the clock: the Retry-After pauses are exact.
+    let now = 0;
     const delays: number[] = [];
-    const sleep = (ms: number) => (delays.push(ms), Promise.resolve());
-    const p = await variant(() => {}, { sleep });
+    const sleep = (ms: number) => (delays.push(ms), (now += ms), Promise.resolve());
+    const p = await variant(() => {}, { sleep, clock: () => now });
     sb.sandbox.setFaults({ rate429: 1, retryAfterSeconds: 2, methods: ['GET'] });
     const e = await failure(p.list('networks'));
     expect(e).toMatchObject({

@@ -20,7 +20,7 @@ import {
 } from '../../core/index.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
-import type { HttpClient } from './http-client.js';
+import type { HttpClient, HttpClientHealth } from './http-client.js';
 import { createHttpClient } from './http-client.js';
 import type { OpenApiDocument } from './load-document.js';
 import { loadOpenApiDocument } from './load-document.js';
@@ -40,14 +40,20 @@ export interface OpenApiProviderOptions {
   readonly auth?: { readonly header: string; readonly value: string };
   /** Most requests in flight at once (default 8). */
   readonly concurrency?: number;
-  /** Requests per second; 0 for no limit (default 0). */
+  /** Requests per second at most (adapting below on 429s); 0 for no configured limit (default 0). */
   readonly rateLimit?: number;
+  /** Consecutive "platform down" failures that open the circuit (default 5); 0 never opens it. */
+  readonly circuitThreshold?: number;
+  /** How long an open circuit fails fast before a probe, in ms (default 5000, doubling to 60000). */
+  readonly circuitCooldownMs?: number;
   /** Per-request timeout in milliseconds (default 10000). */
   readonly timeoutMs?: number;
   /** Attempts per request, the first included (default 4). */
   readonly maxAttempts?: number;
   readonly fetch?: typeof fetch;
   readonly clock?: Clock;
+  /** Unix milliseconds, for the times health reports (default Date.now). */
+  readonly wallClock?: Clock;
   readonly sleep?: Sleep;
   readonly random?: () => number;
 }
@@ -57,6 +63,8 @@ export interface OpenApiProvider extends Provider {
   readonly workspace: string;
   readonly types: readonly DerivedType[];
   readonly unmapped: readonly UnmappedPath[];
+  /** The HTTP client's circuit and adapted rate limit (always available for this provider). */
+  health(): HttpClientHealth;
 }
 
 const REPLACE_HINT =
@@ -77,8 +85,15 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     rateLimit: options.rateLimit ?? 0,
     ...(options.auth ? { auth: options.auth } : {}),
     ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+    ...(options.circuitThreshold !== undefined
+      ? { circuitThreshold: options.circuitThreshold }
+      : {}),
+    ...(options.circuitCooldownMs !== undefined
+      ? { circuitCooldownMs: options.circuitCooldownMs }
+      : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.wallClock ? { wallClock: options.wallClock } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),
     ...(options.random ? { random: options.random } : {}),
   });
@@ -271,6 +286,8 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     },
 
     find: async (type, marker, signal) => find(typeOf(type), marker, signal),
+
+    health: () => http.health(),
   };
 
   async function find(
