@@ -240,20 +240,19 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'nested collection',
-    reason: 'collections under an object need their parent id: later, via an overlay',
+    name: 'nested collection without a parent',
+    reason:
+      'a collection under an object needs a value for the parent id: a parent type or a fixed value',
     doc: doc(pair('/servers/{server}/zones')),
     want: {
       types: [],
       unmapped: [
         {
           path: '/servers/{server}/zones',
-          reason: 'nested collections need an overlay (not supported yet)',
+          reason:
+            "path parameter {server} has no value: /servers/{server} is not the item path of a type Tend manages; if it always takes the same value (a singleton such as PowerDNS's localhost), declare it with x-tend-parent-values in an overlay, else make /servers a resource type",
         },
-        {
-          path: '/servers/{server}/zones/{id}',
-          reason: 'nested collections need an overlay (not supported yet)',
-        },
+        { path: '/servers/{server}/zones/{id}' },
       ],
     },
   },
@@ -279,7 +278,11 @@ const cases: Case[] = [
     want: {
       types: [{ collectionPath: '/v1/volumes' }],
       unmapped: [
-        { path: '/v2/volumes', reason: 'type name "volumes" is already taken by /v1/volumes' },
+        {
+          path: '/v2/volumes',
+          reason:
+            'type name "volumes" is already taken by /v1/volumes; name one of them with x-tend-type',
+        },
         { path: '/v2/volumes/{id}' },
       ],
     },
@@ -291,7 +294,10 @@ const cases: Case[] = [
     want: {
       types: [],
       unmapped: [
-        { reason: '"vol.umes" cannot be a resource type name (letters, digits, - and _ only)' },
+        {
+          reason:
+            '"vol.umes" cannot be a resource type name (letters, digits, - and _ only); name it with x-tend-type',
+        },
         {},
       ],
     },
@@ -299,14 +305,21 @@ const cases: Case[] = [
   {
     name: 'other paths',
     reason: 'a path that is neither collection nor item is listed, never silently dropped',
-    doc: doc({ ...pair('/volumes'), '/health': { get: { responses: ok() } } }),
+    doc: doc({
+      ...pair('/volumes'),
+      '/health': { get: { responses: ok() } },
+      '/login': { post: { responses: ok() } },
+      '/volumes/{id}/resize': { post: { responses: ok() } },
+    }),
     want: {
       types: [{}],
       unmapped: [
+        { path: '/login', reason: 'no GET on /login: Tend cannot list these objects' },
+        { path: '/health', reason: 'GET only: read-only, nothing for Tend to manage' },
         {
-          path: '/health',
+          path: '/volumes/{id}/resize',
           reason:
-            'not a resource collection (expected POST and GET on /x, GET and DELETE on /x/{id})',
+            'POST: an action or view of volumes objects, not a resource collection; Tend does not call it',
         },
       ],
     },

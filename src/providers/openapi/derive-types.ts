@@ -1,4 +1,13 @@
 import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
+import {
+  isCreateOnly,
+  isOutputOnly,
+  isSensitive,
+  isServerOwned,
+  isWriteOnly,
+  normalizeOps,
+  unknownTendExtensions,
+} from './annotations.js';
 import type { ObjectView } from './schema-view.js';
 import {
   acyclicCopy,
@@ -10,6 +19,8 @@ import {
   successSchema,
   withoutProperties,
 } from './schema-view.js';
+
+export { CREATE_ONLY_ANNOTATIONS, SENSITIVE_ANNOTATIONS } from './annotations.js';
 
 /** The HTTP methods a resource type uses. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -30,12 +41,40 @@ export type ListShape =
   | { readonly kind: 'wrapped'; readonly field: string }
   | { readonly kind: 'unknown' };
 
+/**
+ * Where the value of a path parameter above the item comes from: a fixed value for every object
+ * (`x-tend-parent-values`, e.g. PowerDNS's `server_id: localhost`), or the id of an object of another
+ * type (a declared field of the same name, written in intent as a reference to the parent).
+ */
+export type PathParam =
+  | { readonly kind: 'fixed'; readonly param: string; readonly value: string }
+  | { readonly kind: 'parent'; readonly param: string; readonly type: string };
+
+/**
+ * How the objects of a sub-collection embedded in a parent object are read and changed: they are the
+ * items of an array field of the parent's GET, and they change through the parent's PATCH (or PUT)
+ * carrying only the items to change, each with an operation marker (PowerDNS rrsets:
+ * `{rrsets: [{name, type, …, changetype: REPLACE}]}`).
+ */
+export interface EmbeddedAccess {
+  /** The parent type's name. */
+  readonly parentType: string;
+  /** The array field of the parent holding the items (in its GET body and in the change body). */
+  readonly field: string;
+  /** The item fields that tell items of one parent apart, e.g. `[name, type]`. */
+  readonly key: readonly string[];
+  /** The method on the parent's item path that changes items. */
+  readonly method: 'PATCH' | 'PUT';
+  /** The per-item operation marker: its field and the values meaning replace and delete. */
+  readonly op?: { readonly field: string; readonly replace: string; readonly delete: string };
+}
+
 /** A resource type found in a document, with everything needed to call it. */
 export interface DerivedType {
   readonly info: ResourceTypeInfo;
-  /** The collection path, e.g. `/volumes`. */
+  /** The collection path, e.g. `/volumes` (for an embedded type: the parent's item path). */
   readonly collectionPath: string;
-  /** The item path, e.g. `/volumes/{id}`. */
+  /** The item path, e.g. `/volumes/{id}` (for an embedded type: the parent's item path). */
   readonly itemPath: string;
   /** The item path parameter that takes an object's id. */
   readonly idParam: string;
@@ -50,8 +89,29 @@ export interface DerivedType {
   readonly listShape: ListShape;
   /** The idempotency header exactly as the create operation names it, when it takes one. */
   readonly idempotencyHeader?: string;
-  /** Top-level fields a client may write (the create body without read-only fields). */
+  /** Top-level fields a client may write (the create body without output-only fields). */
   readonly writableFields: readonly string[];
+  /** The path parameters of the collection path, in path order. */
+  readonly params: readonly PathParam[];
+  /**
+   * Declared fields standing for `parent` path parameters, outermost first. An object's id is these
+   * values and its own id, each URI-encoded, joined by `/` (`example.org./www.example.org./A`).
+   */
+  readonly parentFields: readonly string[];
+  /** For natural-key identity: the fields whose values together identify an object (parents first). */
+  readonly keyFields: readonly string[];
+  /** Fields sent on create and never read back: never compared. */
+  readonly writeOnly: readonly string[];
+  /** Fields the platform changes on its own: never compared, never sent. */
+  readonly serverOwned: readonly string[];
+  /** Array fields holding an embedded sub-collection (another type's objects): not this type's data. */
+  readonly embeddedFields: readonly string[];
+  /** The read (GET item) schema as plain data, for normalisation and for spotting spec bugs. */
+  readonly readSchema: JsonSchema;
+  /** Fields whose empty value means "does not exist" (`x-tend-absent-when-empty`). */
+  readonly absentWhenEmpty: readonly string[];
+  /** Set for a sub-collection changed through its parent. */
+  readonly embedded?: EmbeddedAccess;
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -71,26 +131,17 @@ export interface DerivedTypes {
   readonly warnings: readonly string[];
 }
 
-/** Annotations meaning "changing this field requires a new object". */
-export const CREATE_ONLY_ANNOTATIONS = [
-  'x-tend-immutable',
-  'x-immutable',
-  'x-terraform-force-new',
-] as const;
-
-/** Annotations marking a field as secret (besides `writeOnly` with `format: password`). */
-export const SENSITIVE_ANNOTATIONS = ['x-tend-sensitive', 'x-sensitive'] as const;
-
 /** Field names that can carry Tend's marker, in order of preference. */
 export const MARKER_FIELDS = ['tags', 'labels'] as const;
 
 const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-const NESTED = 'nested collections need an overlay (not supported yet)';
 
 /**
  * Finds the resource types of an OpenAPI 3.x document (dereferenced): a collection `/x` with POST and
- * GET paired with an item `/x/{param}` with GET and DELETE. Pure and total: every path it cannot map
- * is listed in `unmapped` with a reason, and odd documents give warnings, never exceptions.
+ * GET paired with an item `/x/{param}` with GET and DELETE, at any depth when each path parameter
+ * above the item has a value (a fixed one, or the id of a parent type); and the sub-collections an
+ * overlay declares with `x-tend-embedded`. Pure and total: every path it cannot map is listed in
+ * `unmapped` with a reason, and odd documents give warnings, never exceptions.
  */
 export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const warnings: string[] = [];
@@ -99,6 +150,8 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
 
   const lifecycle = extensionPath(document, 'x-tend-lifecycle', warnings);
   const audit = extensionPath(document, 'x-tend-audit', warnings);
+  const fixedValues = parentValues(document, warnings);
+  warnings.push(...unknownTendExtensions(document));
 
   const pathsValue = document['paths'];
   const paths: Record<string, Record<string, unknown>> = {};
@@ -114,15 +167,26 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const handled = new Set<string>();
   if (lifecycle) handled.add(lifecycle.path);
   if (audit) handled.add(audit.path);
-  const byName = new Map<string, string>();
+  const byName = new Map<string, DerivedType>();
+  /** Types by the shape of their item path (`/servers/{}/zones/{}`), to find parents. */
+  const byItemShape = new Map<string, DerivedType>();
 
-  for (const collectionPath of Object.keys(paths)) {
+  // Shallow paths first, so a parent type exists before its children are looked at.
+  const collections = Object.keys(paths)
+    .map((p, i) => ({ p, i, depth: splitPath(p).length }))
+    .sort((a, b) => a.depth - b.depth || a.i - b.i)
+    .map((x) => x.p);
+
+  for (const collectionPath of collections) {
     const segments = splitPath(collectionPath);
     const last = segments[segments.length - 1];
     if (last === undefined || isParam(last) || handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
     const itemPaths = Object.keys(paths).filter((p) => isItemPathOf(p, collectionPath));
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
+    if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
+      continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
+    }
 
     const claim = (reason: string): void => {
       for (const p of [collectionPath, ...itemPaths]) {
@@ -131,12 +195,13 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       }
     };
 
-    if (segments.some(isParam)) {
-      claim(NESTED);
-      continue;
-    }
-    if (!TYPE_NAME.test(last)) {
-      claim(`"${last}" cannot be a resource type name (letters, digits, - and _ only)`);
+    const ignore = collection['x-tend-ignore'];
+    if (ignore !== undefined && ignore !== false) {
+      claim(
+        typeof ignore === 'string' && ignore.trim() !== ''
+          ? `ignored by x-tend-ignore: ${ignore}`
+          : 'ignored by x-tend-ignore',
+      );
       continue;
     }
     if (!operation(collection, 'POST')) {
@@ -151,6 +216,29 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(`no item path ${collectionPath}/{id}: Tend cannot read or delete one object`);
       continue;
     }
+    const params = resolveParams(segments, fixedValues, byItemShape);
+    if (typeof params === 'string') {
+      claim(params);
+      continue;
+    }
+    const explicitName = collection['x-tend-type'];
+    const parentType = [...params].reverse().find((p) => p.kind === 'parent');
+    let name = last;
+    if (explicitName !== undefined) {
+      if (typeof explicitName === 'string' && TYPE_NAME.test(explicitName)) name = explicitName;
+      else
+        warnings.push(
+          `${collectionPath}: x-tend-type must be a name of letters, digits, - and _; ignored`,
+        );
+    } else if (byName.has(last) && parentType?.kind === 'parent') {
+      name = `${parentType.type}-${last}`;
+    }
+    if (!TYPE_NAME.test(name)) {
+      claim(
+        `"${name}" cannot be a resource type name (letters, digits, - and _ only); name it with x-tend-type`,
+      );
+      continue;
+    }
     // Several item paths for one collection are rare; the first complete one wins.
     const itemPath =
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
@@ -162,14 +250,20 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(`no ${missing.join(' or ')} on ${itemPath}: Tend cannot ${what}`);
       continue;
     }
-    const owner = byName.get(last);
+    const owner = byName.get(name);
     if (owner !== undefined) {
-      claim(`type name "${last}" is already taken by ${owner}`);
+      claim(
+        `type name "${name}" is already taken by ${owner.collectionPath}; name one of them with x-tend-type`,
+      );
       continue;
     }
-    const built = buildType(last, collectionPath, collection, itemPath, item, {
+    const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
+    const built = buildType(name, collectionPath, collection, itemPath, item, params, {
       lifecycle: lifecycle !== undefined,
       warnings,
+      parentFieldsOf: (typeName) => byName.get(typeName)?.parentFields ?? [],
+      embeddedFields: embeddedDecls.map((d) => d.field),
+      embeddedMethods: embeddedDecls.map((d) => d.method),
     });
     if (typeof built === 'string') {
       claim(built);
@@ -177,25 +271,32 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     for (const p of [collectionPath, ...itemPaths]) handled.add(p);
     for (const p of itemPaths.filter((p) => p !== itemPath)) {
-      unmapped.push({ path: p, reason: `${itemPath} is already the item path of "${last}"` });
+      unmapped.push({ path: p, reason: `${itemPath} is already the item path of "${name}"` });
     }
-    byName.set(last, collectionPath);
+    byName.set(name, built);
+    byItemShape.set(shapeOf(itemPath), built);
     types.push(built);
+
+    for (const decl of embeddedDecls) {
+      const embedded = buildEmbedded(decl, built, item, warnings);
+      if (typeof embedded === 'string') {
+        warnings.push(`${itemPath}: x-tend-embedded ${decl.type}: ${embedded}`);
+        continue;
+      }
+      if (byName.has(embedded.info.name)) {
+        warnings.push(
+          `${itemPath}: x-tend-embedded ${decl.type}: type name "${embedded.info.name}" is already taken`,
+        );
+        continue;
+      }
+      byName.set(embedded.info.name, embedded);
+      types.push(embedded);
+    }
   }
 
   for (const p of Object.keys(paths)) {
     if (handled.has(p)) continue;
-    const segments = splitPath(p);
-    const last = segments[segments.length - 1];
-    const parent = '/' + segments.slice(0, -1).join('/');
-    let reason =
-      'not a resource collection (expected POST and GET on /x, GET and DELETE on /x/{id})';
-    if (last !== undefined && isParam(last)) {
-      reason = segments.slice(0, -1).some(isParam)
-        ? NESTED
-        : `no collection path ${parent} with POST for this item path`;
-    }
-    unmapped.push({ path: p, reason });
+    unmapped.push({ path: p, reason: unmappedReason(p, paths[p]!, byItemShape, fixedValues) });
   }
 
   return {
@@ -207,9 +308,77 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   };
 }
 
+/** Why a path that is not part of any type is not managed. */
+function unmappedReason(
+  path: string,
+  item: Record<string, unknown>,
+  byItemShape: ReadonlyMap<string, DerivedType>,
+  fixedValues: ReadonlyMap<string, string>,
+): string {
+  const segments = splitPath(path);
+  const last = segments[segments.length - 1];
+  const parentPath = '/' + segments.slice(0, -1).join('/');
+  const methods = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) =>
+    operation(item, m),
+  );
+  const owner = byItemShape.get(shapeOf(parentPath));
+  if (owner !== undefined && last !== undefined && !isParam(last)) {
+    return `${methods.join(', ') || 'no operations'}: an action or view of ${owner.info.name} objects, not a resource collection; Tend does not call it`;
+  }
+  if (last !== undefined && isParam(last)) {
+    const unresolved = segments
+      .slice(0, -1)
+      .filter(isParam)
+      .map((s) => s.slice(1, -1))
+      .filter((p) => !fixedValues.has(p));
+    if (methods.length > 0 && !methods.includes('DELETE') && !methods.includes('POST')) {
+      return `${methods.join(', ')} only: read-only, nothing for Tend to manage`;
+    }
+    if (unresolved.length > 0 && segments.slice(0, -1).some(isParam)) {
+      return `no collection path ${parentPath} with POST for this item path (path parameter {${unresolved[0]}} above it has no value)`;
+    }
+    return `no collection path ${parentPath} with POST for this item path`;
+  }
+  if (methods.length > 0 && methods.every((m) => m === 'GET')) {
+    return 'GET only: read-only, nothing for Tend to manage';
+  }
+  return 'not a resource collection (expected POST and GET on /x, GET and DELETE on /x/{id})';
+}
+
+/** Resolves the path parameters of a collection path, or says which one has no value. */
+function resolveParams(
+  segments: readonly string[],
+  fixedValues: ReadonlyMap<string, string>,
+  byItemShape: ReadonlyMap<string, DerivedType>,
+): PathParam[] | string {
+  const out: PathParam[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!;
+    if (!isParam(s)) continue;
+    const param = s.slice(1, -1);
+    const fixed = fixedValues.get(param);
+    if (fixed !== undefined) {
+      out.push({ kind: 'fixed', param, value: fixed });
+      continue;
+    }
+    const prefix = '/' + segments.slice(0, i + 1).join('/');
+    const parent = byItemShape.get(shapeOf(prefix));
+    if (parent !== undefined) {
+      out.push({ kind: 'parent', param, type: parent.info.name });
+      continue;
+    }
+    const above = '/' + segments.slice(0, i).join('/');
+    return `path parameter {${param}} has no value: ${prefix} is not the item path of a type Tend manages; if it always takes the same value (a singleton such as PowerDNS's localhost), declare it with x-tend-parent-values in an overlay, else make ${above} a resource type`;
+  }
+  return out;
+}
+
 interface BuildContext {
   readonly lifecycle: boolean;
   readonly warnings: string[];
+  readonly parentFieldsOf: (typeName: string) => readonly string[];
+  readonly embeddedFields: readonly string[];
+  readonly embeddedMethods: readonly string[];
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -219,6 +388,7 @@ function buildType(
   collection: Record<string, unknown>,
   itemPath: string,
   item: Record<string, unknown>,
+  params: readonly PathParam[],
   ctx: BuildContext,
 ): DerivedType | string {
   const post = operation(collection, 'POST')!;
@@ -233,32 +403,53 @@ function buildType(
       `${name}: the ${where} schema is recursive at ${path}; it is not checked below that point`,
     );
   const createSchema = acyclicCopy(body.schema, cut('create')) as JsonSchema;
-  const readSchema = acyclicCopy(successSchema(operation(item, 'GET')), cut('read'));
+  const readSchema = (acyclicCopy(successSchema(operation(item, 'GET')), cut('read')) ??
+    {}) as JsonSchema;
   const create = objectView(createSchema);
   const read = objectView(readSchema);
 
   const idParam = splitPath(itemPath).at(-1)!.slice(1, -1);
-  const readOnlyCreate = names(create, (p) => hasFlag(p, 'readOnly'));
-  const outputOnly = unique([...names(read, (p) => hasFlag(p, 'readOnly')), ...readOnlyCreate]);
-  const writableFields = Object.keys(create.properties).filter((n) => !readOnlyCreate.includes(n));
-
-  const isSensitive = (p: Record<string, unknown>): boolean =>
-    (hasFlag(p, 'writeOnly') && p['format'] === 'password') ||
-    SENSITIVE_ANNOTATIONS.some((a) => hasFlag(p, a));
+  const parentFields = parentFieldNames(params);
+  for (const f of parentFields) {
+    if (f in create.properties) {
+      return `the create body of ${collectionPath} has a field ${f}, which is also the path parameter {${f}} naming the parent; Tend cannot tell them apart`;
+    }
+  }
+  const embedded = ctx.embeddedFields;
+  const outputInCreate = names(create, isOutputOnly).filter((n) => !embedded.includes(n));
+  const outputOnly = unique([...names(read, isOutputOnly), ...outputInCreate]).filter(
+    (n) => !embedded.includes(n),
+  );
+  const writableFields = Object.keys(create.properties).filter(
+    (n) => !outputInCreate.includes(n) && !embedded.includes(n),
+  );
   const sensitive = unique([...names(create, isSensitive), ...names(read, isSensitive)]);
-
-  const isCreateOnly = (p: Record<string, unknown>): boolean =>
-    CREATE_ONLY_ANNOTATIONS.some((a) => hasFlag(p, a));
+  const serverOwned = unique([...names(create, isServerOwned), ...names(read, isServerOwned)]);
+  const writeOnly = names(create, isWriteOnly).filter((n) => writableFields.includes(n));
   const annotated = unique([...names(create, isCreateOnly), ...names(read, isCreateOnly)]);
+  for (const view of [create, read]) {
+    for (const [field, prop] of Object.entries(view.properties)) {
+      const bad = normalizeOps(prop).unknown;
+      if (bad.length > 0) {
+        ctx.warnings.push(
+          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort`,
+        );
+      }
+    }
+  }
 
-  const patch = operation(item, 'PATCH');
-  const put = operation(item, 'PUT');
+  // A method the parent's sub-collections are changed through is not the parent's own update.
+  const patch = ctx.embeddedMethods.includes('PATCH') ? undefined : operation(item, 'PATCH');
+  const put = ctx.embeddedMethods.includes('PUT') ? undefined : operation(item, 'PUT');
   const updateOp = patch ?? put;
   const updateMethod: HttpMethod = patch ? 'PATCH' : 'PUT';
-  // Without PATCH or PUT nothing changes in place: every writable field is create-only.
-  const createOnly = updateOp ? annotated : unique([...annotated, ...writableFields]);
-
-  const idField = idParam in read.properties ? idParam : 'id' in read.properties ? 'id' : idParam;
+  // Without PATCH or PUT nothing changes in place: every writable field is create-only. A parent
+  // field moves the object to another parent, which no API does in place.
+  const createOnly = unique([
+    ...parentFields,
+    ...(updateOp ? annotated.filter((f) => writableFields.includes(f)) : writableFields),
+    ...annotated.filter((f) => writableFields.includes(f)),
+  ]);
 
   const markerField = MARKER_FIELDS.find((f) => {
     const prop = create.properties[f];
@@ -276,25 +467,44 @@ function buildType(
     explicit: [createSchema, readSchema, post],
     warnings: ctx.warnings,
   });
+  const idField =
+    idParam in read.properties
+      ? idParam
+      : 'id' in read.properties
+        ? 'id'
+        : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
+          ? identity.naturalKeys[0]!
+          : idParam;
 
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
   );
 
+  const schema = withParentFields(
+    withoutProperties(createSchema, create, [...outputInCreate, ...embedded]),
+    params,
+  );
+  const keyFields =
+    identity.naturalKeys !== undefined ? [...parentFields, ...identity.naturalKeys] : [];
+  const parent = [...params].reverse().find((p) => p.kind === 'parent');
   const info: ResourceTypeInfo = {
     name,
     ...(description !== undefined ? { description } : {}),
-    schema: withoutProperties(createSchema, create, readOnlyCreate),
+    schema,
     identity: identity.identity,
     ...(identity.reason !== undefined ? { identityReason: identity.reason } : {}),
     idField,
-    ...(identity.naturalKey !== undefined ? { naturalKey: identity.naturalKey } : {}),
+    ...(identity.naturalKeys !== undefined ? { naturalKey: identity.naturalKeys[0]! } : {}),
+    ...(keyFields.length > 1 ? { naturalKeyFields: keyFields } : {}),
     createOnly,
     outputOnly,
     sensitive,
     ...(markerField !== undefined ? { markerField } : {}),
     lifecycle: ctx.lifecycle ? 'platform' : 'annotations',
     idempotencyKey: identity.idempotencyKey,
+    ...(parent?.kind === 'parent' ? { parent: { type: parent.type, field: parent.param } } : {}),
+    ...(serverOwned.length > 0 ? { serverOwned } : {}),
+    ...(writeOnly.length > 0 ? { writeOnly } : {}),
   };
 
   const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
@@ -306,6 +516,7 @@ function buildType(
       ...(media ? { contentType: media.contentType } : {}),
     };
   };
+  const getItem = operation(item, 'GET')!;
 
   return {
     info,
@@ -314,7 +525,7 @@ function buildType(
     idParam,
     operations: {
       list: ref('GET', collectionPath, operation(collection, 'GET')!),
-      read: ref('GET', itemPath, operation(item, 'GET')!),
+      read: ref('GET', itemPath, getItem),
       create: ref('POST', collectionPath, post),
       ...(updateOp ? { update: ref(updateMethod, itemPath, updateOp) } : {}),
       delete: ref('DELETE', itemPath, operation(item, 'DELETE')!),
@@ -324,6 +535,208 @@ function buildType(
       ? { idempotencyHeader: idempotencyHeader ?? 'Idempotency-Key' }
       : {}),
     writableFields,
+    params,
+    parentFields,
+    keyFields,
+    writeOnly,
+    serverOwned,
+    embeddedFields: [...embedded],
+    readSchema,
+    absentWhenEmpty: stringList(
+      getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
+    ),
+  };
+}
+
+/** An `x-tend-embedded` declaration as written on a parent's item path. */
+interface EmbeddedDecl {
+  readonly type: string;
+  readonly field: string;
+  readonly key: readonly string[];
+  readonly method: 'PATCH' | 'PUT';
+  readonly op?: { readonly field: string; readonly replace: string; readonly delete: string };
+}
+
+/** Reads the `x-tend-embedded` list of a path item; malformed entries are warnings. */
+function readEmbedded(value: unknown, itemPath: string, warnings: string[]): EmbeddedDecl[] {
+  if (value === undefined) return [];
+  const list = Array.isArray(value) ? value : [value];
+  const out: EmbeddedDecl[] = [];
+  list.forEach((d: unknown, i) => {
+    const where = `${itemPath}: x-tend-embedded[${i}]`;
+    if (!isObject(d)) {
+      warnings.push(`${where} is not a mapping; ignored`);
+      return;
+    }
+    const field = d['field'];
+    const type = d['type'] ?? field;
+    const key = stringList(d['key']);
+    if (typeof field !== 'string' || typeof type !== 'string' || !TYPE_NAME.test(type)) {
+      warnings.push(
+        `${where} needs a field (the parent's array of items) and a type name; ignored`,
+      );
+      return;
+    }
+    if (key.length === 0) {
+      warnings.push(`${where} needs key: the item fields that tell items apart; ignored`);
+      return;
+    }
+    const rawMethod = d['method'] ?? 'PATCH';
+    const method = typeof rawMethod === 'string' ? rawMethod.toUpperCase() : '';
+    if (method !== 'PATCH' && method !== 'PUT') {
+      warnings.push(`${where}: method must be PATCH or PUT; ignored`);
+      return;
+    }
+    const op = d['op'];
+    let parsedOp: EmbeddedDecl['op'];
+    if (op !== undefined) {
+      if (
+        !isObject(op) ||
+        typeof op['field'] !== 'string' ||
+        typeof op['replace'] !== 'string' ||
+        typeof op['delete'] !== 'string'
+      ) {
+        warnings.push(`${where}: op must be {field, replace, delete} (strings); ignored`);
+        return;
+      }
+      parsedOp = { field: op['field'], replace: op['replace'], delete: op['delete'] };
+    }
+    out.push({ type, field, key, method, ...(parsedOp ? { op: parsedOp } : {}) });
+  });
+  return out;
+}
+
+/** Builds a sub-collection type from its declaration and its parent; a string says why it cannot. */
+function buildEmbedded(
+  decl: EmbeddedDecl,
+  parent: DerivedType,
+  parentItem: Record<string, unknown>,
+  warnings: string[],
+): DerivedType | string {
+  const change = operation(parentItem, decl.method);
+  if (change === undefined) {
+    return `the parent has no ${decl.method} on ${parent.itemPath} to change items through`;
+  }
+  const readField = objectView(parent.readSchema).properties[decl.field];
+  const items = isObject(readField) ? readField['items'] : undefined;
+  if (!hasType(readField, 'array') && !isObject(items)) {
+    return `the parent's GET ${parent.itemPath} has no array field ${decl.field}`;
+  }
+  const itemSchema = (isObject(items) ? items : {}) as JsonSchema;
+  const view = objectView(itemSchema);
+  const missingKey = decl.key.filter((k) => !(k in view.properties));
+  if (missingKey.length > 0) {
+    return `key field(s) ${missingKey.join(', ')} are not fields of the items of ${decl.field}`;
+  }
+  const params: PathParam[] = [
+    ...parent.params,
+    { kind: 'parent', param: parent.idParam, type: parent.info.name },
+  ];
+  const parentFields = parentFieldNames(params);
+  const clash = parentFields.find((f) => f in view.properties);
+  if (clash !== undefined) {
+    return `the items of ${decl.field} have a field ${clash}, which also names the parent`;
+  }
+  const drop = [...(decl.op ? [decl.op.field] : []), ...names(view, isOutputOnly)];
+  const writableFields = Object.keys(view.properties).filter((n) => !drop.includes(n));
+  const keyFields = [...parentFields, ...decl.key];
+  const sensitive = names(view, isSensitive);
+  const annotated = names(view, isCreateOnly).filter((f) => writableFields.includes(f));
+  // The key of an item is its identity within the parent: a new key is a new item.
+  const createOnly = unique([...parentFields, ...decl.key, ...annotated]);
+  const serverOwned = names(view, isServerOwned);
+  const writeOnly = names(view, isWriteOnly).filter((f) => writableFields.includes(f));
+  const idField = 'id' in view.properties ? decl.key[0]! : 'id';
+  if ('id' in view.properties) {
+    warnings.push(
+      `${decl.type}: the items have their own id field; objects are identified by ${keyFields.join(', ')}`,
+    );
+  }
+  const schema = withParentFields(withoutProperties(itemSchema, view, drop), params);
+  const changeRef: OperationRef = {
+    method: decl.method,
+    path: parent.itemPath,
+    ...(typeof change['operationId'] === 'string' ? { operationId: change['operationId'] } : {}),
+    contentType:
+      (isObject(change['requestBody'])
+        ? jsonMedia(change['requestBody']['content'])?.contentType
+        : undefined) ?? 'application/json',
+  };
+  const info: ResourceTypeInfo = {
+    name: decl.type,
+    ...(typeof itemSchema['description'] === 'string'
+      ? { description: itemSchema['description'] }
+      : {}),
+    schema,
+    identity: 'natural-key',
+    idField,
+    naturalKey: decl.key[0]!,
+    naturalKeyFields: keyFields,
+    createOnly,
+    outputOnly: names(view, isOutputOnly),
+    sensitive,
+    lifecycle: parent.info.lifecycle,
+    idempotencyKey: false,
+    parent: { type: parent.info.name, field: parent.idParam },
+    ...(serverOwned.length > 0 ? { serverOwned } : {}),
+    ...(writeOnly.length > 0 ? { writeOnly } : {}),
+  };
+  return {
+    info,
+    collectionPath: parent.itemPath,
+    itemPath: parent.itemPath,
+    idParam: parent.idParam,
+    operations: {
+      list: parent.operations.read,
+      read: parent.operations.read,
+      create: changeRef,
+      update: changeRef,
+      delete: changeRef,
+    },
+    listShape: { kind: 'wrapped', field: decl.field },
+    writableFields,
+    params,
+    parentFields,
+    keyFields,
+    writeOnly,
+    serverOwned,
+    embeddedFields: [],
+    readSchema: itemSchema,
+    absentWhenEmpty: [],
+    embedded: {
+      parentType: parent.info.name,
+      field: decl.field,
+      key: decl.key,
+      method: decl.method,
+      ...(decl.op ? { op: decl.op } : {}),
+    },
+  };
+}
+
+/** The declared fields standing for `parent` path parameters, outermost first. */
+function parentFieldNames(params: readonly PathParam[]): string[] {
+  return params.filter((p) => p.kind === 'parent').map((p) => p.param);
+}
+
+/** A desired-spec schema with a required string field per parent path parameter. */
+function withParentFields(schema: JsonSchema, params: readonly PathParam[]): JsonSchema {
+  const parents = params.filter(
+    (p): p is Extract<PathParam, { kind: 'parent' }> => p.kind === 'parent',
+  );
+  if (parents.length === 0) return schema;
+  const properties: Record<string, unknown> = {};
+  for (const p of parents) {
+    properties[p.param] = {
+      type: 'string',
+      description: `The id of the ${p.type} object this belongs to; write it as a reference, e.g. \${<provider>.${p.type}/<name>.id}`,
+    };
+  }
+  const own = isObject(schema['properties']) ? schema['properties'] : {};
+  const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
+  return {
+    ...schema,
+    properties: { ...properties, ...own },
+    required: [...parents.map((p) => p.param), ...required],
   };
 }
 
@@ -343,7 +756,8 @@ interface IdentityInput {
 interface Identity {
   readonly identity: IdentityStrategy | null;
   readonly reason?: string;
-  readonly naturalKey?: string;
+  /** The natural key: one field, or several that identify an object together. */
+  readonly naturalKeys?: readonly string[];
   readonly idempotencyKey: boolean;
 }
 
@@ -372,17 +786,21 @@ function inferIdentity(input: IdentityInput): Identity {
       );
     } else if (strategy === 'natural-key') {
       const named = input.explicit
-        .map((s) => (isObject(s) ? s['x-tend-natural-key'] : undefined))
-        .find((v): v is string => typeof v === 'string');
-      const key = named ?? (idParam in create.properties ? idParam : undefined);
-      if (key === undefined || !(key in create.properties)) {
+        .map((s) => (isObject(s) ? stringList(s['x-tend-natural-key']) : []))
+        .find((v) => v.length > 0);
+      const keys = named ?? (idParam in create.properties ? [idParam] : []);
+      const missing = keys.filter((k) => !(k in create.properties));
+      if (keys.length === 0 || missing.length > 0) {
         return {
           identity: null,
-          reason: `x-tend-identity is natural-key, but {${idParam}} is not a field of the create body; name the key field with x-tend-natural-key`,
+          reason:
+            keys.length === 0
+              ? `x-tend-identity is natural-key, but {${idParam}} is not a field of the create body; name the key field with x-tend-natural-key`
+              : `x-tend-natural-key names ${missing.join(', ')}, which the create body does not have`,
           idempotencyKey: hasIdempotency,
         };
       }
-      return { identity: 'natural-key', naturalKey: key, idempotencyKey: hasIdempotency };
+      return { identity: 'natural-key', naturalKeys: keys, idempotencyKey: hasIdempotency };
     } else if (strategy === 'marker') {
       if (markerField === undefined) {
         return {
@@ -400,7 +818,11 @@ function inferIdentity(input: IdentityInput): Identity {
   }
 
   if (naturalKeyField !== undefined) {
-    return { identity: 'natural-key', naturalKey: naturalKeyField, idempotencyKey: hasIdempotency };
+    return {
+      identity: 'natural-key',
+      naturalKeys: [naturalKeyField],
+      idempotencyKey: hasIdempotency,
+    };
   }
   // A marker is preferred over an idempotency key: a marked object can be looked up after a crash.
   if (markerField !== undefined) return { identity: 'marker', idempotencyKey: hasIdempotency };
@@ -465,6 +887,22 @@ function extensionPath(
   return undefined;
 }
 
+/** `x-tend-parent-values`: path parameters that always take the same value. */
+function parentValues(document: Record<string, unknown>, warnings: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const value = document['x-tend-parent-values'];
+  if (value === undefined) return out;
+  if (!isObject(value)) {
+    warnings.push('x-tend-parent-values must map path parameter names to values; ignored');
+    return out;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === 'string' || typeof v === 'number') out.set(k, String(v));
+    else warnings.push(`x-tend-parent-values.${k} must be a string or a number; ignored`);
+  }
+  return out;
+}
+
 function operation(
   item: Record<string, unknown>,
   method: HttpMethod,
@@ -479,6 +917,11 @@ function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean):
     .map(([n]) => n);
 }
 
+function stringList(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
 function unique(list: readonly string[]): string[] {
   return [...new Set(list)];
 }
@@ -489,6 +932,20 @@ function splitPath(path: string): string[] {
 
 function isParam(segment: string): boolean {
   return /^\{[^{}]+\}$/.test(segment);
+}
+
+/** A path with its parameter names erased, so `/a/{x}` and `/a/{y}` compare equal. */
+function shapeOf(path: string): string {
+  return (
+    '/' +
+    splitPath(path)
+      .map((s) => (isParam(s) ? '{}' : s))
+      .join('/')
+  );
+}
+
+function parentOf(path: string): string {
+  return '/' + splitPath(path).slice(0, -1).join('/');
 }
 
 function isItemPathOf(path: string, collectionPath: string): boolean {

@@ -112,6 +112,68 @@ describe('loadOpenApiDocument', () => {
     expect(createSchema(doc.document)).toEqual({});
   });
 
+  it('converts Swagger 2.0 and reads YAML merge keys', async () => {
+    const path = write(
+      'swagger.yaml',
+      `swagger: '2.0'
+info: { title: t, version: '1' }
+basePath: /api/v1
+paths:
+  /volumes:
+    post:
+      parameters:
+        - { name: body, in: body, required: true, schema: { $ref: '#/definitions/Volume' } }
+      responses:
+        '201': { description: ok, schema: { $ref: '#/definitions/Volume' } }
+        <<: &errors
+          '404': { description: gone, schema: { $ref: '#/definitions/Error' } }
+    get:
+      responses:
+        '200': { description: ok, schema: { type: array, items: { $ref: '#/definitions/Volume' } } }
+        <<: *errors
+definitions:
+  Volume:
+    properties:
+      size: { type: integer, x-tend-immutable: true }
+  Error:
+    properties: { error: { type: string } }
+`,
+    );
+    const d = await loadOpenApiDocument(path);
+    expect(d.version).toBe('3.0.0');
+    expect(d.convertedFrom).toBe('swagger 2.0');
+    expect(createSchema(d.document)).toMatchObject({
+      properties: { size: { type: 'integer', 'x-tend-immutable': true } },
+    });
+    // The merge key brought the shared error responses into both operations.
+    expect(getPath(d.document, 'paths./volumes.get.responses.404.description')).toBe('gone');
+    expect(getPath(d.document, 'paths./volumes.post.responses.404.description')).toBe('gone');
+  });
+
+  it('applies an overlay to the document as written, and warns about targets that select nothing', async () => {
+    const path = write('with-overlay.yaml', YAML_DOC);
+    const overlay = write(
+      'overlay.yaml',
+      `overlay: 1.0.0
+info: { title: o, version: '1' }
+actions:
+  - target: $.components.schemas.Volume.properties.size
+    update: { x-tend-immutable: true }
+  - target: $.components.schemas.Nothing
+    description: a typo
+    update: { x-tend-immutable: true }
+`,
+    );
+    const d = await loadOpenApiDocument(path, { overlay });
+    expect(d.overlay).toBe(overlay);
+    expect(createSchema(d.document)).toMatchObject({
+      properties: { size: { type: 'integer', 'x-tend-immutable': true } },
+    });
+    expect(d.warnings).toEqual([
+      'overlay action 2 (a typo): target $.components.schemas.Nothing selects nothing in the document',
+    ]);
+  });
+
   it('warns about versions newer than 3.1 and documents without paths', async () => {
     const doc = await prepareOpenApiDocument({ openapi: '3.2.0' }, 'inline');
     expect(doc.warnings).toEqual([
@@ -175,7 +237,7 @@ describe('loadOpenApiDocument', () => {
       load: () => loadOpenApiDocument(write('other.yaml', 'name: x\n')),
       code: 'openapi.not_openapi',
       message: () =>
-        `${join(dir, 'other.yaml')} has no \`openapi\` field; point the provider's spec at an OpenAPI 3.0 or 3.1 document`,
+        `${join(dir, 'other.yaml')} has no \`openapi\` field; point the provider's spec at an OpenAPI 3.0 or 3.1 (or Swagger 2.0) document`,
     },
     {
       name: 'OpenAPI 4',
@@ -183,15 +245,43 @@ describe('loadOpenApiDocument', () => {
       load: () => prepareOpenApiDocument({ openapi: '4.0.0' }, 'inline'),
       code: 'openapi.not_openapi',
       message: () =>
-        "inline declares openapi 4.0.0; point the provider's spec at an OpenAPI 3.0 or 3.1 document",
+        "inline declares openapi 4.0.0; point the provider's spec at an OpenAPI 3.0 or 3.1 (or Swagger 2.0) document",
     },
     {
-      name: 'Swagger 2.0',
-      reason: 'the real PowerDNS document is Swagger 2.0: conversion comes later',
-      load: () => loadOpenApiDocument('/work/shared/specs/powerdns-auth-4.7.3.swagger.yaml'),
-      code: 'openapi.swagger2_unsupported',
+      name: 'Swagger 1.2',
+      reason: 'only Swagger 2.0 is converted',
+      load: () => prepareOpenApiDocument({ swagger: '1.2', paths: {} }, 'inline'),
+      code: 'openapi.swagger_unsupported',
       message: () =>
-        '/work/shared/specs/powerdns-auth-4.7.3.swagger.yaml is a Swagger 2.0 document; Tend reads OpenAPI 3.0 and 3.1 for now. Convert it (for example with swagger2openapi) and point spec at the result',
+        'inline is a Swagger 1.2 document; Tend reads Swagger 2.0 and OpenAPI 3.0 and 3.1',
+    },
+    {
+      name: 'overlay missing',
+      reason: 'the overlay path is checked like the spec path',
+      load: () =>
+        loadOpenApiDocument(write('o.yaml', YAML_DOC), { overlay: join(dir, 'nope.yaml') }),
+      code: 'overlay.not_found',
+      message: () =>
+        `overlay ${join(dir, 'nope.yaml')} does not exist; check the provider's overlay path (relative paths are resolved from the intent directory)`,
+    },
+    {
+      name: 'overlay not an overlay',
+      reason: 'an OpenAPI document given as overlay is refused with what is missing',
+      load: () =>
+        loadOpenApiDocument(write('o2.yaml', YAML_DOC), { overlay: write('o2-ov.yaml', YAML_DOC) }),
+      code: 'overlay.invalid',
+      message: () =>
+        `${join(dir, 'o2-ov.yaml')} is not an OpenAPI Overlay 1.0 document: it has no \`overlay: 1.0.0\` field; see docs/onboard-rest-api.md`,
+    },
+    {
+      name: 'overlay unparsable',
+      reason: 'YAML errors in the overlay name the overlay',
+      load: () =>
+        loadOpenApiDocument(write('o3.yaml', YAML_DOC), {
+          overlay: write('o3-ov.yaml', 'actions: [\n'),
+        }),
+      code: 'overlay.parse_failed',
+      message: () => new RegExp(`^${join(dir, 'o3-ov.yaml')} is neither JSON nor YAML`),
     },
     {
       name: 'HTTP 404',

@@ -4,16 +4,23 @@ import { fileURLToPath } from 'node:url';
 import { dereference } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { TendError } from '../../core/index.js';
+import { applyOverlay, parseOverlay } from './overlay.js';
+import { convertSwagger2 } from './swagger2.js';
 
 /**
  * An OpenAPI 3.x document ready to be read: every resolvable `$ref` replaced by what it points to
- * (recursive schemas become cyclic object graphs, so walkers must guard against cycles).
+ * (recursive schemas become cyclic object graphs, so walkers must guard against cycles). A Swagger
+ * 2.0 document arrives here converted to OpenAPI 3.0, with its overlay (if any) already applied.
  */
 export interface OpenApiDocument {
   /** Where the document came from (a URL or an absolute file path), with any credentials removed. */
   readonly location: string;
-  /** The `openapi` version string, e.g. `3.1.0`. */
+  /** The `openapi` version string, e.g. `3.1.0` (`3.0.0` for a converted Swagger 2.0 document). */
   readonly version: string;
+  /** The version the document was written in when it is not the one above (`swagger 2.0`). */
+  readonly convertedFrom?: string;
+  /** Where the overlay applied to it came from, when one was. */
+  readonly overlay?: string;
   /** The dereferenced document. */
   readonly document: Record<string, unknown>;
   /** Problems found while reading it; none of them stopped the load. */
@@ -28,22 +35,56 @@ export interface LoadDocumentOptions {
   readonly headers?: Record<string, string>;
   /** How long to wait for the document, in milliseconds (default 30000). */
   readonly timeoutMs?: number;
+  /**
+   * An OpenAPI Overlay 1.0 document (file path or http(s) URL) applied to the document before
+   * anything else reads it. Its targets address the document as written (a Swagger 2.0 document's
+   * `definitions`, not the converted `components`). Fetched without the document's headers.
+   */
+  readonly overlay?: string;
 }
 
 /**
- * Loads an OpenAPI 3.0 or 3.1 document from a file path or an http(s) URL, in YAML or JSON, and
- * dereferences it. Problems in the document itself (dangling `$ref`s, odd versions) become warnings;
- * only a document that cannot be used at all is an error, a TendError whose message says what to do.
+ * Loads an OpenAPI 3.0 or 3.1 document, or a Swagger 2.0 one (converted), from a file path or an
+ * http(s) URL, in YAML (merge keys `<<:` included) or JSON, applies the overlay when one is given, and
+ * dereferences it. Problems in the document itself (dangling `$ref`s, odd versions, small spec bugs
+ * the converter patches, overlay targets that select nothing) become warnings; only a document that
+ * cannot be used at all is an error, a TendError whose message says what to do.
  */
 export async function loadOpenApiDocument(
   location: string,
   options: LoadDocumentOptions = {},
 ): Promise<OpenApiDocument> {
+  const raw = await loadParsed(location, 'document', options);
+  if (options.overlay === undefined) {
+    return prepareOpenApiDocument(raw.value, raw.shown, raw.isUrl ? undefined : raw.shown);
+  }
+  const { headers: _headers, ...withoutHeaders } = options;
+  const overlayRaw = await loadParsed(options.overlay, 'overlay', withoutHeaders);
+  const overlay = parseOverlay(overlayRaw.value, overlayRaw.shown);
+  if (raw.value === null || typeof raw.value !== 'object' || Array.isArray(raw.value)) {
+    return prepareOpenApiDocument(raw.value, raw.shown);
+  }
+  const doc = raw.value as Record<string, unknown>;
+  const overlayWarnings = applyOverlay(doc, overlay);
+  const prepared = await prepareOpenApiDocument(doc, raw.shown);
+  return {
+    ...prepared,
+    overlay: overlayRaw.shown,
+    warnings: [...overlayWarnings, ...prepared.warnings],
+  };
+}
+
+async function loadParsed(
+  location: string,
+  what: 'document' | 'overlay',
+  options: LoadDocumentOptions,
+): Promise<{ value: unknown; shown: string; isUrl: boolean }> {
   const isUrl = /^https?:\/\//i.test(location);
   const shown = isUrl ? redactUrl(location) : absoluteFilePath(location);
-  const text = isUrl ? await fetchText(location, shown, options) : await readText(shown);
-  const raw = parseText(text, shown);
-  return prepareOpenApiDocument(raw, shown, isUrl ? undefined : shown);
+  const text = isUrl
+    ? await fetchText(location, shown, options, what)
+    : await readText(shown, what);
+  return { value: parseText(text, shown, what), shown, isUrl };
 }
 
 /**
@@ -62,13 +103,22 @@ export async function prepareOpenApiDocument(
       { phase: 'load' },
     );
   }
-  const doc = raw as Record<string, unknown>;
+  let doc = raw as Record<string, unknown>;
+  const warnings: string[] = [];
+  let convertedFrom: string | undefined;
   if (doc['swagger'] !== undefined) {
-    throw new TendError(
-      'openapi.swagger2_unsupported',
-      `${location} is a Swagger ${scalar(doc['swagger'])} document; Tend reads OpenAPI 3.0 and 3.1 for now. Convert it (for example with swagger2openapi) and point spec at the result`,
-      { phase: 'load' },
-    );
+    const swagger = scalar(doc['swagger']);
+    if (!/^2(\.0)?$/.test(swagger)) {
+      throw new TendError(
+        'openapi.swagger_unsupported',
+        `${location} is a Swagger ${swagger} document; Tend reads Swagger 2.0 and OpenAPI 3.0 and 3.1`,
+        { phase: 'load' },
+      );
+    }
+    const converted = await convertSwagger2(doc, location);
+    doc = converted.document;
+    warnings.push(...converted.warnings);
+    convertedFrom = `swagger ${swagger}`;
   }
   const version = doc['openapi'];
   if (typeof version !== 'string' || !/^3\.\d+/.test(version)) {
@@ -76,11 +126,10 @@ export async function prepareOpenApiDocument(
       version === undefined ? 'has no `openapi` field' : `declares openapi ${scalar(version)}`;
     throw new TendError(
       'openapi.not_openapi',
-      `${location} ${what}; point the provider's spec at an OpenAPI 3.0 or 3.1 document`,
+      `${location} ${what}; point the provider's spec at an OpenAPI 3.0 or 3.1 (or Swagger 2.0) document`,
       { phase: 'load' },
     );
   }
-  const warnings: string[] = [];
   if (!/^3\.[01](\.|$)/.test(version)) {
     warnings.push(`openapi ${version} is newer than 3.1; reading it as 3.1`);
   }
@@ -94,7 +143,7 @@ export async function prepareOpenApiDocument(
   const external = repairRefs(copy, warnings);
 
   let dereferenced: Record<string, unknown> | undefined;
-  if (external > 0 && filePath) {
+  if (external > 0 && filePath && convertedFrom === undefined) {
     try {
       // The parser reads the file again itself so that relative external $refs resolve from it.
       const fromFile = (await dereference(filePath, { resolve: { file: true } })) as unknown;
@@ -122,24 +171,32 @@ export async function prepareOpenApiDocument(
       dereferenced = copy;
     }
   }
-  return { location, version, document: dereferenced, warnings };
+  return {
+    location,
+    version,
+    ...(convertedFrom !== undefined ? { convertedFrom } : {}),
+    document: dereferenced,
+    warnings,
+  };
 }
 
-async function readText(path: string): Promise<string> {
+async function readText(path: string, what: 'document' | 'overlay'): Promise<string> {
+  const noun = what === 'document' ? 'OpenAPI document' : 'overlay';
+  const key = what === 'document' ? 'spec' : 'overlay';
   try {
     return await readFile(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
       throw new TendError(
-        'openapi.not_found',
-        `OpenAPI document ${path} does not exist; check the provider's spec path (relative paths are resolved from the intent directory)`,
+        `${what === 'document' ? 'openapi' : 'overlay'}.not_found`,
+        `${noun} ${path} does not exist; check the provider's ${key} path (relative paths are resolved from the intent directory)`,
         { phase: 'load' },
       );
     }
     throw new TendError(
-      'openapi.unreadable',
-      `cannot read OpenAPI document ${path} (${code ?? messageOf(e)}); check that it is a readable file`,
+      `${what === 'document' ? 'openapi' : 'overlay'}.unreadable`,
+      `cannot read ${noun} ${path} (${code ?? messageOf(e)}); check that it is a readable file`,
       { phase: 'load' },
     );
   }
@@ -149,7 +206,10 @@ async function fetchText(
   url: string,
   shown: string,
   options: LoadDocumentOptions,
+  what: 'document' | 'overlay',
 ): Promise<string> {
+  const noun = what === 'document' ? 'OpenAPI document' : 'overlay';
+  const code = what === 'document' ? 'openapi.fetch_failed' : 'overlay.fetch_failed';
   const doFetch = options.fetch ?? globalThis.fetch;
   const { plainUrl, basic } = splitCredentials(url);
   let response: Response;
@@ -164,8 +224,8 @@ async function fetchText(
     });
   } catch (e) {
     throw new TendError(
-      'openapi.fetch_failed',
-      `cannot fetch OpenAPI document ${shown} (${describeFetchFailure(e).split(url).join(shown)}); check that the URL is right and the server is up`,
+      code,
+      `cannot fetch ${noun} ${shown} (${describeFetchFailure(e).split(url).join(shown)}); check that the URL is right and the server is up`,
       { phase: 'load', retryable: true },
     );
   }
@@ -174,20 +234,23 @@ async function fetchText(
       response.status === 401 || response.status === 403
         ? 'the server wants credentials: check the provider auth'
         : 'check the URL';
-    throw new TendError(
-      'openapi.fetch_failed',
-      `cannot fetch OpenAPI document ${shown}: HTTP ${response.status}; ${hint}`,
-      { phase: 'load', status: response.status, retryable: response.status >= 500 },
-    );
+    throw new TendError(code, `cannot fetch ${noun} ${shown}: HTTP ${response.status}; ${hint}`, {
+      phase: 'load',
+      status: response.status,
+      retryable: response.status >= 500,
+    });
   }
   return response.text();
 }
 
-function parseText(text: string, location: string): unknown {
+function parseText(text: string, location: string, what: 'document' | 'overlay'): unknown {
+  const code = what === 'document' ? 'openapi.parse_failed' : 'overlay.parse_failed';
   if (text.trim() === '') {
     throw new TendError(
-      'openapi.parse_failed',
-      `${location} is empty; point the provider's spec at an OpenAPI document`,
+      code,
+      what === 'document'
+        ? `${location} is empty; point the provider's spec at an OpenAPI document`
+        : `${location} is empty; point the provider's overlay at an OpenAPI Overlay 1.0 document`,
       { phase: 'load' },
     );
   }
@@ -198,12 +261,13 @@ function parseText(text: string, location: string): unknown {
     // Not JSON: try YAML below.
   }
   try {
-    return parseYaml(text, { maxAliasCount: -1 }) as unknown;
+    // Merge keys (`<<: *anchor`) are YAML 1.1, but real documents (PowerDNS's) rely on them.
+    return parseYaml(text, { maxAliasCount: -1, merge: true }) as unknown;
   } catch (e) {
     const first = messageOf(e).split('\n')[0] ?? '';
     throw new TendError(
-      'openapi.parse_failed',
-      `${location} is neither JSON nor YAML (${first}); fix the document or point spec at the right file`,
+      code,
+      `${location} is neither JSON nor YAML (${first}); fix the ${what} or point ${what === 'document' ? 'spec' : 'overlay'} at the right file`,
       { phase: 'load' },
     );
   }

@@ -1,0 +1,179 @@
+import { hasFlag, isObject } from './schema-view.js';
+
+/**
+ * What field-level annotations say about a property, whoever wrote them: Tend's own `x-tend-*`
+ * vocabulary (usually added by an overlay) and the annotations other tools already put in published
+ * documents (Terraform, Speakeasy, Azure, Google). Pure readers over one property schema.
+ */
+
+/** Annotations meaning "changing this field requires a new object". */
+export const CREATE_ONLY_ANNOTATIONS = [
+  'x-tend-immutable',
+  'x-immutable',
+  'x-terraform-force-new',
+  'x-terraform-immutable',
+  'x-speakeasy-param-force-new',
+] as const;
+
+/** Annotations marking a field as secret (besides `writeOnly` with `format: password`). */
+export const SENSITIVE_ANNOTATIONS = ['x-tend-sensitive', 'x-sensitive', 'x-ms-secret'] as const;
+
+/** The normalisations `x-tend-normalize` offers. */
+export const NORMALIZE_OPS = [
+  'lowercase',
+  'uppercase',
+  'trailing-dot',
+  'no-trailing-dot',
+  'sort',
+] as const;
+
+/** One normalisation step. */
+export type NormalizeOp = (typeof NORMALIZE_OPS)[number];
+
+/** Every `x-tend-*` key Tend reads, wherever it may stand; any other `x-tend-*` key is a warning. */
+export const TEND_EXTENSIONS = [
+  'x-tend-lifecycle',
+  'x-tend-audit',
+  'x-tend-parent-values',
+  'x-tend-type',
+  'x-tend-ignore',
+  'x-tend-embedded',
+  'x-tend-identity',
+  'x-tend-natural-key',
+  'x-tend-absent-when-empty',
+  'x-tend-immutable',
+  'x-tend-output-only',
+  'x-tend-server-owned',
+  'x-tend-sensitive',
+  'x-tend-write-only',
+  'x-tend-normalize',
+] as const;
+
+/** Strings of a string-or-list annotation value. */
+function stringList(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** The value of an annotation on a property or on one of its `allOf` members. */
+function annotation(prop: unknown, key: string): unknown {
+  if (!isObject(prop)) return undefined;
+  if (prop[key] !== undefined) return prop[key];
+  const allOf = prop['allOf'];
+  if (!Array.isArray(allOf)) return undefined;
+  for (const m of allOf) if (isObject(m) && m[key] !== undefined) return m[key];
+  return undefined;
+}
+
+/** Google's field behaviours (`x-google-field-behavior` or `x-field-behavior`), upper-cased. */
+function googleBehaviours(prop: unknown): string[] {
+  return [
+    ...stringList(annotation(prop, 'x-google-field-behavior')),
+    ...stringList(annotation(prop, 'x-field-behavior')),
+  ].map((b) => b.toUpperCase());
+}
+
+/** Azure's `x-ms-mutability` list (`create`, `read`, `update`), lower-cased; undefined when absent. */
+function msMutability(prop: unknown): string[] | undefined {
+  const v = annotation(prop, 'x-ms-mutability');
+  return v === undefined ? undefined : stringList(v).map((m) => m.toLowerCase());
+}
+
+function description(prop: unknown): string {
+  const d = isObject(prop) ? prop['description'] : undefined;
+  return typeof d === 'string' ? d : '';
+}
+
+/**
+ * True when the field cannot change without replacing the object: one of CREATE_ONLY_ANNOTATIONS,
+ * `x-ms-mutability` that allows create but not update, Google's IMMUTABLE field behaviour, or a
+ * Google-style description (`Immutable. …`, or the word IMMUTABLE in capitals).
+ */
+export function isCreateOnly(prop: unknown): boolean {
+  if (CREATE_ONLY_ANNOTATIONS.some((a) => hasFlag(prop, a))) return true;
+  const ms = msMutability(prop);
+  if (ms !== undefined && ms.includes('create') && !ms.includes('update')) return true;
+  if (googleBehaviours(prop).includes('IMMUTABLE')) return true;
+  const d = description(prop);
+  return /^\s*Immutable\./.test(d) || /\bIMMUTABLE\b/.test(d);
+}
+
+/**
+ * True when the platform sets the field and a client never writes it: `readOnly`, `x-tend-output-only`,
+ * `x-tend-server-owned`, `x-ms-mutability` with neither create nor update, Google's OUTPUT_ONLY, or a
+ * Google-style description starting `Output only.`.
+ */
+export function isOutputOnly(prop: unknown): boolean {
+  if (hasFlag(prop, 'readOnly') || hasFlag(prop, 'x-tend-output-only')) return true;
+  if (isServerOwned(prop)) return true;
+  const ms = msMutability(prop);
+  if (ms !== undefined && ms.length > 0 && !ms.includes('create') && !ms.includes('update')) {
+    return true;
+  }
+  if (googleBehaviours(prop).includes('OUTPUT_ONLY')) return true;
+  return /^\s*Output only\./.test(description(prop));
+}
+
+/** True for a field the platform changes on its own (serials, counters): never compared, never sent. */
+export function isServerOwned(prop: unknown): boolean {
+  return hasFlag(prop, 'x-tend-server-owned');
+}
+
+/** True for a secret: `writeOnly` with `format: password`, or one of SENSITIVE_ANNOTATIONS. */
+export function isSensitive(prop: unknown): boolean {
+  if (!isObject(prop)) return false;
+  return (
+    (hasFlag(prop, 'writeOnly') && prop['format'] === 'password') ||
+    SENSITIVE_ANNOTATIONS.some((a) => hasFlag(prop, a))
+  );
+}
+
+/** True for a field sent on create that the platform never reads back (not a secret): never compared. */
+export function isWriteOnly(prop: unknown): boolean {
+  return (hasFlag(prop, 'writeOnly') || hasFlag(prop, 'x-tend-write-only')) && !isSensitive(prop);
+}
+
+/**
+ * The normalisations declared on a schema with `x-tend-normalize` (a name or a list), and the names
+ * it does not know (reported as warnings by the caller).
+ */
+export function normalizeOps(schema: unknown): { ops: NormalizeOp[]; unknown: string[] } {
+  const declared = stringList(annotation(schema, 'x-tend-normalize'));
+  const ops: NormalizeOp[] = [];
+  const unknown: string[] = [];
+  for (const d of declared) {
+    const op = NORMALIZE_OPS.find((o) => o === d);
+    if (op === undefined) unknown.push(d);
+    else if (!ops.includes(op)) ops.push(op);
+  }
+  return { ops, unknown };
+}
+
+/**
+ * Finds `x-tend-*` keys Tend does not know anywhere in a document (typos in an overlay are otherwise
+ * silent). Cycle-safe; reports each unknown key once with the first place it was seen.
+ */
+export function unknownTendExtensions(root: unknown): string[] {
+  const known = new Set<string>(TEND_EXTENSIONS);
+  const found = new Map<string, string>();
+  const seen = new Set<unknown>();
+  const walk = (value: unknown, at: string, depth: number): void => {
+    if (value === null || typeof value !== 'object' || seen.has(value) || depth > 64) return;
+    seen.add(value);
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => walk(v, `${at}/${i}`, depth + 1));
+      return;
+    }
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (k.startsWith('x-tend-') && !known.has(k) && !found.has(k)) found.set(k, at);
+      // The value of an extension is data, not document structure: do not look for keys in it.
+      if (!k.startsWith('x-'))
+        walk(v, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
+    }
+  };
+  walk(root, '#', 0);
+  return [...found].map(
+    ([k, at]) =>
+      `unknown extension ${k} (at ${at}); Tend reads ${TEND_EXTENSIONS.join(', ')} — see docs/onboard-rest-api.md`,
+  );
+}

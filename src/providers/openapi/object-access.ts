@@ -1,0 +1,633 @@
+import type { Marker, ObservedObject, WriteContext } from '../../core/index.js';
+import {
+  TendError,
+  canonicalJson,
+  isMarkerTag,
+  markerTags,
+  readMarker,
+  toTendError,
+} from '../../core/index.js';
+import { actorHeaders } from './actor-headers.js';
+import type { DerivedType } from './derive-types.js';
+import type { HttpClient } from './http-client.js';
+import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
+import type { Scope } from './object-ids.js';
+import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
+import { isObject, objectView } from './schema-view.js';
+
+/** What object access needs: the HTTP client, the types (to reach parents), a warning sink. */
+export interface ObjectAccessOptions {
+  readonly http: HttpClient;
+  readonly types: ReadonlyMap<string, DerivedType>;
+  /** Records a disagreement between the platform and its document; called once per distinct message. */
+  readonly warn: (message: string) => void;
+}
+
+/**
+ * The calls behind the provider verbs, for every kind of derived type: top-level collections,
+ * collections nested under parents (their parent ids come from the object id, or from the desired
+ * spec's parent fields on create), and sub-collections embedded in a parent and changed through the
+ * parent's PATCH. Reads never mutate; writes send what was declared in its canonical spelling.
+ */
+export interface ObjectAccess {
+  list(t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]>;
+  read(t: DerivedType, id: string, signal?: AbortSignal): Promise<ObservedObject | undefined>;
+  create(
+    t: DerivedType,
+    desired: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject>;
+  update(
+    t: DerivedType,
+    id: string,
+    desired: Record<string, unknown>,
+    current: ObservedObject,
+    ctx: WriteContext,
+  ): Promise<ObservedObject>;
+  remove(t: DerivedType, id: string, ctx: WriteContext): Promise<void>;
+  /** The object carrying a marker (marker types only; undefined for others). */
+  find(t: DerivedType, marker: Marker, signal?: AbortSignal): Promise<ObservedObject | undefined>;
+  /** The comparable form of a declared or observed value at a dotted path of a type's object. */
+  normalize(t: DerivedType, path: string, value: unknown): unknown;
+}
+
+const REPLACE_HINT =
+  'if this change needs a replacement, declare the field create-only (x-tend-immutable) in an overlay; Tend never guesses a replace';
+
+/** Creates the object access of one provider. */
+export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
+  const { http, types } = options;
+  const warned = new Set<string>();
+  const warn = (message: string): void => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    options.warn(message);
+  };
+
+  const parentOf = (t: DerivedType): DerivedType => {
+    const name = t.embedded?.parentType ?? t.info.parent?.type;
+    const parent = name === undefined ? undefined : types.get(name);
+    if (parent === undefined) {
+      throw new TendError('provider.internal', `${t.info.name} has no parent type ${String(name)}`);
+    }
+    return parent;
+  };
+
+  /** Every scope objects of a type may live in: one per object of its (innermost) parent. */
+  const scopes = async (t: DerivedType, signal?: AbortSignal): Promise<Map<string, string>[]> => {
+    const last = [...t.params].reverse().find((p) => p.kind === 'parent');
+    if (last === undefined) return [fixedScope(t)];
+    const parent = parentOf(t);
+    const parents = await listRest(parent, signal);
+    return parents.map((p) => {
+      const { scope, own } = splitId(parent, p.id);
+      scope.set(last.param, own[0]!);
+      return scope;
+    });
+  };
+
+  // --- observed objects --------------------------------------------------------------------------
+
+  const checkRequired = (t: DerivedType, what: string, fields: Record<string, unknown>): void => {
+    const skip = t.embedded?.op?.field;
+    for (const r of objectView(t.readSchema).required) {
+      if (r !== skip && fields[r] === undefined) {
+        warn(
+          `${t.info.name}: ${what} answered without ${r}, which the document marks required; tolerated`,
+        );
+      }
+    }
+  };
+
+  /** An observed object from what the platform answered, in a scope; undefined without an id. */
+  const observed = (
+    t: DerivedType,
+    fields: Record<string, unknown>,
+    scope: Scope,
+    fallbackOwn?: readonly string[],
+  ): ObservedObject | undefined => {
+    let own: string[] | undefined;
+    if (t.embedded) {
+      const key = t.embedded.key.map((k) => scalarId(fields[k]));
+      own = key.every((k): k is string => k !== undefined) ? key : undefined;
+    } else {
+      const id = scalarId(fields[t.info.idField]);
+      own = id !== undefined ? [id] : undefined;
+    }
+    own ??= fallbackOwn ? [...fallbackOwn] : undefined;
+    if (own === undefined) return undefined;
+    const id = composeId(t, scope, own);
+    const marker = t.info.markerField ? readMarker(fields[t.info.markerField]) : undefined;
+    // Observed fields end up in the store and the ledger, where secrets never go: a sensitive field
+    // is dropped even if the platform echoes it. An embedded sub-collection is another type's data.
+    const kept: Record<string, unknown> = {};
+    for (const f of t.parentFields) kept[f] = scope.get(f);
+    if (t.embedded && t.info.idField === 'id') kept['id'] = id;
+    for (const [k, v] of Object.entries(fields)) {
+      if (t.info.sensitive.includes(k) || t.embeddedFields.includes(k)) continue;
+      if (t.embedded?.op?.field === k) continue;
+      kept[k] = v;
+    }
+    return { type: t.info.name, id, fields: kept, ...(marker ? { marker } : {}) };
+  };
+
+  // --- top-level and nested collections ----------------------------------------------------------
+
+  const readRaw = async (
+    t: DerivedType,
+    scope: Scope,
+    ownId: string,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> => {
+    const path = fillPath(t.itemPath, new Map([...scope, [t.idParam, ownId]]));
+    try {
+      const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
+      if (!isObject(r.body)) throw badResponse(`GET ${path}`, 'an object', r.body);
+      for (const f of t.absentWhenEmpty) if (isEmpty(r.body[f])) return undefined;
+      return r.body;
+    } catch (e) {
+      if (e instanceof TendError && e.code === 'http.not_found') return undefined;
+      throw e;
+    }
+  };
+
+  const readRest = async (
+    t: DerivedType,
+    id: string,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject | undefined> => {
+    const { scope, own } = splitId(t, id);
+    const body = await readRaw(t, scope, own[0]!, signal);
+    if (body === undefined) return undefined;
+    checkRequired(t, `GET ${t.itemPath}`, body);
+    return observed(t, body, scope, own);
+  };
+
+  const listRest = async (t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]> => {
+    const out: ObservedObject[] = [];
+    for (const scope of await scopes(t, signal)) {
+      const path = fillPath(t.collectionPath, scope);
+      let body: unknown;
+      try {
+        body = (await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) })).body;
+      } catch (e) {
+        // The parent went away between listing it and listing its children: nothing lives there.
+        if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
+          continue;
+        }
+        throw e;
+      }
+      const items = listItems(t, body);
+      if (items === undefined) throw badResponse(`GET ${path}`, 'a list of objects', body);
+      // An entry without an id cannot be addressed; it is not something Tend can manage.
+      for (const item of items) {
+        if (!isObject(item)) continue;
+        const o = observed(t, item, scope);
+        if (o) out.push(o);
+      }
+    }
+    return out;
+  };
+
+  /** Finds an object by its natural key among the objects of its scope. */
+  const findByKey = async (
+    t: DerivedType,
+    desired: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject | undefined> => {
+    if (t.keyFields.length === 0) return undefined;
+    const all = t.embedded ? await listEmbedded(t, signal) : await listRest(t, signal);
+    const same = (o: ObservedObject) =>
+      t.keyFields.every(
+        (k) =>
+          canonicalJson(access.normalize(t, k, o.fields[k])) ===
+          canonicalJson(access.normalize(t, k, desired[k])),
+      );
+    return all.find(same);
+  };
+
+  /** The scope of a desired spec: fixed values, and parent ids from its parent fields. */
+  const scopeOfDesired = (
+    t: DerivedType,
+    desired: Record<string, unknown>,
+  ): Map<string, string> => {
+    const scope = fixedScope(t);
+    for (const f of t.parentFields) {
+      const v = scalarId(desired[f]);
+      if (v === undefined) {
+        const parent = t.params.find((p) => p.param === f);
+        const of = parent?.kind === 'parent' ? ` (the id of its ${parent.type} object)` : '';
+        throw new TendError(
+          'provider.missing_parent',
+          `${t.info.name} needs ${f}${of} to know where the object lives; declare it, usually as a reference`,
+        );
+      }
+      scope.set(f, v);
+    }
+    return scope;
+  };
+
+  /** A desired spec as sent: canonical spelling, without parent fields and server-owned fields. */
+  const bodyOf = (t: DerivedType, desired: Record<string, unknown>): Record<string, unknown> => {
+    const canon = canonicalValue(t.info.schema, desired) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(canon)) {
+      if (t.parentFields.includes(k) || t.serverOwned.includes(k)) continue;
+      out[k] = v;
+    }
+    return out;
+  };
+
+  const createRest = async (
+    t: DerivedType,
+    desired: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    const scope = scopeOfDesired(t, desired);
+    const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
+    const headers = actorHeaders(ctx.actor);
+    if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
+      headers[t.idempotencyHeader] = ctx.idempotencyKey;
+    }
+    const path = fillPath(t.collectionPath, scope);
+    const r = await http.request({
+      method: 'POST',
+      path,
+      body,
+      ...(t.operations.create.contentType ? { contentType: t.operations.create.contentType } : {}),
+      headers,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    const nk = t.info.naturalKey;
+    const naturalId =
+      nk !== undefined && t.info.idField === nk && body[nk] !== undefined
+        ? scalarId(body[nk])
+        : undefined;
+    const ownId = naturalId ?? locationId(r.headers.get('location'));
+    const answered = isObject(r.body) ? observed(t, r.body, scope) : undefined;
+    const created =
+      answered ??
+      (ownId !== undefined
+        ? await readBack(t, composeId(t, scope, [ownId]), scope, body, r.body, ctx.signal)
+        : undefined) ??
+      (ctx.marker && t.info.markerField ? await find(t, ctx.marker, ctx.signal) : undefined) ??
+      (await findByKey(t, desired, ctx.signal));
+    if (created) return created;
+    throw new TendError(
+      'provider.create_unconfirmed',
+      `POST ${path} succeeded but answered with no object carrying ${t.info.idField}, and the object could not be found; the journal will look it up`,
+      { outcomeUnknown: true, retryable: true },
+    );
+  };
+
+  /**
+   * What a write leads to when its answer is not the object: a read-back by id, or, for an
+   * eventually consistent API that does not show the object yet, what was sent and answered.
+   */
+  const readBack = async (
+    t: DerivedType,
+    id: string,
+    scope: Scope,
+    sent: Record<string, unknown>,
+    answer: unknown,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject> => {
+    const again = await readRest(t, id, signal);
+    if (again) return again;
+    const { own } = splitId(t, id);
+    return observed(t, { ...sent, ...(isObject(answer) ? answer : {}) }, scope, own)!;
+  };
+
+  const updateRest = async (
+    t: DerivedType,
+    id: string,
+    desired: Record<string, unknown>,
+    current: ObservedObject,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    const op = t.operations.update;
+    if (!op) {
+      throw new TendError(
+        'provider.no_update',
+        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${t.itemPath}; the change needs a replacement`,
+      );
+    }
+    const { scope, own } = splitId(t, id);
+    const path = fillPath(t.itemPath, new Map([...scope, [t.idParam, own[0]!]]));
+    const sent = bodyOf(t, desired);
+    const body =
+      op.method === 'PATCH'
+        ? withMarker(t, sent, current, ctx.marker)
+        : withMarker(t, { ...writableOf(t, current.fields), ...sent }, current, ctx.marker);
+    let r;
+    try {
+      r = await http.request({
+        method: op.method,
+        path,
+        body,
+        ...(op.contentType ? { contentType: op.contentType } : {}),
+        headers: actorHeaders(ctx.actor),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } catch (e) {
+      throw refusalWithHint(e);
+    }
+    // The answer may carry a new id (PowerDNS renames a TSIG key in place and its id follows).
+    const answered = isObject(r.body) ? observed(t, r.body, scope) : undefined;
+    return answered ?? readBack(t, id, scope, body, r.body, ctx.signal);
+  };
+
+  const removeRest = async (t: DerivedType, id: string, ctx: WriteContext): Promise<void> => {
+    const { scope, own } = splitId(t, id);
+    try {
+      await http.request({
+        method: 'DELETE',
+        path: fillPath(t.itemPath, new Map([...scope, [t.idParam, own[0]!]])),
+        headers: actorHeaders(ctx.actor),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } catch (e) {
+      if (e instanceof TendError && e.code === 'http.not_found') return;
+      throw e;
+    }
+  };
+
+  // --- sub-collections embedded in a parent --------------------------------------------------------
+
+  /** The raw parent object holding an embedded item, and the item scope. */
+  const parentBody = async (
+    t: DerivedType,
+    scope: Scope,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> => {
+    const parent = parentOf(t);
+    return readRaw(parent, scope, scope.get(parent.idParam)!, signal);
+  };
+
+  const itemsOf = (t: DerivedType, body: Record<string, unknown>): Record<string, unknown>[] => {
+    const v = body[t.embedded!.field];
+    return Array.isArray(v) ? v.filter(isObject) : [];
+  };
+
+  const listEmbedded = async (t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]> => {
+    const out: ObservedObject[] = [];
+    for (const scope of await scopes(t, signal)) {
+      const body = await parentBody(t, scope, signal);
+      if (body === undefined) continue;
+      for (const item of itemsOf(t, body)) {
+        checkRequired(t, `GET ${t.itemPath} (${t.embedded!.field})`, item);
+        const o = observed(t, item, scope);
+        if (o) out.push(o);
+      }
+    }
+    return out;
+  };
+
+  const readEmbedded = async (
+    t: DerivedType,
+    id: string,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject | undefined> => {
+    const { scope, own } = splitId(t, id);
+    const body = await parentBody(t, scope, signal);
+    if (body === undefined) return undefined;
+    const key = t.embedded!.key;
+    const want = key.map((k, i) => canonicalJson(access.normalize(t, k, own[i])));
+    const item = itemsOf(t, body).find((it) =>
+      key.every((k, i) => canonicalJson(access.normalize(t, k, it[k])) === want[i]),
+    );
+    return item === undefined ? undefined : observed(t, item, scope);
+  };
+
+  /** Sends one item change through the parent: `{field: [{...item, op: replace|delete}]}`. */
+  const changeItem = async (
+    t: DerivedType,
+    scope: Scope,
+    item: Record<string, unknown>,
+    action: 'replace' | 'delete',
+    ctx: WriteContext,
+  ): Promise<void> => {
+    const e = t.embedded!;
+    const parent = parentOf(t);
+    const path = fillPath(parent.itemPath, scope);
+    const body = itemChangeBody(t, item, action);
+    try {
+      await http.request({
+        method: e.method,
+        path,
+        body,
+        contentType: t.operations.update?.contentType ?? 'application/json',
+        headers: actorHeaders(ctx.actor),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } catch (err) {
+      // Deleting an item of a parent that is gone: nothing is left to delete.
+      if (action === 'delete' && err instanceof TendError && err.code === 'http.not_found') return;
+      throw action === 'delete' ? err : refusalWithHint(err);
+    }
+  };
+
+  const putEmbedded = async (
+    t: DerivedType,
+    scope: Scope,
+    item: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    await changeItem(t, scope, item, 'replace', ctx);
+    const own = t.embedded!.key.map((k) => scalarId(item[k]) ?? '');
+    const id = composeId(t, scope, own);
+    return (await readEmbedded(t, id, ctx.signal)) ?? observed(t, item, scope, own)!;
+  };
+
+  const createEmbedded = async (
+    t: DerivedType,
+    desired: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    const scope = scopeOfDesired(t, desired);
+    return putEmbedded(t, scope, bodyOf(t, desired), ctx);
+  };
+
+  const updateEmbedded = async (
+    t: DerivedType,
+    id: string,
+    desired: Record<string, unknown>,
+    current: ObservedObject,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    const { scope } = splitId(t, id);
+    // A replace carries the whole item: its key and required fields as they are, then the change.
+    const required = objectView(t.info.schema).required;
+    const base: Record<string, unknown> = {};
+    for (const k of [...t.embedded!.key, ...required]) {
+      if (current.fields[k] !== undefined && !t.parentFields.includes(k))
+        base[k] = current.fields[k];
+    }
+    return putEmbedded(t, scope, { ...base, ...bodyOf(t, desired) }, ctx);
+  };
+
+  const removeEmbedded = async (t: DerivedType, id: string, ctx: WriteContext): Promise<void> => {
+    const { scope, own } = splitId(t, id);
+    const item: Record<string, unknown> = {};
+    t.embedded!.key.forEach((k, i) => (item[k] = own[i]));
+    await changeItem(t, scope, item, 'delete', ctx);
+  };
+
+  // --- markers -------------------------------------------------------------------------------------
+
+  const find = async (
+    t: DerivedType,
+    marker: Marker,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject | undefined> => {
+    if (t.info.markerField === undefined) return undefined;
+    const all = await listRest(t, signal);
+    return all.find(
+      (o) =>
+        o.marker !== undefined &&
+        o.marker.workspace === marker.workspace &&
+        o.marker.address === marker.address &&
+        (marker.op === undefined || o.marker.op === marker.op),
+    );
+  };
+
+  const access: ObjectAccess = {
+    list: (t, signal) => (t.embedded ? listEmbedded(t, signal) : listRest(t, signal)),
+    read: (t, id, signal) => (t.embedded ? readEmbedded(t, id, signal) : readRest(t, id, signal)),
+    create: (t, desired, ctx) =>
+      t.embedded ? createEmbedded(t, desired, ctx) : createRest(t, desired, ctx),
+    update: (t, id, desired, current, ctx) =>
+      t.embedded
+        ? updateEmbedded(t, id, desired, current, ctx)
+        : updateRest(t, id, desired, current, ctx),
+    remove: (t, id, ctx) => (t.embedded ? removeEmbedded(t, id, ctx) : removeRest(t, id, ctx)),
+    find,
+    normalize(t, path, value) {
+      const top = path.split('.')[0]!;
+      // What cannot be read back, and what the platform changes by itself, never differs.
+      if (t.writeOnly.includes(top) || t.serverOwned.includes(top)) return null;
+      const schema = schemaAt(t.info.schema, path) ?? schemaAt(t.readSchema, path);
+      return schema === undefined ? value : normalizeValue(schema, value);
+    },
+  };
+  return access;
+}
+
+/**
+ * The body of one sub-collection change: the item (without parent fields) marked with the operation,
+ * inside the parent's array field. A delete carries only the item's key.
+ */
+export function itemChangeBody(
+  t: DerivedType,
+  item: Record<string, unknown>,
+  action: 'replace' | 'delete',
+): Record<string, unknown> {
+  const e = t.embedded;
+  if (!e) throw new TendError('provider.internal', `${t.info.name} is not a sub-collection`);
+  const out: Record<string, unknown> = {};
+  const keys = action === 'delete' ? e.key : Object.keys(item);
+  for (const k of keys) {
+    if (!t.parentFields.includes(k) && item[k] !== undefined) out[k] = item[k];
+  }
+  if (e.op) out[e.op.field] = action === 'delete' ? e.op.delete : e.op.replace;
+  return { [e.field]: [out] };
+}
+
+/**
+ * A body with Tend's marker in the marker field: the declared tags, the marker tags the object
+ * already carries (a later marker never erases the op of the create), then the given marker.
+ * Nothing is added when the type has no marker field, or when an update would not change the tags.
+ */
+function withMarker(
+  t: DerivedType,
+  body: Record<string, unknown>,
+  current: ObservedObject | undefined,
+  marker: Marker | undefined,
+): Record<string, unknown> {
+  const field = t.info.markerField;
+  if (field === undefined) return body;
+  const add = marker ? markerTags(marker) : {};
+  const currentTags = current && isObject(current.fields[field]) ? current.fields[field] : {};
+  const kept = Object.fromEntries(Object.entries(currentTags).filter(([k]) => isMarkerTag(k)));
+  const declared = body[field];
+  if (declared === undefined) {
+    if (current === undefined) {
+      return Object.keys(add).length > 0 ? { ...body, [field]: add } : body;
+    }
+    // Tags are not being changed: send them only to put a missing marker on the object.
+    const missing = Object.entries(add).some(([k, v]) => currentTags[k] !== v);
+    return missing ? { ...body, [field]: { ...currentTags, ...add } } : body;
+  }
+  if (!isObject(declared)) return body;
+  return { ...body, [field]: { ...declared, ...kept, ...add } };
+}
+
+/** The fields of an observed object a client may send back (for a PUT). */
+function writableOf(
+  t: DerivedType,
+  fields: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) {
+    if (t.parentFields.includes(k) || t.serverOwned.includes(k)) continue;
+    const writable =
+      t.writableFields.length > 0
+        ? t.writableFields.includes(k)
+        : !t.info.outputOnly.includes(k) && k !== t.info.idField;
+    if (writable) out[k] = v;
+  }
+  return out;
+}
+
+function listItems(t: DerivedType, body: unknown): unknown[] | undefined {
+  if (Array.isArray(body)) return body as unknown[];
+  if (!isObject(body)) return undefined;
+  if (t.listShape.kind === 'wrapped') {
+    const inner = body[t.listShape.field];
+    if (Array.isArray(inner)) return inner as unknown[];
+  }
+  // Tolerate a wrapper the document did not declare, when it is unambiguous.
+  const arrays = Object.values(body).filter(Array.isArray);
+  return arrays.length === 1 ? arrays[0] : undefined;
+}
+
+function isEmpty(v: unknown): boolean {
+  return (
+    v === undefined ||
+    v === null ||
+    v === '' ||
+    (Array.isArray(v) && v.length === 0) ||
+    (isObject(v) && Object.keys(v).length === 0)
+  );
+}
+
+function scalarId(v: unknown): string | undefined {
+  return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
+}
+
+function locationId(location: string | null): string | undefined {
+  if (!location) return undefined;
+  const last = location.split('?')[0]!.split('/').filter(Boolean).at(-1);
+  return last === undefined ? undefined : decodeURIComponent(last);
+}
+
+function refusalWithHint(e: unknown): TendError {
+  const err = toTendError(e);
+  if (err.code !== 'platform.refused') return err;
+  return new TendError('platform.refused', `${err.message}; ${REPLACE_HINT}`, {
+    retryable: false,
+    ...(err.status !== undefined ? { status: err.status } : {}),
+    hint: REPLACE_HINT,
+    cause: err,
+  });
+}
+
+/** The error for an answer that is not what the document promised. */
+export function badResponse(what: string, expected: string, body: unknown): TendError {
+  const got = body === undefined ? 'an empty body' : Array.isArray(body) ? 'an array' : typeof body;
+  return new TendError(
+    'provider.bad_response',
+    `${what} answered with ${got}, not ${expected}; the API does not behave as its OpenAPI document says`,
+    { retryable: false },
+  );
+}
