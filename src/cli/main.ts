@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerHistoryCommand } from './commands/history.js';
+import { registerImportCommand } from './commands/import.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
@@ -29,6 +30,7 @@ registerApplyCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
 registerHistoryCommand(program);
+registerImportCommand(program);
 registerSandboxCommand(program);
 
 try {
