@@ -1,0 +1,286 @@
+// What `tend import` writes: Resource documents for objects that already exist on a platform, with
+// only the fields a user may declare, references where one object holds another's id, and names
+// taken from natural keys. Pure: the command lists the objects and writes the files.
+import { stringify } from 'yaml';
+import type { Address, ObservedObject, ResourceTypeInfo } from '../core/index.js';
+import { address, isMarkerTag, isValidName } from '../core/index.js';
+import type { SpecValidator } from '../intent/index.js';
+
+/** The objects of one resource type to import, with what the provider says about the type. */
+export interface ImportType {
+  /** `provider.resourceType`. */
+  readonly type: string;
+  readonly info: ResourceTypeInfo;
+  readonly objects: readonly ObservedObject[];
+}
+
+/** An object already declared in the intent: something imported objects may reference. */
+export interface KnownObject {
+  readonly address: Address;
+  readonly info: ResourceTypeInfo;
+  readonly object: ObservedObject;
+}
+
+/** One imported object as a resource. */
+export interface ImportedResource {
+  readonly address: Address;
+  readonly type: string;
+  readonly name: string;
+  readonly objectId: string;
+  readonly spec: Record<string, unknown>;
+  /** Addresses the spec references. */
+  readonly dependsOn: readonly Address[];
+  /** Environment variables named for required secrets (set them before `apply`). */
+  readonly secrets: readonly string[];
+  readonly object: ObservedObject;
+}
+
+/** Everything `buildImport` needs. */
+export interface ImportInput {
+  readonly types: readonly ImportType[];
+  /** Addresses already used (declared or remembered): imported names avoid them. */
+  readonly taken: ReadonlySet<string>;
+  readonly known: readonly KnownObject[];
+  readonly validator: SpecValidator;
+  /** Names to use for some objects (by `objectKey`): an address Tend already remembers for them. */
+  readonly names?: ReadonlyMap<string, string>;
+}
+
+/** The key of an object in `ImportInput.names`. */
+export function objectKey(type: string, id: string): string {
+  return `${type}\u0000${id}`;
+}
+
+type Json = Record<string, unknown>;
+
+function isRecord(v: unknown): v is Json {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Top-level properties of a schema (its own and those of `allOf` members). */
+function properties(schema: Json): Map<string, Json> {
+  const out = new Map<string, Json>();
+  const add = (s: unknown) => {
+    if (!isRecord(s)) return;
+    if (isRecord(s['properties'])) {
+      for (const [k, v] of Object.entries(s['properties'])) if (isRecord(v)) out.set(k, v);
+    }
+    if (Array.isArray(s['allOf'])) for (const m of s['allOf'] as unknown[]) add(m);
+  };
+  add(schema);
+  return out;
+}
+
+function required(schema: Json): Set<string> {
+  const out = new Set<string>();
+  const add = (s: unknown) => {
+    if (!isRecord(s)) return;
+    if (Array.isArray(s['required'])) {
+      for (const r of s['required'] as unknown[]) if (typeof r === 'string') out.add(r);
+    }
+    if (Array.isArray(s['allOf'])) for (const m of s['allOf'] as unknown[]) add(m);
+  };
+  add(schema);
+  return out;
+}
+
+/** Property annotations meaning "the platform sets this; never declare it". */
+const SERVER_SET = ['readOnly', 'x-tend-output-only', 'x-tend-server-owned'];
+
+function serverSet(prop: Json): boolean {
+  return SERVER_SET.some((k) => prop[k] === true);
+}
+
+function deletePath(spec: Json, path: readonly (string | number)[]): void {
+  let cur: unknown = spec;
+  for (const seg of path.slice(0, -1)) {
+    if (Array.isArray(cur)) cur = cur[Number(seg)];
+    else if (isRecord(cur)) cur = cur[String(seg)];
+    else return;
+  }
+  const last = path[path.length - 1];
+  if (last === undefined) return;
+  if (isRecord(cur)) delete cur[String(last)];
+}
+
+/** A resource name from a natural key: lower-case, runs of other characters become one `_`. */
+export function sanitizeName(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '_')
+    .replace(/_{2,}/g, '_')
+    .replace(/^[_-]+|[_-]+$/g, '');
+}
+
+/** An environment variable name for a secret: `PDNS_TSIGKEYS_KEY1_KEY`. */
+function envName(...parts: string[]): string {
+  return parts
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+}
+
+/** Field names that hold another object's id: `network_id`, `zoneId`, `zone-id`, `serverID`. */
+const ID_FIELD = /(?:^|[_-])id$|[a-z0-9]Id$|ID$/;
+
+/**
+ * The declarable part of an observed object: fields the type's schema lists, minus output-only,
+ * server-owned and sensitive fields, minus Tend's marker tags, minus whatever the schema then still
+ * refuses as unknown (nested read-only fields). Required secrets become `{ fromEnv }` references.
+ */
+function declarable(
+  t: ImportType,
+  object: ObservedObject,
+  secretEnv: (field: string) => string,
+  validator: SpecValidator,
+): { spec: Json; secrets: string[]; problems: string[] } {
+  const { info } = t;
+  const props = properties(info.schema);
+  const needed = required(info.schema);
+  const outputOnly = new Set(info.outputOnly);
+  const sensitive = new Set(info.sensitive);
+  const spec: Json = {};
+  const secrets: string[] = [];
+  for (const [key, prop] of props) {
+    if (outputOnly.has(key) || serverSet(prop)) continue;
+    if (sensitive.has(key)) {
+      // A secret is never read back; a required one is declared as where it will come from.
+      if (needed.has(key)) {
+        const name = secretEnv(key);
+        spec[key] = { fromEnv: name };
+        secrets.push(name);
+      }
+      continue;
+    }
+    let value = object.fields[key];
+    if (value === undefined || value === null) continue;
+    if (key === info.markerField && isRecord(value)) {
+      const kept = Object.fromEntries(Object.entries(value).filter(([k]) => !isMarkerTag(k)));
+      if (Object.keys(kept).length === 0 && Object.keys(value).length > 0) continue;
+      value = kept;
+    }
+    spec[key] = structuredClone(value);
+  }
+  for (const field of [...info.outputOnly, ...info.sensitive]) {
+    if (field.includes('.') && !needed.has(field)) deletePath(spec, field.split('.'));
+  }
+  // Nested fields the schema does not accept (read-only parts of sub-objects): drop them.
+  const problems: string[] = [];
+  for (let round = 0; round < 5; round++) {
+    const result = validator.validate(info, spec);
+    if (!Array.isArray(result)) break;
+    const unknown = result.filter((p) => p.code === 'schema.unknown_field');
+    if (unknown.length === 0) {
+      problems.push(...result.map((p) => p.message));
+      break;
+    }
+    for (const p of unknown) deletePath(spec, p.path);
+  }
+  return { spec, secrets, problems };
+}
+
+/** The natural key of an object, for its name: the key field, else `name`, else the id. */
+function keyOf(info: ResourceTypeInfo, object: ObservedObject): string {
+  const candidates = [info.naturalKey, 'name'].filter((k): k is string => k !== undefined);
+  for (const k of candidates) {
+    const v = object.fields[k];
+    if (typeof v === 'string' || typeof v === 'number') return String(v);
+  }
+  return object.id;
+}
+
+/**
+ * Builds a resource per object: names from natural keys (made unique within the type: first the
+ * sanitised id, then a number), specs of declarable fields, and `${type/name.<idField>}` references
+ * where a field named like an id (`zone_id`, `networkId`) holds the id of another imported or
+ * declared object. `problems` lists what will not validate, per address.
+ */
+export function buildImport(input: ImportInput): {
+  resources: ImportedResource[];
+  problems: { address: Address; message: string }[];
+} {
+  const taken = new Set(input.taken);
+  const named: { t: ImportType; object: ObservedObject; name: string; address: Address }[] = [];
+  for (const t of input.types) {
+    const singular = t.info.name.replace(/s$/, '') || 'object';
+    // Code-unit order (not the locale's): the same objects always get the same names.
+    const order = (o: ObservedObject) => `${keyOf(t.info, o)}\u0000${o.id}`;
+    const sorted = [...t.objects].sort((a, b) =>
+      order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0,
+    );
+    for (const object of sorted) {
+      const preferred = input.names?.get(objectKey(t.type, object.id));
+      if (preferred !== undefined && isValidName(preferred)) {
+        taken.add(address(t.type, preferred));
+        named.push({ t, object, name: preferred, address: address(t.type, preferred) });
+        continue;
+      }
+      const candidates = [sanitizeName(keyOf(t.info, object)), sanitizeName(object.id)].map((n) =>
+        isValidName(n) ? n : sanitizeName(`${singular}-${n}`),
+      );
+      let name = candidates.find((n) => isValidName(n) && !taken.has(address(t.type, n)));
+      for (let i = 2; name === undefined; i++) {
+        const n = `${candidates[0] || singular}-${i}`;
+        if (isValidName(n) && !taken.has(address(t.type, n))) name = n;
+      }
+      taken.add(address(t.type, name));
+      named.push({ t, object, name, address: address(t.type, name) });
+    }
+  }
+
+  // Who holds which id: imported objects and declared ones, per id value.
+  const byId = new Map<string, { address: Address; idField: string }[]>();
+  const holder = (id: string, entry: { address: Address; idField: string }) =>
+    byId.set(id, [...(byId.get(id) ?? []), entry]);
+  for (const n of named) holder(n.object.id, { address: n.address, idField: n.t.info.idField });
+  for (const k of input.known) holder(k.object.id, { address: k.address, idField: k.info.idField });
+
+  const resources: ImportedResource[] = [];
+  const problems: { address: Address; message: string }[] = [];
+  for (const n of named) {
+    const {
+      spec,
+      secrets,
+      problems: p,
+    } = declarable(n.t, n.object, (field) => envName(n.t.type, n.name, field), input.validator);
+    for (const message of p) problems.push({ address: n.address, message });
+    const dependsOn: Address[] = [];
+    for (const [key, value] of Object.entries(spec)) {
+      if (!ID_FIELD.test(key) || typeof value !== 'string') continue;
+      if (key === n.t.info.idField || key === n.t.info.naturalKey) continue;
+      // Only an unambiguous holder becomes a reference.
+      const holders = (byId.get(value) ?? []).filter((h) => h.address !== n.address);
+      if (holders.length !== 1) continue;
+      const target = holders[0]!;
+      spec[key] = `\${${target.address}.${target.idField}}`;
+      if (!dependsOn.includes(target.address)) dependsOn.push(target.address);
+    }
+    resources.push({
+      address: n.address,
+      type: n.t.type,
+      name: n.name,
+      objectId: n.object.id,
+      spec,
+      dependsOn,
+      secrets,
+      object: n.object,
+    });
+  }
+  return { resources, problems };
+}
+
+/** The YAML text of imported resources: one document each, after a header comment. */
+export function renderImport(resources: readonly ImportedResource[], header: string): string {
+  const docs = resources.map((r) =>
+    stringify(
+      { kind: 'Resource', type: r.type, name: r.name, spec: r.spec },
+      { lineWidth: 0, aliasDuplicateObjects: false },
+    ),
+  );
+  const comment = header
+    .split('\n')
+    .map((l) => (l === '' ? '#' : `# ${l}`))
+    .join('\n');
+  return `${comment}\n${docs.join('---\n')}`;
+}
