@@ -41,6 +41,7 @@ export const TEND_EXTENSIONS = [
   'x-tend-identity',
   'x-tend-natural-key',
   'x-tend-absent-when-empty',
+  'x-tend-partial-update',
   'x-tend-immutable',
   'x-tend-output-only',
   'x-tend-server-owned',

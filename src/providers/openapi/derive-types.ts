@@ -110,6 +110,11 @@ export interface DerivedType {
   readonly readSchema: JsonSchema;
   /** Fields whose empty value means "does not exist" (`x-tend-absent-when-empty`). */
   readonly absentWhenEmpty: readonly string[];
+  /**
+   * True when the update is a PUT that takes only the fields to change (`x-tend-partial-update`),
+   * not the whole object; a PATCH always takes only the changes.
+   */
+  readonly partialUpdate: boolean;
   /** Set for a sub-collection changed through its parent. */
   readonly embedded?: EmbeddedAccess;
 }
@@ -542,6 +547,7 @@ function buildType(
     serverOwned,
     embeddedFields: [...embedded],
     readSchema,
+    partialUpdate: updateOp !== undefined && updateOp['x-tend-partial-update'] === true,
     absentWhenEmpty: stringList(
       getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
     ),
@@ -703,6 +709,7 @@ function buildEmbedded(
     embeddedFields: [],
     readSchema: itemSchema,
     absentWhenEmpty: [],
+    partialUpdate: true,
     embedded: {
       parentType: parent.info.name,
       field: decl.field,

@@ -316,7 +316,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const path = fillPath(t.itemPath, new Map([...scope, [t.idParam, own[0]!]]));
     const sent = bodyOf(t, desired);
     const body =
-      op.method === 'PATCH'
+      op.method === 'PATCH' || t.partialUpdate
         ? withMarker(t, sent, current, ctx.marker)
         : withMarker(t, { ...writableOf(t, current.fields), ...sent }, current, ctx.marker);
     let r;
