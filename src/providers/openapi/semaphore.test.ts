@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { Semaphore } from './semaphore.js';
+
+/** Lets every pending continuation run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('semaphore', () => {
+  it('holds at most `capacity` slots and serves waiters in arrival order', async () => {
+    const s = new Semaphore(2);
+    const order: string[] = [];
+    const take = (name: string) => s.acquire().then(() => order.push(name));
+    void take('a');
+    void take('b');
+    void take('c');
+    void take('d');
+    await settle();
+    expect(order).toEqual(['a', 'b']);
+    s.release();
+    await settle();
+    expect(order).toEqual(['a', 'b', 'c']);
+    s.release();
+    s.release();
+    await settle();
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('treats a capacity below 1 as 1', async () => {
+    const s = new Semaphore(0);
+    let held = 0;
+    void s.acquire().then(() => held++);
+    void s.acquire().then(() => held++);
+    await settle();
+    expect(held).toBe(1);
+  });
+
+  it('drops a waiter whose signal aborts, without giving it a slot', async () => {
+    const s = new Semaphore(1);
+    await s.acquire();
+    const ctl = new AbortController();
+    const aborted = s.acquire(ctl.signal);
+    let next = false;
+    void s.acquire().then(() => (next = true));
+    ctl.abort(new Error('cancelled'));
+    await expect(aborted).rejects.toThrow('cancelled');
+    s.release();
+    await settle();
+    expect(next).toBe(true);
+  });
+
+  it('refuses at once when the signal is already aborted', async () => {
+    const s = new Semaphore(1);
+    await expect(s.acquire(AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
+    // The slot was not taken.
+    await s.acquire();
+  });
+});
