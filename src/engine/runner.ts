@@ -58,17 +58,23 @@ export async function runContinuously(
   let why = 'start';
   while (!signal.aborted) {
     pass++;
+    let waitMs = options.intervalMs;
     try {
       await reconcilePass(ws, { ...options, mode: 'apply', pass, trigger: why, signal });
     } catch (e) {
-      report({ kind: 'error', error: toTendError(e) });
+      const err = toTendError(e);
+      report({ kind: 'error', error: err });
+      // A platform that asked us to wait (circuit open until its probe, Retry-After): try again then,
+      // not a whole interval later.
+      if (err.retryAfterSeconds !== undefined)
+        waitMs = Math.min(waitMs, Math.max(100, err.retryAfterSeconds * 1000));
     }
     if (options.maxPasses !== undefined && pass >= options.maxPasses) break;
     if (signal.aborted) break;
     if (pendingTrigger === undefined) {
       const timer = new AbortController();
       await Promise.race([
-        clock.sleep(options.intervalMs, AbortSignal.any([signal, timer.signal])),
+        clock.sleep(waitMs, AbortSignal.any([signal, timer.signal])),
         new Promise<void>((resolve) => (wake = resolve)),
       ]);
       timer.abort();

@@ -1111,7 +1111,7 @@ describe('loadIntent reads a good intent', () => {
       spec: join(dir, 'sandbox.json'),
       endpoint: 'http://127.0.0.1:9/',
       auth: { header: 'X-API-Key', fromEnv: 'SB_KEY' },
-      concurrency: 8,
+      concurrency: 16,
       rateLimit: 0,
       timeoutMs: 10000,
       source: { file: join(dir, 'providers.yaml'), line: 1, column: 1 },

@@ -26,7 +26,7 @@ const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Defaults of the optional Provider fields. */
-export const PROVIDER_DEFAULTS = { concurrency: 8, rateLimit: 0, timeoutMs: 10_000 } as const;
+export const PROVIDER_DEFAULTS = { concurrency: 16, rateLimit: 0, timeoutMs: 10_000 } as const;
 
 /** What reading the intent needs besides the document. */
 export interface ProviderDocContext {
