@@ -10,12 +10,20 @@ export { loadOpenApiDocument, prepareOpenApiDocument } from './openapi/load-docu
 export type {
   DerivedType,
   DerivedTypes,
+  EmbeddedAccess,
   HttpMethod,
   ListShape,
   OperationRef,
+  PathParam,
   UnmappedPath,
 } from './openapi/derive-types.js';
 export { deriveTypes } from './openapi/derive-types.js';
+export type { InspectReport, InspectedType } from './openapi/inspect.js';
+export { inspectOpenApi } from './openapi/inspect.js';
+export type { Overlay, OverlayAction } from './openapi/overlay.js';
+export { applyOverlay, parseOverlay } from './openapi/overlay.js';
+export type { NormalizeOp } from './openapi/annotations.js';
+export { NORMALIZE_OPS, TEND_EXTENSIONS } from './openapi/annotations.js';
 export type {
   HttpClient,
   HttpClientOptions,

@@ -1,0 +1,128 @@
+import type { Command } from 'commander';
+import type { InspectReport, InspectedType } from '../../providers/index.js';
+import { inspectOpenApi } from '../../providers/index.js';
+import type { Output } from '../common.js';
+import { fail, output } from '../common.js';
+
+interface InspectOptions {
+  overlay?: string;
+  json?: boolean;
+}
+
+/** `tend providers inspect <spec>`: what Tend would manage from an API description. */
+export function registerProvidersCommand(program: Command): void {
+  const providers = program
+    .command('providers')
+    .description('look at what Tend can manage from an API description');
+  providers
+    .command('inspect')
+    .description(
+      'report the resource types Tend derives from an OpenAPI (3.x) or Swagger 2.0 document: identity, create-only, output-only and server-owned fields, update verb, parents, and every path it cannot map with the reason (sends nothing to the API)',
+    )
+    .argument('<spec>', 'the document: a file path or an http(s) URL')
+    .option('--overlay <file>', 'an OpenAPI Overlay 1.0 document to apply first')
+    .option('--json', 'machine-readable output')
+    .action(async (spec: string, o: InspectOptions) => {
+      const out = output(o.json);
+      try {
+        const report = await inspectOpenApi(spec, o.overlay ? { overlay: o.overlay } : {});
+        if (out.json) out.data({ ok: true, ...report });
+        else renderInspect(out, report);
+      } catch (e) {
+        fail(out, e);
+      }
+    });
+}
+
+/** The human form of an inspect report. */
+export function renderInspect(out: Output, r: InspectReport): void {
+  const s = out.style;
+  const source = r.convertedFrom
+    ? `${r.convertedFrom}, read as openapi ${r.version}`
+    : `openapi ${r.version}`;
+  out.line(s.bold(r.title ?? r.spec));
+  out.line(`  ${r.spec} (${source})`);
+  if (r.overlay) out.line(`  overlay ${r.overlay}`);
+  if (r.lifecycleEndpoint) out.line(`  lifecycle endpoint POST ${r.lifecycleEndpoint}`);
+  if (r.auditFeed) out.line(`  audit feed GET ${r.auditFeed}`);
+  out.line(
+    `  ${count(r.types.length, 'resource type')}, ${count(r.unmapped.length, 'path')} not managed, ${count(r.warnings.length, 'warning')}`,
+  );
+  for (const t of r.types) renderType(out, t);
+  if (r.unmapped.length > 0) {
+    out.line('');
+    out.line(s.bold('Not managed'));
+    const width = Math.min(48, Math.max(...r.unmapped.map((u) => u.path.length)));
+    for (const u of r.unmapped) out.line(`  ${u.path.padEnd(width)}  ${s.dim(u.reason)}`);
+  }
+  if (r.warnings.length > 0) {
+    out.line('');
+    out.line(s.bold('Warnings'));
+    for (const w of r.warnings) out.line(s.yellow(`  ${w}`));
+  }
+}
+
+function renderType(out: Output, t: InspectedType): void {
+  const s = out.style;
+  out.line('');
+  const fixed = Object.entries(t.fixed).map(([k, v]) => `${k} = ${v}`);
+  const where = t.embeddedIn
+    ? `items of ${t.parent?.type ?? '?'}.${t.embeddedIn.field} (GET ${t.itemPath})`
+    : t.collectionPath;
+  out.line(
+    `${s.bold(s.cyan(t.name))}  ${where}${fixed.length > 0 ? s.dim(`  (${fixed.join(', ')})`) : ''}`,
+  );
+  const row = (label: string, value: string) => out.line(`  ${label.padEnd(13)}${value}`);
+  const list = (xs: readonly string[]) => (xs.length > 0 ? xs.join(', ') : s.dim('none'));
+  if (t.parent)
+    row(
+      'parent',
+      `${t.parent.type} (declare ${t.parent.field}: \${<provider>.${t.parent.type}/<name>.id})`,
+    );
+  if (t.identity === null) {
+    row('identity', s.red(`none: ${t.identityReason ?? 'unknown'}; Tend will not create these`));
+  } else {
+    const detail =
+      t.identity === 'natural-key'
+        ? `: ${list(t.naturalKey ?? [])}`
+        : t.identity === 'marker'
+          ? ` (tags in ${t.markerField ?? '?'})`
+          : '';
+    const key = t.idempotencyKey ? ', Idempotency-Key' : '';
+    row('identity', `${t.identity}${detail}${key}`);
+  }
+  row('id', t.idField);
+  if (t.embeddedIn) {
+    const op = t.embeddedIn.op
+      ? ` with ${t.embeddedIn.op.field} ${t.embeddedIn.op.replace} / ${t.embeddedIn.op.delete}`
+      : '';
+    row('changed by', `${t.embeddedIn.method} ${t.itemPath}, field ${t.embeddedIn.field}${op}`);
+  } else {
+    row('create', `${t.create.method} ${t.create.path}`);
+    row(
+      'update',
+      t.update
+        ? `${t.update.method} ${t.update.path}${t.update.partial && t.update.method === 'PUT' ? ' (changed fields only)' : ''}`
+        : s.yellow('none: every change is a replace'),
+    );
+    row('delete', `${t.delete.method} ${t.delete.path}`);
+  }
+  row(
+    'lifecycle',
+    t.lifecycle === 'platform'
+      ? 'platform lifecycle endpoint'
+      : 'field annotations, else update in place',
+  );
+  row('fields', list(t.fields.map((f) => (t.required.includes(f) ? `${f}*` : f))));
+  row('create-only', list(t.createOnly));
+  row('output-only', list(t.outputOnly));
+  if (t.serverOwned.length > 0) row('server-owned', list(t.serverOwned));
+  if (t.writeOnly.length > 0) row('write-only', list(t.writeOnly));
+  if (t.sensitive.length > 0) row('sensitive', list(t.sensitive));
+  const norm = Object.entries(t.normalize).map(([f, ops]) => `${f} (${ops.join(', ')})`);
+  if (norm.length > 0) row('normalize', norm.join('; '));
+}
+
+function count(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}

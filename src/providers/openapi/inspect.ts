@@ -1,0 +1,155 @@
+import type { IdentityStrategy } from '../../core/index.js';
+import { TendError } from '../../core/index.js';
+import type { NormalizeOp } from './annotations.js';
+import { normalizeOps } from './annotations.js';
+import type { DerivedType, UnmappedPath } from './derive-types.js';
+import { deriveTypes } from './derive-types.js';
+import type { LoadDocumentOptions } from './load-document.js';
+import { loadOpenApiDocument } from './load-document.js';
+import { isObject, objectView } from './schema-view.js';
+
+/** One resource type as `tend providers inspect` reports it. */
+export interface InspectedType {
+  readonly name: string;
+  /** Where objects are listed and created (for a sub-collection: the parent's item path). */
+  readonly collectionPath: string;
+  readonly itemPath: string;
+  /** Path parameters that always take one value (`x-tend-parent-values`). */
+  readonly fixed: Readonly<Record<string, string>>;
+  /** The parent type and the declared field holding the parent's id, for nested types. */
+  readonly parent?: { readonly type: string; readonly field: string };
+  /** Set for a sub-collection changed through its parent's PATCH (or PUT). */
+  readonly embeddedIn?: {
+    readonly field: string;
+    readonly method: string;
+    readonly op?: { readonly field: string; readonly replace: string; readonly delete: string };
+  };
+  readonly identity: IdentityStrategy | null;
+  /** Why the type has no identity (creation is then refused). */
+  readonly identityReason?: string;
+  /** For natural-key identity: the key fields, parents first. */
+  readonly naturalKey?: readonly string[];
+  readonly idField: string;
+  readonly idempotencyKey: boolean;
+  readonly markerField?: string;
+  readonly create: { readonly method: string; readonly path: string };
+  /** The in-place update; null when nothing changes in place (every writable field is create-only). */
+  readonly update: {
+    readonly method: string;
+    readonly path: string;
+    readonly partial: boolean;
+  } | null;
+  readonly delete: { readonly method: string; readonly path: string };
+  readonly createOnly: readonly string[];
+  readonly outputOnly: readonly string[];
+  readonly serverOwned: readonly string[];
+  readonly writeOnly: readonly string[];
+  readonly sensitive: readonly string[];
+  /** The fields a desired spec may declare (parents included). */
+  readonly fields: readonly string[];
+  readonly required: readonly string[];
+  /** Declared normalisations by field. */
+  readonly normalize: Readonly<Record<string, readonly NormalizeOp[]>>;
+  readonly lifecycle: 'platform' | 'annotations';
+}
+
+/** What Tend would manage from a document: `tend providers inspect`. */
+export interface InspectReport {
+  readonly spec: string;
+  readonly overlay?: string;
+  readonly title?: string;
+  /** The OpenAPI version read (after conversion). */
+  readonly version: string;
+  readonly convertedFrom?: string;
+  readonly types: readonly InspectedType[];
+  readonly unmapped: readonly UnmappedPath[];
+  readonly lifecycleEndpoint?: string;
+  readonly auditFeed?: string;
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Loads a document (with its overlay) and reports what Tend would manage from it. Sends nothing but
+ * the document fetch. A document that cannot be used at all is a TendError saying why; anything
+ * unexpected inside is turned into one too (`inspect.failed`), never left as a bare exception.
+ */
+export async function inspectOpenApi(
+  spec: string,
+  options: LoadDocumentOptions = {},
+): Promise<InspectReport> {
+  const doc = await loadOpenApiDocument(spec, options);
+  try {
+    const derived = deriveTypes(doc.document);
+    const info = doc.document['info'];
+    const title = isObject(info) && typeof info['title'] === 'string' ? info['title'] : undefined;
+    return {
+      spec: doc.location,
+      ...(doc.overlay !== undefined ? { overlay: doc.overlay } : {}),
+      ...(title !== undefined ? { title } : {}),
+      version: doc.version,
+      ...(doc.convertedFrom !== undefined ? { convertedFrom: doc.convertedFrom } : {}),
+      types: derived.types.map(inspectType),
+      unmapped: derived.unmapped,
+      ...(derived.lifecycle ? { lifecycleEndpoint: derived.lifecycle.path } : {}),
+      ...(derived.audit ? { auditFeed: derived.audit.path } : {}),
+      warnings: [...doc.warnings, ...derived.warnings],
+    };
+  } catch (e) {
+    // deriveTypes is total by contract; if it ever throws, say so plainly instead of a stack trace.
+    throw new TendError(
+      'inspect.failed',
+      `${doc.location}: cannot derive resource types (${e instanceof Error ? e.message : String(e)}); this is a bug in Tend, please report it with the document`,
+      { phase: 'load', cause: e },
+    );
+  }
+}
+
+function inspectType(t: DerivedType): InspectedType {
+  const i = t.info;
+  const fixed: Record<string, string> = {};
+  for (const p of t.params) if (p.kind === 'fixed') fixed[p.param] = p.value;
+  const view = objectView(i.schema);
+  const normalize: Record<string, NormalizeOp[]> = {};
+  for (const [field, prop] of Object.entries({
+    ...objectView(t.readSchema).properties,
+    ...view.properties,
+  })) {
+    const { ops } = normalizeOps(prop);
+    if (ops.length > 0) normalize[field] = ops;
+  }
+  const op = (o: { method: string; path: string }) => ({ method: o.method, path: o.path });
+  return {
+    name: i.name,
+    collectionPath: t.collectionPath,
+    itemPath: t.itemPath,
+    fixed,
+    ...(i.parent ? { parent: i.parent } : {}),
+    ...(t.embedded
+      ? {
+          embeddedIn: {
+            field: t.embedded.field,
+            method: t.embedded.method,
+            ...(t.embedded.op ? { op: t.embedded.op } : {}),
+          },
+        }
+      : {}),
+    identity: i.identity,
+    ...(i.identityReason !== undefined ? { identityReason: i.identityReason } : {}),
+    ...(t.keyFields.length > 0 ? { naturalKey: t.keyFields } : {}),
+    idField: i.idField,
+    idempotencyKey: i.idempotencyKey,
+    ...(i.markerField !== undefined ? { markerField: i.markerField } : {}),
+    create: op(t.operations.create),
+    update: t.operations.update ? { ...op(t.operations.update), partial: t.partialUpdate } : null,
+    delete: op(t.operations.delete),
+    createOnly: i.createOnly,
+    outputOnly: i.outputOnly,
+    serverOwned: t.serverOwned,
+    writeOnly: t.writeOnly,
+    sensitive: i.sensitive,
+    fields: Object.keys(view.properties),
+    required: view.required,
+    normalize,
+    lifecycle: i.lifecycle,
+  };
+}
