@@ -5,6 +5,7 @@ import { registerApplyCommand } from './commands/apply.js';
 import { registerHistoryCommand } from './commands/history.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerPlanCommand } from './commands/plan.js';
+import { registerProvidersCommand } from './commands/providers.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -32,6 +33,7 @@ registerStatusCommand(program);
 registerHistoryCommand(program);
 registerImportCommand(program);
 registerSandboxCommand(program);
+registerProvidersCommand(program);
 
 try {
   await program.parseAsync(process.argv);
