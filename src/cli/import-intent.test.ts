@@ -32,6 +32,8 @@ const ZONES = info(
       name: { type: 'string' },
       kind: { type: 'string' },
       serial: { type: 'integer', 'x-tend-server-owned': true },
+      edited_serial: { type: 'integer' },
+      master_tsig_key_ids: { type: 'array', items: { type: 'string' } },
       url: { type: 'string', readOnly: true },
       soa: {
         type: 'object',
@@ -41,18 +43,27 @@ const ZONES = info(
     },
     required: ['name'],
   },
-  { identity: 'natural-key', naturalKey: 'name', idField: 'id' },
+  { identity: 'natural-key', naturalKey: 'name', idField: 'id', serverOwned: ['edited_serial'] },
 );
 
-const RRSETS = info('rrsets', {
-  properties: {
-    zone_id: { type: 'string' },
-    name: { type: 'string' },
-    type: { type: 'string' },
-    records: { type: 'array', items: { type: 'string' } },
+const RRSETS = info(
+  'rrsets',
+  {
+    properties: {
+      zone_id: { type: 'string' },
+      name: { type: 'string' },
+      type: { type: 'string' },
+      records: { type: 'array', items: { type: 'string' } },
+    },
+    required: ['zone_id', 'name', 'type'],
   },
-  required: ['zone_id', 'name', 'type'],
-});
+  {
+    identity: 'natural-key',
+    naturalKey: 'name',
+    naturalKeyFields: ['zone_id', 'name', 'type'],
+    parent: { type: 'zones', field: 'zone_id' },
+  },
+);
 
 const KEYS = info(
   'keys',
@@ -100,6 +111,7 @@ describe('buildImport', () => {
       name: 'example.org.',
       kind: 'Native',
       serial: 2024050101,
+      edited_serial: 2024050102,
       url: '/zones/example.org.',
       soa: { ttl: 3600, serial: 7 },
       extra: 'not in the schema',
@@ -131,7 +143,7 @@ describe('buildImport', () => {
       { type: 'pdns.rrsets', info: RRSETS, objects: [rrset] },
     ]);
     expect(resources[1]).toMatchObject({
-      address: 'pdns.rrsets/example_org',
+      address: 'pdns.rrsets/example_org_a',
       spec: {
         zone_id: '${pdns.zones/example_org.id}',
         name: 'example.org.', // equal to the zone's id, but not an id field: stays a value
@@ -139,6 +151,44 @@ describe('buildImport', () => {
       },
       dependsOn: ['pdns.zones/example_org'],
     });
+  });
+
+  it('names rrsets by their own key fields and references the parent type only', () => {
+    const zone = obj('pdns.zones', 'example.org.', {
+      name: 'example.org.',
+      master_tsig_key_ids: ['xfr.', 'unknown.'],
+    });
+    const key = obj('pdns.tsigkeys', 'xfr.', { name: 'xfr' });
+    // A key whose id equals the zone's: not the rrset's parent type, so not a candidate.
+    const clash = obj('pdns.tsigkeys', 'example.org.', { name: 'clash' });
+    const rrsets = ['A', 'AAAA'].map((type) =>
+      obj('pdns.rrsets', `example.org./www.example.org./${type}`, {
+        zone_id: 'example.org.',
+        name: 'www.example.org.',
+        type,
+      }),
+    );
+    const KEYS_INFO = info('tsigkeys', { properties: { name: { type: 'string' } } });
+    const { resources } = build([
+      { type: 'pdns.zones', info: ZONES, objects: [zone] },
+      { type: 'pdns.tsigkeys', info: KEYS_INFO, objects: [key, clash] },
+      { type: 'pdns.rrsets', info: RRSETS, objects: rrsets },
+    ]);
+    expect(resources.map((r) => [r.address, r.spec['zone_id'], r.dependsOn])).toEqual([
+      ['pdns.zones/example_org', undefined, ['pdns.tsigkeys/xfr']],
+      ['pdns.tsigkeys/clash', undefined, []],
+      ['pdns.tsigkeys/xfr', undefined, []],
+      ['pdns.rrsets/www_example_org_a', '${pdns.zones/example_org.id}', ['pdns.zones/example_org']],
+      [
+        'pdns.rrsets/www_example_org_aaaa',
+        '${pdns.zones/example_org.id}',
+        ['pdns.zones/example_org'],
+      ],
+    ]);
+    expect(resources[0]!.spec['master_tsig_key_ids']).toEqual([
+      '${pdns.tsigkeys/xfr.id}',
+      'unknown.',
+    ]);
   });
 
   it('references declared objects too, and never an ambiguous id', () => {
@@ -150,7 +200,7 @@ describe('buildImport', () => {
       known: [
         { address: 'pdns.zones/one', info: ZONES, object: obj('pdns.zones', 'z1', {}) },
         { address: 'pdns.zones/two', info: ZONES, object: obj('pdns.zones', 'z2', {}) },
-        { address: 'other.things/two', info: ZONES, object: obj('other.things', 'z2', {}) },
+        { address: 'pdns.zones/two-again', info: ZONES, object: obj('pdns.zones', 'z2', {}) },
       ],
     });
     expect(resources.map((r) => r.spec['zone_id'])).toEqual(['${pdns.zones/one.id}', 'z2']);
@@ -206,7 +256,7 @@ describe('buildImport', () => {
     const rrset = obj('pdns.rrsets', 'r', { zone_id: 'z', name: 'a.', type: 7 });
     const { problems } = build([{ type: 'pdns.rrsets', info: RRSETS, objects: [rrset] }]);
     expect(problems).toEqual([
-      { address: 'pdns.rrsets/a', message: expect.stringContaining('type') },
+      { address: 'pdns.rrsets/a_7', message: '`spec.type` must be string, got integer 7' },
     ]);
   });
 });
@@ -246,7 +296,7 @@ describe('renderImport', () => {
         '---',
         'kind: Resource',
         'type: pdns.rrsets',
-        'name: example_org',
+        'name: example_org_txt',
         'spec:',
         '  zone_id: ${pdns.zones/example_org.id}',
         '  name: example.org.',

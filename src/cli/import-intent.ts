@@ -123,6 +123,8 @@ function envName(...parts: string[]): string {
 
 /** Field names that hold another object's id: `network_id`, `zoneId`, `zone-id`, `serverID`. */
 const ID_FIELD = /(?:^|[_-])id$|[a-z0-9]Id$|ID$/;
+/** Field names that hold a list of ids: `master_tsig_key_ids`, `subnetIds`. */
+const IDS_FIELD = /(?:^|[_-])ids$|[a-z0-9]Ids$|IDs$/;
 
 /**
  * The declarable part of an observed object: fields the type's schema lists, minus output-only,
@@ -138,7 +140,11 @@ function declarable(
   const { info } = t;
   const props = properties(info.schema);
   const needed = required(info.schema);
-  const outputOnly = new Set(info.outputOnly);
+  const outputOnly = new Set([
+    ...info.outputOnly,
+    ...(info.serverOwned ?? []),
+    ...(info.writeOnly ?? []),
+  ]);
   const sensitive = new Set(info.sensitive);
   const spec: Json = {};
   const secrets: string[] = [];
@@ -180,12 +186,23 @@ function declarable(
   return { spec, secrets, problems };
 }
 
-/** The natural key of an object, for its name: the key field, else `name`, else the id. */
+/**
+ * The natural key of an object, for its name: the key fields without the parent's (an rrset's
+ * `name` and `type`), else the key field, else `name`, else the id.
+ */
 function keyOf(info: ResourceTypeInfo, object: ObservedObject): string {
-  const candidates = [info.naturalKey, 'name'].filter((k): k is string => k !== undefined);
-  for (const k of candidates) {
+  const text = (k: string) => {
     const v = object.fields[k];
-    if (typeof v === 'string' || typeof v === 'number') return String(v);
+    return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
+  };
+  const own = (info.naturalKeyFields ?? []).filter((k) => k !== info.parent?.field);
+  if (own.length > 1) {
+    const parts = own.map(text);
+    if (parts.every((p) => p !== undefined)) return parts.join(' ');
+  }
+  for (const k of [...own, info.naturalKey, 'name']) {
+    const v = k === undefined ? undefined : text(k);
+    if (v !== undefined) return v;
   }
   return object.id;
 }
@@ -246,15 +263,28 @@ export function buildImport(input: ImportInput): {
     } = declarable(n.t, n.object, (field) => envName(n.t.type, n.name, field), input.validator);
     for (const message of p) problems.push({ address: n.address, message });
     const dependsOn: Address[] = [];
-    for (const [key, value] of Object.entries(spec)) {
-      if (!ID_FIELD.test(key) || typeof value !== 'string') continue;
-      if (key === n.t.info.idField || key === n.t.info.naturalKey) continue;
-      // Only an unambiguous holder becomes a reference.
-      const holders = (byId.get(value) ?? []).filter((h) => h.address !== n.address);
-      if (holders.length !== 1) continue;
+    const provider = n.t.type.slice(0, n.t.type.indexOf('.'));
+    const parent = n.t.info.parent;
+    // The reference for an id held in `field`, when exactly one object holds it.
+    const reference = (field: string, id: string): string | undefined => {
+      let holders = (byId.get(id) ?? []).filter((h) => h.address !== n.address);
+      if (parent?.field === field) {
+        holders = holders.filter((h) => h.address.startsWith(`${provider}.${parent.type}/`));
+      }
+      if (holders.length !== 1) return undefined;
       const target = holders[0]!;
-      spec[key] = `\${${target.address}.${target.idField}}`;
       if (!dependsOn.includes(target.address)) dependsOn.push(target.address);
+      return `\${${target.address}.${target.idField}}`;
+    };
+    for (const [key, value] of Object.entries(spec)) {
+      if (key === n.t.info.idField || key === n.t.info.naturalKey) continue;
+      if (typeof value === 'string' && (ID_FIELD.test(key) || parent?.field === key)) {
+        spec[key] = reference(key, value) ?? value;
+      } else if (Array.isArray(value) && IDS_FIELD.test(key)) {
+        spec[key] = value.map((v: unknown) =>
+          typeof v === 'string' ? (reference(key, v) ?? v) : v,
+        );
+      }
     }
     resources.push({
       address: n.address,
