@@ -678,6 +678,312 @@ const cases: Case[] = [
       warnings: ['`paths` is not an object; the document offers no resource types'],
     },
   },
+  {
+    name: 'create-only: annotations of other tools',
+    reason:
+      'Terraform, Speakeasy, Azure (create without update), Google (IMMUTABLE behaviour or description) all mean create-only',
+    doc: doc(
+      pair('/networks', {
+        body: body({
+          a: { type: 'string', 'x-terraform-immutable': true },
+          b: { type: 'string', 'x-speakeasy-param-force-new': true },
+          c: { type: 'string', 'x-ms-mutability': ['create', 'read'] },
+          d: { type: 'string', 'x-google-field-behavior': ['IMMUTABLE'] },
+          e: { type: 'string', 'x-field-behavior': 'immutable' },
+          f: { type: 'string', description: 'Immutable. The region of the network.' },
+          g: { type: 'string', description: 'Set once: IMMUTABLE after creation.' },
+          h: { type: 'string', 'x-ms-mutability': ['create', 'read', 'update'] },
+          i: { type: 'string', description: 'This can be changed; it is not immutable.' },
+        }),
+      }),
+    ),
+    want: { types: [{ info: { createOnly: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] } }] },
+  },
+  {
+    name: 'output-only: annotations of other tools',
+    reason:
+      'x-tend-output-only, Azure read-only mutability, Google OUTPUT_ONLY and "Output only." descriptions are set by the platform',
+    doc: doc(
+      pair('/networks', {
+        body: body({
+          name: { type: 'string' },
+          a: { type: 'string', 'x-tend-output-only': true },
+          b: { type: 'string', 'x-ms-mutability': ['read'] },
+          c: { type: 'string', 'x-google-field-behavior': 'OUTPUT_ONLY' },
+          d: { type: 'string', description: 'Output only. When it was made.' },
+        }),
+      }),
+    ),
+    want: {
+      types: [{ info: { outputOnly: ['a', 'b', 'c', 'd'] }, writableFields: ['name'] }],
+    },
+  },
+  {
+    name: 'server-owned, write-only and x-ms-secret',
+    reason:
+      'server-owned fields are output-only and listed apart; writeOnly without password is sent, never compared; x-ms-secret is a secret',
+    doc: doc(
+      pair('/zones', {
+        body: body({
+          name: { type: 'string' },
+          serial: { type: 'integer', 'x-tend-server-owned': true },
+          nameservers: { type: 'array', items: { type: 'string' }, writeOnly: true },
+          seed: { type: 'string', 'x-tend-write-only': true },
+          secret: { type: 'string', 'x-ms-secret': true },
+        }),
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: {
+            outputOnly: ['serial'],
+            serverOwned: ['serial'],
+            writeOnly: ['nameservers', 'seed'],
+            sensitive: ['secret'],
+          },
+          serverOwned: ['serial'],
+          writeOnly: ['nameservers', 'seed'],
+          writableFields: ['name', 'nameservers', 'seed', 'secret'],
+        },
+      ],
+    },
+  },
+  {
+    name: 'nested collection with a fixed parent',
+    reason: 'x-tend-parent-values gives a singleton parent its value: the type is mapped',
+    doc: doc(pair('/servers/{server_id}/zones'), {
+      'x-tend-parent-values': { server_id: 'localhost' },
+    }),
+    want: {
+      types: [
+        {
+          info: { name: 'zones' },
+          params: [{ kind: 'fixed', param: 'server_id', value: 'localhost' }],
+          parentFields: [],
+        },
+      ],
+      unmapped: [],
+    },
+  },
+  {
+    name: 'nested collection under a parent type',
+    reason:
+      'a path parameter that is the id of another type becomes a required, create-only field of the child, and part of its natural key',
+    doc: doc({
+      ...pair('/zones', { body: body({ name: { type: 'string' } }, ['name']), param: 'name' }),
+      ...pair('/zones/{zone}/records', {
+        body: body({ name: { type: 'string' }, value: { type: 'string' } }, ['name']),
+        param: 'name',
+      }),
+    }),
+    want: {
+      types: [
+        { info: { name: 'zones' } },
+        {
+          info: {
+            name: 'records',
+            parent: { type: 'zones', field: 'zone' },
+            identity: 'natural-key',
+            naturalKey: 'name',
+            naturalKeyFields: ['zone', 'name'],
+            createOnly: ['zone'],
+            schema: {
+              properties: { zone: { type: 'string' }, name: {}, value: {} },
+              required: ['zone', 'name'],
+            },
+          },
+          params: [{ kind: 'parent', param: 'zone', type: 'zones' }],
+          parentFields: ['zone'],
+          keyFields: ['zone', 'name'],
+        },
+      ],
+      unmapped: [],
+    },
+  },
+  {
+    name: 'nested name clash',
+    reason: 'a nested type whose name is taken is named after its parent',
+    doc: doc({
+      ...pair('/zones', { param: 'zid' }),
+      ...pair('/volumes'),
+      ...pair('/zones/{zid}/volumes'),
+    }),
+    want: {
+      types: [
+        { info: { name: 'zones' } },
+        { info: { name: 'volumes' } },
+        { info: { name: 'zones-volumes' } },
+      ],
+    },
+  },
+  {
+    name: 'x-tend-type and x-tend-ignore',
+    reason: 'an overlay may name a type, or leave a collection alone with a reason',
+    doc: doc({
+      ...pair('/v1/vols'),
+      ...pair('/v1/internal'),
+      '/v1/vols': { ...pair('/v1/vols')['/v1/vols'], 'x-tend-type': 'volumes' },
+      '/v1/internal': {
+        ...pair('/v1/internal')['/v1/internal'],
+        'x-tend-ignore': 'operators only',
+      },
+    }),
+    want: {
+      types: [{ info: { name: 'volumes' } }],
+      unmapped: [
+        { path: '/v1/internal', reason: 'ignored by x-tend-ignore: operators only' },
+        { path: '/v1/internal/{id}', reason: 'ignored by x-tend-ignore: operators only' },
+      ],
+    },
+  },
+  {
+    name: 'embedded sub-collection',
+    reason:
+      'x-tend-embedded makes the items of a parent array a type of their own, changed through the parent PATCH; the parent updates with PUT and loses the field',
+    doc: doc(
+      (() => {
+        const paths = pair('/zones', {
+          param: 'zone_id',
+          item: ['GET', 'PUT', 'PATCH', 'DELETE'],
+          body: body(
+            {
+              id: { type: 'string', readOnly: true },
+              name: { type: 'string' },
+              rrsets: {
+                type: 'array',
+                items: body(
+                  {
+                    name: { type: 'string' },
+                    type: { type: 'string' },
+                    ttl: { type: 'integer' },
+                    changetype: { type: 'string' },
+                  },
+                  ['name', 'type', 'changetype'],
+                ),
+              },
+            },
+            ['name'],
+          ),
+        });
+        paths['/zones/{zone_id}']!['x-tend-embedded'] = [
+          {
+            type: 'rrsets',
+            field: 'rrsets',
+            key: ['name', 'type'],
+            op: { field: 'changetype', replace: 'REPLACE', delete: 'DELETE' },
+          },
+        ];
+        return paths;
+      })(),
+    ),
+    want: {
+      types: [
+        {
+          info: { name: 'zones', schema: { properties: { name: {} } } },
+          writableFields: ['name'],
+          operations: { update: { method: 'PUT' } },
+          embeddedFields: ['rrsets'],
+        },
+        {
+          info: {
+            name: 'rrsets',
+            identity: 'natural-key',
+            naturalKey: 'name',
+            naturalKeyFields: ['zone_id', 'name', 'type'],
+            createOnly: ['zone_id', 'name', 'type'],
+            parent: { type: 'zones', field: 'zone_id' },
+            schema: {
+              properties: { zone_id: { type: 'string' }, name: {}, type: {}, ttl: {} },
+              required: ['zone_id', 'name', 'type'],
+            },
+          },
+          embedded: {
+            parentType: 'zones',
+            field: 'rrsets',
+            key: ['name', 'type'],
+            method: 'PATCH',
+            op: { field: 'changetype', replace: 'REPLACE', delete: 'DELETE' },
+          },
+          operations: {
+            create: { method: 'PATCH', path: '/zones/{zone_id}' },
+            delete: { method: 'PATCH', path: '/zones/{zone_id}' },
+          },
+          writableFields: ['name', 'type', 'ttl'],
+        },
+      ],
+      unmapped: [],
+      warnings: [],
+    },
+  },
+  {
+    name: 'malformed embedded declarations',
+    reason: 'a declaration Tend cannot use is a warning naming what is missing, never fatal',
+    doc: doc(
+      (() => {
+        const paths = pair('/zones', { param: 'zone_id', item: ['GET', 'PUT', 'DELETE'] });
+        paths['/zones/{zone_id}']!['x-tend-embedded'] = [
+          { field: 'rrsets' },
+          { field: 'rrsets', key: ['name'], method: 'POST' },
+          { field: 'rrsets', key: ['name'] },
+        ];
+        return paths;
+      })(),
+    ),
+    want: {
+      types: [{ info: { name: 'zones' } }],
+      warnings: [
+        '/zones/{zone_id}: x-tend-embedded[0] needs key: the item fields that tell items apart; ignored',
+        '/zones/{zone_id}: x-tend-embedded[1]: method must be PATCH or PUT; ignored',
+        '/zones/{zone_id}: x-tend-embedded rrsets: the parent has no PATCH on /zones/{zone_id} to change items through',
+      ],
+    },
+  },
+  {
+    name: 'unknown x-tend extension',
+    reason: 'a typo in an overlay is a warning naming where it is',
+    doc: doc({ ...pair('/volumes') }, { 'x-tend-parent-value': { a: 'b' } }),
+    want: {
+      types: [{}],
+      warnings: [
+        expect.stringMatching(
+          /^unknown extension x-tend-parent-value \(at #\); Tend reads x-tend-lifecycle, /,
+        ),
+      ],
+    },
+  },
+  {
+    name: 'composite explicit natural key and an unknown normalisation',
+    reason:
+      'x-tend-natural-key may list several fields; x-tend-normalize names it does not know are warnings',
+    doc: doc(
+      pair('/keys', {
+        body: {
+          ...body({
+            algorithm: { type: 'string', 'x-tend-normalize': ['uppercase', 'titlecase'] },
+            flags: { type: 'integer' },
+          }),
+          'x-tend-identity': 'natural-key',
+          'x-tend-natural-key': ['algorithm', 'flags'],
+        },
+      }),
+    ),
+    want: {
+      types: [
+        {
+          info: {
+            identity: 'natural-key',
+            naturalKey: 'algorithm',
+            naturalKeyFields: ['algorithm', 'flags'],
+          },
+          keyFields: ['algorithm', 'flags'],
+        },
+      ],
+      warnings: [
+        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort',
+      ],
+    },
+  },
 ];
 
 describe('deriveTypes', () => {

@@ -434,6 +434,7 @@ function buildType(
   const annotated = unique([...names(create, isCreateOnly), ...names(read, isCreateOnly)]);
   for (const view of [create, read]) {
     for (const [field, prop] of Object.entries(view.properties)) {
+      if (view === read && field in create.properties) continue; // reported once
       const bad = normalizeOps(prop).unknown;
       if (bad.length > 0) {
         ctx.warnings.push(
