@@ -975,6 +975,8 @@ const cases: Case[] = [
             identity: 'natural-key',
             naturalKey: 'algorithm',
             naturalKeyFields: ['algorithm', 'flags'],
+            // A natural key must be declared: it is how Tend finds the object again.
+            schema: { required: ['algorithm', 'flags'] },
           },
           keyFields: ['algorithm', 'flags'],
         },

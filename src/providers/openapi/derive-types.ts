@@ -486,12 +486,16 @@ function buildType(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
   );
 
-  const schema = withParentFields(
-    withoutProperties(createSchema, create, [...outputInCreate, ...embedded]),
-    params,
-  );
   const keyFields =
     identity.naturalKeys !== undefined ? [...parentFields, ...identity.naturalKeys] : [];
+  // A natural key must be declared: it is how Tend finds the object again.
+  const schema = withParentFields(
+    requireFields(
+      withoutProperties(createSchema, create, [...outputInCreate, ...embedded]),
+      identity.naturalKeys ?? [],
+    ),
+    params,
+  );
   const parent = [...params].reverse().find((p) => p.kind === 'parent');
   const info: ResourceTypeInfo = {
     name,
@@ -719,6 +723,14 @@ function buildEmbedded(
       ...(decl.op ? { op: decl.op } : {}),
     },
   };
+}
+
+/** A schema whose `required` also lists the given fields (those it has). */
+function requireFields(schema: JsonSchema, fields: readonly string[]): JsonSchema {
+  const props = isObject(schema['properties']) ? schema['properties'] : {};
+  const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
+  const add = fields.filter((f) => f in props && !required.includes(f));
+  return add.length === 0 ? schema : { ...schema, required: [...required, ...add] };
 }
 
 /** The declared fields standing for `parent` path parameters, outermost first. */
