@@ -24,6 +24,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function same(a: unknown, b: unknown): boolean {
   if ((a === null || a === undefined) && (b === null || b === undefined)) return true;
+  // Scalars need no canonical form: equal ones are the same, and two different strings or booleans
+  // (or finite numbers) never print alike. Other numbers (NaN, Infinity print as null) take the long way.
+  if (a === b) return true;
+  const ta = typeof a;
+  if (ta === typeof b && (ta === 'string' || ta === 'boolean')) return false;
+  if (ta === 'number' && typeof b === 'number' && Number.isFinite(a) && Number.isFinite(b)) {
+    return false;
+  }
   return canonicalJson(a) === canonicalJson(b);
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Address } from './address.js';
-import { dependentsOf, findCycles, topoOrder } from './graph.js';
+import { dependentsIndex, dependentsOf, findCycles, topoOrder } from './graph.js';
 
 const g = (edges: Record<string, string[]>) =>
   new Map(Object.entries(edges).map(([k, v]) => [k as Address, v as Address[]]));
@@ -78,4 +78,43 @@ describe('dependentsOf', () => {
     expect(dependentsOf(graph, ['a.x/net'])).toEqual(['a.x/vm', 'a.x/vol']);
     expect(dependentsOf(graph, ['a.x/vol'])).toEqual([]);
   });
+});
+
+describe('dependentsIndex', () => {
+  const graph = g({
+    'a.x/net': [],
+    'a.x/vm': ['a.x/net'],
+    'a.x/vol': ['a.x/vm'],
+    'a.x/svc': ['a.x/net', 'a.x/vm'],
+    'a.x/other': [],
+  });
+  const cases: { name: string; reason: string; roots: string[]; want: string[] }[] = [
+    {
+      name: 'transitive',
+      reason: 'everything downstream, each once, sorted',
+      roots: ['a.x/net'],
+      want: ['a.x/svc', 'a.x/vm', 'a.x/vol'],
+    },
+    {
+      name: 'roots excluded',
+      reason: 'a root that depends on another root is not its dependent',
+      roots: ['a.x/net', 'a.x/vm'],
+      want: ['a.x/svc', 'a.x/vol'],
+    },
+    { name: 'leaf', reason: 'nothing depends on a leaf', roots: ['a.x/vol'], want: [] },
+    {
+      name: 'unknown',
+      reason: 'a root outside the graph has no dependents',
+      roots: ['a.x/zz'],
+      want: [],
+    },
+  ];
+  const index = dependentsIndex(graph);
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      expect(index(c.roots as Address[])).toEqual(c.want);
+      // One index answers every question the same way as a fresh walk would.
+      expect(dependentsOf(graph, c.roots as Address[])).toEqual(c.want);
+    });
+  }
 });

@@ -67,25 +67,35 @@ export function findCycles(graph: DependencyGraph): Address[][] {
 
 /** Everything that depends on any of `roots`, transitively (the roots themselves excluded). */
 export function dependentsOf(graph: DependencyGraph, roots: Iterable<Address>): Address[] {
+  return dependentsIndex(graph)(roots);
+}
+
+/**
+ * `dependentsOf` for many questions about one graph: the reverse edges are built once, so asking for
+ * the blast radius of every replace and delete of a plan costs one pass over the graph, not one each.
+ * The returned function answers for the graph as it was when the index was built.
+ */
+export function dependentsIndex(graph: DependencyGraph): (roots: Iterable<Address>) => Address[] {
   const reverse = new Map<Address, Address[]>();
   for (const [node, deps] of graph) {
     for (const d of deps) {
-      const list = reverse.get(d) ?? [];
-      list.push(node);
-      reverse.set(d, list);
+      const list = reverse.get(d);
+      if (list) list.push(node);
+      else reverse.set(d, [node]);
     }
   }
-  const rootSet = new Set(roots);
-  const out = new Set<Address>();
-  const queue = [...rootSet];
-  while (queue.length > 0) {
-    const n = queue.shift()!;
-    for (const dependent of reverse.get(n) ?? []) {
-      if (!out.has(dependent) && !rootSet.has(dependent)) {
-        out.add(dependent);
-        queue.push(dependent);
+  return (roots) => {
+    const rootSet = new Set(roots);
+    const out = new Set<Address>();
+    const queue = [...rootSet];
+    for (let i = 0; i < queue.length; i++) {
+      for (const dependent of reverse.get(queue[i]!) ?? []) {
+        if (!out.has(dependent) && !rootSet.has(dependent)) {
+          out.add(dependent);
+          queue.push(dependent);
+        }
       }
     }
-  }
-  return [...out].sort();
+    return [...out].sort();
+  };
 }

@@ -1,7 +1,7 @@
 import type { Address } from './address.js';
 import type { FieldChange } from './diff.js';
 import type { DependencyGraph } from './graph.js';
-import { dependentsOf, topoOrder } from './graph.js';
+import { dependentsIndex, topoOrder } from './graph.js';
 import type { LifecycleEvaluation } from './provider.js';
 
 interface StepBase {
@@ -139,11 +139,12 @@ export function assemblePlan(
 
   const byAddress = new Map(declared.map((s) => [s.address, s] as const));
   const order = orderOf(graph);
+  const dependentsOf = dependentsIndex(graph);
   const steps: PlanStep[] = [];
   for (const a of order) {
     const s = byAddress.get(a);
     if (!s) continue;
-    steps.push(s.kind === 'replace' ? { ...s, blastRadius: dependentsOf(graph, [a]) } : s);
+    steps.push(s.kind === 'replace' ? { ...s, blastRadius: dependentsOf([a]) } : s);
   }
   const removedByAddress = new Map(removed.map((r) => [r.address, r] as const));
   for (const a of [...order].reverse()) {
@@ -156,7 +157,7 @@ export function assemblePlan(
       dependsOn: r.dependsOn,
       objectId: r.objectId,
       gated: r.stateful && !approveDestroy,
-      blastRadius: dependentsOf(graph, [a]),
+      blastRadius: dependentsOf([a]),
     });
   }
 

@@ -71,6 +71,12 @@ describe('resolveReferences', () => {
       want: 'n=net-1;s=20',
     },
     {
+      name: 'plain text',
+      reason: 'a string without a reference is kept as it is, dollar signs and braces included',
+      value: { a: 'cost: $5 {per} month', b: '$', c: '{x}' },
+      want: { a: 'cost: $5 {per} month', b: '$', c: '{x}' },
+    },
+    {
       name: 'unknown',
       reason: 'a reference that is not known yet makes the value Unknown',
       value: { a: '${sb.instances/web.id}', b: 'x-${sb.instances/web.id}' },

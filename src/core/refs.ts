@@ -93,6 +93,8 @@ export type RefLookup = (target: Address, path: string) => { value: unknown } | 
  */
 export function resolveReferences(value: unknown, lookup: RefLookup): unknown {
   if (typeof value === 'string') {
+    // Most strings hold no reference: skip both regular expressions for them.
+    if (!value.includes('${')) return value;
     const whole = WHOLE.exec(value);
     if (whole) {
       const parsed = parseExpr(whole[1]!);
