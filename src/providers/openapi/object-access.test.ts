@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
 import type { DerivedType } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
+import { prepareOpenApiDocument } from './load-document.js';
 import { itemChangeBody } from './object-access.js';
 import { composeId, fillPath, splitId } from './object-ids.js';
+import { createOpenApiProvider } from './openapi-provider.js';
 
-// Pure pieces of object access: ids of nested objects and the body of a sub-collection change.
-// The calls themselves are tested against real servers (openapi-provider.test.ts, powerdns.test.ts).
+// Pieces of object access: ids of nested objects, the body of a sub-collection change, and answers
+// that disagree with the document. The calls themselves are tested against real servers
+// (openapi-provider.test.ts, powerdns.test.ts).
 
 const RRSET = {
   type: 'object',
@@ -142,6 +145,61 @@ describe('object ids', () => {
     ).toBe('/servers/localhost/zones/a%2Fb.');
     expect(() => fillPath('/zones/{zone_id}', new Map())).toThrow(
       'no value for path parameter {zone_id} of /zones/{zone_id}',
+    );
+  });
+});
+
+describe('answers that disagree with the document', () => {
+  const volume = {
+    type: 'object',
+    required: ['name', 'size'],
+    properties: { name: { type: 'string' }, size: { type: 'integer' } },
+  };
+  const doc = {
+    openapi: '3.0.0',
+    info: { title: 'v', version: '1' },
+    paths: {
+      '/volumes': {
+        get: { responses: { '200': json({ type: 'array', items: volume }) } },
+        post: { requestBody: json(volume), responses: { '201': json(volume) } },
+      },
+      '/volumes/{name}': {
+        get: { responses: { '200': json(volume) } },
+        delete: { responses: { '204': { description: 'ok' } } },
+      },
+    },
+  };
+  /** A platform that answers GETs without `size`, and refuses POSTs in plain text. */
+  const fakeFetch: typeof fetch = async (_input, init) =>
+    init?.method === 'POST'
+      ? new Response('Conflict', { status: 409, headers: { 'content-type': 'text/plain' } })
+      : new Response(JSON.stringify({ name: 'data' }), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
+
+  it('tolerates a missing required field with a warning, once', async () => {
+    const p = createOpenApiProvider({
+      name: 'v',
+      document: await prepareOpenApiDocument(doc, 'inline'),
+      endpoint: 'http://127.0.0.1:9',
+      workspace: 'ws',
+      fetch: fakeFetch,
+    });
+    expect((await p.read('volumes', 'data'))?.fields).toEqual({ name: 'data' });
+    await p.read('volumes', 'data');
+    expect(p.describe().warnings).toEqual([
+      'volumes: GET /volumes/{name} answered without size, which the document marks required; tolerated',
+    ]);
+    let err: unknown;
+    try {
+      await p.create('volumes', { name: 'data', size: 1 }, { actor: { actor: 't' } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TendError);
+    expect((err as TendError).message).toBe(
+      'POST /volumes was refused by the platform (409): Conflict',
     );
   });
 });
