@@ -25,6 +25,12 @@ export interface Operation {
   /** Multi-step operations (a replace) share a group id; `step` orders them from 1. */
   readonly group?: string;
   readonly step?: number;
+  /**
+   * On the create of a create-before-destroy replace (step 1): the id of the object it replaces. A
+   * pass that finds both objects uses it to finish the replace (delete the old one as step 2) after a
+   * crash, instead of reporting the old object as a duplicate.
+   */
+  readonly replaces?: string;
   readonly state: 'pending' | 'settled' | 'failed';
   readonly createdAt: string;
   readonly settledAt?: string;

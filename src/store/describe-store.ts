@@ -168,6 +168,18 @@ export function describeStore(name: string, open: () => Promise<Store>): void {
         expect(await store.getOperation('op-1')).toStrictEqual(op);
       });
 
+      it('round-trips the object a replace replaces, and keeps it when the step settles', async () => {
+        const op = operation(1, { group: 'replace-1', step: 1, replaces: 'vol-old' });
+        await store.journal(op);
+        expect(await store.getOperation('op-1')).toStrictEqual(op);
+        await store.settle('op-1', { state: 'settled', objectId: 'vol-new', at: T(5) });
+        expect(await store.getOperation('op-1')).toMatchObject({
+          objectId: 'vol-new',
+          replaces: 'vol-old',
+          state: 'settled',
+        });
+      });
+
       it('lists unsettled operations oldest first, then in journaling order', async () => {
         await store.journal(operation(1, { createdAt: T(3) }));
         await store.journal(operation(2, { createdAt: T(1) }));

@@ -100,6 +100,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    name: 'operations: the object a replace replaces',
+    sql: `ALTER TABLE operations ADD COLUMN replaces TEXT;`,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

@@ -37,6 +37,7 @@ export interface OperationRow {
   readonly marker: string;
   readonly group_id: string | null;
   readonly step: number | null;
+  readonly replaces: string | null;
   readonly state: string;
   readonly created_at: string;
   readonly settled_at: string | null;
@@ -110,6 +111,7 @@ export function operationToRow(op: Operation): OperationRow {
     marker: JSON.stringify(op.marker),
     group_id: op.group ?? null,
     step: op.step ?? null,
+    replaces: op.replaces ?? null,
     state: op.state,
     created_at: op.createdAt,
     settled_at: op.settledAt ?? null,
@@ -129,6 +131,7 @@ export function operationFromRow(row: OperationRow): Operation {
     marker: JSON.parse(row.marker) as Marker,
     ...(row.group_id === null ? {} : { group: row.group_id }),
     ...(row.step === null ? {} : { step: row.step }),
+    ...(row.replaces === null ? {} : { replaces: row.replaces }),
     state: row.state as Operation['state'],
     createdAt: row.created_at,
     ...(row.settled_at === null ? {} : { settledAt: row.settled_at }),

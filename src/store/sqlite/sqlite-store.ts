@@ -147,9 +147,9 @@ export class SqliteStore implements Store {
       deleteTwin: p('DELETE FROM twin WHERE address = ?'),
       insertOperation: p(
         `INSERT INTO operations (id, address, type, action, object_id, desired_hash, marker, group_id,
-           step, state, created_at, settled_at, error)
+           step, replaces, state, created_at, settled_at, error)
          VALUES (@id, @address, @type, @action, @object_id, @desired_hash, @marker, @group_id,
-           @step, @state, @created_at, @settled_at, @error)
+           @step, @replaces, @state, @created_at, @settled_at, @error)
          ON CONFLICT (id) DO NOTHING`,
       ),
       // Only a pending operation changes: settling twice never overwrites the first result.
