@@ -170,13 +170,15 @@ describe('answers that disagree with the document', () => {
     },
   };
   /** A platform that answers GETs without `size`, and refuses POSTs in plain text. */
-  const fakeFetch: typeof fetch = async (_input, init) =>
-    init?.method === 'POST'
-      ? new Response('Conflict', { status: 409, headers: { 'content-type': 'text/plain' } })
-      : new Response(JSON.stringify({ name: 'data' }), {
-          status: 200,
-          headers: { 'content-type': 'application/json' },
-        });
+  const fakeFetch: typeof fetch = (_input, init) =>
+    Promise.resolve(
+      init?.method === 'POST'
+        ? new Response('Conflict', { status: 409, headers: { 'content-type': 'text/plain' } })
+        : new Response(JSON.stringify({ name: 'data' }), {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+          }),
+    );
 
   it('tolerates a missing required field with a warning, once', async () => {
     const p = createOpenApiProvider({
