@@ -23,7 +23,10 @@ export interface ResourceTypeInfo {
   readonly identityReason?: string;
   /** The field of an observed object holding its server id. */
   readonly idField: string;
-  /** For `natural-key` identity: the field that is the key. */
+  /**
+   * For `natural-key` identity when one field is the whole key. Absent when the key has several
+   * fields (see naturalKeyFields): matching on one of them alone would confuse objects.
+   */
   readonly naturalKey?: string;
   /** Top-level fields that cannot change without replacing the object (from annotations). */
   readonly createOnly: readonly string[];
@@ -38,9 +41,9 @@ export interface ResourceTypeInfo {
   /** True when the create call accepts an idempotency key. */
   readonly idempotencyKey: boolean;
   /**
-   * For `natural-key` identity when one field is not enough: every field whose values together
-   * identify an object, parent fields first (PowerDNS rrsets: `zone_id, name, type`). Compare each
-   * after `Provider.normalize`. Absent means `[naturalKey]`.
+   * For `natural-key` identity: every field whose values together identify an object, parent fields
+   * first (PowerDNS rrsets: `zone_id, name, type`; zones: `name`). Compare each after resolving
+   * references and `Provider.normalize`. Absent means `[naturalKey]`.
    */
   readonly naturalKeyFields?: readonly string[];
   /**

@@ -785,7 +785,6 @@ const cases: Case[] = [
             name: 'records',
             parent: { type: 'zones', field: 'zone' },
             identity: 'natural-key',
-            naturalKey: 'name',
             naturalKeyFields: ['zone', 'name'],
             createOnly: ['zone'],
             schema: {
@@ -889,7 +888,6 @@ const cases: Case[] = [
           info: {
             name: 'rrsets',
             identity: 'natural-key',
-            naturalKey: 'name',
             naturalKeyFields: ['zone_id', 'name', 'type'],
             createOnly: ['zone_id', 'name', 'type'],
             parent: { type: 'zones', field: 'zone_id' },
@@ -973,7 +971,6 @@ const cases: Case[] = [
         {
           info: {
             identity: 'natural-key',
-            naturalKey: 'algorithm',
             naturalKeyFields: ['algorithm', 'flags'],
             // A natural key must be declared: it is how Tend finds the object again.
             schema: { required: ['algorithm', 'flags'] },
@@ -991,6 +988,23 @@ const cases: Case[] = [
 describe('deriveTypes', () => {
   it.each(cases)('$name: $reason', ({ doc, want }) => {
     expect(deriveTypes(doc)).toMatchObject(want);
+  });
+
+  it('gives no single-field natural key when the key has several fields', () => {
+    // A name alone does not find a nested object (www A vs www AAAA, or the same name in two zones):
+    // a consumer that matches on naturalKey alone must not match these types by one field.
+    const composite = cases.filter((c) =>
+      ['nested collection under a parent type', 'embedded sub-collection'].includes(c.name),
+    );
+    expect(composite).toHaveLength(2);
+    for (const c of composite) {
+      const nested = deriveTypes(c.doc).types.filter((t) => t.parentFields.length > 0);
+      expect(nested.length).toBeGreaterThan(0);
+      for (const t of nested) {
+        expect(t.info.naturalKey).toBeUndefined();
+        expect(t.info.naturalKeyFields?.length).toBeGreaterThan(1);
+      }
+    }
   });
 
   it('omits lifecycle and audit when the document declares none', () => {

@@ -258,7 +258,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       headers,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
-    const nk = t.info.naturalKey;
+    // The object's own key (the last key field, when one field is its whole own key).
+    const nk = t.keyFields.length === t.parentFields.length + 1 ? t.keyFields.at(-1) : undefined;
     const naturalId =
       nk !== undefined && t.info.idField === nk && body[nk] !== undefined
         ? scalarId(body[nk])
