@@ -1,14 +1,19 @@
 /**
- * The store writes an operation makes, in order. Each is a point where a crash must be survivable;
- * the torture suite kills Tend just before and just after each of them, for each action.
+ * The store writes an operation makes, in order: the pending operation, the twin (what Tend remembers
+ * of the object), the settlement (the commit point) and the ledger entry. Each is a point where a
+ * crash must be survivable; the torture suite kills Tend just before and just after each of them,
+ * for each action.
  */
-export const WRITE_POINTS = ['journal', 'settle', 'twin', 'ledger'] as const;
+export const WRITE_POINTS = ['journal', 'twin', 'settle', 'ledger'] as const;
 
 /** One of the write points. */
 export type WritePoint = (typeof WRITE_POINTS)[number];
 
+/** Both sides of a write. */
+export const CRASH_WHEN = ['before', 'after'] as const;
+
 /** Before or after a write. */
-export type CrashWhen = 'before' | 'after';
+export type CrashWhen = (typeof CRASH_WHEN)[number];
 
 /** The actions a crash point can be scoped to (a replace's steps are creates and deletes with a group). */
 export const CRASH_ACTIONS = [
@@ -18,6 +23,9 @@ export const CRASH_ACTIONS = [
   'replace-create',
   'replace-delete',
 ] as const;
+
+/** One of the crash actions. */
+export type CrashAction = (typeof CRASH_ACTIONS)[number];
 
 /** Called around every store write of an operation; a test hook may end the process there. */
 export type CrashHook = (when: CrashWhen, point: WritePoint, action: string) => void;

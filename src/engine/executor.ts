@@ -20,6 +20,7 @@ import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget } from './operator.js';
 import { Operator } from './operator.js';
+import type { Leftover } from './observe.js';
 import type { PlannedPass } from './planner.js';
 import { diffResource, evaluateChanges, resolveDesired } from './planner.js';
 import { isSecretRef, withSecrets } from './secrets.js';
@@ -46,6 +47,8 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
   /** Test hook called around every store write (the torture suite kills the process there). */
   readonly crash?: CrashHook;
+  /** See OperatorOptions.consistencyWindowMs. */
+  readonly consistencyWindowMs?: number;
 }
 
 class Skip extends Error {}
@@ -62,7 +65,16 @@ export async function executePlan(
   options: ExecuteOptions,
 ): Promise<Map<Address, ResourceOutcome>> {
   const { clock, report } = options;
-  const operator = new Operator(ws, options.actor, clock, report, options.crash);
+  const operator = new Operator(
+    ws,
+    options.actor,
+    clock,
+    report,
+    options.crash,
+    options.consistencyWindowMs !== undefined
+      ? { consistencyWindowMs: options.consistencyWindowMs }
+      : {},
+  );
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const steps = new Map(pass.plan.steps.map((s) => [s.address, s] as const));
   const current = new Map<Address, ObservedObject>(pass.observation.objects);
@@ -91,6 +103,8 @@ export async function executePlan(
     const existing = nodes.get(key);
     if (existing) return existing;
     const p = (async () => {
+      // Every node of the plan is registered before any looks its dependencies up.
+      await Promise.resolve();
       const results = await Promise.allSettled(
         deps().map((d) => nodes.get(d) ?? Promise.resolve()),
       );
@@ -131,6 +145,10 @@ export async function executePlan(
       verified = await waitConverged(ws, decl, obj.id, desired, clock, options.verifyTimeoutMs);
       report({ kind: 'verified', address: decl.address, ms: clock.now().getTime() - t0 });
       await operator.remember(target(steps.get(decl.address)!), verified);
+    } else if (pass.observation.twin.get(decl.address)?.objectId !== obj.id) {
+      // Tend's memory lost track of the object (a lost store, or found by marker): remember it, so
+      // that removing the resource from the intent later deletes it rather than orphaning it.
+      await operator.remember(target(steps.get(decl.address)!), obj);
     }
     current.set(decl.address, verified);
     const checks = options.runChecks
@@ -167,16 +185,46 @@ export async function executePlan(
       await finish(decl, created, desired, true);
       return;
     }
-    const created = await operator.create(
-      target(step, { group, step: 1 }),
-      sendable(decl, desired),
-      hashValue(desired),
-    );
+    const stepOne = target(step, { group, step: 1, replaces: old.id });
+    const created =
+      (await resumeStepOne(decl, stepOne, hashValue(desired))) ??
+      (await operator.create(stepOne, sendable(decl, desired), hashValue(desired)));
+    current.set(decl.address, created);
     await finish(decl, created, desired, true);
     // Step 2 (delete the old object) runs as its own node, after every dependent is repointed.
     replacedOld.set(decl.address, { old, group });
   };
   const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
+
+  /**
+   * A replace's step 1 that already settled (the pass that created the replacement died before it
+   * could delete the old object, and observe still took the old one for the address, e.g. because
+   * the replacement is not visible yet): resume with the replacement instead of creating another.
+   */
+  const resumeStepOne = async (
+    decl: ResourceDecl,
+    stepOne: OperationTarget,
+    desiredHash: string,
+  ): Promise<ObservedObject | undefined> => {
+    const prior = await operator.latest(stepOne, 'create', desiredHash);
+    if (prior?.state !== 'settled' || !prior.objectId) return undefined;
+    const { provider, info } = ws.typeOf(decl.type);
+    const existing = await provider.read(info.name, prior.objectId);
+    if (existing) return existing;
+    // Not visible: eventual consistency (wait for it) or gone (create a new replacement).
+    const settledAt = Date.parse(prior.settledAt ?? prior.createdAt);
+    if (clock.now().getTime() - settledAt > options.verifyTimeoutMs) return undefined;
+    return waitConverged(ws, decl, prior.objectId, {}, clock, options.verifyTimeoutMs);
+  };
+
+  /** Why an old object must not be deleted yet: something declared still references it. */
+  const referencedBy = (oldId: string): Address | undefined => {
+    for (const r of ws.intent.resources) {
+      const o = current.get(r.address);
+      if (o && o.id !== oldId && mentions(o.fields, oldId)) return r.address;
+    }
+    return undefined;
+  };
 
   const mainKey = (a: Address) => `main:${a}`;
   const runMain = (step: PlanStep) =>
@@ -301,6 +349,14 @@ export async function executePlan(
         }
         const replaced = replacedOld.get(step.address);
         if (!replaced) return;
+        const user = referencedBy(replaced.old.id);
+        if (user) {
+          report({
+            kind: 'warning',
+            message: `${step.address}: the old object ${replaced.old.id} is still referenced by ${user}; it is deleted once nothing references it`,
+          });
+          return;
+        }
         await operator.delete(
           target(step, { group: replaced.group, step: 2 }),
           replaced.old,
@@ -309,7 +365,46 @@ export async function executePlan(
       },
     );
 
+  // Replaces interrupted between their steps (see `observe`): the replacement exists and is the
+  // address's object; its old object is deleted as the group's step 2 once the replacement is verified
+  // and every dependent is repointed. The replace was approved (and confirmed) when it started, so
+  // this needs no --approve-destroy or --yes again.
+  const leftKey = (a: Address) => `left:${a}`;
+  const finishReplace = (step: PlanStep, leftover: Leftover) =>
+    node(
+      leftKey(step.address),
+      () => [
+        mainKey(step.address),
+        ...(dependents.get(step.address) ?? []).filter((d) => steps.has(d)).map(mainKey),
+      ],
+      async () => {
+        const now = current.get(step.address);
+        const state = outcomes.get(step.address)?.state;
+        if (!now || now.id === leftover.old.id || (state !== 'converged' && state !== 'failing')) {
+          return;
+        }
+        const user = referencedBy(leftover.old.id);
+        if (user) {
+          report({
+            kind: 'warning',
+            message: `${step.address}: the old object ${leftover.old.id} of an interrupted replace is still referenced by ${user}; it is deleted once nothing references it`,
+          });
+          return;
+        }
+        await operator.delete(
+          target(step, { group: leftover.group, step: 2 }),
+          leftover.old,
+          false,
+          'replace',
+        );
+      },
+    );
+
   const all: Promise<void>[] = [];
+  for (const leftover of pass.observation.leftovers) {
+    const step = steps.get(leftover.address);
+    if (step && step.kind !== 'delete') all.push(finishReplace(step, leftover));
+  }
   for (const step of pass.plan.steps) {
     if (step.kind === 'delete') all.push(runDelete(step));
     else {
@@ -345,4 +440,14 @@ export async function executePlan(
     }
   }
   return outcomes;
+}
+
+/** True when a value (deeply) contains the string `id`. */
+function mentions(value: unknown, id: string): boolean {
+  if (value === id) return true;
+  if (Array.isArray(value)) return value.some((v) => mentions(v, id));
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).some((v) => mentions(v, id));
+  }
+  return false;
 }

@@ -1,4 +1,10 @@
-import type { Address, ObservedObject, RemovedInput, ResourceDecl } from '../core/index.js';
+import type {
+  Address,
+  ObservedObject,
+  Operation,
+  RemovedInput,
+  ResourceDecl,
+} from '../core/index.js';
 import { toTendError } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { Workspace } from './workspace.js';
@@ -13,11 +19,81 @@ export interface Observation {
   readonly removed: RemovedInput[];
   /** Objects carrying our marker that neither the intent nor the store knows: listed, never deleted. */
   readonly orphans: { type: string; object: ObservedObject }[];
-  /** Extra objects carrying the marker of an address that already has one. */
+  /**
+   * Extra objects carrying the marker of an address that already has one, which no journaled replace
+   * explains: reported, never deleted automatically.
+   */
   readonly duplicates: { address: Address; objectIds: string[] }[];
+  /**
+   * Old objects of create-before-destroy replaces that were interrupted after their replacement was
+   * created (step 1 settled) and before the old object was deleted (step 2). The replacement is the
+   * address's object in `objects`; the executor deletes the old one as the group's step 2 once the
+   * replacement is verified and nothing declared references the old one.
+   */
+  readonly leftovers: Leftover[];
   /** Types that could not be listed, with the reason. */
   readonly failures: { type: string; message: string }[];
   readonly twin: Map<Address, TwinEntry>;
+}
+
+/** The old object of an unfinished replace. */
+export interface Leftover {
+  readonly address: Address;
+  /** `provider.resourceType`. */
+  readonly type: string;
+  readonly old: ObservedObject;
+  /** The replace's group id (its step 2, the delete, joins it). */
+  readonly group: string;
+}
+
+/** How many recent operations of an address are searched for the replaces that explain extra objects. */
+const REPLACE_HISTORY = 50;
+
+/**
+ * Explains several objects carrying one address's marker with the journal: a settled step 1 create
+ * of a replace names the object it replaces. Starting from `found`, follows settled replaces to the
+ * newest replacement that exists (the address's object); the objects replaced along the way are
+ * leftovers; any other extra object is a duplicate.
+ */
+export function explainExtras(
+  found: ObservedObject,
+  mine: readonly ObservedObject[],
+  history: readonly Operation[],
+): {
+  current: ObservedObject;
+  leftovers: { old: ObservedObject; group: string }[];
+  duplicates: ObservedObject[];
+} {
+  const byId = new Map(mine.map((o) => [o.id, o] as const));
+  byId.set(found.id, found);
+  // Settled step 1 creates of replaces, newest last: replaced id → the replacement and its group.
+  const replacedBy = new Map<string, { id: string; group: string }>();
+  for (const op of history) {
+    if (op.action !== 'create' || op.state !== 'settled' || !op.replaces || !op.objectId) continue;
+    if (!op.group) continue;
+    replacedBy.set(op.replaces, { id: op.objectId, group: op.group });
+  }
+  let current = found;
+  const seen = new Set<string>([found.id]);
+  // The remembered object may itself be a replacement whose own old object is still around, or an
+  // old object whose replacement exists: walk forward from it, then collect what it replaced.
+  for (
+    let next = replacedBy.get(current.id);
+    next && byId.has(next.id) && !seen.has(next.id);
+    next = replacedBy.get(current.id)
+  ) {
+    seen.add(next.id);
+    current = byId.get(next.id)!;
+  }
+  const leftovers: { old: ObservedObject; group: string }[] = [];
+  const duplicates: ObservedObject[] = [];
+  for (const o of byId.values()) {
+    if (o.id === current.id) continue;
+    const r = replacedBy.get(o.id);
+    if (r) leftovers.push({ old: o, group: r.group });
+    else duplicates.push(o);
+  }
+  return { current, leftovers, duplicates };
 }
 
 /** Options for observe. */
@@ -66,9 +142,10 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const pendingVisibility = new Set<Address>();
   const claimed = new Set<string>();
   const duplicates: { address: Address; objectIds: string[] }[] = [];
+  const leftovers: Leftover[] = [];
   const key = (type: string, id: string) => `${type}\u0000${id}`;
 
-  const match = (address: Address, type: string, decl: ResourceDecl | undefined) => {
+  const match = async (address: Address, type: string, decl: ResourceDecl | undefined) => {
     const list = lists.get(type) ?? [];
     const remembered = twin.get(address);
     const mine = list.filter(
@@ -86,20 +163,32 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
         found = list.find((o) => o.fields[nk] === decl.spec[nk] && !claimed.has(key(type, o.id)));
       }
     }
-    if (found) {
-      objects.set(address, found);
-      claimed.add(key(type, found.id));
-      const extra = mine.filter((o) => o.id !== found.id).map((o) => o.id);
-      if (extra.length > 0) {
-        duplicates.push({ address, objectIds: extra });
-        for (const id of extra) claimed.add(key(type, id));
+    if (!found) return undefined;
+    let current = found;
+    let extra = mine.filter((o) => o.id !== current.id);
+    if (extra.length > 0 && decl) {
+      // Several objects carry this address's marker: only the journal can tell an interrupted
+      // replace (finish it) from a duplicate (report it). Rare, so the journal is read only here.
+      const history = await ws.store.operations({ address, limit: REPLACE_HISTORY });
+      const explained = explainExtras(current, mine, history);
+      current = explained.current;
+      for (const l of explained.leftovers) {
+        leftovers.push({ address, type, old: l.old, group: l.group });
+        claimed.add(key(type, l.old.id));
       }
+      extra = explained.duplicates;
     }
-    return found;
+    objects.set(address, current);
+    claimed.add(key(type, current.id));
+    if (extra.length > 0) {
+      duplicates.push({ address, objectIds: extra.map((o) => o.id) });
+      for (const o of extra) claimed.add(key(type, o.id));
+    }
+    return current;
   };
 
   for (const r of declared) {
-    if (match(r.address, r.type, r)) continue;
+    if (await match(r.address, r.type, r)) continue;
     // A create that settled moments ago may not be visible yet (eventual consistency): wait for it
     // rather than create a second object.
     if (!twin.has(r.address)) continue;
@@ -117,7 +206,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const removed: RemovedInput[] = [];
   for (const t of twinEntries) {
     if (declaredSet.has(t.address)) continue;
-    const found = match(t.address, t.type, undefined);
+    const found = await match(t.address, t.type, undefined);
     // Only objects that carry our marker are ever deleted.
     if (found && found.marker?.workspace === ws.name && found.marker.address === t.address) {
       removed.push({
@@ -138,5 +227,5 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       }
     }
   }
-  return { objects, pendingVisibility, removed, orphans, duplicates, failures, twin };
+  return { objects, pendingVisibility, removed, orphans, duplicates, leftovers, failures, twin };
 }

@@ -24,6 +24,24 @@ export interface OperationTarget {
   /** Multi-step operations (a replace) share a group; steps count from 1. */
   readonly group?: string;
   readonly step?: number;
+  /** On the create of a create-before-destroy replace: the id of the object it replaces. */
+  readonly replaces?: string;
+}
+
+/**
+ * How long an object may stay invisible to reads after the platform created it, by default. Only
+ * types without an idempotency key wait it out before a create whose outcome is unknown is resent.
+ */
+export const DEFAULT_CONSISTENCY_WINDOW_MS = 5000;
+
+/** Tuning of the operator. */
+export interface OperatorOptions {
+  /**
+   * How long after sending a create an object it made may still be invisible (eventual consistency).
+   * A create of a type without an idempotency key whose outcome is unknown is resent only once the
+   * window has passed and a second look still does not find it. Default DEFAULT_CONSISTENCY_WINDOW_MS.
+   */
+  readonly consistencyWindowMs?: number;
 }
 
 /** Removes secret fields from observed data before it is stored or logged. */
@@ -50,7 +68,8 @@ export function changedFields(
 /**
  * Performs mutations with the journal protocol (DESIGN.md §4): the operation is written before the
  * request is sent, the request carries the operation id as idempotency key and the ownership marker,
- * and the operation is settled with the observed result. An unknown outcome (timeout after sending)
+ * the twin is updated, and then the operation is settled with the observed result (settling is the
+ * commit point: a settled operation needs nothing more), and the change goes to the ledger. An unknown outcome (timeout after sending)
  * is resolved by looking the object up, never by blindly sending again.
  */
 export class Operator {
@@ -60,7 +79,50 @@ export class Operator {
     private readonly clock: Clock,
     private readonly report: Reporter,
     private readonly crash: CrashHook = noCrash,
+    private readonly options: OperatorOptions = {},
   ) {}
+
+  /** The consistency window in force. */
+  get consistencyWindowMs(): number {
+    return this.options.consistencyWindowMs ?? DEFAULT_CONSISTENCY_WINDOW_MS;
+  }
+
+  /** The operation id of one generation of an operation on a target. */
+  private idOf(
+    target: OperationTarget,
+    action: OperationAction,
+    desiredHash: string,
+    generation: number,
+  ): string {
+    return operationId({
+      workspace: this.ws.name,
+      address: target.address,
+      action,
+      desiredHash,
+      generation,
+      ...(target.group ? { group: target.group } : {}),
+      ...(target.step ? { step: target.step } : {}),
+    });
+  }
+
+  /**
+   * The most recent journaled attempt of an operation (the highest generation), if any: how a
+   * multi-step operation finds out which of its steps already happened before a crash.
+   */
+  async latest(
+    target: OperationTarget,
+    action: OperationAction,
+    desiredHash: string,
+  ): Promise<Operation | undefined> {
+    let found: Operation | undefined;
+    for (let generation = 0; ; generation++) {
+      const op = await this.ws.store.getOperation(
+        this.idOf(target, action, desiredHash, generation),
+      );
+      if (!op) return found;
+      found = op;
+    }
+  }
 
   /** Runs one store write of an operation between its two crash points. */
   private async write<T>(
@@ -83,15 +145,7 @@ export class Operator {
     objectId?: string,
   ): Promise<Operation> {
     for (let generation = 0; ; generation++) {
-      const id = operationId({
-        workspace: this.ws.name,
-        address: target.address,
-        action,
-        desiredHash,
-        generation,
-        ...(target.group ? { group: target.group } : {}),
-        ...(target.step ? { step: target.step } : {}),
-      });
+      const id = this.idOf(target, action, desiredHash, generation);
       if (await this.ws.store.getOperation(id)) continue;
       const marker: Marker = { workspace: this.ws.name, address: target.address, op: id };
       const op: Operation = {
@@ -105,6 +159,7 @@ export class Operator {
         createdAt: this.clock.now().toISOString(),
         ...(objectId ? { objectId } : {}),
         ...(target.group ? { group: target.group, step: target.step ?? 1 } : {}),
+        ...(target.replaces ? { replaces: target.replaces } : {}),
       };
       await this.write('journal', op, () => this.ws.store.journal(op));
       return op;
@@ -215,6 +270,7 @@ export class Operator {
     const started = this.clock.now().getTime();
     this.report({ kind: 'op-start', address: target.address, action: 'create', opId: op.id });
     let created: ObservedObject;
+    const sentAt = this.clock.now().getTime();
     try {
       created = await provider.create(info.name, desired, {
         idempotencyKey: op.id,
@@ -222,10 +278,19 @@ export class Operator {
         actor,
       });
     } catch (e) {
-      const resolved = toTendError(e).outcomeUnknown
-        ? await this.resolveUnknownCreate(op, target, desired, actor)
-        : undefined;
-      if (!resolved) throw await this.fail(op, e);
+      if (!toTendError(e).outcomeUnknown) throw await this.fail(op, e);
+      let resolved: ObservedObject | undefined;
+      try {
+        resolved = await this.resolveUnknownCreate(op, target, desired, actor, sentAt);
+      } catch (definite) {
+        throw await this.fail(op, definite);
+      }
+      if (!resolved) {
+        // Still unknown: the operation stays pending, and recovery resolves it on the next pass.
+        const err = toTendError(e).at(op.address, 'apply');
+        this.report({ kind: 'op-failed', address: op.address, action: op.action, error: err });
+        throw err;
+      }
       created = resolved;
     }
     await this.adopt(op, target, created, motivation);
@@ -240,45 +305,96 @@ export class Operator {
     return created;
   }
 
-  /** Settles a create with the object found or created, remembers it and records it in the ledger. */
+  /**
+   * Remembers the object a create found or made, settles the create, and records it in the ledger.
+   * The twin is written before the settle: a settled operation has had every effect on Tend's memory
+   * (a crash in between leaves it pending, and recovery adopts the object again). The ledger comes
+   * last: a crash just before it loses one history entry, never an object.
+   */
   async adopt(
     op: Operation,
     target: OperationTarget,
     created: ObservedObject,
     note?: string,
   ): Promise<void> {
-    await this.settle(op, created.id);
     await this.remember(target, created, op);
+    await this.settle(op, created.id);
     await this.record(op, target, 'create', created.id, undefined, created.fields, note);
   }
 
   /**
-   * After a create whose outcome is unknown: look for the object by its marker; when it is not there,
-   * resend with the SAME idempotency key (safe: the platform answers with the first object if it
-   * exists). Bounded: a few attempts, then the operation stays for recovery to resolve.
+   * After a create whose outcome is unknown (sent at `sentAt`, epoch ms): look for the object; when it
+   * is not there, resend with the SAME idempotency key. With a key that is safe at once (the platform
+   * answers a replay with the first object). Without one, a second create would be a second object, so
+   * the consistency window since the send is waited out first and the object looked for again.
+   * Bounded: undefined when the outcome is still unknown (the operation then stays pending for
+   * recovery); a definite refusal of a resend is thrown.
    */
   private async resolveUnknownCreate(
     op: Operation,
     target: OperationTarget,
     desired: Record<string, unknown>,
     actor: ActorContext,
+    sentAt: number,
   ): Promise<ObservedObject | undefined> {
     const { provider, info } = this.ws.typeOf(target.type);
+    let lastSent = sentAt;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const found = await this.findByMarker(target.type, op.marker).catch(() => undefined);
+      const found = await this.findCreated(op, desired).catch(() => undefined);
       if (found) return found;
-      await this.clock.sleep(200 * 2 ** attempt);
+      if (!info.idempotencyKey) {
+        const late = await this.awaitVisible(op, desired, lastSent);
+        if (late) return late;
+      } else {
+        await this.clock.sleep(200 * 2 ** attempt);
+      }
       try {
+        lastSent = this.clock.now().getTime();
         return await provider.create(info.name, desired, {
           idempotencyKey: op.id,
           marker: op.marker,
           actor,
         });
       } catch (e) {
-        if (!toTendError(e).outcomeUnknown && !toTendError(e).retryable) throw e;
+        const err = toTendError(e);
+        if (!err.outcomeUnknown && !err.retryable) throw e;
       }
     }
     return undefined;
+  }
+
+  /**
+   * Keeps looking for the object a create made until it shows up or the consistency window since
+   * `since` (epoch ms, when the create was last sent) is over; undefined when it never showed up.
+   */
+  async awaitVisible(
+    op: Operation,
+    desired: Readonly<Record<string, unknown>> | undefined,
+    since: number,
+  ): Promise<ObservedObject | undefined> {
+    const until = since + this.consistencyWindowMs;
+    for (let delay = 100; this.clock.now().getTime() < until; delay = Math.min(delay * 2, 1000)) {
+      await this.clock.sleep(Math.min(delay, until - this.clock.now().getTime()));
+      const found = await this.findCreated(op, desired).catch(() => undefined);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /**
+   * Looks for the object a create made: by the marker it carries (op included), or, for a
+   * natural-key type whose objects cannot carry a marker, by the key's declared value.
+   */
+  async findCreated(
+    op: Operation,
+    desired: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<ObservedObject | undefined> {
+    const { provider, info } = this.ws.typeOf(op.type);
+    if (info.markerField !== undefined) return this.findByMarker(op.type, op.marker);
+    const nk = info.identity === 'natural-key' ? info.naturalKey : undefined;
+    const key = nk !== undefined ? desired?.[nk] : undefined;
+    if (nk === undefined || key === undefined) return this.findByMarker(op.type, op.marker);
+    return (await provider.list(info.name)).find((o) => o.fields[nk] === key);
   }
 
   /** Finds the object carrying a marker (provider's find, else a list filtered by marker). */
@@ -321,8 +437,8 @@ export class Operator {
       if (!again) throw await this.fail(op, e);
       updated = again;
     }
-    await this.settle(op, updated.id);
     await this.remember(target, updated, op);
+    await this.settle(op, updated.id);
     await this.record(op, target, 'update', updated.id, current.fields, updated.fields, motivation);
     this.report({
       kind: 'op-done',
@@ -353,11 +469,11 @@ export class Operator {
       const still = await provider.read(info.name, current.id).catch(() => current);
       if (still) throw await this.fail(op, e);
     }
-    await this.settle(op, current.id);
     if (forget) {
       await this.write('twin', op, () => this.ws.store.deleteTwin(target.address));
       await this.ws.store.deleteStatus(target.address);
     }
+    await this.settle(op, current.id);
     await this.record(op, target, 'delete', current.id, current.fields, undefined, motivation);
     this.report({
       kind: 'op-done',

@@ -1,19 +1,33 @@
-import type { ActorContext, Address, ObservedObject } from '../core/index.js';
-import { hashValue, toTendError } from '../core/index.js';
+import type { ActorContext, Address, ObservedObject, Operation } from '../core/index.js';
+import { containsUnknown, hashValue, toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
+import type { OperationTarget, OperatorOptions } from './operator.js';
 import { Operator } from './operator.js';
 import { resolveDesired } from './planner.js';
 import { isSecretRef, withSecrets } from './secrets.js';
 import type { Workspace } from './workspace.js';
 
+/** Options for recovering the journal. */
+export type RecoveryOptions = OperatorOptions;
+
 /**
  * Resolves every unsettled operation left by a crash or an unknown outcome, before anything new is
- * planned (DESIGN.md §4, step 4). A create is looked up by its marker: found → adopted; not found and
- * the intent still wants the same thing → resent with the same idempotency key; otherwise marked
- * superseded and left to the next plan. Updates and deletes are idempotent: re-read and settle (or
- * resend the delete). Returns how many operations were resolved.
+ * planned (DESIGN.md §4, step 4), oldest first:
+ * - create: looked up by its marker (or natural key). Found → adopted and settled. Not found and the
+ *   intent still wants the same thing → resent with the same idempotency key: at once when the type
+ *   takes the key (a replay cannot make a second object), otherwise only after the platform's
+ *   consistency window since the operation was journaled has passed and a second look still finds
+ *   nothing. Not found and the intent changed → failed as superseded (after the window, so that a
+ *   late object is adopted rather than created again by the next plan).
+ * - update: settled; the next plan corrects whatever is still different.
+ * - delete: resent if the object still exists (a delete is idempotent) and settled; a definite
+ *   refusal fails it (the next pass plans again). A plain delete of a resource declared again is
+ *   superseded rather than resumed.
+ * The step 1 create of a create-before-destroy replace is resolved like any create; observe then
+ * sees both objects and the executor finishes the replace (see `observe` leftovers).
+ * Returns how many operations were pending.
  */
 export async function recoverJournal(
   ws: Workspace,
@@ -22,64 +36,53 @@ export async function recoverJournal(
   clock: Clock,
   report: Reporter,
   crash?: CrashHook,
+  options: RecoveryOptions = {},
 ): Promise<number> {
   const pending = await ws.store.unsettled();
   if (pending.length === 0) return 0;
-  const operator = new Operator(ws, actor, clock, report, crash);
+  const operator = new Operator(ws, actor, clock, report, crash, options);
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const twin = new Map((await ws.store.listTwin()).map((t) => [t.address, t] as const));
   for (const op of pending) {
     const decl = decls.get(op.address);
     const remembered = twin.get(op.address);
-    const target = {
+    const target: OperationTarget = {
       address: op.address,
       type: op.type,
       stateful: decl?.lifecycle.stateful ?? remembered?.stateful ?? false,
       dependsOn: decl?.dependsOn ?? remembered?.dependsOn ?? [],
       ...(op.group ? { group: op.group, step: op.step ?? 1 } : {}),
+      ...(op.replaces ? { replaces: op.replaces } : {}),
     };
     let outcome: string;
     try {
-      const { provider, info } = ws.typeOf(op.type);
       if (op.action === 'create') {
-        const found = await operator.findByMarker(op.type, op.marker);
-        if (found) {
-          await operator.adopt(op, target, found, 'recovered');
-          outcome = `adopted ${found.id} (created before the interruption)`;
-        } else {
-          const desired = decl ? resolveDesired(decl, (a) => known.get(a)) : undefined;
-          if (decl && desired && hashValue(desired) === op.desiredHash) {
+        const desired = decl ? resolveDesired(decl, (a) => known.get(a)) : undefined;
+        const wanted =
+          decl !== undefined &&
+          desired !== undefined &&
+          !containsUnknown(desired) &&
+          hashValue(desired) === op.desiredHash;
+        outcome = await recoverCreate(
+          ws,
+          operator,
+          op,
+          target,
+          wanted ? desired : undefined,
+          () => {
             const secrets: Record<string, unknown> = {};
-            for (const [k, v] of Object.entries(decl.spec)) if (isSecretRef(v)) secrets[k] = v;
-            const created = await operator.sendCreate(
-              op,
-              target,
-              { ...desired, ...withSecrets(secrets, ws.env, ws.intent.dir) },
-              'recovered',
-            );
-            outcome = `resent with the same idempotency key → ${created.id}`;
-          } else {
-            await operator.fail(
-              op,
-              new Error('superseded: not found, and the intent changed since'),
-            );
-            outcome = 'superseded (not created; the intent changed)';
-          }
-        }
+            for (const [k, v] of Object.entries(decl!.spec)) if (isSecretRef(v)) secrets[k] = v;
+            return { ...desired, ...withSecrets(secrets, ws.env, ws.intent.dir) };
+          },
+        );
       } else if (op.action === 'update') {
         await operator.settle(op, op.objectId);
         outcome = 'settled; the next plan corrects what is left';
       } else {
-        const still = op.objectId ? await provider.read(info.name, op.objectId) : undefined;
-        if (still) {
-          await provider.delete(info.name, still.id, { actor });
-        }
-        await operator.settle(op, op.objectId);
-        if (!op.group) {
-          await ws.store.deleteTwin(op.address);
-          await ws.store.deleteStatus(op.address);
-        }
-        outcome = still ? 'delete resent' : 'already deleted';
+        outcome = await recoverDelete(ws, operator, op, decl !== undefined, {
+          ...actor,
+          motivation: 'recovered',
+        });
       }
     } catch (e) {
       outcome = `still unresolved: ${toTendError(e).message}`;
@@ -87,4 +90,64 @@ export async function recoverJournal(
     report({ kind: 'recovered', opId: op.id, address: op.address, outcome });
   }
   return pending.length;
+}
+
+async function recoverCreate(
+  ws: Workspace,
+  operator: Operator,
+  op: Operation,
+  target: OperationTarget,
+  desired: Record<string, unknown> | undefined,
+  sendable: () => Record<string, unknown>,
+): Promise<string> {
+  const { info } = ws.typeOf(op.type);
+  let found = await operator.findCreated(op, desired);
+  if (!found && (desired === undefined || !info.idempotencyKey)) {
+    // Not visible may mean not visible YET: without a key a resend could make a second object, and
+    // a superseded operation's object could still appear. Wait out the window, then decide.
+    found = await operator.awaitVisible(op, desired, Date.parse(op.createdAt));
+  }
+  if (found) {
+    await operator.adopt(op, target, found, 'recovered');
+    return `adopted ${found.id} (created before the interruption)`;
+  }
+  if (desired === undefined) {
+    await operator.fail(op, new Error('superseded: not found, and the intent changed since'));
+    return 'superseded (not created; the intent changed)';
+  }
+  const created = await operator.sendCreate(op, target, sendable(), 'recovered');
+  return info.idempotencyKey
+    ? `resent with the same idempotency key → ${created.id}`
+    : `not found after the consistency window; resent → ${created.id}`;
+}
+
+async function recoverDelete(
+  ws: Workspace,
+  operator: Operator,
+  op: Operation,
+  declared: boolean,
+  actor: ActorContext,
+): Promise<string> {
+  if (!op.group && declared) {
+    await operator.fail(op, new Error('superseded: the resource is declared again'));
+    return 'superseded (the resource is declared again; not deleted)';
+  }
+  const { provider, info } = ws.typeOf(op.type);
+  const still = op.objectId ? await provider.read(info.name, op.objectId) : undefined;
+  if (still) {
+    try {
+      await provider.delete(info.name, still.id, { actor });
+    } catch (e) {
+      // Unknown outcome: stays pending for the next pass. A refusal: failed, the next plan decides.
+      if (toTendError(e).outcomeUnknown) throw e;
+      const err = await operator.fail(op, e);
+      return `delete refused: ${err.message}`;
+    }
+  }
+  await operator.settle(op, op.objectId);
+  if (!op.group) {
+    await ws.store.deleteTwin(op.address);
+    await ws.store.deleteStatus(op.address);
+  }
+  return still ? 'delete resent' : 'already deleted';
 }

@@ -1,0 +1,162 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Address } from '../core/index.js';
+import { hashValue, TendError } from '../core/index.js';
+import type { RunningSandbox } from '../sandbox/index.js';
+import { startSandbox } from '../sandbox/index.js';
+import type { Clock } from './clock.js';
+import { noCrash } from './crash-points.js';
+import { Operator } from './operator.js';
+import { recoverJournal } from './recovery.js';
+import type { Workspace } from './workspace.js';
+import { openWorkspace } from './workspace.js';
+
+// A create that the platform commits and never answers (a timeout after success), against the real
+// sandbox over HTTP. The platform and Tend share a fake clock for visibility and waiting; the
+// request timeout is real (and short).
+
+const WINDOW_MS = 5000;
+const ADDRESS = 'sb.networks/main' as Address;
+const DESIRED = { name: 'main', cidr: '10.2.0.0/16' };
+
+function fakeClock(): Clock & { elapsed(): number } {
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  let t = start;
+  return {
+    now: () => new Date(t),
+    sleep: (ms) => {
+      t += Math.max(0, ms);
+      return Promise.resolve();
+    },
+    elapsed: () => t - start,
+  };
+}
+
+let sb: RunningSandbox;
+let clock: ReturnType<typeof fakeClock>;
+let dir: string;
+const docs = { keyed: '', unkeyed: '' };
+
+beforeAll(async () => {
+  clock = fakeClock();
+  sb = await startSandbox({ port: 0, now: () => clock.now().getTime() });
+  dir = mkdtempSync(join(tmpdir(), 'tend-operator-'));
+  const served = JSON.parse(
+    readFileSync(resolve(import.meta.dirname, '../sandbox/openapi.json'), 'utf8'),
+  ) as { paths: Record<string, Record<string, { parameters?: { $ref?: string }[] }>> };
+  docs.keyed = join(dir, 'keyed.json');
+  writeFileSync(docs.keyed, JSON.stringify(served));
+  for (const item of Object.values(served.paths)) {
+    const post = item['post'];
+    if (post?.parameters) {
+      post.parameters = post.parameters.filter((p) => !p.$ref?.endsWith('/IdempotencyKey'));
+    }
+  }
+  docs.unkeyed = join(dir, 'unkeyed.json');
+  writeFileSync(docs.unkeyed, JSON.stringify(served));
+});
+afterAll(async () => {
+  await sb.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function workspace(doc: string): Promise<Workspace> {
+  const intent = mkdtempSync(join(dir, 'intent-'));
+  writeFileSync(
+    join(intent, 'intent.yaml'),
+    `kind: Provider
+name: sb
+type: openapi
+spec: ${doc}
+endpoint: ${sb.url}
+timeoutMs: 300
+---
+kind: Resource
+type: sb.networks
+name: main
+spec: { name: main, cidr: 10.2.0.0/16 }
+`,
+  );
+  return openWorkspace({ dir: intent, name: 'op', env: {} });
+}
+
+const target = { address: ADDRESS, type: 'sb.networks', stateful: false, dependsOn: [] };
+
+describe('Operator.create: the platform commits and never answers', () => {
+  const CASES = [
+    {
+      name: 'keyed, visible at once',
+      reason: 'the object is found by its marker; nothing is resent',
+      doc: 'keyed' as const,
+      invisibleMs: 0,
+      waited: [0, 1],
+    },
+    {
+      name: 'unkeyed, not visible for a while',
+      reason: 'without a key Tend waits (within the window) for the object instead of resending',
+      doc: 'unkeyed' as const,
+      invisibleMs: 2000,
+      waited: [2000, WINDOW_MS],
+    },
+  ];
+
+  it.each(CASES)('$name: $reason', async ({ doc, invisibleMs, waited }) => {
+    sb.sandbox.reset();
+    sb.sandbox.setFaults({
+      timeoutAfterSuccessRate: 1,
+      methods: ['POST'],
+      eventualConsistencyMs: invisibleMs,
+    });
+    const ws = await workspace(docs[doc]);
+    try {
+      const operator = new Operator(ws, { actor: 'tend' }, clock, () => {}, noCrash, {
+        consistencyWindowMs: WINDOW_MS,
+      });
+      const t0 = clock.elapsed();
+      const created = await operator.create(target, { ...DESIRED }, hashValue(DESIRED));
+      expect(clock.elapsed() - t0).toBeGreaterThanOrEqual(waited[0]!);
+      expect(clock.elapsed() - t0).toBeLessThan(waited[1]!);
+      expect(sb.sandbox.state.all().map((o) => o.id)).toEqual([created.id]);
+      expect(sb.sandbox.stats().faults.timeoutAfterSuccess).toBe(1);
+      expect((await ws.store.getTwin(ADDRESS))?.objectId).toBe(created.id);
+      expect(await ws.store.unsettled()).toEqual([]);
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it('leaves the create pending (not failed) while its outcome stays unknown, and recovery adopts it', async () => {
+    sb.sandbox.reset();
+    sb.sandbox.setFaults({
+      timeoutAfterSuccessRate: 1,
+      methods: ['POST'],
+      eventualConsistencyMs: 3000,
+    });
+    const ws = await workspace(docs.keyed);
+    try {
+      const operator = new Operator(ws, { actor: 'tend' }, clock, () => {}, noCrash, {
+        consistencyWindowMs: WINDOW_MS,
+      });
+      const err = await operator
+        .create(target, { ...DESIRED }, hashValue(DESIRED))
+        .then(() => undefined)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TendError);
+      expect((err as TendError).outcomeUnknown).toBe(true);
+      const [pending] = await ws.store.unsettled();
+      expect(pending).toMatchObject({ action: 'create', address: ADDRESS, state: 'pending' });
+      // Every resend carried the same key: the platform holds one object.
+      expect(sb.sandbox.state.all()).toHaveLength(1);
+
+      sb.sandbox.setFaults({ timeoutAfterSuccessRate: 0 });
+      await clock.sleep(3000);
+      await recoverJournal(ws, new Map(), { actor: 'tend' }, clock, () => {});
+      const settled = await ws.store.getOperation(pending!.id);
+      expect(settled).toMatchObject({ state: 'settled', objectId: sb.sandbox.state.all()[0]!.id });
+    } finally {
+      await ws.close();
+    }
+  });
+});
