@@ -5,7 +5,14 @@ import type {
   RemovedInput,
   ResourceDecl,
 } from '../core/index.js';
-import { toTendError } from '../core/index.js';
+import {
+  canonicalJson,
+  containsUnknown,
+  getPath,
+  resolveReferences,
+  toTendError,
+  topoOrder,
+} from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { Workspace } from './workspace.js';
 
@@ -156,13 +163,11 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     );
     let found = remembered ? list.find((o) => o.id === remembered.objectId) : undefined;
     if (!found && mine.length > 0) found = mine[0];
-    if (!found && decl) {
-      const { info } = ws.typeOf(type);
-      const nk = info.identity === 'natural-key' ? info.naturalKey : undefined;
-      if (nk !== undefined && decl.spec[nk] !== undefined) {
-        found = list.find((o) => o.fields[nk] === decl.spec[nk] && !claimed.has(key(type, o.id)));
-      }
-    }
+    if (!found && decl)
+      found = byNaturalKey(
+        decl,
+        list.filter((o) => !claimed.has(key(type, o.id))),
+      );
     if (!found) return undefined;
     let current = found;
     let extra = mine.filter((o) => o.id !== current.id);
@@ -187,7 +192,41 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     return current;
   };
 
-  for (const r of declared) {
+  /**
+   * A natural-key type is found by its key fields (several for nested types: zone, name, type),
+   * compared after the provider's normalisation. Key values may reference a parent (`zone_id:
+   * ${pdns.zones/example.id}`), resolved against the objects matched so far: declared resources are
+   * matched in dependency order, and a child whose parent does not exist yet matches nothing.
+   */
+  const byNaturalKey = (decl: ResourceDecl, candidates: readonly ObservedObject[]) => {
+    const { provider, info } = ws.typeOf(decl.type);
+    if (info.identity !== 'natural-key') return undefined;
+    const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
+    if (keys.length === 0) return undefined;
+    const norm = (field: string, v: unknown) =>
+      canonicalJson(provider.normalize ? provider.normalize(info.name, field, v) : v);
+    const wanted: string[] = [];
+    for (const field of keys) {
+      const v = resolveReferences(decl.spec[field], (target, path) => {
+        const o = objects.get(target);
+        const value = o ? getPath(o.fields, path) : undefined;
+        return value === undefined ? undefined : { value };
+      });
+      if (v === undefined || containsUnknown(v)) return undefined;
+      wanted.push(norm(field, v));
+    }
+    return candidates.find((o) =>
+      keys.every((field, i) => norm(field, o.fields[field]) === wanted[i]),
+    );
+  };
+
+  const graph = new Map(declared.map((r) => [r.address, r.dependsOn] as const));
+  const ordered = topoOrder(graph);
+  const byAddress = new Map(declared.map((r) => [r.address, r] as const));
+  const inOrder =
+    ordered.kind === 'ordered' ? ordered.order.map((a) => byAddress.get(a)!) : declared;
+
+  for (const r of inOrder) {
     if (await match(r.address, r.type, r)) continue;
     // A create that settled moments ago may not be visible yet (eventual consistency): wait for it
     // rather than create a second object.
@@ -207,8 +246,13 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   for (const t of twinEntries) {
     if (declaredSet.has(t.address)) continue;
     const found = await match(t.address, t.type, undefined);
-    // Only objects that carry our marker are ever deleted.
-    if (found && found.marker?.workspace === ws.name && found.marker.address === t.address) {
+    // Only objects that carry our marker are ever deleted. On a platform without tags the natural
+    // key is the marker: an object Tend remembers managing (created or imported) may be deleted.
+    const tagless = ws.typeOf(t.type).info.markerField === undefined;
+    if (
+      found &&
+      (tagless || (found.marker?.workspace === ws.name && found.marker.address === t.address))
+    ) {
       removed.push({
         address: t.address,
         type: t.type,

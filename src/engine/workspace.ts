@@ -84,6 +84,7 @@ async function connectProvider(
   return loadOpenApiProvider({
     name: decl.name,
     spec,
+    ...(decl.overlay ? { overlay: decl.overlay } : {}),
     endpoint: decl.endpoint,
     workspace,
     ...(auth ? { auth } : {}),
