@@ -434,8 +434,9 @@ export async function executePlan(
       outcomes.set(address, { state: 'pending', message: msg, checks: [] });
     } else {
       const err = toTendError(r);
-      if (err.phase !== 'apply')
+      if (!operator.reported.has(r as object)) {
         report({ kind: 'error', error: err.address ? err : err.at(address, 'apply') });
+      }
       outcomes.set(address, { state: 'error', message: `${err.code}: ${err.message}`, checks: [] });
     }
   }

@@ -176,8 +176,12 @@ export class Operator {
     );
   }
 
+  /** Errors already reported as `op-failed`, so callers do not report them twice. */
+  readonly reported = new WeakSet<object>();
+
   async fail(op: Operation, e: unknown): Promise<TendError> {
     const err = toTendError(e).at(op.address, 'apply');
+    this.reported.add(err);
     await this.write('settle', op, () =>
       this.ws.store.settle(op.id, {
         state: 'failed',

@@ -118,13 +118,18 @@ export function registerApplyCommand(program: Command): void {
           else if (!result.applied)
             out.line(out.style.yellow('Apply cancelled: nothing was changed.'));
           else {
+            const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
             const parts = [
               `${summary.converged} converged`,
-              summary.failing && `${summary.failing} failing checks`,
+              summary.failing && n(summary.failing, 'failing a check', 'failing checks'),
               summary.blocked && `${summary.blocked} blocked`,
-              summary.errors && `${summary.errors} errors`,
+              summary.errors && n(summary.errors, 'error'),
               summary.pending && `${summary.pending} pending`,
             ].filter(Boolean);
+            for (const [address, o] of outcomes) {
+              if (o.state === 'converged') continue;
+              out.line(`  ${o.state.padEnd(9)} ${address}${o.message ? `: ${o.message}` : ''}`);
+            }
             const style =
               summary.errors || summary.failing
                 ? out.style.red
