@@ -37,8 +37,9 @@ describe('a type without a safe identity (CLI, real sandbox process)', () => {
     const r = await runCli(['apply', ex.dir], { env });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /sb\.services\/api\s+create failed: sb\.services has no safe identity \(.+\): Tend will not create it automatically/,
+      /error sb\.services\/api: sb\.services has no safe identity \(no natural key .*no tags or labels field to carry a marker, and no Idempotency-Key header on POST \/services.*\): Tend will not create it automatically/,
     );
+    expect(r.stdout).toMatch(/error\s+sb\.services\/api: provider\.unsafe_create/);
     expect(r.stdout).toContain('hint: declare an identity for the type in an overlay');
     const types = (await sandbox.objects()).map((o) => o.type).sort();
     expect(types).toEqual(['buckets', 'instances', 'networks', 'volumes']);
