@@ -150,8 +150,8 @@ export function registerImportCommand(program: Command): void {
           const header = [
             `Imported by \`tend import --provider ${o.provider}\` on ${now}: ${resources.length} object${resources.length === 1 ? '' : 's'}.`,
             'Tend adopted these objects (its store remembers each one): `tend plan` shows no change, and',
-            'the next change Tend makes to one also adds its ownership marker where the type has tags.',
-            'An object without the marker is never deleted, even when its resource is removed from the intent.',
+            'they are managed like objects Tend created. Removing a resource from the intent deletes its',
+            'object where the type has no tags, and where it has them once Tend has written its marker.',
             ...(secrets.length > 0
               ? [
                   '',
