@@ -52,6 +52,8 @@ export interface ExecuteOptions {
 }
 
 class Skip extends Error {}
+/** Thrown by a step stopped at a gate: its dependents wait too (they are blocked, not failed). */
+class Blocked extends Error {}
 
 /**
  * Executes a plan as a graph: each resource starts when what it references is done, independent
@@ -108,6 +110,10 @@ export async function executePlan(
       const results = await Promise.allSettled(
         deps().map((d) => nodes.get(d) ?? Promise.resolve()),
       );
+      const blocked = results.find(
+        (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof Blocked,
+      );
+      if (blocked) throw new Blocked((blocked.reason as Blocked).message);
       if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
       if (options.signal?.aborted) throw new Skip('stopping');
       await run();
@@ -265,7 +271,7 @@ export async function executePlan(
             message: reason,
             checks: [],
           });
-          return;
+          throw new Blocked(decl.address);
         }
         const changes = diffResource(ws, decl, desired, observed);
         if (changes.length === 0) {
@@ -425,6 +431,12 @@ export async function executePlan(
       (e: unknown) => e,
     );
     if (r === undefined || outcomes.has(address)) continue;
+    if (r instanceof Blocked) {
+      const reason = `waits for ${r.message}, which needs --approve-destroy`;
+      report({ kind: 'blocked', address, reason });
+      outcomes.set(address, { state: 'blocked', message: reason, checks: [] });
+      continue;
+    }
     if (r instanceof Skip) {
       const msg =
         r.message === 'stopping'
