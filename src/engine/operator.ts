@@ -292,6 +292,7 @@ export class Operator {
       if (!resolved) {
         // Still unknown: the operation stays pending, and recovery resolves it on the next pass.
         const err = toTendError(e).at(op.address, 'apply');
+        this.reported.add(err);
         this.report({ kind: 'op-failed', address: op.address, action: op.action, error: err });
         throw err;
       }
@@ -387,18 +388,27 @@ export class Operator {
 
   /**
    * Looks for the object a create made: by the marker it carries (op included), or, for a
-   * natural-key type whose objects cannot carry a marker, by the key's declared value.
+   * natural-key type whose objects cannot carry a marker, by the key fields' desired values
+   * (compared after the provider's normalisation).
    */
   async findCreated(
     op: Operation,
     desired: Readonly<Record<string, unknown>> | undefined,
   ): Promise<ObservedObject | undefined> {
     const { provider, info } = this.ws.typeOf(op.type);
-    if (info.markerField !== undefined) return this.findByMarker(op.type, op.marker);
-    const nk = info.identity === 'natural-key' ? info.naturalKey : undefined;
-    const key = nk !== undefined ? desired?.[nk] : undefined;
-    if (nk === undefined || key === undefined) return this.findByMarker(op.type, op.marker);
-    return (await provider.list(info.name)).find((o) => o.fields[nk] === key);
+    const keys =
+      info.identity === 'natural-key'
+        ? (info.naturalKeyFields ?? (info.naturalKey !== undefined ? [info.naturalKey] : []))
+        : [];
+    if (info.markerField !== undefined || keys.length === 0 || desired === undefined) {
+      return this.findByMarker(op.type, op.marker);
+    }
+    if (keys.some((k) => desired[k] === undefined)) return undefined;
+    const norm = (field: string, v: unknown) =>
+      hashValue(provider.normalize ? provider.normalize(info.name, field, v) : v);
+    return (await provider.list(info.name)).find((o) =>
+      keys.every((k) => norm(k, o.fields[k]) === norm(k, desired[k])),
+    );
   }
 
   /** Finds the object carrying a marker (provider's find, else a list filtered by marker). */
