@@ -52,7 +52,8 @@ export function diffDeclared(
     o: Record<string, unknown> | undefined,
     prefix: string,
   ) => {
-    for (const [key, dv] of Object.entries(d)) {
+    for (const key of Object.keys(d)) {
+      const dv = d[key];
       const path = prefix ? `${prefix}.${key}` : key;
       if (options.ignore?.has(path)) continue;
       const ov = o?.[key];

@@ -36,6 +36,29 @@ describe('topoOrder', () => {
       edges: { 'a.x/a': ['a.x/b'], 'a.x/b': ['a.x/c'], 'a.x/c': ['a.x/a'] },
       want: { cycle: ['a.x/a', 'a.x/b', 'a.x/c', 'a.x/a'] },
     },
+    {
+      name: 'self reference',
+      reason: 'a node that depends on itself is a cycle of one',
+      edges: { 'a.x/a': ['a.x/a'] },
+      want: { cycle: ['a.x/a', 'a.x/a'] },
+    },
+    {
+      name: 'cycle past a finished branch',
+      reason: 'the cycle holds only the nodes on the path that closes it',
+      edges: { 'a.x/a': ['a.x/b', 'a.x/c'], 'a.x/b': [], 'a.x/c': ['a.x/d'], 'a.x/d': ['a.x/c'] },
+      want: { cycle: ['a.x/c', 'a.x/d', 'a.x/c'] },
+    },
+    {
+      name: 'diamond',
+      reason: 'a shared dependency comes once, before both of its dependents',
+      edges: {
+        'a.x/top': ['a.x/l', 'a.x/r'],
+        'a.x/l': ['a.x/base'],
+        'a.x/r': ['a.x/base'],
+        'a.x/base': [],
+      },
+      want: ['a.x/base', 'a.x/l', 'a.x/r', 'a.x/top'],
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.reason}`, () => {
@@ -44,6 +67,21 @@ describe('topoOrder', () => {
       else expect(r).toEqual({ kind: 'cycle', cycle: c.want.cycle });
     });
   }
+});
+
+describe('topoOrder on long chains', () => {
+  it('orders a chain of 200,000 references without running out of stack', () => {
+    const n = 200_000;
+    const edges = new Map<Address, Address[]>();
+    for (let i = n - 1; i >= 0; i--) edges.set(`a.x/n${i}`, i === 0 ? [] : [`a.x/n${i - 1}`]);
+    const r = topoOrder(edges);
+    expect(r.kind).toBe('ordered');
+    if (r.kind === 'ordered') {
+      expect(r.order).toHaveLength(n);
+      expect(r.order[0]).toBe('a.x/n0');
+      expect(r.order[n - 1]).toBe(`a.x/n${n - 1}`);
+    }
+  });
 });
 
 describe('findCycles', () => {

@@ -13,32 +13,54 @@ export type TopoResult =
  * the result is deterministic. Dependencies that are not nodes of the graph are ignored.
  */
 export function topoOrder(graph: DependencyGraph): TopoResult {
-  const state = new Map<Address, 'visiting' | 'done'>();
+  // A depth-first walk over node numbers with an explicit stack: no recursion, so a chain of any
+  // length fits, and one map lookup per edge instead of several per node.
+  const nodes: Address[] = [];
+  const depsOf: (readonly Address[])[] = [];
+  for (const [node, deps] of graph) {
+    nodes.push(node);
+    depsOf.push(deps);
+  }
+  const index = new Map<Address, number>();
+  for (let i = 0; i < nodes.length; i++) index.set(nodes[i]!, i);
+  const state = new Uint8Array(nodes.length); // 0 unvisited, 1 on the current path, 2 done
+  const path = new Int32Array(nodes.length);
+  const next = new Int32Array(nodes.length); // per path entry: the next dependency to look at
   const order: Address[] = [];
-  const stack: Address[] = [];
-  let cycle: Address[] | undefined;
-
-  const visit = (node: Address): void => {
-    if (cycle) return;
-    const s = state.get(node);
-    if (s === 'done') return;
-    if (s === 'visiting') {
-      cycle = [...stack.slice(stack.indexOf(node)), node];
-      return;
+  for (let root = 0; root < nodes.length; root++) {
+    if (state[root] !== 0) continue;
+    let top = 0;
+    path[0] = root;
+    next[0] = 0;
+    state[root] = 1;
+    while (top >= 0) {
+      const node = path[top]!;
+      const deps = depsOf[node]!;
+      let descended = false;
+      while (next[top]! < deps.length) {
+        const dep = index.get(deps[next[top]!]!);
+        next[top]!++;
+        if (dep === undefined || state[dep] === 2) continue;
+        if (state[dep] === 1) {
+          const from = path.subarray(0, top + 1).indexOf(dep);
+          const cycle = [...path.subarray(from, top + 1)].map((i) => nodes[i]!);
+          return { kind: 'cycle', cycle: [...cycle, nodes[dep]!] };
+        }
+        state[dep] = 1;
+        top++;
+        path[top] = dep;
+        next[top] = 0;
+        descended = true;
+        break;
+      }
+      if (!descended) {
+        state[node] = 2;
+        order.push(nodes[node]!);
+        top--;
+      }
     }
-    state.set(node, 'visiting');
-    stack.push(node);
-    for (const dep of graph.get(node) ?? []) {
-      if (graph.has(dep)) visit(dep);
-      if (cycle) return;
-    }
-    stack.pop();
-    state.set(node, 'done');
-    order.push(node);
-  };
-
-  for (const node of graph.keys()) visit(node);
-  return cycle ? { kind: 'cycle', cycle } : { kind: 'ordered', order };
+  }
+  return { kind: 'ordered', order };
 }
 
 /** Every cycle in the graph, each reported once (as found from its first node in map order). */
@@ -73,23 +95,30 @@ export function dependentsOf(graph: DependencyGraph, roots: Iterable<Address>): 
 /**
  * `dependentsOf` for many questions about one graph: the reverse edges are built once, so asking for
  * the blast radius of every replace and delete of a plan costs one pass over the graph, not one each.
- * The returned function answers for the graph as it was when the index was built.
+ * The returned function answers for the graph as it was when it was first asked.
  */
 export function dependentsIndex(graph: DependencyGraph): (roots: Iterable<Address>) => Address[] {
-  const reverse = new Map<Address, Address[]>();
-  for (const [node, deps] of graph) {
-    for (const d of deps) {
-      const list = reverse.get(d);
-      if (list) list.push(node);
-      else reverse.set(d, [node]);
+  let reverse: Map<Address, Address[]> | undefined;
+  // Built on the first question: a plan with no replace or delete never pays for it.
+  const reverseEdges = (): Map<Address, Address[]> => {
+    if (reverse) return reverse;
+    reverse = new Map<Address, Address[]>();
+    for (const [node, deps] of graph) {
+      for (const d of deps) {
+        const list = reverse.get(d);
+        if (list) list.push(node);
+        else reverse.set(d, [node]);
+      }
     }
-  }
+    return reverse;
+  };
   return (roots) => {
+    const edges = reverseEdges();
     const rootSet = new Set(roots);
     const out = new Set<Address>();
     const queue = [...rootSet];
     for (let i = 0; i < queue.length; i++) {
-      for (const dependent of reverse.get(queue[i]!) ?? []) {
+      for (const dependent of edges.get(queue[i]!) ?? []) {
         if (!out.has(dependent) && !rootSet.has(dependent)) {
           out.add(dependent);
           queue.push(dependent);

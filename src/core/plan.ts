@@ -94,15 +94,19 @@ export interface StepInput {
  * so: Tend never guesses a replace. Blast radius is filled in by `assemblePlan`.
  */
 export function decideStep(input: StepInput): PlanStep {
-  const base = { address: input.address, type: input.type, dependsOn: input.dependsOn };
-  if (input.objectId === undefined) return { ...base, kind: 'create', desired: input.desired };
-  if (input.changes.length === 0) return { ...base, kind: 'noop', objectId: input.objectId };
+  // Literals rather than spreads of a shared base: this runs for every declared resource of a pass.
+  const { address, type, dependsOn, objectId } = input;
+  if (objectId === undefined)
+    return { address, type, dependsOn, kind: 'create', desired: input.desired };
+  if (input.changes.length === 0) return { address, type, dependsOn, kind: 'noop', objectId };
   const ev = input.evaluation;
   if (ev?.action === 'replace' && ev.source !== 'default') {
     return {
-      ...base,
+      address,
+      type,
+      dependsOn,
       kind: 'replace',
-      objectId: input.objectId,
+      objectId,
       changes: input.changes,
       forcedBy: ev.fields,
       decidedBy: ev.source,
@@ -112,7 +116,7 @@ export function decideStep(input: StepInput): PlanStep {
       blastRadius: [],
     };
   }
-  return { ...base, kind: 'update', objectId: input.objectId, changes: input.changes };
+  return { address, type, dependsOn, kind: 'update', objectId, changes: input.changes };
 }
 
 /** A managed object whose resource was removed from the intent. */

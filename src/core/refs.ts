@@ -118,7 +118,8 @@ export function resolveReferences(value: unknown, lookup: RefLookup): unknown {
   if (Array.isArray(value)) return value.map((v) => resolveReferences(v, lookup));
   if (value !== null && typeof value === 'object' && !isUnknown(value)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolveReferences(v, lookup);
+    const from = value as Record<string, unknown>;
+    for (const k of Object.keys(from)) out[k] = resolveReferences(from[k], lookup);
     return out;
   }
   return value;

@@ -1,11 +1,14 @@
 import type {
   Address,
+  DiffOptions,
   FieldChange,
   LifecycleEvaluation,
   ObservedObject,
   Plan,
   PlanStep,
+  Provider,
   ResourceDecl,
+  ResourceTypeInfo,
 } from '../core/index.js';
 import {
   assemblePlan,
@@ -18,7 +21,7 @@ import {
   toTendError,
 } from '../core/index.js';
 import type { Observation } from './observe.js';
-import { withoutSecrets } from './secrets.js';
+import { isSecretRef, withoutSecrets } from './secrets.js';
 import type { Workspace } from './workspace.js';
 
 /** A plan plus what it was computed from, so execution can act on exactly what was shown. */
@@ -45,13 +48,18 @@ export function diffResource(
   observed: ObservedObject,
 ): FieldChange[] {
   const { provider, info } = ws.typeOf(decl.type);
+  return diffDeclared(desired, observed.fields, diffOptionsOf(provider, info));
+}
+
+/** How to compare a type's fields: secrets ignored, values normalised as the provider says. */
+function diffOptionsOf(provider: Provider, info: ResourceTypeInfo): DiffOptions {
   const normalize = provider.normalize?.bind(provider);
-  return diffDeclared(desired, observed.fields, {
+  return {
     ignore: new Set(info.sensitive),
     ...(normalize
       ? { normalize: (path: string, v: unknown) => normalize(info.name, path, v) }
       : {}),
-  });
+  };
 }
 
 /**
@@ -62,7 +70,9 @@ export function resolveDesired(
   decl: ResourceDecl,
   known: (address: Address) => ObservedObject | undefined,
 ): Record<string, unknown> {
-  return resolveReferences(withoutSecrets(decl.spec), (target, path) => {
+  // Copying the spec without its secrets is needed only when it has some (most specs have none).
+  const spec = Object.values(decl.spec).some(isSecretRef) ? withoutSecrets(decl.spec) : decl.spec;
+  return resolveReferences(spec, (target, path) => {
     const o = known(target);
     if (!o) return undefined;
     const v = getPath(o.fields, path);
@@ -123,17 +133,17 @@ export async function planPass(
   const ordered = topoOrder(graph);
   const order = ordered.kind === 'ordered' ? ordered.order : [...graph.keys()];
 
-  const steps = new Map<Address, PlanStep>();
+  // Per-resource work is mostly map lookups by address, so each lookup saved counts: steps are kept
+  // in order in an array, and the few resources about to be created or replaced in a small set.
+  const steps: PlanStep[] = [];
+  const becoming = new Set<Address>();
   const waiting: Address[] = [];
-  const known = (a: Address) => {
-    const s = steps.get(a);
-    if (s && (s.kind === 'create' || s.kind === 'replace')) return undefined;
-    return observation.objects.get(a);
-  };
+  const known = (a: Address) => (becoming.has(a) ? undefined : observation.objects.get(a));
+  const diffOptions = new Map<string, DiffOptions>();
 
   for (const address of order) {
     const decl = decls.get(address)!;
-    const { info } = ws.typeOf(decl.type);
+    const { provider, info } = ws.typeOf(decl.type);
     if (observation.pendingVisibility.has(address)) {
       waiting.push(address);
       continue;
@@ -143,7 +153,9 @@ export async function planPass(
     let changes: FieldChange[] = [];
     let evaluation: LifecycleEvaluation | undefined;
     if (observed) {
-      changes = diffResource(ws, decl, desired, observed);
+      let diff = diffOptions.get(decl.type);
+      if (!diff) diffOptions.set(decl.type, (diff = diffOptionsOf(provider, info)));
+      changes = diffDeclared(desired, observed.fields, diff);
       if (changes.length > 0) {
         try {
           evaluation = await evaluateChanges(ws, decl, observed, desired, changes);
@@ -152,25 +164,24 @@ export async function planPass(
         }
       }
     }
-    steps.set(
+    const step = decideStep({
       address,
-      decideStep({
-        address,
-        type: decl.type,
-        dependsOn: decl.dependsOn,
-        stateful: decl.lifecycle.stateful,
-        objectId: observed?.id,
-        desired,
-        changes,
-        ...(evaluation ? { evaluation } : {}),
-        canCreateBeforeDestroy:
-          info.identity !== 'natural-key' || !evaluation?.fields.includes(info.naturalKey ?? ''),
-        approveDestroy: options.approveDestroy,
-      }),
-    );
+      type: decl.type,
+      dependsOn: decl.dependsOn,
+      stateful: decl.lifecycle.stateful,
+      objectId: observed?.id,
+      desired,
+      changes,
+      ...(evaluation ? { evaluation } : {}),
+      canCreateBeforeDestroy:
+        info.identity !== 'natural-key' || !evaluation?.fields.includes(info.naturalKey ?? ''),
+      approveDestroy: options.approveDestroy,
+    });
+    steps.push(step);
+    if (step.kind === 'create' || step.kind === 'replace') becoming.add(address);
   }
   const plan = assemblePlan(
-    [...steps.values()],
+    steps,
     options.prune ? observation.removed : [],
     options.approveDestroy,
   );
