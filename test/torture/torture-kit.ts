@@ -1,0 +1,387 @@
+// The torture suite's machinery: run one case (a scenario, maybe a kill, maybe faults) against a
+// sandbox process with the built CLI, then judge the result against the sandbox's own object dump
+// and audit feed, never against what Tend says about itself.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { hasChanges } from '../../src/core/index.js';
+import type { PassOptions, Workspace } from '../../src/engine/index.js';
+import { openWorkspace, reconcilePass, systemClock, tendActor } from '../../src/engine/index.js';
+import type {
+  AuditEntry,
+  FaultKind,
+  FaultSettings,
+  OracleObject,
+} from '../../src/sandbox/index.js';
+import { NO_FAULTS } from '../../src/sandbox/index.js';
+import type { CliResult } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
+import type { SandboxHandle } from '../support/sandbox-process.js';
+import { startSandboxProcess } from '../support/sandbox-process.js';
+import type { CrashAction } from '../../src/engine/crash-points.js';
+import { CRASH_WHEN, WRITE_POINTS } from '../../src/engine/crash-points.js';
+import type { IntentShape, Scenario } from './scenarios.js';
+import { declared, intentYaml } from './scenarios.js';
+
+/** The workspace every case uses (its name is in the ownership marker). */
+export const WORKSPACE = 'torture';
+
+/** True for the long set (`npm run torture`). */
+export const LONG = process.env['TEND_TORTURE'] === 'long';
+
+/**
+ * Crash points (`when:point:action`) the scenarios cannot reach, with the reason. A point listed here
+ * that is reached fails the suite, so the list cannot go stale.
+ */
+export const UNREACHED: Readonly<Record<string, string>> = {
+  'before:twin:replace-delete':
+    "step 2 of a replace writes no twin entry (the address's entry already names the new object)",
+  'after:twin:replace-delete':
+    "step 2 of a replace writes no twin entry (the address's entry already names the new object)",
+};
+
+/** Every crash point of an action that a scenario reaches, enumerated from the engine's lists. */
+export function reachablePoints(action: CrashAction): string[] {
+  const out: string[] = [];
+  for (const point of WRITE_POINTS) {
+    for (const when of CRASH_WHEN) {
+      const spec = `${when}:${point}:${action}`;
+      if (UNREACHED[spec] === undefined) out.push(spec);
+    }
+  }
+  return out;
+}
+
+/**
+ * A few sandbox processes that cases take turns on, so that two cases run at once (each CLI run is a
+ * process of its own, and the machine has two cores). A case resets the sandbox it gets.
+ */
+export class SandboxPool {
+  private readonly idle: SandboxHandle[] = [];
+  private readonly waiting: ((s: SandboxHandle) => void)[] = [];
+  private readonly all: SandboxHandle[] = [];
+
+  static async start(size: number): Promise<SandboxPool> {
+    const pool = new SandboxPool();
+    const started = await Promise.all(Array.from({ length: size }, () => startSandboxProcess()));
+    pool.all.push(...started);
+    pool.idle.push(...started);
+    return pool;
+  }
+
+  /** Runs `fn` with a sandbox of its own. */
+  async use<T>(fn: (sandbox: SandboxHandle) => Promise<T>): Promise<T> {
+    const sandbox =
+      this.idle.pop() ?? (await new Promise<SandboxHandle>((r) => this.waiting.push(r)));
+    try {
+      return await fn(sandbox);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(sandbox);
+      else this.idle.push(sandbox);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all.map((s) => s.stop()));
+  }
+}
+
+/** How many cases run at once. */
+export const PARALLEL = 2;
+
+/** Per-case test timeout: a case is a few CLI runs, slower on a busy machine. */
+export const CASE_TIMEOUT_MS = 180_000;
+
+/** One case: a scenario, and what goes wrong while it is applied. */
+export interface CaseSpec {
+  readonly scenario: Scenario;
+  /** TEND_CRASH_AT for the first `tend apply` (it must die there). */
+  readonly crashAt?: string;
+  /** Faults in force while applying (turned off for the final convergence). */
+  readonly faults?: Partial<FaultSettings>;
+  /** Most `tend apply` runs after the first before giving up (default 4). */
+  readonly maxRuns?: number;
+  /** Said in every failure message (how to reproduce the case). */
+  readonly label: string;
+}
+
+/** What a case did. */
+export interface CaseResult {
+  /** The first run's exit code (null when it was killed by a signal). */
+  readonly firstExit: number | null;
+  readonly killed: boolean;
+  /** `tend apply` runs, the first included. */
+  readonly runs: number;
+  readonly faults: Record<FaultKind, number>;
+  /** Every run's output, for failure messages. */
+  readonly log: string;
+}
+
+const NO_FAULT_COUNTS: Record<FaultKind, number> = {
+  latency: 0,
+  error: 0,
+  rate429: 0,
+  rateLimit: 0,
+  timeoutAfterSuccess: 0,
+};
+
+/** A fresh intent directory (its store is `<dir>/.tend/tend.db`). */
+export function freshDir(): {
+  dir: string;
+  write(shape: IntentShape, url: string, timeoutMs?: number): void;
+  cleanup(): void;
+} {
+  const dir = mkdtempSync(join(tmpdir(), 'tend-torture-'));
+  return {
+    dir,
+    write: (shape, url, timeoutMs) =>
+      writeFileSync(join(dir, 'intent.yaml'), intentYaml(url, shape, timeoutMs)),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Opens the workspace of a directory in this process (for setup and for judging). */
+async function withWorkspace<T>(dir: string, fn: (ws: Workspace) => Promise<T>): Promise<T> {
+  const ws = await openWorkspace({ dir, name: WORKSPACE, env: {} });
+  try {
+    return await fn(ws);
+  } finally {
+    await ws.close();
+  }
+}
+
+function passOptions(mode: 'plan' | 'apply'): PassOptions {
+  return {
+    mode,
+    approveDestroy: true,
+    prune: true,
+    actor: tendActor('torture-setup'),
+    clock: systemClock,
+    report: () => {},
+    verifyTimeoutMs: 5000,
+    visibilityWindowMs: 10_000,
+    runChecks: false,
+  };
+}
+
+/** Resets the sandbox: no objects, no audit entries, no faults, counters at zero. */
+export async function resetSandbox(sandbox: SandboxHandle): Promise<void> {
+  const r = await fetch(`${sandbox.url}/_sandbox/reset`, { method: 'POST' });
+  expect(r.status).toBe(204);
+  await sandbox.setFaults(NO_FAULTS);
+}
+
+/** The operations left pending in a directory's journal, as `action address`. */
+export async function pendingOperations(dir: string): Promise<string[]> {
+  return withWorkspace(dir, async (ws) =>
+    (await ws.store.unsettled()).map((op) => `${op.action} ${op.address}`),
+  );
+}
+
+/** Resolves once the sandbox has answered every API request it received. */
+export async function quiesce(sandbox: SandboxHandle, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await sandbox.stats();
+    const answered = Object.values(s.byStatus).reduce((a, b) => a + b, 0);
+    if (answered >= s.requests) return;
+    if (Date.now() > deadline) throw new Error(`sandbox still busy: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The sandbox's audit feed, oldest first. */
+export async function auditFeed(sandbox: SandboxHandle): Promise<AuditEntry[]> {
+  const r = await fetch(`${sandbox.url}/audit?after=0&limit=1000`);
+  const body = (await r.json()) as { entries: AuditEntry[] };
+  return body.entries;
+}
+
+function apply(dir: string, flags: readonly string[], env: Record<string, string> = {}) {
+  return runCli(['apply', dir, '--workspace', WORKSPACE, '--no-checks', ...flags], {
+    env,
+    timeoutMs: 60_000,
+  });
+}
+
+function describeRun(n: number, env: string, r: CliResult): string {
+  return `--- run ${n}${env} → exit ${r.code}\n${r.stdout}${r.stderr}`;
+}
+
+/**
+ * Runs one case: reset the sandbox, apply the scenario's base (in-process, fault-free), switch to its
+ * target, set the faults, run `tend apply` (killed at `crashAt` if given) and again until it exits 0,
+ * then turn faults off, converge, and check everything `judge` checks.
+ */
+export async function runCase(sandbox: SandboxHandle, spec: CaseSpec): Promise<CaseResult> {
+  const { scenario } = spec;
+  await resetSandbox(sandbox);
+  const d = freshDir();
+  let log = '';
+  try {
+    const baseline = new Map<string, string>();
+    if (scenario.base) {
+      d.write(scenario.base, sandbox.url);
+      await withWorkspace(d.dir, async (ws) => {
+        const r = await reconcilePass(ws, passOptions('apply'));
+        for (const [a, o] of r.outcomes) {
+          expect(o.state, `${spec.label}: baseline ${a}`).toBe('converged');
+          if (o.objectId) baseline.set(a, o.objectId);
+        }
+      });
+    }
+    d.write(scenario.target, sandbox.url);
+    if (spec.faults) await sandbox.setFaults(spec.faults);
+
+    let runs = 0;
+    const first = await apply(
+      d.dir,
+      scenario.flags,
+      spec.crashAt ? { TEND_CRASH_AT: spec.crashAt } : {},
+    );
+    runs++;
+    log += describeRun(runs, spec.crashAt ? ` (TEND_CRASH_AT=${spec.crashAt})` : '', first);
+    const killed = first.code === null;
+    let last = first;
+    const maxRuns = spec.maxRuns ?? 4;
+    while (last.code !== 0 && runs <= maxRuns) {
+      last = await apply(d.dir, scenario.flags);
+      runs++;
+      log += describeRun(runs, '', last);
+    }
+    const faults = spec.faults ? (await sandbox.stats()).faults : { ...NO_FAULT_COUNTS };
+    if (spec.faults) {
+      // Faults off: whatever the faulted runs left must now converge.
+      await sandbox.setFaults(NO_FAULTS);
+      for (let i = 0; last.code !== 0 && i < 3; i++) {
+        last = await apply(d.dir, scenario.flags);
+        runs++;
+        log += describeRun(runs, ' (faults off)', last);
+      }
+    }
+    expect(last.code, `${spec.label}: tend apply never exited 0\n${log}`).toBe(0);
+    await judge(sandbox, d.dir, scenario, baseline, `${spec.label}\n${log}`);
+    if (process.env['TEND_TORTURE_VERBOSE']) console.log(`${spec.label}\n${log}`);
+    return { firstExit: first.code, killed, runs, faults, log };
+  } finally {
+    d.cleanup();
+  }
+}
+
+function markerOf(o: { fields: Readonly<Record<string, unknown>> } | Record<string, unknown>) {
+  const fields = ('fields' in o ? o.fields : o) as Record<string, unknown>;
+  const tags = (fields['tags'] ?? {}) as Record<string, string>;
+  return { workspace: tags['tend.workspace'], address: tags['tend.address'] };
+}
+
+/**
+ * The assertions every case ends with, against the sandbox's oracle and audit feed:
+ * - no ghost: every object carrying the workspace's marker is the one the twin remembers for its
+ *   address, and every remembered object exists;
+ * - exactly one object per declared address, none for a removed one, no object without a marker;
+ * - never created twice: the audit feed shows exactly the creates the scenario needs;
+ * - a replace deleted the old object once, after creating its replacement and repointing dependents;
+ * - nothing left pending in the journal, no duplicate, orphan or unfinished replace, and a fresh
+ *   plan has nothing to do.
+ */
+export async function judge(
+  sandbox: SandboxHandle,
+  dir: string,
+  scenario: Scenario,
+  baseline: ReadonlyMap<string, string>,
+  context: string,
+): Promise<void> {
+  const objects: OracleObject[] = await sandbox.objects();
+  const audit = await auditFeed(sandbox);
+  const byAddress = new Map<string, OracleObject[]>();
+  for (const o of objects) {
+    const m = markerOf(o);
+    expect(m.workspace, `${context}\nan object without Tend's marker: ${o.id}`).toBe(WORKSPACE);
+    byAddress.set(m.address!, [...(byAddress.get(m.address!) ?? []), o]);
+  }
+  const wanted = declared(scenario.target);
+  for (const [address, list] of byAddress) {
+    expect(wanted, `${context}\nobjects for an address not declared: ${address}`).toContain(
+      address,
+    );
+    expect(
+      list.map((o) => o.id),
+      `${context}\nmore than one object for ${address}`,
+    ).toHaveLength(1);
+  }
+  for (const address of wanted) {
+    expect(byAddress.has(address), `${context}\nno object for ${address}`).toBe(true);
+  }
+
+  const creates = new Map<string, number>();
+  for (const e of audit) {
+    if (e.action !== 'create' || !e.after) continue;
+    const a = markerOf(e.after).address!;
+    creates.set(a, (creates.get(a) ?? 0) + 1);
+  }
+  for (const [address, n] of Object.entries(scenario.creates)) {
+    expect(creates.get(address) ?? 0, `${context}\ncreates of ${address} in the audit feed`).toBe(
+      n,
+    );
+  }
+
+  const deletes = audit.filter((e) => e.action === 'delete');
+  if (scenario.replaced) {
+    const oldId = baseline.get(scenario.replaced)!;
+    const now = byAddress.get(scenario.replaced)![0]!;
+    expect(now.id, `${context}\n${scenario.replaced} was not replaced`).not.toBe(oldId);
+    const created = audit.find((e) => e.action === 'create' && e.id === now.id)!;
+    const deleted = deletes.filter((e) => e.id === oldId);
+    expect(deleted, `${context}\nthe old ${scenario.replaced} deleted once`).toHaveLength(1);
+    expect(
+      deleted[0]!.seq,
+      `${context}\nthe old object was deleted before its replacement was created`,
+    ).toBeGreaterThan(created.seq);
+    // Every dependent was repointed to the new object before the old one went.
+    for (const e of audit) {
+      const refersToNew = Object.values(e.after ?? {}).includes(now.id);
+      if (e.action === 'update' && refersToNew) {
+        expect(
+          e.seq,
+          `${context}\nold object deleted before a dependent was repointed`,
+        ).toBeLessThan(deleted[0]!.seq);
+      }
+    }
+    expect(deletes, `${context}\nonly the old object is deleted`).toHaveLength(1);
+  } else if (scenario.removed) {
+    expect(
+      deletes.map((e) => e.id),
+      `${context}\nonly the removed resource is deleted`,
+    ).toEqual([baseline.get(scenario.removed)]);
+  } else {
+    expect(deletes, `${context}\nnothing is deleted`).toHaveLength(0);
+  }
+
+  await withWorkspace(dir, async (ws) => {
+    const twin = await ws.store.listTwin();
+    const remembered = new Map(twin.map((t) => [t.address as string, t.objectId] as const));
+    for (const [address, list] of byAddress) {
+      expect(remembered.get(address), `${context}\nghost: ${list[0]!.id} is not in the twin`).toBe(
+        list[0]!.id,
+      );
+    }
+    expect([...remembered.keys()].sort(), `${context}\nthe twin remembers`).toEqual(
+      [...wanted].sort(),
+    );
+    const pending = await ws.store.unsettled();
+    expect(
+      pending.map((p) => `${p.action} ${p.address} ${p.id}`),
+      `${context}\nleft pending in the journal`,
+    ).toEqual([]);
+    const plan = await reconcilePass(ws, passOptions('plan'));
+    expect(
+      hasChanges(plan.plan),
+      `${context}\nnot converged: ${JSON.stringify(plan.plan.steps.filter((s) => s.kind !== 'noop'))}`,
+    ).toBe(false);
+    expect(plan.observation.duplicates, `${context}\nduplicates`).toEqual([]);
+    expect(plan.observation.orphans, `${context}\norphans`).toEqual([]);
+    expect(plan.observation.leftovers, `${context}\nunfinished replaces`).toEqual([]);
+  });
+}
