@@ -78,6 +78,20 @@ describe('normalizeExpected', () => {
       want: '"A\\010"',
     },
     {
+      name: 'DNSKEY',
+      reason: 'flags, protocol and algorithm in decimal, the key as written',
+      type: 'DNSKEY',
+      text: '257 3 13 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
+      want: '257 3 13 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
+    },
+    {
+      name: 'DNSKEY key in several words',
+      reason: 'zone files wrap long keys; the words are one base64 key',
+      type: 'DNSKEY',
+      text: '256  3 8 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopK l+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
+      want: '256 3 8 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
+    },
+    {
       name: 'TXT longer than 255 bytes',
       reason: 'plain text is cut into the 255-byte strings DNS carries',
       type: 'TXT',
@@ -133,6 +147,32 @@ describe('normalizeExpected', () => {
       text: 'ns1.example.org. hostmaster.example.org. 1',
       error:
         '"ns1.example.org. hostmaster.example.org. 1" is not <mname> <rname> <serial> <refresh> <retry> <expire> <minimum>',
+    },
+    {
+      name: 'DNSKEY without a key',
+      type: 'DNSKEY',
+      text: '257 3 13',
+      error:
+        '"257 3 13" is not <flags> <protocol> <algorithm> <base64 public key>, e.g. 257 3 13 mdsswUyr…GQ==',
+    },
+    {
+      name: 'DNSKEY algorithm by name',
+      type: 'DNSKEY',
+      text: '257 3 ECDSAP256SHA256 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
+      error: `"257 3 ECDSAP256SHA256 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==" is not <flags> <protocol> <algorithm> <base64 public key>, e.g. 257 3 13 mdsswUyr…GQ==`,
+    },
+    {
+      name: 'DNSKEY key not base64',
+      type: 'DNSKEY',
+      text: '257 3 13 not-base64!',
+      error:
+        '"257 3 13 not-base64!" is not <flags> <protocol> <algorithm> <base64 public key>, e.g. 257 3 13 mdsswUyr…GQ==',
+    },
+    {
+      name: 'DNSKEY key cut short',
+      type: 'DNSKEY',
+      text: '257 3 13 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKG',
+      error: `"257 3 13 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKG" is not <flags> <protocol> <algorithm> <base64 public key>, e.g. 257 3 13 mdsswUyr…GQ==`,
     },
     {
       name: 'CAA flags too large',
@@ -233,6 +273,22 @@ describe('presentAnswer', () => {
       name: 'CAA',
       answer: { type: 'CAA', name: 'x', data: { flags: 0, tag: 'issue', value: 'ca.example' } },
       want: '0 issue "ca.example"',
+    },
+    {
+      name: 'DNSKEY',
+      answer: {
+        type: 'DNSKEY',
+        name: 'x',
+        data: {
+          flags: 257,
+          algorithm: 13,
+          key: Buffer.from(
+            'mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
+            'base64',
+          ),
+        },
+      },
+      want: '257 3 13 mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+GqJxpVXckHAeF+KkxLbxILfDLUT0rAK9iUzy1L53eKGQ==',
     },
     {
       name: 'TXT with a non-printable byte',

@@ -1,6 +1,7 @@
 // DNS record data in one presentation format, so that what intent expects and what a server answers
 // compare as text: names lower-case with a trailing dot, IPv6 in its canonical short form, TXT as
-// quoted strings the way PowerDNS returns them (`"v=spf1 -all"`), numbers in decimal.
+// quoted strings the way PowerDNS returns them (`"v=spf1 -all"`), numbers in decimal, DNSKEY keys in
+// one base64 word.
 import type { Answer } from 'dns-packet';
 import { isIPv4, isIPv6 } from 'node:net';
 
@@ -11,6 +12,7 @@ export const DNS_TYPES = [
   'CAA',
   'CNAME',
   'DNAME',
+  'DNSKEY',
   'MX',
   'NS',
   'PTR',
@@ -34,6 +36,7 @@ export const DNS_TYPE_SYNTAX: Readonly<Record<DnsType, string>> = {
   CAA: '<flags> <tag> <value>, e.g. 0 issue "letsencrypt.org"',
   CNAME: 'a DNS name, e.g. web.example.org.',
   DNAME: 'a DNS name, e.g. example.net.',
+  DNSKEY: '<flags> <protocol> <algorithm> <base64 public key>, e.g. 257 3 13 mdsswUyr…GQ==',
   MX: '<preference> <exchange>, e.g. 10 mail.example.org.',
   NS: 'a DNS name, e.g. ns1.example.org.',
   PTR: 'a DNS name, e.g. host.example.org.',
@@ -64,6 +67,17 @@ function u16(text: string | undefined): number | undefined {
   if (text === undefined || !/^\d{1,5}$/.test(text)) return undefined;
   const n = Number(text);
   return n <= 65535 ? n : undefined;
+}
+
+function u8(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d{1,3}$/.test(text)) return undefined;
+  const n = Number(text);
+  return n <= 255 ? n : undefined;
+}
+
+/** Standard base64 with its padding, nothing else (what DNSKEY presentation uses). */
+function isBase64(text: string): boolean {
+  return text.length > 0 && text.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(text);
 }
 
 function u32(text: string | undefined): number | undefined {
@@ -182,6 +196,15 @@ export function normalizeExpected(type: DnsType, text: string): Normalized {
         ? bad()
         : { value: `${m} ${r} ${n.join(' ')}` };
     }
+    case 'DNSKEY': {
+      // The key may be split into several base64 words (zone files wrap it); it compares as one.
+      const [flags, protocol, algorithm, ...key] = words;
+      const n = [u16(flags), u8(protocol), u8(algorithm)];
+      const b64 = key.join('');
+      return n.includes(undefined) || !isBase64(b64)
+        ? bad()
+        : { value: `${n.join(' ')} ${Buffer.from(b64, 'base64').toString('base64')}` };
+    }
     case 'CAA': {
       const match = /^(\d{1,3})\s+([A-Za-z0-9]+)\s+(.+)$/.exec(trimmed);
       const flags = match ? Number(match[1]) : 256;
@@ -227,6 +250,11 @@ export function presentAnswer(answer: Answer): string | undefined {
       const d = answer.data;
       const n = [d.serial, d.refresh, d.retry, d.expire, d.minimum].map((x) => x ?? 0);
       return `${name(d.mname)} ${name(d.rname)} ${n.join(' ')}`;
+    }
+    case 'DNSKEY': {
+      const d = answer.data;
+      // dns-packet refuses any protocol but 3 when decoding, so a decoded key always has 3.
+      return `${d.flags} 3 ${d.algorithm} ${Buffer.from(d.key).toString('base64')}`;
     }
     case 'CAA':
       return `${answer.data.flags ?? 0} ${answer.data.tag.toLowerCase()} ${quote(Buffer.from(answer.data.value))}`;

@@ -182,7 +182,7 @@ describe('dns check in intent', () => {
           path: 'checks[0].dns.type',
           at: 'AAA,',
           message:
-            'unknown record type `AAA`; use one of A, AAAA, CAA, CNAME, DNAME, MX, NS, PTR, SOA, SRV, TXT. Did you mean `AAAA`?',
+            'unknown record type `AAA`; use one of A, AAAA, CAA, CNAME, DNAME, DNSKEY, MX, NS, PTR, SOA, SRV, TXT. Did you mean `AAAA`?',
         },
       ],
     },
