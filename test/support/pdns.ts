@@ -133,6 +133,9 @@ function config(dir: string, dnsPort: number, webPort: number, apiKey: string): 
   return [
     'launch=gsqlite3',
     `gsqlite3-database=${join(dir, 'pdns.sqlite3')}`,
+    // DNSSEC: cryptokeys live in the schema's cryptokeys table (and its settings in domainmetadata);
+    // without this the backend refuses every cryptokey call.
+    'gsqlite3-dnssec=yes',
     'local-address=127.0.0.1',
     `local-port=${dnsPort}`,
     'webserver=yes',

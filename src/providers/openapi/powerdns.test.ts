@@ -204,8 +204,72 @@ describe.skipIf(PDNS.skip)(`openapi provider on a real PowerDNS ${PDNS.reason}`,
     expect(await provider.read('metadata', m.id)).toBeUndefined();
   });
 
-  it('lists cryptokeys per zone', async () => {
+  it('manages a DNSSEC cryptokey by (zone, algorithm): create, read, update in place, replace on a new algorithm, delete; the private key never shows', async () => {
     expect(await provider.list('cryptokeys')).toEqual([]);
+    const created = await provider.create(
+      'cryptokeys',
+      { zone_id: 'example.org.', keytype: 'csk', algorithm: 'ecdsap256sha256', active: true },
+      ctx,
+    );
+    // The server numbers keys; the id is the zone's and the key's.
+    expect(created.id).toMatch(/^example\.org\.\/\d+$/);
+    expect(created.fields).toMatchObject({
+      zone_id: 'example.org.',
+      keytype: 'csk',
+      algorithm: 'ECDSAP256SHA256',
+      active: true,
+      published: true,
+    });
+    // A CSK signs the zone: flags 257 (zone key + secure entry point), protocol 3, algorithm 13.
+    expect(created.fields['dnskey']).toMatch(/^257 3 13 [A-Za-z0-9+/]+=*$/);
+    expect((await provider.read('zones', 'example.org.'))?.fields['dnssec']).toBe(true);
+
+    // PowerDNS returns the private key with one key (POST and GET); Tend never keeps it.
+    const keyPath = `/servers/localhost/zones/example.org./cryptokeys/${created.id.split('/')[1]!}`;
+    const raw = await pdns.api('GET', keyPath);
+    expect(raw.body).toHaveProperty('privatekey', expect.stringContaining('Private-key-format'));
+    const read = (await provider.read('cryptokeys', created.id))!;
+    expect(read.fields).toEqual(created.fields);
+    for (const seen of [created, read, ...(await provider.list('cryptokeys'))]) {
+      expect(seen.fields).not.toHaveProperty('privatekey');
+      expect(JSON.stringify(seen)).not.toMatch(/Private-key-format|PrivateKey/);
+    }
+
+    const declared = {
+      zone_id: 'example.org.',
+      keytype: 'csk',
+      algorithm: 'ECDSAP256SHA256',
+      active: true,
+    };
+    expect(await provider.evaluate('cryptokeys', read, declared)).toMatchObject({
+      action: 'none',
+    });
+    expect(
+      await provider.evaluate('cryptokeys', read, { ...declared, active: false }),
+    ).toMatchObject({ action: 'update', fields: ['active'] });
+    expect(
+      await provider.evaluate('cryptokeys', read, { ...declared, algorithm: 'ED25519' }),
+    ).toEqual({
+      action: 'replace',
+      fields: ['algorithm'],
+      source: 'annotation',
+      reason: 'algorithm is create-only (annotated in the OpenAPI document)',
+    });
+
+    // PUT (de)activates the key in place: same id, same key material.
+    const updated = await provider.update('cryptokeys', read.id, { active: false }, read, ctx);
+    expect(updated.id).toBe(read.id);
+    expect(updated.fields).toMatchObject({ active: false, dnskey: read.fields['dnskey'] });
+    const listed = await pdns.pdnsutil(['list-keys', 'example.org']);
+    expect(listed.stdout).toMatch(/example\.org\s+CSK\s+Pub\s+256\s+ECDSAP256SHA256/);
+    expect(
+      await provider.evaluate('cryptokeys', updated, { ...declared, active: false }),
+    ).toMatchObject({ action: 'none' });
+
+    await provider.delete('cryptokeys', read.id, ctx);
+    expect(await provider.read('cryptokeys', read.id)).toBeUndefined();
+    expect(await provider.list('cryptokeys')).toEqual([]);
+    await provider.delete('cryptokeys', read.id, ctx); // deleting what is gone succeeds
   });
 
   it('refuses a nested create without its parent, saying what to declare', async () => {
