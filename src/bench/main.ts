@@ -1,0 +1,174 @@
+// `npm run bench`: Tend's benchmarks (issue 3, item 7). Not tests: they measure and print, and fail
+// only when something they set up goes wrong. See docs/benchmarks.md for what each figure means.
+//
+//   node dist/bench/main.js [--quick] [--only apply,nodrift,plan,recovery] [--json FILE] [--keep]
+//
+// --quick (or BENCH_QUICK=1) runs smaller sizes; --json also writes every figure as JSON; --keep
+// leaves the generated intents and stores in the temporary directory it prints.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Workspace } from '../engine/index.js';
+import type { ApplyRun } from './apply-throughput.js';
+import { runApply } from './apply-throughput.js';
+import { startBenchSandbox } from './bench-sandbox.js';
+import { runRecovery } from './journal-recovery.js';
+import { describeMachine, load } from './machine.js';
+import { runNoDriftPasses } from './no-drift-pass.js';
+import { runPlanBench } from './plan-bench.js';
+import { renderReport } from './report.js';
+import type { ApplyPair, BenchResults, Loaded } from './results.js';
+
+/** The API the throughput is measured against: 20 ms per request, at most 500 requests/s. */
+const FAULTS = { latencyMs: 20, rateLimit: 500 } as const;
+
+/** Tend's own settings: the declared rate limit feeds its limiter; concurrency is only a ceiling. */
+const TEND = { concurrency: 64, rateLimit: FAULTS.rateLimit } as const;
+/** Terraform's default: ten operations at a time, no rate limit of its own. */
+const FIXED10 = { concurrency: 10, rateLimit: 0 } as const;
+
+const SIZES = {
+  full: {
+    apply: [1_000, 10_000],
+    noDrift: 10_000,
+    plan: 100_000,
+    recovery: 10_000,
+    budgetMs: 60_000,
+  },
+  quick: { apply: [200, 1_000], noDrift: 1_000, plan: 10_000, recovery: 1_000, budgetMs: 20_000 },
+} as const;
+
+const BENCHES = ['apply', 'nodrift', 'plan', 'recovery'] as const;
+type BenchName = (typeof BENCHES)[number];
+
+interface Args {
+  readonly quick: boolean;
+  readonly only: ReadonlySet<BenchName>;
+  readonly json?: string;
+  readonly keep: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  let quick = process.env['BENCH_QUICK'] === '1';
+  let only = new Set<BenchName>(BENCHES);
+  let json: string | undefined;
+  let keep = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') quick = true;
+    else if (a === '--keep') keep = true;
+    else if (a === '--json') json = argv[++i];
+    else if (a === '--only') {
+      const names = (argv[++i] ?? '').split(',').filter(Boolean);
+      const bad = names.filter((x) => !(BENCHES as readonly string[]).includes(x));
+      if (bad.length > 0 || names.length === 0) {
+        throw new Error(
+          `--only takes a comma-separated list of ${BENCHES.join(', ')}; got "${names.join(',')}"`,
+        );
+      }
+      only = new Set(names as BenchName[]);
+    } else
+      throw new Error(
+        `unknown argument ${a}; usage: bench [--quick] [--only ${BENCHES.join(',')}] [--json FILE] [--keep]`,
+      );
+  }
+  return { quick, only, ...(json !== undefined ? { json } : {}), keep };
+}
+
+const say = (text: string) => process.stderr.write(`[bench] ${text}\n`);
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const sizes = args.quick ? SIZES.quick : SIZES.full;
+  const started = performance.now();
+  const work = mkdtempSync(join(tmpdir(), 'tend-bench-'));
+  say(`working in ${work}`);
+  const sandbox = await startBenchSandbox(FAULTS);
+  const apply: ApplyPair[] = [];
+  const partial: Omit<BenchResults, 'totalMs'> = {
+    machine: describeMachine(),
+    quick: args.quick,
+    rateLimit: FAULTS.rateLimit,
+    latencyMs: FAULTS.latencyMs,
+    apply,
+  };
+  let converged: Workspace | undefined;
+  try {
+    const applyOnce = async (
+      count: number,
+      label: string,
+      settings: { concurrency: number; rateLimit: number },
+    ): Promise<{ run: Loaded<ApplyRun>; ws: Workspace }> => {
+      say(
+        `apply ${count} (${label}: concurrency ${settings.concurrency}, rateLimit ${settings.rateLimit})…`,
+      );
+      const l = load();
+      const { run, ws } = await runApply(sandbox, {
+        label,
+        count,
+        ...settings,
+        workDir: work,
+        listRequests: 5,
+      });
+      say(`  ${Math.round(run.requestsPerSecond)} requests/s, ${run.failures} failures`);
+      return { run: { ...run, load: l }, ws };
+    };
+
+    if (args.only.has('apply')) {
+      for (const count of sizes.apply) {
+        const fixed = await applyOnce(count, 'fixed-10', FIXED10);
+        await fixed.ws.close();
+        const tend = await applyOnce(count, 'tend', TEND);
+        apply.push({ count, fixed10: fixed.run, tend: tend.run });
+        if (count === sizes.noDrift) converged = tend.ws;
+        else await tend.ws.close();
+      }
+    }
+
+    if (args.only.has('nodrift')) {
+      if (!converged) converged = (await applyOnce(sizes.noDrift, 'setup', TEND)).ws;
+      say(`no-drift passes over ${sizes.noDrift}…`);
+      const l = load();
+      partial.noDrift = { ...(await runNoDriftPasses(sandbox, converged, 3)), load: l };
+      say(`  ${partial.noDrift.median.cpuUsPerResource.toFixed(1)} µs/resource`);
+    }
+    await converged?.close();
+
+    if (args.only.has('plan')) {
+      say(`plan ${sizes.plan} (separate process)…`);
+      const l = load();
+      partial.plan = { ...(await runPlanBench(sizes.plan)), load: l };
+      say(`  ${Math.round(partial.plan.planPassColdMs)} ms`);
+    }
+
+    if (args.only.has('recovery')) {
+      say(`recovery of ${sizes.recovery} unsettled creates (budget ${sizes.budgetMs / 1000} s)…`);
+      const l = load();
+      partial.recovery = {
+        ...(await runRecovery(sandbox, {
+          count: sizes.recovery,
+          workDir: work,
+          faults: FAULTS,
+          ...TEND,
+          budgetMs: sizes.budgetMs,
+        })),
+        load: l,
+      };
+      say(`  ${Math.round(partial.recovery.journalEmptyMs)} ms`);
+    }
+  } finally {
+    await sandbox.stop();
+    if (args.keep) say(`kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+  const results: BenchResults = { ...partial, totalMs: performance.now() - started };
+  process.stdout.write(`${renderReport(results)}\n`);
+  if (args.json) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(
+    `bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+  );
+  process.exitCode = 1;
+});

@@ -1,0 +1,165 @@
+import type { ApplyRun } from './apply-throughput.js';
+import type { BenchResults } from './results.js';
+import { TARGETS } from './results.js';
+
+const n = (v: number, digits = 0): string =>
+  v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
+const verdict = (ok: boolean, miss: string): string => (ok ? 'met' : `MISSED (${miss})`);
+
+/** Renders the results as the table `npm run bench` prints (and docs/benchmarks.md quotes). */
+export function renderReport(r: BenchResults): string {
+  const m = r.machine;
+  const lines: string[] = [];
+  lines.push(
+    `Tend benchmarks${r.quick ? ' (quick sizes)' : ''} — ${m.date}`,
+    `machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB; node ${m.node}; commit ${m.commit}`,
+    `sandbox: separate process, latency ${r.latencyMs} ms, rate limit ${r.rateLimit} requests/s`,
+    '',
+  );
+  const rows: string[][] = [['figure', 'result', 'target', 'verdict', 'load']];
+  const limit = r.rateLimit;
+  const rate = (a: ApplyRun) =>
+    `${n(a.requestsPerSecond)} req/s = ${pct(a.requestsPerSecond / limit)}`;
+  for (const p of r.apply) {
+    const ratio = p.tend.requestsPerSecond / limit;
+    rows.push(
+      [
+        `apply ${n(p.count)}: Tend (concurrency ${p.tend.concurrency}, rateLimit ${p.tend.rateLimit})`,
+        `${rate(p.tend)} of limit`,
+        `≥ ${pct(TARGETS.applyRatio)}`,
+        verdict(ratio >= TARGETS.applyRatio, `by ${pct(TARGETS.applyRatio - ratio)} of the limit`),
+        String(p.tend.load),
+      ],
+      [
+        `apply ${n(p.count)}: fixed parallelism 10`,
+        `${rate(p.fixed10)} of limit`,
+        '—',
+        '',
+        String(p.fixed10.load),
+      ],
+      [
+        `apply ${n(p.count)}: Tend ÷ fixed-10`,
+        `${(p.tend.requestsPerSecond / p.fixed10.requestsPerSecond).toFixed(2)}×`,
+        '—',
+        '',
+        '',
+      ],
+      [
+        `apply ${n(p.count)}: 429 answers (Tend / fixed-10)`,
+        `${n(p.tend.throttled)} / ${n(p.fixed10.throttled)}`,
+        '—',
+        '',
+        '',
+      ],
+    );
+  }
+  if (r.noDrift) {
+    const d = r.noDrift.median;
+    rows.push([
+      `no-drift pass ${n(r.noDrift.count)}: Tend CPU per resource`,
+      `${n(d.cpuUsPerResource, 1)} µs (${n(d.cpuMs)} ms CPU, ${n(d.wallMs)} ms wall)`,
+      `< ${TARGETS.noDriftUs} µs`,
+      verdict(
+        d.cpuUsPerResource < TARGETS.noDriftUs,
+        `${(d.cpuUsPerResource / TARGETS.noDriftUs).toFixed(1)}× the target`,
+      ),
+      String(r.noDrift.load),
+    ]);
+  }
+  if (r.plan) {
+    const p = r.plan;
+    const scale = p.count === 100_000 ? '' : ` (size ${n(p.count)}, target is for 100,000)`;
+    rows.push(
+      [
+        `plan ${n(p.count)}: planPass, first run (wall / CPU)`,
+        `${n(p.planPassColdMs)} ms / ${n(p.planPassColdCpuMs)} ms${scale}`,
+        `< ${n(TARGETS.planMs)} ms`,
+        verdict(p.planPassColdMs < TARGETS.planMs, `by ${n(p.planPassColdMs - TARGETS.planMs)} ms`),
+        String(p.load),
+      ],
+      [
+        `plan ${n(p.count)}: planPass warm / pure core warm`,
+        `${n(p.planPassWarmMs)} ms / ${n(p.coreWarmMs)} ms`,
+        `< ${n(TARGETS.planMs)} ms`,
+        verdict(p.planPassWarmMs < TARGETS.planMs, `by ${n(p.planPassWarmMs - TARGETS.planMs)} ms`),
+        '',
+      ],
+      [
+        `plan ${n(p.count)}: heap retained per resource (intent + observation + plan, after GC)`,
+        `${n(p.retainedBytesPerResource)} B (inputs alone ${n(p.inputBytesPerResource)} B)`,
+        `< ${n(TARGETS.memoryBytes)} B`,
+        verdict(
+          p.retainedBytesPerResource < TARGETS.memoryBytes,
+          `by ${n(p.retainedBytesPerResource - TARGETS.memoryBytes)} B`,
+        ),
+        '',
+      ],
+      [
+        `plan ${n(p.count)}: peak heap / peak RSS per resource while planning`,
+        `${n(p.peakHeapBytesPerResource)} B / ${n(p.peakRssBytesPerResource)} B`,
+        `< ${n(TARGETS.memoryBytes)} B`,
+        verdict(
+          p.peakHeapBytesPerResource < TARGETS.memoryBytes,
+          `peak heap by ${n(p.peakHeapBytesPerResource - TARGETS.memoryBytes)} B`,
+        ),
+        '',
+      ],
+    );
+  }
+  if (r.recovery) {
+    const c = r.recovery;
+    rows.push([
+      `recovery ${n(c.count)}: restart → journal empty${c.projected ? ' (projected)' : ''}`,
+      `${n(c.journalEmptyMs)} ms${c.projected ? ` (${n(c.resolved)} of ${n(c.count)} resolved in ${n(c.budgetMs / 1000)} s budget)` : ''}`,
+      `< ${n(TARGETS.recoveryMs)} ms`,
+      verdict(
+        c.journalEmptyMs < TARGETS.recoveryMs,
+        `${(c.journalEmptyMs / TARGETS.recoveryMs).toFixed(1)}× the target`,
+      ),
+      String(c.load),
+    ]);
+  }
+  lines.push(table(rows), '');
+
+  lines.push('details:');
+  for (const p of r.apply) {
+    for (const a of [p.fixed10, p.tend]) {
+      lines.push(
+        `  apply ${n(a.count)} ${a.label}: open ${n(a.openMs)} ms; pass ${n(a.wallMs)} ms, ${n(a.requests)} requests (${n(a.requestsPerSecond)}/s); execute ${n(a.executeMs)} ms (${n(a.executeRequestsPerSecond)}/s); statuses ${JSON.stringify(a.byStatus)}; ${n(a.created)} created, ${n(a.failures)} failures${a.firstFailures.length ? `: ${a.firstFailures.join(' | ')}` : ''}`,
+      );
+    }
+  }
+  if (r.noDrift) {
+    for (const [i, d] of r.noDrift.passes.entries()) {
+      lines.push(
+        `  no-drift pass ${i + 1}: ${n(d.wallMs)} ms wall, ${n(d.cpuMs)} ms Tend CPU (${n(d.cpuUsPerResource, 1)} µs/resource), sandbox CPU ${n(d.sandboxCpuMs)} ms, ${d.requests} requests`,
+      );
+    }
+  }
+  if (r.plan) {
+    lines.push(`  plan: steps ${JSON.stringify(r.plan.counts)}`);
+  }
+  if (r.recovery) {
+    const c = r.recovery;
+    lines.push(
+      `  recovery: ${n(c.pending)} pending, ${n(c.objectsBefore)} objects with markers; open ${n(c.openMs)} ms, observed ${n(c.observedMs)} ms, ${n(c.resolved)} resolved (${JSON.stringify(c.outcomes)}), last at ${c.lastResolvedMs === undefined ? '—' : `${n(c.lastResolvedMs)} ms`}, plan ready ${c.planMs === undefined ? '—' : `${n(c.planMs)} ms`}, first pass ${c.passMs === undefined ? '—' : `${n(c.passMs)} ms`}${c.leftPending === undefined ? '' : `, ${c.leftPending} left pending`}`,
+    );
+  }
+  lines.push(`  total benchmark time ${n(r.totalMs / 1000)} s`);
+  return lines.join('\n');
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join(' | ')
+      .trimEnd();
+  return [
+    line(rows[0]!),
+    widths.map((w) => '-'.repeat(w)).join('-|-'),
+    ...rows.slice(1).map(line),
+  ].join('\n');
+}

@@ -1,0 +1,43 @@
+import type { ApplyRun } from './apply-throughput.js';
+import type { Machine } from './machine.js';
+import type { NoDriftRun } from './no-drift-pass.js';
+import type { PlanChildResult } from './plan-child.js';
+import type { RecoveryRun } from './journal-recovery.js';
+
+/** A figure with the 1-minute load average of the machine when it was measured. */
+export type Loaded<T> = T & { readonly load: number };
+
+/** Apply throughput at one size: Tend's own settings against a fixed parallelism of 10, same run. */
+export interface ApplyPair {
+  readonly count: number;
+  readonly fixed10: Loaded<ApplyRun>;
+  readonly tend: Loaded<ApplyRun>;
+}
+
+/** Everything one `npm run bench` measured. */
+export interface BenchResults {
+  readonly machine: Machine;
+  readonly quick: boolean;
+  /** The sandbox's rate limit (requests/s) the throughput figures are a ratio to. */
+  readonly rateLimit: number;
+  readonly latencyMs: number;
+  readonly apply: ApplyPair[];
+  noDrift?: Loaded<NoDriftRun>;
+  plan?: Loaded<PlanChildResult>;
+  recovery?: Loaded<RecoveryRun>;
+  readonly totalMs: number;
+}
+
+/** The targets of issue 3, item 7. */
+export const TARGETS = {
+  /** Apply reaches at least this share of the API's rate limit. */
+  applyRatio: 0.9,
+  /** Tend CPU per resource in a no-drift pass, microseconds. */
+  noDriftUs: 50,
+  /** Plan of 100,000 resources, milliseconds. */
+  planMs: 2000,
+  /** Memory per resource, bytes. */
+  memoryBytes: 2048,
+  /** Restart to an empty journal with 10,000 unsettled operations, milliseconds. */
+  recoveryMs: 2000,
+} as const;
