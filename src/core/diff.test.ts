@@ -1,6 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { diffDeclared, updateBody, type DiffOptions, type FieldChange } from './diff.js';
 
+describe('diffDeclared normalisation', () => {
+  const lowerCase = (calls: string[]) => (path: string, v: unknown) => {
+    calls.push(path);
+    return typeof v === 'string' ? v.toLowerCase() : v;
+  };
+  it('compares values as the normaliser sees them', () => {
+    const calls: string[] = [];
+    const desired = { zone: 'Example.ORG.', ttl: 300 };
+    const observed = { zone: 'example.org.', ttl: 600 };
+    expect(diffDeclared(desired, observed, { normalize: lowerCase(calls) })).toEqual([
+      { path: 'ttl', before: 600, after: 300 },
+    ]);
+    expect(calls).toEqual(['zone', 'zone', 'ttl', 'ttl']);
+  });
+  it('does not ask the normaliser about identical values (a pass with no drift never calls it)', () => {
+    const calls: string[] = [];
+    const desired = { zone: 'example.org.', ttl: 300, tags: { team: 'dns' } };
+    const observed = { zone: 'example.org.', ttl: 300, tags: { team: 'dns', owner: 'x' } };
+    expect(diffDeclared(desired, observed, { normalize: lowerCase(calls) })).toEqual([]);
+    expect(calls).toEqual([]);
+  });
+});
+
 describe('diffDeclared', () => {
   const cases: {
     name: string;

@@ -14,7 +14,10 @@ export interface FieldChange {
 export interface DiffOptions {
   /** Paths never compared (secrets, which cannot be read back). */
   readonly ignore?: ReadonlySet<string>;
-  /** Normalises a value at a path before comparing (trailing dots, case, set order). */
+  /**
+   * Normalises a value at a path before comparing (trailing dots, case, set order). A function of
+   * the path and the value only: identical values are taken as equal without asking it.
+   */
   readonly normalize?: (path: string, value: unknown) => unknown;
 }
 
@@ -61,6 +64,9 @@ export function diffDeclared(
         out.push({ path, before: ov, after: dv });
       } else if (isPlainObject(dv) && isPlainObject(ov)) {
         walk(dv, ov, path);
+      } else if (dv === ov) {
+        // Identical values stay identical once normalised: the normaliser (a provider's, which may
+        // look up schemas) is not asked. In a pass with no drift this is nearly every field.
       } else if (!same(norm(path, dv), norm(path, ov))) {
         out.push({ path, before: ov, after: dv });
       }
