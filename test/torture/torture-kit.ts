@@ -101,6 +101,8 @@ export interface CaseSpec {
   readonly crashAt?: string;
   /** Faults in force while applying (turned off for the final convergence). */
   readonly faults?: Partial<FaultSettings>;
+  /** Flags of the runs after the first (default: the scenario's). */
+  readonly recoveryFlags?: readonly string[];
   /** Most `tend apply` runs after the first before giving up (default 4). */
   readonly maxRuns?: number;
   /** Said in every failure message (how to reproduce the case). */
@@ -246,8 +248,9 @@ export async function runCase(sandbox: SandboxHandle, spec: CaseSpec): Promise<C
     const killed = first.code === null;
     let last = first;
     const maxRuns = spec.maxRuns ?? 4;
+    const again = spec.recoveryFlags ?? scenario.flags;
     while (last.code !== 0 && runs <= maxRuns) {
-      last = await apply(d.dir, scenario.flags);
+      last = await apply(d.dir, again);
       runs++;
       log += describeRun(runs, '', last);
     }
@@ -256,7 +259,7 @@ export async function runCase(sandbox: SandboxHandle, spec: CaseSpec): Promise<C
       // Faults off: whatever the faulted runs left must now converge.
       await sandbox.setFaults(NO_FAULTS);
       for (let i = 0; last.code !== 0 && i < 3; i++) {
-        last = await apply(d.dir, scenario.flags);
+        last = await apply(d.dir, again);
         runs++;
         log += describeRun(runs, ' (faults off)', last);
       }
