@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Address } from './address.js';
-import { assemblePlan, decideStep, hasChanges, type StepInput } from './plan.js';
+import { assemblePlan, canHoldBoth, decideStep, hasChanges, type StepInput } from './plan.js';
 
 const base: StepInput = {
   address: 'sb.volumes/data',
@@ -174,4 +174,55 @@ describe('assemblePlan', () => {
   it('an all-noop plan has no changes', () => {
     expect(hasChanges(assemblePlan([step('sb.networks/n', [])], [], false))).toBe(false);
   });
+});
+
+describe('canHoldBoth', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    info: Parameters<typeof canHoldBoth>[0];
+    forced: string[];
+    want: boolean;
+  }[] = [
+    {
+      name: 'server id',
+      reason: 'two objects with server ids always coexist',
+      info: { identity: 'server-id' },
+      forced: ['image'],
+      want: true,
+    },
+    {
+      name: 'marker',
+      reason: 'marker identity does not depend on the name',
+      info: { identity: 'marker' },
+      forced: ['cidr'],
+      want: true,
+    },
+    {
+      name: 'rename',
+      reason: 'a new natural key is a different object (zone rename)',
+      info: { identity: 'natural-key', naturalKey: 'name' },
+      forced: ['name'],
+      want: true,
+    },
+    {
+      name: 'same key',
+      reason: 'the same natural key cannot exist twice',
+      info: { identity: 'natural-key', naturalKey: 'name' },
+      forced: ['kind'],
+      want: false,
+    },
+    {
+      name: 'composite key',
+      reason: 'moving an rrset to a new zone changes its key',
+      info: { identity: 'natural-key', naturalKeyFields: ['zone_id', 'name', 'type'] },
+      forced: ['zone_id'],
+      want: true,
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      expect(canHoldBoth(c.info, c.forced)).toBe(c.want);
+    });
+  }
 });

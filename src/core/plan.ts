@@ -2,7 +2,7 @@ import type { Address } from './address.js';
 import type { FieldChange } from './diff.js';
 import type { DependencyGraph } from './graph.js';
 import { dependentsIndex, topoOrder } from './graph.js';
-import type { LifecycleEvaluation } from './provider.js';
+import type { LifecycleEvaluation, ResourceTypeInfo } from './provider.js';
 
 interface StepBase {
   readonly address: Address;
@@ -185,4 +185,18 @@ function orderOf(graph: DependencyGraph): Address[] {
 /** True when a plan has anything to do. */
 export function hasChanges(plan: Plan): boolean {
   return plan.steps.some((s) => s.kind !== 'noop');
+}
+
+/**
+ * Whether the platform can hold the old and the new object at once (create-before-destroy). A type
+ * whose identity is its natural key can only when the replacement changes that key (a zone rename);
+ * replacing it under the same key must delete the old object first.
+ */
+export function canHoldBoth(
+  info: Pick<ResourceTypeInfo, 'identity' | 'naturalKey' | 'naturalKeyFields'>,
+  forcedFields: readonly string[],
+): boolean {
+  if (info.identity !== 'natural-key') return true;
+  const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
+  return keys.some((k) => forcedFields.includes(k));
 }

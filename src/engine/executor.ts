@@ -8,6 +8,7 @@ import type {
   ResourceState,
 } from '../core/index.js';
 import {
+  canHoldBoth,
   containsUnknown,
   getPath,
   hashValue,
@@ -297,7 +298,7 @@ export async function executePlan(
           const strategy =
             step.kind === 'replace'
               ? step.strategy
-              : info.identity === 'natural-key' && !ev?.fields.includes(info.naturalKey ?? '')
+              : !canHoldBoth(info, ev?.fields ?? [])
                 ? 'delete-before-create'
                 : 'create-before-destroy';
           await replace(decl, step, observed, desired, strategy);

@@ -12,6 +12,7 @@ import type {
 } from '../core/index.js';
 import {
   assemblePlan,
+  canHoldBoth,
   containsUnknown,
   decideStep,
   diffDeclared,
@@ -173,8 +174,7 @@ export async function planPass(
       desired,
       changes,
       ...(evaluation ? { evaluation } : {}),
-      canCreateBeforeDestroy:
-        info.identity !== 'natural-key' || !evaluation?.fields.includes(info.naturalKey ?? ''),
+      canCreateBeforeDestroy: canHoldBoth(info, evaluation?.fields ?? []),
       approveDestroy: options.approveDestroy,
     });
     steps.push(step);
