@@ -26,6 +26,8 @@ const FAULTS = { latencyMs: 20, rateLimit: 500 } as const;
 const TEND = { concurrency: 64, rateLimit: FAULTS.rateLimit } as const;
 /** Terraform's default: ten operations at a time, no rate limit of its own. */
 const FIXED10 = { concurrency: 10, rateLimit: 0 } as const;
+/** Tend told nothing about the limit: it starts unlimited and adapts to the platform's 429s. */
+const ADAPTIVE = { concurrency: 64, rateLimit: 0 } as const;
 
 const SIZES = {
   full: {
@@ -118,8 +120,10 @@ async function main(): Promise<void> {
       for (const count of sizes.apply) {
         const fixed = await applyOnce(count, 'fixed-10', FIXED10);
         await fixed.ws.close();
+        const adaptive = await applyOnce(count, 'adaptive', ADAPTIVE);
+        await adaptive.ws.close();
         const tend = await applyOnce(count, 'tend', TEND);
-        apply.push({ count, fixed10: fixed.run, tend: tend.run });
+        apply.push({ count, fixed10: fixed.run, tend: tend.run, adaptive: adaptive.run });
         if (count === sizes.noDrift) converged = tend.ws;
         else await tend.ws.close();
       }

@@ -38,6 +38,17 @@ export function renderReport(r: BenchResults): string {
         '',
         String(p.fixed10.load),
       ],
+      ...(p.adaptive
+        ? [
+            [
+              `apply ${n(p.count)}: Tend, no rate limit declared (adapts to 429s)`,
+              `${rate(p.adaptive)} of limit, ${n(p.adaptive.throttled)} × 429`,
+              '—',
+              '',
+              String(p.adaptive.load),
+            ],
+          ]
+        : []),
       [
         `apply ${n(p.count)}: Tend ÷ fixed-10`,
         `${(p.tend.requestsPerSecond / p.fixed10.requestsPerSecond).toFixed(2)}×`,
@@ -124,7 +135,7 @@ export function renderReport(r: BenchResults): string {
 
   lines.push('details:');
   for (const p of r.apply) {
-    for (const a of [p.fixed10, p.tend]) {
+    for (const a of [p.fixed10, ...(p.adaptive ? [p.adaptive] : []), p.tend]) {
       lines.push(
         `  apply ${n(a.count)} ${a.label}: open ${n(a.openMs)} ms; pass ${n(a.wallMs)} ms, ${n(a.requests)} requests (${n(a.requestsPerSecond)}/s); execute ${n(a.executeMs)} ms (${n(a.executeRequestsPerSecond)}/s); statuses ${JSON.stringify(a.byStatus)}; ${n(a.created)} created, ${n(a.failures)} failures${a.firstFailures.length ? `: ${a.firstFailures.join(' | ')}` : ''}`,
       );

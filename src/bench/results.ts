@@ -12,6 +12,8 @@ export interface ApplyPair {
   readonly count: number;
   readonly fixed10: Loaded<ApplyRun>;
   readonly tend: Loaded<ApplyRun>;
+  /** Tend with no rate limit declared: its limiter finds the platform's limit from 429s alone. */
+  readonly adaptive?: Loaded<ApplyRun>;
 }
 
 /** Everything one `npm run bench` measured. */
