@@ -121,6 +121,10 @@ function renderType(out: Output, t: InspectedType): void {
   if (t.sensitive.length > 0) row('sensitive', list(t.sensitive));
   const norm = Object.entries(t.normalize).map(([f, ops]) => `${f} (${ops.join(', ')})`);
   if (norm.length > 0) row('normalize', norm.join('; '));
+  for (const r of t.importExclude) {
+    const what = `${r.field} ${r.values.length === 1 ? '=' : 'in'} ${r.values.map(String).join(', ')}`;
+    row('not imported', r.reason !== undefined ? `${what}: ${r.reason}` : what);
+  }
 }
 
 function count(n: number, what: string): string {

@@ -48,6 +48,7 @@ export const TEND_EXTENSIONS = [
   'x-tend-sensitive',
   'x-tend-write-only',
   'x-tend-normalize',
+  'x-tend-import-exclude',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */
@@ -177,4 +178,62 @@ export function unknownTendExtensions(root: unknown): string[] {
     ([k, at]) =>
       `unknown extension ${k} (at ${at}); Tend reads ${TEND_EXTENSIONS.join(', ')} — see docs/onboard-rest-api.md`,
   );
+}
+
+/** A value an `x-tend-import-exclude` rule compares a field with. */
+export type ImportExcludeValue = string | number | boolean;
+
+/**
+ * One `x-tend-import-exclude` rule of a type: objects whose top-level `field` holds one of `values`
+ * (as the platform reports it) belong to the platform, and `tend import` leaves them out.
+ */
+export interface ImportExclusion {
+  readonly field: string;
+  readonly values: readonly ImportExcludeValue[];
+  readonly reason?: string;
+}
+
+function isExcludeValue(v: unknown): v is ImportExcludeValue {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
+
+/**
+ * Reads an `x-tend-import-exclude` value (one rule `{field, values, reason?}` or a list of them).
+ * Malformed rules are left out, each with a warning naming `where` and what to write instead.
+ */
+export function importExclusions(
+  value: unknown,
+  where: string,
+): { rules: ImportExclusion[]; warnings: string[] } {
+  if (value === undefined) return { rules: [], warnings: [] };
+  const rules: ImportExclusion[] = [];
+  const warnings: string[] = [];
+  const list: unknown[] = Array.isArray(value) ? value : [value];
+  list.forEach((r, i) => {
+    const at = Array.isArray(value)
+      ? `${where}: x-tend-import-exclude[${i}]`
+      : `${where}: x-tend-import-exclude`;
+    const field = isObject(r) ? r['field'] : undefined;
+    const raw = isObject(r) ? r['values'] : undefined;
+    const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    const reason = isObject(r) ? r['reason'] : undefined;
+    if (
+      typeof field !== 'string' ||
+      field === '' ||
+      values.length === 0 ||
+      !values.every(isExcludeValue) ||
+      (reason !== undefined && typeof reason !== 'string')
+    ) {
+      warnings.push(
+        `${at} must be {field, values, reason?}: a field name, the values (strings, numbers or booleans) that mark an object the platform owns, and why; ignored`,
+      );
+      return;
+    }
+    rules.push({
+      field,
+      values,
+      ...(reason !== undefined && reason.trim() !== '' ? { reason } : {}),
+    });
+  });
+  return { rules, warnings };
 }

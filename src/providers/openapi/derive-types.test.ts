@@ -951,6 +951,68 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'import exclusions',
+    reason:
+      'x-tend-import-exclude on the schema names objects the platform owns; one rule or a list, a single value or several; the desired schema carries the rules as read',
+    doc: doc(
+      pair('/volumes', {
+        body: {
+          ...VOLUME_BODY,
+          'x-tend-import-exclude': {
+            field: 'name',
+            values: 'default',
+            reason: 'the platform makes it',
+          },
+        },
+      }),
+    ),
+    want: {
+      types: [
+        {
+          importExclude: [{ field: 'name', values: ['default'], reason: 'the platform makes it' }],
+          info: {
+            schema: {
+              'x-tend-import-exclude': [
+                { field: 'name', values: ['default'], reason: 'the platform makes it' },
+              ],
+            },
+          },
+        },
+      ],
+      warnings: [],
+    },
+  },
+  {
+    name: 'malformed import exclusions',
+    reason:
+      'a rule without values, with values that are not scalars, or naming no field of the objects is a warning and left out; the others stay',
+    doc: doc(
+      pair('/volumes', {
+        body: VOLUME_BODY,
+        read: {
+          ...VOLUME_BODY,
+          'x-tend-import-exclude': [
+            { field: 'size' },
+            { field: 'name', values: [{ a: 1 }] },
+            'name',
+            { field: 'colour', values: ['red'] },
+            { field: 'size', values: [0, 1] },
+          ],
+        },
+      }),
+    ),
+    want: {
+      types: [{ importExclude: [{ field: 'size', values: [0, 1] }] }],
+      warnings: [
+        ...[0, 1, 2].map(
+          (i) =>
+            `volumes: x-tend-import-exclude[${i}] must be {field, values, reason?}: a field name, the values (strings, numbers or booleans) that mark an object the platform owns, and why; ignored`,
+        ),
+        'volumes: x-tend-import-exclude names colour, which is not a field of its objects; ignored',
+      ],
+    },
+  },
+  {
     name: 'composite explicit natural key and an unknown normalisation',
     reason:
       'x-tend-natural-key may list several fields; x-tend-normalize names it does not know are warnings',
@@ -1005,6 +1067,26 @@ describe('deriveTypes', () => {
         expect(t.info.naturalKeyFields?.length).toBeGreaterThan(1);
       }
     }
+  });
+
+  it('reads import exclusions on the items of an embedded sub-collection', () => {
+    const embedded = cases.find((c) => c.name === 'embedded sub-collection')!;
+    const d = structuredClone(embedded.doc) as {
+      paths: Record<string, { post: { requestBody: { content: Record<string, Obj> } } }>;
+    };
+    const zone = d.paths['/zones']!.post.requestBody.content['application/json']!['schema'] as {
+      properties: { rrsets: { items: Obj } };
+    };
+    zone.properties.rrsets.items['x-tend-import-exclude'] = [{ field: 'type', values: ['SOA'] }];
+    const got = deriveTypes(d);
+    expect(got.warnings).toEqual([]);
+    const [zones, rrsets] = got.types;
+    expect(zones!.importExclude).toEqual([]);
+    expect(zones!.info.schema).not.toHaveProperty('x-tend-import-exclude');
+    expect(rrsets!.importExclude).toEqual([{ field: 'type', values: ['SOA'] }]);
+    expect(rrsets!.info.schema['x-tend-import-exclude']).toEqual([
+      { field: 'type', values: ['SOA'] },
+    ]);
   });
 
   it('omits lifecycle and audit when the document declares none', () => {

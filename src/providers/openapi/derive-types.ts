@@ -1,5 +1,7 @@
 import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
+import type { ImportExclusion } from './annotations.js';
 import {
+  importExclusions,
   isCreateOnly,
   isOutputOnly,
   isSensitive,
@@ -117,6 +119,11 @@ export interface DerivedType {
   readonly partialUpdate: boolean;
   /** Set for a sub-collection changed through its parent. */
   readonly embedded?: EmbeddedAccess;
+  /**
+   * Objects the platform owns, which `tend import` leaves out (`x-tend-import-exclude`). The same
+   * rules are on `info.schema` under that key, well-formed, for the import to read.
+   */
+  readonly importExclude: readonly ImportExclusion[];
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -488,13 +495,22 @@ function buildType(
 
   const keyFields =
     identity.naturalKeys !== undefined ? [...parentFields, ...identity.naturalKeys] : [];
+  const importExclude = readImportExclude(
+    name,
+    createSchema['x-tend-import-exclude'] ?? readSchema['x-tend-import-exclude'],
+    [...Object.keys(create.properties), ...Object.keys(read.properties)],
+    ctx.warnings,
+  );
   // A natural key must be declared: it is how Tend finds the object again.
-  const schema = withParentFields(
-    requireFields(
-      withoutProperties(createSchema, create, [...outputInCreate, ...embedded]),
-      identity.naturalKeys ?? [],
+  const schema = withImportExclude(
+    withParentFields(
+      requireFields(
+        withoutProperties(createSchema, create, [...outputInCreate, ...embedded]),
+        identity.naturalKeys ?? [],
+      ),
+      params,
     ),
-    params,
+    importExclude,
   );
   const parent = [...params].reverse().find((p) => p.kind === 'parent');
   const info: ResourceTypeInfo = {
@@ -557,6 +573,7 @@ function buildType(
     absentWhenEmpty: stringList(
       getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
     ),
+    importExclude,
   };
 }
 
@@ -664,7 +681,16 @@ function buildEmbedded(
       `${decl.type}: the items have their own id field; objects are identified by ${keyFields.join(', ')}`,
     );
   }
-  const schema = withParentFields(withoutProperties(itemSchema, view, drop), params);
+  const importExclude = readImportExclude(
+    decl.type,
+    itemSchema['x-tend-import-exclude'],
+    Object.keys(view.properties),
+    warnings,
+  );
+  const schema = withImportExclude(
+    withParentFields(withoutProperties(itemSchema, view, drop), params),
+    importExclude,
+  );
   const changeRef: OperationRef = {
     method: decl.method,
     path: parent.itemPath,
@@ -714,6 +740,7 @@ function buildEmbedded(
     embeddedFields: [],
     readSchema: itemSchema,
     absentWhenEmpty: [],
+    importExclude,
     partialUpdate: true,
     embedded: {
       parentType: parent.info.name,
@@ -723,6 +750,33 @@ function buildEmbedded(
       ...(decl.op ? { op: decl.op } : {}),
     },
   };
+}
+
+/**
+ * The `x-tend-import-exclude` rules of a type: well-formed ones on fields the type has; the others
+ * are warnings.
+ */
+function readImportExclude(
+  type: string,
+  value: unknown,
+  fields: readonly string[],
+  warnings: string[],
+): ImportExclusion[] {
+  const read = importExclusions(value, type);
+  warnings.push(...read.warnings);
+  return read.rules.filter((r) => {
+    if (fields.includes(r.field)) return true;
+    warnings.push(
+      `${type}: x-tend-import-exclude names ${r.field}, which is not a field of its objects; ignored`,
+    );
+    return false;
+  });
+}
+
+/** A desired-spec schema carrying exactly the given import exclusions (none: no key). */
+function withImportExclude(schema: JsonSchema, rules: readonly ImportExclusion[]): JsonSchema {
+  const { ['x-tend-import-exclude']: _written, ...rest } = schema;
+  return rules.length > 0 ? { ...rest, 'x-tend-import-exclude': rules } : rest;
 }
 
 /** A schema whose `required` also lists the given fields (those it has). */

@@ -1,6 +1,6 @@
 import type { IdentityStrategy } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
-import type { NormalizeOp } from './annotations.js';
+import type { ImportExclusion, NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
@@ -51,6 +51,8 @@ export interface InspectedType {
   /** Declared normalisations by field. */
   readonly normalize: Readonly<Record<string, readonly NormalizeOp[]>>;
   readonly lifecycle: 'platform' | 'annotations';
+  /** Objects the platform owns, which `tend import` leaves out (`x-tend-import-exclude`). */
+  readonly importExclude: readonly ImportExclusion[];
 }
 
 /** What Tend would manage from a document: `tend providers inspect`. */
@@ -151,5 +153,6 @@ function inspectType(t: DerivedType): InspectedType {
     required: view.required,
     normalize,
     lifecycle: i.lifecycle,
+    importExclude: t.importExclude,
   };
 }
