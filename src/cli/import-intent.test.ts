@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { ObservedObject, ResourceTypeInfo } from '../core/index.js';
 import { createSpecValidator } from '../intent/index.js';
 import type { ImportType } from './import-intent.js';
-import { buildImport, objectKey, renderImport, sanitizeName } from './import-intent.js';
+import {
+  buildImport,
+  importExclusion,
+  objectKey,
+  renderImport,
+  sanitizeName,
+} from './import-intent.js';
 
 function info(
   name: string,
@@ -102,6 +108,84 @@ describe('sanitizeName', () => {
     { text: '***', want: '', reason: 'nothing usable is empty (the caller falls back)' },
   ])('$text', ({ text, want, reason }) => {
     expect(sanitizeName(text), reason).toBe(want);
+  });
+});
+
+describe('importExclusion', () => {
+  const rules = (value: unknown) =>
+    ({ ...RRSETS, schema: { ...RRSETS.schema, 'x-tend-import-exclude': value } }) as typeof RRSETS;
+  const SOA = obj('rrsets', 'example.org./example.org./SOA', {
+    zone_id: 'example.org.',
+    name: 'example.org.',
+    type: 'SOA',
+    ttl: 3600,
+  });
+  const cases: {
+    name: string;
+    reason: string;
+    rules: unknown;
+    object?: ObservedObject;
+    want: string | undefined;
+  }[] = [
+    {
+      name: 'no rules',
+      reason: 'a type without x-tend-import-exclude imports everything',
+      rules: undefined,
+      want: undefined,
+    },
+    {
+      name: 'matching value, with a reason',
+      reason: 'the field holds one of the values: left out, saying which rule and why',
+      rules: [{ field: 'type', values: ['NS', 'SOA'], reason: 'the server owns it' }],
+      want: 'type = SOA: the server owns it',
+    },
+    {
+      name: 'matching value, no reason',
+      reason: 'the rule alone says why',
+      rules: [{ field: 'type', values: ['SOA'] }],
+      want: 'type = SOA',
+    },
+    {
+      name: 'numbers compare as numbers',
+      reason: 'a value is compared as the platform reports it, type included',
+      rules: [
+        { field: 'ttl', values: ['3600'] },
+        { field: 'ttl', values: [3600] },
+      ],
+      want: 'ttl = 3600',
+    },
+    {
+      name: 'case matters',
+      reason: 'values are compared as the platform reports them, not normalised',
+      rules: [{ field: 'type', values: ['soa'] }],
+      want: undefined,
+    },
+    {
+      name: 'another type of record',
+      reason: 'only the objects a rule names are left out',
+      rules: [{ field: 'type', values: ['SOA'] }],
+      object: obj('rrsets', 'example.org./www.example.org./A', { type: 'A' }),
+      want: undefined,
+    },
+    {
+      name: 'field missing or not a scalar',
+      reason: 'an object without the field, or with a structured value there, matches no rule',
+      rules: [
+        { field: 'absent', values: ['x'] },
+        { field: 'zone_id', values: [] },
+      ],
+      object: obj('rrsets', 'x', { type: 'A', zone_id: { nested: true } }),
+      want: undefined,
+    },
+    {
+      name: 'malformed rules',
+      reason: 'what the provider did not validate is ignored, never a crash',
+      rules: { field: 'type', values: ['SOA'] },
+      want: undefined,
+    },
+  ];
+  it.each(cases)('$name: $reason', (c) => {
+    expect(importExclusion(rules(c.rules), c.object ?? SOA)).toBe(c.want);
   });
 });
 

@@ -187,6 +187,33 @@ function declarable(
 }
 
 /**
+ * Why `tend import` leaves an object out, or undefined to import it. A type's schema may say which
+ * objects the platform owns (`x-tend-import-exclude: [{field, values, reason?}]`, e.g. PowerDNS's SOA
+ * rrsets): an object whose top-level field holds one of the values, as the platform reports it.
+ */
+export function importExclusion(
+  info: ResourceTypeInfo,
+  object: ObservedObject,
+): string | undefined {
+  const rules = info.schema['x-tend-import-exclude'];
+  if (!Array.isArray(rules)) return undefined;
+  for (const rule of rules as unknown[]) {
+    if (!isRecord(rule) || typeof rule['field'] !== 'string' || !Array.isArray(rule['values'])) {
+      continue;
+    }
+    const value = object.fields[rule['field']];
+    // Rules compare scalars only (the provider refuses other values in them).
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      continue;
+    }
+    if (!rule['values'].includes(value)) continue;
+    const what = `${rule['field']} = ${String(value)}`;
+    return typeof rule['reason'] === 'string' ? `${what}: ${rule['reason']}` : what;
+  }
+  return undefined;
+}
+
+/**
  * The natural key of an object, for its name: the key fields without the parent's (an rrset's
  * `name` and `type`), else the key field, else `name`, else the id.
  */

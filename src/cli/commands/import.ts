@@ -10,11 +10,11 @@ import {
   systemClock,
 } from '../../engine/index.js';
 import { createSpecValidator } from '../../intent/index.js';
-import type { CommonOptions } from '../common.js';
+import type { CommonOptions, Output } from '../common.js';
 import { fail, output, printDiagnostics, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import type { ImportType, KnownObject } from '../import-intent.js';
-import { buildImport, objectKey, renderImport } from '../import-intent.js';
+import { buildImport, importExclusion, objectKey, renderImport } from '../import-intent.js';
 
 interface ImportOptions extends CommonOptions {
   provider: string;
@@ -107,12 +107,19 @@ export function registerImportCommand(program: Command): void {
           }
           const types: ImportType[] = [];
           const skipped: { type: string; id: string }[] = [];
+          // Objects the platform owns (x-tend-import-exclude): never written as intent.
+          const excluded: { type: string; id: string; reason: string }[] = [];
           for (const info of infos) {
             const type = `${o.provider}.${info.name}`;
             const objects = [];
             for (const object of await provider.list(info.name)) {
               if (claimed.has(objectKey(type, object.id))) {
                 skipped.push({ type, id: object.id });
+                continue;
+              }
+              const reason = importExclusion(info, object);
+              if (reason !== undefined) {
+                excluded.push({ type, id: object.id, reason });
                 continue;
               }
               const marked = object.marker;
@@ -138,9 +145,11 @@ export function registerImportCommand(program: Command): void {
             names,
           });
           if (resources.length === 0) {
-            if (out.json) out.data({ ok: true, file: null, imported: [], skipped });
-            else
+            if (out.json) out.data({ ok: true, file: null, imported: [], skipped, excluded });
+            else {
               out.line(`nothing to import from ${o.provider}: ${skipped.length} already declared`);
+              printExcluded(out, excluded);
+            }
             process.exitCode = EXIT.ok;
             return;
           }
@@ -197,6 +206,7 @@ export function registerImportCommand(program: Command): void {
                 dependsOn: r.dependsOn,
               })),
               skipped,
+              excluded,
               secrets,
             });
           } else {
@@ -207,6 +217,7 @@ export function registerImportCommand(program: Command): void {
                 (skipped.length > 0 ? ` (${skipped.length} already declared)` : '') +
                 '; adopted: tend plan should show no changes',
             );
+            printExcluded(out, excluded);
             if (secrets.length > 0) out.line(`set before apply: ${secrets.join(', ')}`);
           }
           process.exitCode = EXIT.ok;
@@ -223,4 +234,20 @@ export function registerImportCommand(program: Command): void {
         fail(out, e);
       }
     });
+}
+
+/** One line per reason: how many objects of which type the platform owns and import left out. */
+function printExcluded(
+  out: Output,
+  excluded: readonly { type: string; id: string; reason: string }[],
+): void {
+  const groups = new Map<string, number>();
+  for (const e of excluded) {
+    const key = `${e.type}\u0000${e.reason}`;
+    groups.set(key, (groups.get(key) ?? 0) + 1);
+  }
+  for (const [key, n] of groups) {
+    const [type, reason] = key.split('\u0000') as [string, string];
+    out.line(`left out ${n} ${type} object${n === 1 ? '' : 's'} the platform owns (${reason})`);
+  }
 }
