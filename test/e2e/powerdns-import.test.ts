@@ -68,9 +68,17 @@ describe.skipIf(PDNS.skip)(`tend import from a real pdns_server${PDNS.note}`, ()
         'pdns.rrsets/example_com_mx',
         'pdns.rrsets/example_com_txt',
         'pdns.rrsets/api_example_net_a',
+        'pdns.rrsets/example_com_ns',
+        'pdns.rrsets/example_net_ns',
         'pdns.tsigkeys/xfr-key',
         'pdns.metadata/allow-axfr-from',
       ]),
+    );
+    // Each zone's SOA is PowerDNS's (the overlay's x-tend-import-exclude), and left out.
+    expect(addresses.filter((a) => a.endsWith('_soa'))).toEqual([]);
+    expect(text).not.toMatch(/type: SOA/);
+    expect(imported.stdout).toContain(
+      'left out 2 pdns.rrsets objects the platform owns (type = SOA: PowerDNS owns the SOA and rewrites its serial on every change (SOA-EDIT-API))',
     );
     const www = docs.find((d) => d['name'] === 'www_example_com_a')!;
     expect(www['spec']).toMatchObject({
@@ -94,21 +102,38 @@ describe.skipIf(PDNS.skip)(`tend import from a real pdns_server${PDNS.note}`, ()
     expect(plan.stdout).toContain(`No changes. ${docs.length} resources match the intent.`);
   });
 
-  it('a change to imported intent applies, and the plan is empty again', async () => {
-    // A zone made with pdnsutil (SOA-EDIT-API unset): PowerDNS leaves its SOA serial alone. In a zone
-    // made through the API it bumps the serial inside the imported SOA rrset's content on every edit,
-    // which then shows as drift: the overlay does not (yet) declare that serial server-owned.
+  it('a change to imported intent applies, in zones made with pdnsutil and through the API, and the plan is empty again', async () => {
+    // PowerDNS rewrites the SOA serial of a zone made through the API (SOA-EDIT-API) on every edit,
+    // of one made with pdnsutil not. The SOA rrsets were left out of the import (the overlay's
+    // x-tend-import-exclude), so neither shows as drift and Tend never writes a serial back.
+    const soaBefore = await pdns.api('GET', '/servers/localhost/zones/example.net.');
+    const serialBefore = (soaBefore.body as { serial: number }).serial;
     const file = join(intent.dir, 'pdns-import.yaml');
     const before = readFileSync(file, 'utf8');
-    const after = before.replace(
-      /(name: www_example_com_a\nspec:\n(?: {2}.*\n)*? {2}ttl: )300/,
-      '$1120',
-    );
-    expect(after).not.toBe(before);
+    const ttl = (name: string, from: number, to: number) => (text: string) =>
+      text.replace(
+        new RegExp(`(name: ${name}\\nspec:\\n(?: {2}.*\\n)*? {2}ttl: )${from}\\n`),
+        `$1${to}\n`,
+      );
+    const after = ttl('api_example_net_a', 60, 120)(ttl('www_example_com_a', 300, 120)(before));
+    expect(after.match(/ttl: 120\n/g)).toHaveLength(2);
     writeFileSync(file, after);
     const apply = await runCli(['apply', intent.dir], { env: intent.env });
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/~ pdns\.rrsets\/api_example_net_a\s+updated/);
+    expect(apply.stdout).toMatch(/~ pdns\.rrsets\/www_example_com_a\s+updated/);
+
+    // The API zone's serial moved on; Tend left it where PowerDNS put it.
+    const zone = await pdns.api('GET', '/servers/localhost/zones/example.net.');
+    const { serial, rrsets } = zone.body as {
+      serial: number;
+      rrsets: { name: string; type: string; ttl: number }[];
+    };
+    expect(serial).toBeGreaterThan(serialBefore);
+    expect(rrsets.find((r) => r.type === 'A' && r.name === 'api.example.net.')?.ttl).toBe(120);
     const plan = await runCli(['plan', intent.dir], { env: intent.env });
     expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    const again = await pdns.api('GET', '/servers/localhost/zones/example.net.');
+    expect((again.body as { serial: number }).serial).toBe(serial);
   });
 });
