@@ -140,11 +140,37 @@ export async function executePlan(
     return { ...desired, ...withSecrets(secrets, ws.env, ws.intent.dir) };
   };
 
+  /** Runs a resource's checks against its current object and records its outcome. */
+  const check = async (
+    decl: ResourceDecl,
+    obj: ObservedObject,
+    desired: Record<string, unknown>,
+  ) => {
+    const checks = options.runChecks
+      ? await runChecks(ws, decl, obj, desired, (a) => current.get(a), clock)
+      : [];
+    for (const result of checks) report({ kind: 'check', address: decl.address, result });
+    const failing = checks.filter((c) => !c.ok);
+    outcomes.set(decl.address, {
+      state: failing.length > 0 ? 'failing' : 'converged',
+      objectId: obj.id,
+      ...(failing.length > 0
+        ? { message: failing.map((c) => `${c.name}: ${c.message}`).join('; ') }
+        : {}),
+      checks,
+    });
+  };
+
+  /**
+   * Verifies a changed object (re-read until observed matches declared), remembers it, and — unless
+   * told to wait (a replace whose old object still exists) — runs its checks.
+   */
   const finish = async (
     decl: ResourceDecl,
     obj: ObservedObject,
     desired: Record<string, unknown>,
     mutated: boolean,
+    checkNow = true,
   ) => {
     let verified = obj;
     if (mutated) {
@@ -158,19 +184,18 @@ export async function executePlan(
       await operator.remember(target(steps.get(decl.address)!), obj);
     }
     current.set(decl.address, verified);
-    const checks = options.runChecks
-      ? await runChecks(ws, decl, verified, desired, (a) => current.get(a), clock)
-      : [];
-    for (const result of checks) report({ kind: 'check', address: decl.address, result });
-    const failing = checks.filter((c) => !c.ok);
-    outcomes.set(decl.address, {
-      state: failing.length > 0 ? 'failing' : 'converged',
-      objectId: verified.id,
-      ...(failing.length > 0
-        ? { message: failing.map((c) => `${c.name}: ${c.message}`).join('; ') }
-        : {}),
-      checks,
-    });
+    checked.set(decl.address, desired);
+    if (checkNow) await check(decl, verified, desired);
+    else outcomes.set(decl.address, { state: 'converged', objectId: verified.id, checks: [] });
+  };
+  const checked = new Map<Address, Record<string, unknown>>();
+
+  /** Checks a replaced resource again once its old object is gone (both would answer until then). */
+  const recheck = async (address: Address) => {
+    const decl = decls.get(address);
+    const obj = current.get(address);
+    const desired = checked.get(address);
+    if (decl && obj && desired) await check(decl, obj, desired);
   };
 
   const replace = async (
@@ -197,7 +222,8 @@ export async function executePlan(
       (await resumeStepOne(decl, stepOne, hashValue(desired))) ??
       (await operator.create(stepOne, sendable(decl, desired), hashValue(desired)));
     current.set(decl.address, created);
-    await finish(decl, created, desired, true);
+    // Checks wait for step 2: until the old object is deleted, both may answer (two DNSKEYs).
+    await finish(decl, created, desired, true, false);
     // Step 2 (delete the old object) runs as its own node, after every dependent is repointed.
     replacedOld.set(decl.address, { old, group });
   };
@@ -362,13 +388,14 @@ export async function executePlan(
             kind: 'warning',
             message: `${step.address}: the old object ${replaced.old.id} is still referenced by ${user}; it is deleted once nothing references it`,
           });
-          return;
+        } else {
+          await operator.delete(
+            target(step, { group: replaced.group, step: 2 }),
+            replaced.old,
+            false,
+          );
         }
-        await operator.delete(
-          target(step, { group: replaced.group, step: 2 }),
-          replaced.old,
-          false,
-        );
+        await recheck(step.address);
       },
     );
 
@@ -404,6 +431,7 @@ export async function executePlan(
           false,
           'replace',
         );
+        await recheck(step.address);
       },
     );
 

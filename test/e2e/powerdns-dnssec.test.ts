@@ -178,10 +178,12 @@ checks:
     );
 
     // A replace deletes the old key: destructive, so it needs --yes (the key is not stateful: no gate).
-    // Its exit code is not asserted: Tend runs a replacement's checks after creating it and before
-    // deleting the old object, when the zone serves both keys (as an algorithm rollover does), so
-    // this check can fail on that pass. The state it leaves and the next pass are what must hold.
+    // The replacement's checks run once the old key is deleted (until then the zone serves both).
     const replaced = await tend(['apply', intent.dir, '--yes']);
+    expect(replaced.code, replaced.stdout + replaced.stderr).toBe(0);
+    expect(replaced.stdout).toMatch(
+      /deleted example\.com\.\/\d+[\s\S]*✓ pdns\.cryptokeys\/signing\s+check dnskey passed/,
+    );
     expect(replaced.stdout).toMatch(/\+ pdns\.cryptokeys\/signing\s+created example\.com\.\/\d+/);
     expect(replaced.stdout).toContain(`- pdns.cryptokeys/signing  deleted example.com./${old!.id}`);
     const keys = await apiKeys();
