@@ -44,10 +44,10 @@ function drawRun(seed: number): RandomRun {
     seed,
     latencyMs: pick([0, 5, 20]),
     latencyJitterMs: pick([0, 10, 30]),
-    errorRate: pick([0, 0.05, 0.15]),
-    rate429: pick([0, 0.05, 0.15]),
+    errorRate: pick([0, 0.1, 0.25]),
+    rate429: pick([0, 0.1, 0.25]),
     retryAfterSeconds: 0,
-    timeoutAfterSuccessRate: pick([0, 0.1, 0.25]),
+    timeoutAfterSuccessRate: pick([0.1, 0.3, 0.5]),
     eventualConsistencyMs: pick([0, 300, 1000]),
   };
   const actions = {
