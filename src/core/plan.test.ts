@@ -171,6 +171,36 @@ describe('assemblePlan', () => {
     expect(del.kind === 'delete' && del.blastRadius).toEqual(['sb.volumes/v']);
   });
 
+  it('gives the same plan whether the steps arrive in dependency order or not', () => {
+    const inOrder = [
+      step('sb.networks/n', []),
+      step('sb.instances/i', ['sb.networks/n'], 'replace'),
+      step('sb.volumes/v', ['sb.instances/i']),
+    ];
+    const removed = [
+      {
+        address: 'sb.volumes/old' as Address,
+        type: 'sb.volumes',
+        objectId: 'v-0',
+        stateful: false,
+        dependsOn: ['sb.instances/i' as Address],
+      },
+    ];
+    const given = assemblePlan(inOrder, removed, false);
+    expect(given).toEqual(assemblePlan([...inOrder].reverse(), removed, false));
+    expect(given.steps.map((s) => `${s.kind} ${s.address}`)).toEqual([
+      'noop sb.networks/n',
+      'replace sb.instances/i',
+      'noop sb.volumes/v',
+      'delete sb.volumes/old',
+    ]);
+    const replace = given.steps[1]!;
+    expect(replace.kind === 'replace' && replace.blastRadius).toEqual([
+      'sb.volumes/old',
+      'sb.volumes/v',
+    ]);
+  });
+
   it('an all-noop plan has no changes', () => {
     expect(hasChanges(assemblePlan([step('sb.networks/n', [])], [], false))).toBe(false);
   });

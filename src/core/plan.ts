@@ -141,17 +141,25 @@ export function assemblePlan(
   for (const s of declared) graph.set(s.address, s.dependsOn);
   for (const r of removed) graph.set(r.address, r.dependsOn);
 
-  const byAddress = new Map(declared.map((s) => [s.address, s] as const));
   const order = orderOf(graph);
   const dependentsOf = dependentsIndex(graph);
+  // The planner hands its steps over in dependency order already; then the order begins with them,
+  // as given, and only removed resources follow, so no lookup by address is needed for either.
+  const asGiven =
+    declared.length <= order.length && declared.every((s, i) => order[i] === s.address);
+  let inOrder: readonly PlanStep[] = declared;
+  let rest: readonly Address[] = order.slice(declared.length);
+  if (!asGiven) {
+    const byAddress = new Map(declared.map((s) => [s.address, s] as const));
+    inOrder = order.flatMap((a) => byAddress.get(a) ?? []);
+    rest = order;
+  }
   const steps: PlanStep[] = [];
-  for (const a of order) {
-    const s = byAddress.get(a);
-    if (!s) continue;
-    steps.push(s.kind === 'replace' ? { ...s, blastRadius: dependentsOf([a]) } : s);
+  for (const s of inOrder) {
+    steps.push(s.kind === 'replace' ? { ...s, blastRadius: dependentsOf([s.address]) } : s);
   }
   const removedByAddress = new Map(removed.map((r) => [r.address, r] as const));
-  for (const a of [...order].reverse()) {
+  for (const a of [...rest].reverse()) {
     const r = removedByAddress.get(a);
     if (!r) continue;
     steps.push({
