@@ -1,13 +1,14 @@
 // Plans a synthetic intent in a fresh process (run with --expose-gc), so that heap figures are the
-// plan's alone. Prints one JSON line (a PlanChildResult) on stdout.
+// plan's alone: `plan-child.js time N` prints a PlanTiming, `plan-child.js memory N` a PlanMemory,
+// as one JSON line on stdout.
 import { getHeapStatistics } from 'node:v8';
-import type { Plan } from '../core/index.js';
+import type { Plan, Provider } from '../core/index.js';
 import { planPass } from '../engine/planner.js';
 import { corePlan } from './core-plan.js';
 import { buildPlanFixture } from './plan-fixture.js';
 
-/** What the child measured. */
-export interface PlanChildResult {
+/** What a timing run measured. */
+export interface PlanTiming {
   readonly count: number;
   readonly counts: Plan['counts'];
   /** planPass, first (cold) run: what one pass of a fresh process pays. */
@@ -18,15 +19,27 @@ export interface PlanChildResult {
   readonly planPassWarmMs: number;
   /** The pure core alone (references, diff, decide, assemble), fastest warm run. */
   readonly coreWarmMs: number;
-  /** Heap after GC, per resource: intent + observation + plan, all retained. */
+}
+
+/** What a memory run measured, in bytes per resource. */
+export interface PlanMemory {
+  /** Heap after GC: intent + observation + plan, all retained. */
   readonly retainedBytesPerResource: number;
-  /** Heap held by the inputs alone (intent + observation), per resource. */
+  /** Heap held by the inputs alone (intent + observation). */
   readonly inputBytesPerResource: number;
-  /** Highest heap seen while planning (sampled), above the heap before the inputs existed. */
+  /**
+   * Highest live heap while planning (collected, then sampled at points through the pass), above the
+   * heap before the inputs existed: the memory planning needs, inputs included.
+   */
+  readonly peakLiveHeapBytesPerResource: number;
+  /** Highest heap seen while planning, garbage the collector had not reclaimed yet included. */
   readonly peakHeapBytesPerResource: number;
   /** Peak RSS of the process above its RSS before the inputs existed. */
   readonly peakRssBytesPerResource: number;
 }
+
+/** Both. */
+export type PlanChildResult = PlanTiming & PlanMemory;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -35,34 +48,15 @@ function heap(): number {
   return getHeapStatistics().used_heap_size;
 }
 
-async function main(): Promise<void> {
-  if (!gc) throw new Error('run with node --expose-gc');
-  const count = Number(process.argv[2] ?? 100_000);
-  const rss0 = process.memoryUsage().rss;
-  const heap0 = heap();
+/** Timing: a cold pass (what one pass of a fresh process pays), then warm passes and the core alone. */
+async function timing(count: number): Promise<PlanTiming> {
   const fixture = await buildPlanFixture(count);
-  const heapInputs = heap();
-
-  // Sample the heap while planning: the in-memory provider's evaluate runs throughout the pass.
-  let peak = getHeapStatistics().used_heap_size;
-  const evaluate = fixture.ws
-    .typeOf('sb.services')
-    .provider.evaluate.bind(fixture.ws.typeOf('sb.services').provider);
-  const provider = fixture.ws.typeOf('sb.services').provider as { evaluate: typeof evaluate };
-  provider.evaluate = (type, current, desired) => {
-    peak = Math.max(peak, getHeapStatistics().used_heap_size);
-    return evaluate(type, current, desired);
-  };
   const options = { approveDestroy: false, prune: true };
   let t = performance.now();
   const cpu = process.cpuUsage();
   const first = await planPass(fixture.ws, fixture.observation, options);
   const planPassColdMs = performance.now() - t;
   const used = process.cpuUsage(cpu);
-  peak = Math.max(peak, getHeapStatistics().used_heap_size);
-  const heapRetained = heap();
-  const peakRss = process.resourceUsage().maxRSS * 1024;
-
   let planPassWarmMs = Infinity;
   for (let i = 0; i < 3; i++) {
     t = performance.now();
@@ -76,18 +70,61 @@ async function main(): Promise<void> {
     coreWarmMs = Math.min(coreWarmMs, performance.now() - t);
     if (plan.steps.length !== first.plan.steps.length) throw new Error('core plan differs');
   }
-  const result: PlanChildResult = {
+  return {
     count,
     counts: first.plan.counts,
     planPassColdMs,
     planPassColdCpuMs: (used.user + used.system) / 1000,
     planPassWarmMs,
     coreWarmMs,
-    retainedBytesPerResource: (heapRetained - heap0) / count,
+  };
+}
+
+/**
+ * Memory: one pass in a fresh process. The in-memory provider's evaluate runs throughout the pass
+ * (for every changed resource): every call samples the heap as it is, garbage included; every 64th
+ * also collects first, so that what it samples is what planning needs.
+ */
+async function memory(count: number): Promise<PlanMemory> {
+  if (!gc) throw new Error('run with node --expose-gc');
+  const rss0 = process.memoryUsage().rss;
+  const heap0 = heap();
+  const fixture = await buildPlanFixture(count);
+  const heapInputs = heap();
+  const provider = fixture.ws.typeOf('sb.services').provider as {
+    evaluate: Provider['evaluate'];
+  };
+  const evaluate = provider.evaluate.bind(provider);
+  let peakWithGarbage = 0;
+  let peakLive = 0;
+  let calls = 0;
+  provider.evaluate = (type, current, desired) => {
+    peakWithGarbage = Math.max(peakWithGarbage, getHeapStatistics().used_heap_size);
+    if (++calls % 64 === 0) peakLive = Math.max(peakLive, heap());
+    return evaluate(type, current, desired);
+  };
+  const planned = await planPass(fixture.ws, fixture.observation, {
+    approveDestroy: false,
+    prune: true,
+  });
+  peakWithGarbage = Math.max(peakWithGarbage, getHeapStatistics().used_heap_size);
+  const peakRss = process.resourceUsage().maxRSS * 1024;
+  const retained = heap();
+  peakLive = Math.max(peakLive, retained);
+  if (planned.plan.steps.length === 0) throw new Error('empty plan');
+  return {
+    retainedBytesPerResource: (retained - heap0) / count,
     inputBytesPerResource: (heapInputs - heap0) / count,
-    peakHeapBytesPerResource: (peak - heap0) / count,
+    peakLiveHeapBytesPerResource: (peakLive - heap0) / count,
+    peakHeapBytesPerResource: (peakWithGarbage - heap0) / count,
     peakRssBytesPerResource: (peakRss - rss0) / count,
   };
+}
+
+async function main(): Promise<void> {
+  const mode = process.argv[2];
+  const count = Number(process.argv[3] ?? 100_000);
+  const result = mode === 'memory' ? await memory(count) : await timing(count);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

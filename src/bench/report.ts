@@ -107,12 +107,23 @@ export function renderReport(r: BenchResults): string {
         '',
       ],
       [
-        `plan ${n(p.count)}: peak heap / peak RSS per resource while planning`,
+        `plan ${n(p.count)}: peak live heap per resource while planning (inputs included)`,
+        `${n(p.peakLiveHeapBytesPerResource)} B`,
+        `< ${n(TARGETS.memoryBytes)} B`,
+        verdict(
+          p.peakLiveHeapBytesPerResource < TARGETS.memoryBytes,
+          `by ${n(p.peakLiveHeapBytesPerResource - TARGETS.memoryBytes)} B`,
+        ),
+        '',
+      ],
+      [
+        `plan ${n(p.count)}: peak heap with uncollected garbage / peak RSS, per resource`,
         `${n(p.peakHeapBytesPerResource)} B / ${n(p.peakRssBytesPerResource)} B`,
         `< ${n(TARGETS.memoryBytes)} B`,
         verdict(
-          p.peakHeapBytesPerResource < TARGETS.memoryBytes,
-          `peak heap by ${n(p.peakHeapBytesPerResource - TARGETS.memoryBytes)} B`,
+          p.peakHeapBytesPerResource < TARGETS.memoryBytes &&
+            p.peakRssBytesPerResource < TARGETS.memoryBytes,
+          `by ${n(Math.max(p.peakHeapBytesPerResource, p.peakRssBytesPerResource) - TARGETS.memoryBytes)} B`,
         ),
         '',
       ],
