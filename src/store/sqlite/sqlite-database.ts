@@ -6,6 +6,8 @@
 export interface SqliteDatabase {
   /** False once `close` has been called. */
   readonly open: boolean;
+  /** True while a transaction is open (SQLite may roll one back by itself on a disk error). */
+  readonly inTransaction: boolean;
   prepare(source: string): SqliteStatement;
   exec(source: string): unknown;
   pragma(source: string, options?: { simple?: boolean }): unknown;

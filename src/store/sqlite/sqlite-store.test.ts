@@ -188,6 +188,9 @@ describe('SQLite store: group commit', () => {
       get open() {
         return real.open;
       },
+      get inTransaction() {
+        return real.inTransaction;
+      },
       prepare: (source) => real.prepare(source),
       exec: (source) => real.exec(source),
       pragma: (source, options) => real.pragma(source, options),
@@ -233,6 +236,56 @@ describe('SQLite store: group commit', () => {
     expect(refused.reason).toBeInstanceOf(TendError);
     expect((refused.reason as TendError).code).toBe('store.operation-exists');
     expect((await store.unsettled()).map((o) => o.id)).toEqual(['op-1', 'op-2']);
+    await store.close();
+  });
+
+  it('fails the whole group when a disk error made SQLite roll the transaction back', async () => {
+    const path = freshPath();
+    const real = new Database(path);
+    const full = () => {
+      // What SQLite does on SQLITE_FULL or SQLITE_IOERR inside a transaction: it rolls it back.
+      real.exec('ROLLBACK');
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    };
+    const db: SqliteDatabase = {
+      get open() {
+        return real.open;
+      },
+      get inTransaction() {
+        return real.inTransaction;
+      },
+      prepare: (source) => {
+        const statement = real.prepare(source);
+        return source.includes('INTO statuses')
+          ? {
+              ...statement,
+              run: full,
+              get: statement.get.bind(statement),
+              all: statement.all.bind(statement),
+              iterate: statement.iterate.bind(statement),
+            }
+          : statement;
+      },
+      exec: (source) => real.exec(source),
+      pragma: (source, options) => real.pragma(source, options),
+      transaction: (fn) => real.transaction(fn),
+      close: () => real.close(),
+    };
+    const store = new SqliteStore(db);
+    const results = await Promise.allSettled([
+      store.journal(nth(1)),
+      store.putStatus({
+        address: 'sb.volumes/data',
+        state: 'converged',
+        checks: [],
+        updatedAt: '2026-01-01T00:00:00.000Z',
+      }),
+      store.journal(nth(2)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'store.failed' });
+    // Nothing of the group was written, not even the write after the failing one.
+    expect(await store.unsettled()).toEqual([]);
     await store.close();
   });
 

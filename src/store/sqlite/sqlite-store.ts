@@ -394,8 +394,10 @@ export class SqliteStore implements Store {
    * Queues a write for the next group commit. Writes queued in the same turn of the event loop (the
    * engine runs many operations at once) commit together in one transaction, so they share one sync
    * of the write-ahead log instead of paying one each; the promise resolves only after that commit,
-   * so a resolved write is on disk exactly as before. Each write runs in its own savepoint: one that
-   * fails is rolled back and rejected alone.
+   * so a resolved write is on disk exactly as before. A write that fails is rejected alone and the
+   * others still commit: every write body is one statement (SQLite undoes a failed statement) or its
+   * own nested transaction (a savepoint), or throws before changing anything, so a failure leaves
+   * nothing behind without paying a savepoint per write.
    */
   #write<T>(body: () => T): Promise<T> {
     try {
@@ -426,10 +428,15 @@ export class SqliteStore implements Store {
       this.#checkOpen();
       if (batch.length === 1) runOne(batch[0]!.body);
       else {
-        // Nested transactions are savepoints: a failing write undoes only itself.
         this.#db
           .transaction(() => {
-            for (const { body } of batch) runOne(() => this.#db.transaction(body)());
+            for (const { body } of batch) {
+              runOne(body);
+              // A disk error (full, I/O, out of memory) can make SQLite roll the whole transaction
+              // back by itself: then nothing of the batch is written, and it fails as a whole.
+              const last = outcomes[outcomes.length - 1]!;
+              if (!last.ok && !this.#db.inTransaction) throw last.value;
+            }
           })
           .immediate();
       }
