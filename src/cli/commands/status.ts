@@ -40,6 +40,7 @@ export function registerStatusCommand(program: Command): void {
           );
           let orphans: { type: string; id: string }[] = [];
           let duplicates: { address: string; objectIds: string[] }[] = [];
+          let replacing: { address: string; oldObjectId: string }[] = [];
           let platformError: string | undefined;
           if (!o.offline) {
             try {
@@ -50,6 +51,7 @@ export function registerStatusCommand(program: Command): void {
                 address: x.object.marker?.address,
               }));
               duplicates = obs.duplicates;
+              replacing = obs.leftovers.map((l) => ({ address: l.address, oldObjectId: l.old.id }));
             } catch (e) {
               platformError = toTendError(e).message;
             }
@@ -85,6 +87,13 @@ export function registerStatusCommand(program: Command): void {
                 ),
               );
               for (const x of orphans) out.line(`  ${x.type} ${x.id}`);
+            }
+            for (const r of replacing) {
+              out.line(
+                s.yellow(
+                  `replace in progress for ${r.address}: old object ${r.oldObjectId} is deleted by the next apply or run pass`,
+                ),
+              );
             }
             for (const d of duplicates)
               out.line(s.red(`duplicate objects for ${d.address}: ${d.objectIds.join(', ')}`));
