@@ -61,6 +61,7 @@ export function registerStatusCommand(program: Command): void {
               resources,
               orphans,
               duplicates,
+              replacing,
               ...(platformError ? { platformError } : {}),
             });
           } else {
