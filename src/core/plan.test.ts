@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Address } from './address.js';
-import { assemblePlan, canHoldBoth, decideStep, hasChanges, type StepInput } from './plan.js';
+import {
+  assemblePlan,
+  canHoldBoth,
+  decideStep,
+  gateOf,
+  hasChanges,
+  type StepInput,
+} from './plan.js';
 
 const base: StepInput = {
   address: 'sb.volumes/data',
@@ -81,7 +88,12 @@ describe('decideStep', () => {
         changes: [{ path: 'name', before: 'a', after: 'b' }],
         evaluation: { action: 'replace', fields: ['name'], source: 'annotation' },
       },
-      want: { kind: 'replace', strategy: 'delete-before-create' },
+      want: {
+        kind: 'replace',
+        strategy: 'delete-before-create',
+        gated: true,
+        gate: expect.stringContaining('deleted first'),
+      },
     },
     {
       name: 'no guessed replace',
@@ -253,6 +265,45 @@ describe('canHoldBoth', () => {
   for (const c of cases) {
     it(`${c.name}: ${c.reason}`, () => {
       expect(canHoldBoth(c.info, c.forced)).toBe(c.want);
+    });
+  }
+});
+
+describe('gateOf', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    args: Parameters<typeof gateOf>;
+    want: string | undefined;
+  }[] = [
+    {
+      name: 'plain replace',
+      reason: 'create-before-destroy of a stateless resource needs no approval',
+      args: [false, 'create-before-destroy', false],
+      want: undefined,
+    },
+    {
+      name: 'stateful',
+      reason: 'replacing a stateful resource loses its data',
+      args: [true, 'create-before-destroy', false],
+      want: 'stateful resource',
+    },
+    {
+      name: 'delete first',
+      reason: 'delete-before-create is an outage',
+      args: [false, 'delete-before-create', false],
+      want: 'the platform cannot hold old and new at once: the old object is deleted first',
+    },
+    {
+      name: 'approved',
+      reason: '--approve-destroy lifts every gate',
+      args: [true, 'delete-before-create', true],
+      want: undefined,
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      expect(gateOf(...c.args)).toBe(c.want);
     });
   }
 });

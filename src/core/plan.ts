@@ -38,8 +38,9 @@ export interface ReplaceStep extends StepBase {
   readonly decidedBy: 'platform' | 'annotation';
   readonly reason?: string;
   readonly strategy: 'create-before-destroy' | 'delete-before-create';
-  /** True when the resource is stateful and destruction was not approved. */
+  /** True when the step waits for --approve-destroy (see `gateOf`); `gate` says why. */
   readonly gated: boolean;
+  readonly gate?: string;
   /** Everything downstream of this resource (its dependents, transitively). */
   readonly blastRadius: readonly Address[];
 }
@@ -101,6 +102,10 @@ export function decideStep(input: StepInput): PlanStep {
   if (input.changes.length === 0) return { address, type, dependsOn, kind: 'noop', objectId };
   const ev = input.evaluation;
   if (ev?.action === 'replace' && ev.source !== 'default') {
+    const strategy = input.canCreateBeforeDestroy
+      ? 'create-before-destroy'
+      : 'delete-before-create';
+    const gate = gateOf(input.stateful, strategy, input.approveDestroy);
     return {
       address,
       type,
@@ -111,8 +116,9 @@ export function decideStep(input: StepInput): PlanStep {
       forcedBy: ev.fields,
       decidedBy: ev.source,
       ...(ev.reason ? { reason: ev.reason } : {}),
-      strategy: input.canCreateBeforeDestroy ? 'create-before-destroy' : 'delete-before-create',
-      gated: input.stateful && !input.approveDestroy,
+      strategy,
+      gated: gate !== undefined,
+      ...(gate ? { gate } : {}),
       blastRadius: [],
     };
   }
@@ -207,4 +213,21 @@ export function canHoldBoth(
   if (info.identity !== 'natural-key') return true;
   const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
   return keys.some((k) => forcedFields.includes(k));
+}
+
+/**
+ * Why a replace must wait for --approve-destroy, or undefined when it need not: a stateful resource
+ * loses its data, and a delete-before-create leaves nothing in its place for a while (an outage).
+ */
+export function gateOf(
+  stateful: boolean,
+  strategy: 'create-before-destroy' | 'delete-before-create',
+  approveDestroy: boolean,
+): string | undefined {
+  if (approveDestroy) return undefined;
+  if (stateful) return 'stateful resource';
+  if (strategy === 'delete-before-create') {
+    return 'the platform cannot hold old and new at once: the old object is deleted first';
+  }
+  return undefined;
 }

@@ -9,6 +9,7 @@ import type {
 } from '../core/index.js';
 import {
   canHoldBoth,
+  gateOf,
   containsUnknown,
   getPath,
   hashValue,
@@ -46,6 +47,8 @@ export interface ExecuteOptions {
   readonly runChecks: boolean;
   /** When aborted, no new operation starts; in-flight ones finish and settle. */
   readonly signal?: AbortSignal;
+  /** Destructive steps that became necessary only during execution may proceed (see `gateOf`). */
+  readonly approveDestroy?: boolean;
   /** Test hook called around every store write (the torture suite kills the process there). */
   readonly crash?: CrashHook;
   /** See OperatorOptions.consistencyWindowMs. */
@@ -290,7 +293,7 @@ export async function executePlan(
           return;
         }
         if (step.kind === 'replace' && step.gated) {
-          const reason = `replacing ${decl.address} (${step.forcedBy.join(', ')}) destroys a stateful resource: approve with --approve-destroy`;
+          const reason = `replacing ${decl.address} (${step.forcedBy.join(', ')}) is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`;
           report({ kind: 'blocked', address: decl.address, reason });
           outcomes.set(decl.address, {
             state: 'blocked',
@@ -310,8 +313,19 @@ export async function executePlan(
             ? undefined
             : await evaluateChanges(ws, decl, observed, desired, changes);
         if (step.kind === 'replace' || (ev?.action === 'replace' && ev.source !== 'default')) {
-          if (decl.lifecycle.stateful && step.kind !== 'replace') {
-            const reason = `${decl.address} now needs replacement (${ev?.fields.join(', ')}): approve with --approve-destroy`;
+          const strategy =
+            step.kind === 'replace'
+              ? step.strategy
+              : canHoldBoth(info, ev?.fields ?? [])
+                ? 'create-before-destroy'
+                : 'delete-before-create';
+          // A replace the plan did not show (it became known only now) passes the same gate.
+          const gate =
+            step.kind === 'replace'
+              ? undefined
+              : gateOf(decl.lifecycle.stateful, strategy, options.approveDestroy ?? false);
+          if (gate) {
+            const reason = `${decl.address} now needs replacement (${ev?.fields.join(', ')}; ${gate}): approve with --approve-destroy`;
             report({ kind: 'blocked', address: decl.address, reason });
             outcomes.set(decl.address, {
               state: 'blocked',
@@ -319,14 +333,8 @@ export async function executePlan(
               message: reason,
               checks: [],
             });
-            return;
+            throw new Blocked(decl.address);
           }
-          const strategy =
-            step.kind === 'replace'
-              ? step.strategy
-              : !canHoldBoth(info, ev?.fields ?? [])
-                ? 'delete-before-create'
-                : 'create-before-destroy';
           await replace(decl, step, observed, desired, strategy);
           return;
         }

@@ -114,6 +114,7 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     runChecks: options.runChecks,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.crash ? { crash: options.crash } : {}),
+    approveDestroy: options.approveDestroy,
   });
   const states: Record<ResourceState, number> = {
     converged: 0,

@@ -75,7 +75,9 @@ export function renderPlan(plan: Plan, s: Style): string {
         );
         lines.push(blastLine(step.blastRadius, s));
         if (step.gated)
-          lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
+          lines.push(
+            s.red(`      gated: ${step.gate ?? 'stateful resource'}; needs --approve-destroy`),
+          );
         break;
       }
       case 'delete':
@@ -105,9 +107,7 @@ export function renderPlan(plan: Plan, s: Style): string {
       lines.push(s.yellow(`Blast radius: ${plan.blastRadius.join(', ')}`));
     if (plan.gated.length > 0) {
       lines.push(
-        s.red(
-          `Gated (stateful, destructive): ${plan.gated.join(', ')}; re-run with --approve-destroy.`,
-        ),
+        s.red(`Gated (destructive): ${plan.gated.join(', ')}; re-run with --approve-destroy.`),
       );
     }
   }
