@@ -3,7 +3,7 @@
 // seconds in — make an out-of-band change as another actor, so you can watch Tend notice it from
 // the platform's audit feed, attribute it, and correct it. Stops by itself; --keep runs until Ctrl-C.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,18 @@ const base = `http://127.0.0.1:${port}`;
 const keep = process.argv.includes('--keep');
 const work = mkdtempSync(join(tmpdir(), 'tend-quickstart-'));
 const store = join(work, 'tend.db');
+// On another port (QUICKSTART_PORT), Tend manages a copy of the example pointed at that port.
+let intentDir = 'examples/quickstart';
+if (port !== 7781) {
+  intentDir = join(work, 'quickstart');
+  cpSync(join(root, 'examples', 'quickstart'), intentDir, { recursive: true });
+  for (const f of readdirSync(intentDir)) {
+    const p = join(intentDir, f);
+    writeFileSync(p, readFileSync(p, 'utf8').replaceAll('127.0.0.1:7781', `127.0.0.1:${port}`));
+  }
+}
 const children = [];
+let stopping = false;
 const say = (text) => process.stdout.write(`\n\x1b[1m\x1b[35m▶ ${text}\x1b[0m\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -76,20 +87,28 @@ async function main() {
   say(
     'Starting `tend run examples/quickstart`: it creates everything, verifies it, and keeps it correct',
   );
-  const tend = start(['run', 'examples/quickstart', '--store', store, '--interval', '10'], {
+  const tend = start(['run', intentDir, '--store', store, '--interval', '10'], {
     QUICKSTART_ADMIN_PASSWORD: 'quickstart-only-secret',
   });
   const exited = new Promise((r) => tend.on('exit', r));
+  // If Tend stops on its own (an error it printed above), there is nothing to wait for.
+  const early = exited.then((code) => {
+    if (!stopping) throw new Error(`tend run exited early (code ${code}); see its output above`);
+  });
+  early.catch(() => {});
+  const orEarly = (p) => Promise.race([p, early]);
 
-  const service = await waitFor(
-    'the service to exist and converge',
-    async () => {
-      const list = (await api('GET', '/services')).body;
-      const svc = list.find((s) => s.name === 'api');
-      const vols = (await api('GET', '/volumes')).body;
-      return svc && vols.length > 0 ? svc : undefined;
-    },
-    20_000,
+  const service = await orEarly(
+    waitFor(
+      'the service to exist and converge',
+      async () => {
+        const list = (await api('GET', '/services')).body;
+        const svc = list.find((s) => s.name === 'api');
+        const vols = (await api('GET', '/volumes')).body;
+        return svc && vols.length > 0 ? svc : undefined;
+      },
+      20_000,
+    ),
   );
   await sleep(2500);
 
@@ -106,13 +125,15 @@ async function main() {
   if (r.status !== 200)
     throw new Error(`the out-of-band PATCH failed: ${r.status} ${JSON.stringify(r.body)}`);
 
-  const fixed = await waitFor(
-    'Tend to correct the replica count',
-    async () => {
-      const s = (await api('GET', `/services/${service.id}`)).body;
-      return s.replicas === 2 ? s : undefined;
-    },
-    10_000,
+  const fixed = await orEarly(
+    waitFor(
+      'Tend to correct the replica count',
+      async () => {
+        const s = (await api('GET', `/services/${service.id}`)).body;
+        return s.replicas === 2 ? s : undefined;
+      },
+      10_000,
+    ),
   );
   const secs = ((Date.now() - changedAt) / 1000).toFixed(1);
   say(
@@ -127,10 +148,11 @@ async function main() {
     await exited;
     return;
   }
+  stopping = true;
   tend.kill('SIGINT');
   await exited;
-  say(`The change ledger (tend history --store ${store} examples/quickstart)`);
-  const history = start(['history', 'examples/quickstart', '--store', store, '--limit', '20']);
+  say(`The change ledger (tend history --store ${store} ${intentDir})`);
+  const history = start(['history', intentDir, '--store', store, '--limit', '20']);
   await new Promise((r2) => history.on('exit', r2));
   say('Done. Run `npm test` for the whole suite; README.md explains what you just saw.');
 }
