@@ -152,22 +152,39 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const leftovers: Leftover[] = [];
   const key = (type: string, id: string) => `${type}\u0000${id}`;
 
+  /**
+   * Per-type indexes of the listed objects, built on first use: by id, by the address in our marker,
+   * and (for natural-key types) by normalised key. Matching is then linear in the number of objects.
+   */
+  interface TypeIndex {
+    readonly byId: Map<string, ObservedObject>;
+    readonly byMarker: Map<string, ObservedObject[]>;
+    byKey?: Map<string, ObservedObject[]>;
+  }
+  const indexes = new Map<string, TypeIndex>();
+  const indexOf = (type: string): TypeIndex => {
+    let ix = indexes.get(type);
+    if (ix) return ix;
+    ix = { byId: new Map(), byMarker: new Map() };
+    for (const o of lists.get(type) ?? []) {
+      if (!ix.byId.has(o.id)) ix.byId.set(o.id, o);
+      if (o.marker?.workspace === ws.name) {
+        const l = ix.byMarker.get(o.marker.address);
+        if (l) l.push(o);
+        else ix.byMarker.set(o.marker.address, [o]);
+      }
+    }
+    indexes.set(type, ix);
+    return ix;
+  };
+
   const match = async (address: Address, type: string, decl: ResourceDecl | undefined) => {
-    const list = lists.get(type) ?? [];
+    const ix = indexOf(type);
     const remembered = twin.get(address);
-    const mine = list.filter(
-      (o) =>
-        o.marker?.workspace === ws.name &&
-        o.marker.address === address &&
-        !claimed.has(key(type, o.id)),
-    );
-    let found = remembered ? list.find((o) => o.id === remembered.objectId) : undefined;
+    const mine = (ix.byMarker.get(address) ?? []).filter((o) => !claimed.has(key(type, o.id)));
+    let found = remembered ? ix.byId.get(remembered.objectId) : undefined;
     if (!found && mine.length > 0) found = mine[0];
-    if (!found && decl)
-      found = byNaturalKey(
-        decl,
-        list.filter((o) => !claimed.has(key(type, o.id))),
-      );
+    if (!found && decl) found = byNaturalKey(decl);
     if (!found) return undefined;
     let current = found;
     let extra = mine.filter((o) => o.id !== current.id);
@@ -198,7 +215,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
    * ${pdns.zones/example.id}`), resolved against the objects matched so far: declared resources are
    * matched in dependency order, and a child whose parent does not exist yet matches nothing.
    */
-  const byNaturalKey = (decl: ResourceDecl, candidates: readonly ObservedObject[]) => {
+  const byNaturalKey = (decl: ResourceDecl) => {
     const { provider, info } = ws.typeOf(decl.type);
     if (info.identity !== 'natural-key') return undefined;
     const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
@@ -215,9 +232,17 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       if (v === undefined || containsUnknown(v)) return undefined;
       wanted.push(norm(field, v));
     }
-    return candidates.find((o) =>
-      keys.every((field, i) => norm(field, o.fields[field]) === wanted[i]),
-    );
+    const ix = indexOf(decl.type);
+    if (!ix.byKey) {
+      ix.byKey = new Map();
+      for (const o of lists.get(decl.type) ?? []) {
+        const k = keys.map((field) => norm(field, o.fields[field])).join('\u0000');
+        const l = ix.byKey.get(k);
+        if (l) l.push(o);
+        else ix.byKey.set(k, [o]);
+      }
+    }
+    return ix.byKey.get(wanted.join('\u0000'))?.find((o) => !claimed.has(key(decl.type, o.id)));
   };
 
   const graph = new Map(declared.map((r) => [r.address, r.dependsOn] as const));

@@ -43,7 +43,7 @@ export async function recoverJournal(
   const operator = new Operator(ws, actor, clock, report, crash, options);
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const twin = new Map((await ws.store.listTwin()).map((t) => [t.address, t] as const));
-  for (const op of pending) {
+  const resolve = async (op: Operation) => {
     const decl = decls.get(op.address);
     const remembered = twin.get(op.address);
     const target: OperationTarget = {
@@ -66,6 +66,7 @@ export async function recoverJournal(
         outcome = await recoverCreate(
           ws,
           operator,
+          known,
           op,
           target,
           wanted ? desired : undefined,
@@ -88,20 +89,39 @@ export async function recoverJournal(
       outcome = `still unresolved: ${toTendError(e).message}`;
     }
     report({ kind: 'recovered', opId: op.id, address: op.address, outcome });
+  };
+  // One address's operations resolve in journal order (a replace's steps); different addresses
+  // resolve concurrently, so their store writes share commits and their lookups overlap.
+  const byAddress = new Map<Address, Operation[]>();
+  for (const op of pending) {
+    const list = byAddress.get(op.address);
+    if (list) list.push(op);
+    else byAddress.set(op.address, [op]);
   }
+  const queue = [...byAddress.values()];
+  const worker = async () => {
+    for (let ops = queue.shift(); ops; ops = queue.shift()) for (const op of ops) await resolve(op);
+  };
+  await Promise.all(Array.from({ length: Math.min(RECOVERY_CONCURRENCY, queue.length) }, worker));
   return pending.length;
 }
+
+/** How many addresses recovery resolves at once. */
+const RECOVERY_CONCURRENCY = 64;
 
 async function recoverCreate(
   ws: Workspace,
   operator: Operator,
+  known: ReadonlyMap<Address, ObservedObject>,
   op: Operation,
   target: OperationTarget,
   desired: Record<string, unknown> | undefined,
   sendable: () => Record<string, unknown>,
 ): Promise<string> {
   const { info } = ws.typeOf(op.type);
-  let found = await operator.findCreated(op, desired);
+  // The pass has just listed everything: an object carrying this operation's marker is already here.
+  const seen = known.get(op.address);
+  let found = seen?.marker?.op === op.id ? seen : await operator.findCreated(op, desired);
   if (!found && (desired === undefined || !info.idempotencyKey)) {
     // Not visible may mean not visible YET: without a key a resend could make a second object, and
     // a superseded operation's object could still appear. Wait out the window, then decide.
