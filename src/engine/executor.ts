@@ -201,6 +201,13 @@ export async function executePlan(
     if (decl && obj && desired) await check(decl, obj, desired);
   };
 
+  /** Records a step stopped at a gate; the returned error blocks what waits on it. */
+  const block = (address: Address, objectId: string, reason: string): Blocked => {
+    report({ kind: 'blocked', address, reason });
+    outcomes.set(address, { state: 'blocked', objectId, message: reason, checks: [] });
+    return new Blocked(address);
+  };
+
   const replace = async (
     decl: ResourceDecl,
     step: PlanStep,
@@ -293,15 +300,11 @@ export async function executePlan(
           return;
         }
         if (step.kind === 'replace' && step.gated) {
-          const reason = `replacing ${decl.address} (${step.forcedBy.join(', ')}) is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`;
-          report({ kind: 'blocked', address: decl.address, reason });
-          outcomes.set(decl.address, {
-            state: 'blocked',
-            objectId: observed.id,
-            message: reason,
-            checks: [],
-          });
-          throw new Blocked(decl.address);
+          throw block(
+            decl.address,
+            observed.id,
+            `replacing ${decl.address} (${step.forcedBy.join(', ')}) is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`,
+          );
         }
         const changes = diffResource(ws, decl, desired, observed);
         if (changes.length === 0) {
@@ -325,15 +328,11 @@ export async function executePlan(
               ? undefined
               : gateOf(decl.lifecycle.stateful, strategy, options.approveDestroy ?? false);
           if (gate) {
-            const reason = `${decl.address} now needs replacement (${ev?.fields.join(', ')}; ${gate}): approve with --approve-destroy`;
-            report({ kind: 'blocked', address: decl.address, reason });
-            outcomes.set(decl.address, {
-              state: 'blocked',
-              objectId: observed.id,
-              message: reason,
-              checks: [],
-            });
-            throw new Blocked(decl.address);
+            throw block(
+              decl.address,
+              observed.id,
+              `${decl.address} now needs replacement (${ev?.fields.join(', ')}; ${gate}): approve with --approve-destroy`,
+            );
           }
           await replace(decl, step, observed, desired, strategy);
           return;
@@ -373,15 +372,12 @@ export async function executePlan(
       async () => {
         if (step.kind === 'delete') {
           if (step.gated) {
-            const reason = `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`;
-            report({ kind: 'blocked', address: step.address, reason });
-            outcomes.set(step.address, {
-              state: 'blocked',
-              objectId: step.objectId,
-              message: reason,
-              checks: [],
-            });
-            return;
+            // What this resource depends on is not deleted either (it would still be in use).
+            throw block(
+              step.address,
+              step.objectId,
+              `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
+            );
           }
           const obj = current.get(step.address) ?? pass.observation.objects.get(step.address);
           if (!obj) return;

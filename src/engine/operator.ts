@@ -193,6 +193,18 @@ export class Operator {
     return err;
   }
 
+  /** Reports a settled operation with how long it took. */
+  private done(op: Operation, objectId: string, started: number): void {
+    this.report({
+      kind: 'op-done',
+      address: op.address,
+      action: op.action,
+      opId: op.id,
+      objectId,
+      ms: this.clock.now().getTime() - started,
+    });
+  }
+
   /** Remembers an object as the one managing an address. */
   async remember(target: OperationTarget, object: ObservedObject, op?: Operation): Promise<void> {
     const { info } = this.ws.typeOf(target.type);
@@ -299,14 +311,7 @@ export class Operator {
       created = resolved;
     }
     await this.adopt(op, target, created, motivation);
-    this.report({
-      kind: 'op-done',
-      address: target.address,
-      action: 'create',
-      opId: op.id,
-      objectId: created.id,
-      ms: this.clock.now().getTime() - started,
-    });
+    this.done(op, created.id, started);
     return created;
   }
 
@@ -454,14 +459,7 @@ export class Operator {
     await this.remember(target, updated, op);
     await this.settle(op, updated.id);
     await this.record(op, target, 'update', updated.id, current.fields, updated.fields, motivation);
-    this.report({
-      kind: 'op-done',
-      address: target.address,
-      action: 'update',
-      opId: op.id,
-      objectId: updated.id,
-      ms: this.clock.now().getTime() - started,
-    });
+    this.done(op, updated.id, started);
     return updated;
   }
 
@@ -489,13 +487,6 @@ export class Operator {
     }
     await this.settle(op, current.id);
     await this.record(op, target, 'delete', current.id, current.fields, undefined, motivation);
-    this.report({
-      kind: 'op-done',
-      address: target.address,
-      action: 'delete',
-      opId: op.id,
-      objectId: current.id,
-      ms: this.clock.now().getTime() - started,
-    });
+    this.done(op, current.id, started);
   }
 }
