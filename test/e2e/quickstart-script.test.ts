@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
@@ -33,7 +34,7 @@ describe('npm run quickstart', () => {
       child.stderr.on('data', (d: Buffer) => (text += d.toString()));
       child.on('exit', (c) => resolve({ code: c, out: text }));
     });
-    const plain = out.replace(/\u001b\[[0-9;]*m/g, '');
+    const plain = stripVTControlCharacters(out);
     expect(code, plain).toBe(0);
     expect(plain).toMatch(/pass 1 done in \d+ ms: 5 converged/);
     expect(plain).toMatch(
