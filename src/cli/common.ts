@@ -98,3 +98,41 @@ export function crashHookFromEnv(): CrashHook {
     () => process.kill(process.pid, 'SIGKILL') as never,
   );
 }
+
+/** The first stop signal aborts `signal`; a second exits at once. `dispose` removes the handlers. */
+export interface StopSignals {
+  readonly signal: AbortSignal;
+  interrupted(): boolean;
+  dispose(): void;
+}
+
+/**
+ * SIGINT/SIGTERM handling shared by `apply` and `run`: the first signal lets the operations in flight
+ * settle (no new one starts); a second exits at once, which is safe because every mutation is
+ * journaled before it is sent and the next start resolves it.
+ */
+export function stopOnSignals(out: Output): StopSignals {
+  const controller = new AbortController();
+  let count = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    count++;
+    if (count > 1) {
+      out.err(
+        'second signal: exiting now (the journal resolves anything in flight on the next start)',
+      );
+      process.exit(EXIT.interrupted);
+    }
+    out.err(`${sig}: stopping after the operations in flight settle (signal again to exit now)`);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    interrupted: () => count > 0,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

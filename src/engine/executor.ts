@@ -25,7 +25,7 @@ import { Operator } from './operator.js';
 import type { Leftover } from './observe.js';
 import type { PlannedPass } from './planner.js';
 import { diffResource, evaluateChanges, resolveDesired } from './planner.js';
-import { isSecretRef, withSecrets } from './secrets.js';
+import { sendableSpec } from './secrets.js';
 import { runChecks, waitConverged } from './verify.js';
 import type { Workspace } from './workspace.js';
 
@@ -137,11 +137,8 @@ export async function executePlan(
     };
   };
 
-  const sendable = (decl: ResourceDecl, desired: Record<string, unknown>) => {
-    const secrets: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(decl.spec)) if (isSecretRef(v)) secrets[k] = v;
-    return { ...desired, ...withSecrets(secrets, ws.env, ws.intent.dir) };
-  };
+  const sendable = (decl: ResourceDecl, desired: Record<string, unknown>) =>
+    sendableSpec(decl.spec, desired, ws.env, ws.intent.dir);
 
   /** Runs a resource's checks against its current object and records its outcome. */
   const check = async (

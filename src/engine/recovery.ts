@@ -6,7 +6,7 @@ import type { Reporter } from './events.js';
 import type { OperationTarget, OperatorOptions } from './operator.js';
 import { Operator } from './operator.js';
 import { resolveDesired } from './planner.js';
-import { isSecretRef, withSecrets } from './secrets.js';
+import { sendableSpec } from './secrets.js';
 import type { Workspace } from './workspace.js';
 
 /** Options for recovering the journal. */
@@ -70,11 +70,7 @@ export async function recoverJournal(
           op,
           target,
           wanted ? desired : undefined,
-          () => {
-            const secrets: Record<string, unknown> = {};
-            for (const [k, v] of Object.entries(decl!.spec)) if (isSecretRef(v)) secrets[k] = v;
-            return { ...desired, ...withSecrets(secrets, ws.env, ws.intent.dir) };
-          },
+          () => sendableSpec(decl!.spec, desired ?? {}, ws.env, ws.intent.dir),
         );
       } else if (op.action === 'update') {
         await operator.settle(op, op.objectId);

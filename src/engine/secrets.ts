@@ -1,13 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { TendError } from '../core/index.js';
+import { isSecretRef } from '../intent/index.js';
 
-/** True when a value is a secret reference `{ fromEnv }` or `{ fromFile }`. */
-export function isSecretRef(v: unknown): v is { fromEnv?: string; fromFile?: string } {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const keys = Object.keys(v);
-  return keys.length === 1 && (keys[0] === 'fromEnv' || keys[0] === 'fromFile');
-}
+// What counts as a secret reference is what intent validation accepted as one.
+export { isSecretRef };
 
 /**
  * Reads a secret from the environment or a file, at the moment it is needed. The value is returned to
@@ -37,21 +34,25 @@ export function readSecret(
   }
 }
 
-/** Replaces every secret reference at the top level of a spec with its value, for sending only. */
-export function withSecrets(
-  spec: Readonly<Record<string, unknown>>,
-  env: Readonly<Record<string, string | undefined>>,
-  baseDir: string,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(spec))
-    out[k] = isSecretRef(v) ? readSecret(v, env, baseDir) : v;
-  return out;
-}
-
 /** The spec without its secret references: what may be hashed, compared and shown. */
 export function withoutSecrets(spec: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(spec)) if (!isSecretRef(v)) out[k] = v;
+  return out;
+}
+
+/**
+ * What is sent for a declared resource: its resolved desired fields plus its secret references read
+ * now. The result lives only as long as the request; it is never stored, hashed or logged.
+ */
+export function sendableSpec(
+  spec: Readonly<Record<string, unknown>>,
+  desired: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+  baseDir: string,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...desired };
+  for (const [k, v] of Object.entries(spec))
+    if (isSecretRef(v)) out[k] = readSecret(v, env, baseDir);
   return out;
 }

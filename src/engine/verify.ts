@@ -1,5 +1,6 @@
 import type { Address, CheckResult, ObservedObject, ResourceDecl } from '../core/index.js';
-import { diffDeclared, getPath, resolveReferences, TendError, toTendError } from '../core/index.js';
+import { getPath, resolveReferences, TendError, toTendError } from '../core/index.js';
+import { diffResource } from './planner.js';
 import { runCheck } from '../checks/index.js';
 import type { Clock } from './clock.js';
 import type { Workspace } from './workspace.js';
@@ -27,11 +28,8 @@ export async function waitConverged(
       throw e;
     });
     if (last) {
-      const normalize = provider.normalize?.bind(provider);
-      differing = diffDeclared(desired, last.fields, {
-        ignore: new Set(info.sensitive),
-        ...(normalize ? { normalize: (p: string, v: unknown) => normalize(info.name, p, v) } : {}),
-      }).map((c) => c.path);
+      // The same comparison the plan makes: verified means "no drift".
+      differing = diffResource(ws, decl, desired, last).map((c) => c.path);
       if (differing.length === 0) return last;
     }
     if (clock.now().getTime() >= deadline) {

@@ -4,7 +4,14 @@ import type { Plan } from '../../core/index.js';
 import type { EngineEvent } from '../../engine/index.js';
 import { openWorkspace, reconcilePass, systemClock, tendActor } from '../../engine/index.js';
 import type { CommonOptions } from '../common.js';
-import { crashHookFromEnv, fail, intOption, output, workspaceOptions } from '../common.js';
+import {
+  crashHookFromEnv,
+  fail,
+  intOption,
+  output,
+  stopOnSignals,
+  workspaceOptions,
+} from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { eventJson, renderEvent } from '../render/events.js';
 import { planJson, renderPlan } from '../render/plan.js';
@@ -51,18 +58,7 @@ export function registerApplyCommand(program: Command): void {
       const out = output(o.json);
       try {
         const ws = await openWorkspace(workspaceOptions(dir, o));
-        let interrupted = false;
-        const controller = new AbortController();
-        const onSignal = () => {
-          if (interrupted) process.exit(EXIT.interrupted);
-          interrupted = true;
-          out.err(
-            'stopping: finishing operations in flight (press Ctrl-C again to exit now; the journal keeps it safe)',
-          );
-          controller.abort();
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
+        const stop = stopOnSignals(out);
         try {
           const report = (e: EngineEvent) => {
             if (out.json) {
@@ -100,7 +96,7 @@ export function registerApplyCommand(program: Command): void {
             visibilityWindowMs: 10_000,
             runChecks: o.checks !== false,
             confirm,
-            signal: controller.signal,
+            signal: stop.signal,
           });
           const outcomes = [...result.outcomes.entries()];
           const count = (state: string) => outcomes.filter(([, x]) => x.state === state).length;
@@ -138,7 +134,7 @@ export function registerApplyCommand(program: Command): void {
                   : out.style.green;
             out.line(style(`Apply complete: ${parts.join(', ')}.`));
           }
-          process.exitCode = interrupted
+          process.exitCode = stop.interrupted()
             ? EXIT.interrupted
             : !result.applied
               ? EXIT.error
@@ -148,8 +144,7 @@ export function registerApplyCommand(program: Command): void {
                   ? EXIT.blocked
                   : EXIT.ok;
         } finally {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
+          stop.dispose();
           await ws.close();
         }
       } catch (e) {

@@ -2,8 +2,14 @@ import type { Command } from 'commander';
 import type { EngineEvent } from '../../engine/index.js';
 import { openWorkspace, runContinuously, systemClock, tendActor } from '../../engine/index.js';
 import type { CommonOptions } from '../common.js';
-import { crashHookFromEnv, fail, intOption, output, workspaceOptions } from '../common.js';
-import { EXIT } from '../exit-codes.js';
+import {
+  crashHookFromEnv,
+  fail,
+  intOption,
+  output,
+  stopOnSignals,
+  workspaceOptions,
+} from '../common.js';
 import { eventJson, renderEvent } from '../render/events.js';
 import { renderPlan } from '../render/plan.js';
 
@@ -45,23 +51,7 @@ export function registerRunCommand(program: Command): void {
       const out = output(o.json);
       try {
         const ws = await openWorkspace(workspaceOptions(dir, o));
-        const controller = new AbortController();
-        let signals = 0;
-        const onSignal = (sig: string) => {
-          signals++;
-          if (signals > 1) {
-            out.err(
-              'second signal: exiting now (the journal resolves anything in flight on the next start)',
-            );
-            process.exit(EXIT.interrupted);
-          }
-          out.err(
-            `${sig}: stopping after the operations in flight settle (signal again to exit now)`,
-          );
-          controller.abort();
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
+        const stop = stopOnSignals(out);
         if (!out.json) {
           out.line(
             out.style.bold(
@@ -102,12 +92,11 @@ export function registerRunCommand(program: Command): void {
               feedWaitMs: 1000,
               ...(o.maxPasses !== undefined ? { maxPasses: o.maxPasses } : {}),
             },
-            controller.signal,
+            stop.signal,
           );
           if (!out.json) out.line('stopped cleanly.');
         } finally {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
+          stop.dispose();
           await ws.close();
         }
       } catch (e) {
