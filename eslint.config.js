@@ -5,6 +5,21 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Which layers each folder must not import. Order, from the bottom: core → intent, checks,
+// providers, store → engine → app → cli. The sandbox is a separate platform; bench drives the app.
+const LAYERS = {
+  intent: ['engine', 'app', 'cli', 'providers', 'store', 'sandbox', 'bench'],
+  checks: ['engine', 'app', 'cli', 'providers', 'store', 'intent', 'sandbox', 'bench'],
+  providers: ['engine', 'app', 'cli', 'store', 'intent', 'checks', 'sandbox', 'bench'],
+  store: ['engine', 'app', 'cli', 'providers', 'intent', 'checks', 'sandbox', 'bench'],
+  engine: ['app', 'cli', 'providers', 'sandbox', 'bench'],
+  app: ['cli', 'sandbox', 'bench'],
+  // The CLI parses and renders: behaviour is reached through src/app (the sandbox command runs the
+  // separate stand-in platform).
+  cli: ['engine', 'store', 'providers', 'intent', 'checks', 'bench'],
+  bench: ['cli'],
+};
+
 const nodeIo = [
   'fs',
   'net',
@@ -34,16 +49,22 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/cli/**'],
+  // Every folder of src/ is a layer; each may import only the layers below it (tests compose freely).
+  ...Object.entries(LAYERS).map(([folder, banned]) => ({
+    files: [`src/${folder}/**/*.ts`],
+    ignores: ['**/*.test.ts', ...(folder === 'core' ? ['src/core/**'] : [])],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../cli/*', '../../cli/*'], message: 'nothing imports the CLI.' }] },
+        {
+          patterns: banned.map((layer) => ({
+            group: [`../${layer}/*`, `../../${layer}/*`, `../${layer}`, `../../${layer}`],
+            message: `${folder} must not import ${layer} (docs/architecture.md: the import direction is the architecture).`,
+          })),
+        },
       ],
     },
-  },
+  })),
   {
     files: ['src/core/**/*.ts'],
     rules: {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Workspace } from '../engine/index.js';
-import { openWorkspace, reconcilePass, systemClock, tendActor } from '../engine/index.js';
+import { openWorkspaceAt } from '../app/index.js';
+import { reconcilePass, systemClock, tendActor } from '../engine/index.js';
 import type { BenchSandbox } from './bench-sandbox.js';
 import { writeIntentFixture } from './intent-fixture.js';
 import { passProbe } from './pass-probe.js';
@@ -59,7 +60,7 @@ export async function runApply(
     rateLimit: options.rateLimit,
   });
   const t0 = performance.now();
-  const ws = await openWorkspace({ dir, name: 'bench', env: {} });
+  const ws = await openWorkspaceAt({ dir, name: 'bench', env: {} });
   const openMs = performance.now() - t0;
 
   const probe = passProbe();

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FaultSettings } from '../sandbox/index.js';
-import { openWorkspace, reconcilePass, systemClock, tendActor } from '../engine/index.js';
+import { openWorkspaceAt } from '../app/index.js';
+import { reconcilePass, systemClock, tendActor } from '../engine/index.js';
 import type { BenchSandbox } from './bench-sandbox.js';
 import { writeIntentFixture } from './intent-fixture.js';
 import type { RecoveryChildResult } from './recovery-child.js';
@@ -53,7 +54,7 @@ export async function runRecovery(
   await sandbox.setFaults({ latencyMs: 0, rateLimit: 0 });
   const dir = join(options.workDir, `recovery-${options.count}`);
   writeIntentFixture(dir, options.count, { endpoint: sandbox.url, concurrency: 64, rateLimit: 0 });
-  const ws = await openWorkspace({ dir, name: 'bench', env: {} });
+  const ws = await openWorkspaceAt({ dir, name: 'bench', env: {} });
   await reconcilePass(ws, {
     mode: 'apply',
     approveDestroy: false,

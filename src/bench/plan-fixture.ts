@@ -177,7 +177,7 @@ export async function buildPlanFixture(count: number): Promise<PlanFixture> {
     });
   }
 
-  const intent: Intent = { dir: '/bench', providers: [], resources };
+  const intent: Intent = { dir: '/bench', contentHash: 'bench', providers: [], resources };
   const twin = new Map<Address, TwinEntry>();
   const ws: Workspace = {
     name: 'bench',

@@ -2,7 +2,8 @@
 // resolves every pending operation of the journal before planning. Runs in its own process so that
 // a budget can end it (process.exit) even while recovery is still working. Prints one JSON line (a
 // RecoveryChildResult) on stdout.
-import { openWorkspace, reconcilePass, systemClock, tendActor } from '../engine/index.js';
+import { openWorkspaceAt } from '../app/index.js';
+import { reconcilePass, systemClock, tendActor } from '../engine/index.js';
 import { passProbe } from './pass-probe.js';
 
 /** What the restarted process saw, in milliseconds since it began opening the workspace. */
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   let resolved = 0;
   let lastResolvedMs: number | undefined;
   const outcomes: Record<string, number> = {};
-  const ws = await openWorkspace({ dir, name: 'bench', env: {} });
+  const ws = await openWorkspaceAt({ dir, name: 'bench', env: {} });
   const openMs = since();
   const pending = (await ws.store.unsettled()).length;
   const finish = (result: Partial<RecoveryChildResult>) => {

@@ -1,8 +1,9 @@
+import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../core/index.js';
 import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';
-import type { CrashHook } from '../engine/index.js';
-import { crashHookFrom, IntentError } from '../engine/index.js';
+import type { CrashHook, WorkspaceSelection } from '../app/index.js';
+import { crashHookFrom, IntentError } from '../app/index.js';
 import { EXIT } from './exit-codes.js';
 import type { Style } from './render/style.js';
 import { styleFor } from './render/style.js';
@@ -12,6 +13,32 @@ export interface CommonOptions {
   json?: boolean;
   store?: string;
   workspace?: string;
+}
+
+/** Options of commands that write (they hold the workspace lease). */
+export interface WriterOptions extends CommonOptions {
+  /** Seconds to wait for another writer's lease. */
+  lockTimeout: number;
+}
+
+/** Adds the options every workspace command takes. */
+export function workspaceFlags(command: Command): Command {
+  return command
+    .option('--store <path>', 'store location (default <dir>/.tend/tend.db)')
+    .option(
+      '--workspace <name>',
+      'workspace name carried in ownership markers (default: the intent’s Workspace document, else derived from the folder)',
+    );
+}
+
+/** Adds --lock-timeout to a writing command. */
+export function lockFlag(command: Command): Command {
+  return command.option(
+    '--lock-timeout <seconds>',
+    'wait this long for another tend process holding the workspace (default 0: fail at once, naming it)',
+    intOption('--lock-timeout'),
+    0,
+  );
 }
 
 /** Output helpers bound to the process streams. */
@@ -35,11 +62,11 @@ export function output(json: boolean | undefined): Output {
 }
 
 /** The workspace options from command options. */
-export function workspaceOptions(dir: string, o: CommonOptions) {
+export function workspaceOptions(dir: string, o: CommonOptions): WorkspaceSelection {
   return {
     dir: resolve(dir),
     ...(o.store ? { store: resolve(o.store) } : {}),
-    ...(o.workspace ? { name: o.workspace } : {}),
+    ...(o.workspace ? { workspace: o.workspace } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 /** The phase of the loop an error happened in. */
 export type Phase =
-  'load' | 'observe' | 'plan' | 'apply' | 'verify' | 'check' | 'recover' | 'store';
+  'load' | 'observe' | 'plan' | 'apply' | 'verify' | 'check' | 'recover' | 'store' | 'lease';
 
 /** Options for a TendError. */
 export interface TendErrorOptions {

@@ -109,12 +109,29 @@ export interface ResourceDecl {
   readonly source: SourceLocation;
 }
 
+/**
+ * A `kind: Workspace` document: names the workspace an intent directory manages. The name is carried
+ * in the ownership marker of every object Tend creates, so two directories never share it by accident.
+ */
+export interface WorkspaceDecl {
+  readonly kind: 'Workspace';
+  readonly name: string;
+  readonly source: SourceLocation;
+}
+
 /** The whole intent: every document in a directory, validated. */
 export interface Intent {
   readonly dir: string;
+  /** The Workspace document, when the directory has one. */
+  readonly workspace?: WorkspaceDecl;
+  /** A hash of every intent file's name and content: equal hashes, equal intent. */
+  readonly contentHash: string;
   readonly providers: readonly ProviderDecl[];
   readonly resources: readonly ResourceDecl[];
 }
 
 /** The document kinds Tend understands today. */
-export const KNOWN_KINDS = ['Provider', 'Resource'] as const;
+export const KNOWN_KINDS = ['Provider', 'Resource', 'Workspace'] as const;
+
+/** What a workspace name may look like: it goes into tags and labels on every platform. */
+export const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;

@@ -32,6 +32,8 @@ export interface Operation {
    */
   readonly replaces?: string;
   readonly state: 'pending' | 'settled' | 'failed';
+  /** The workspace lease epoch of the writer that journaled it (absent when written without one). */
+  readonly epoch?: number;
   readonly createdAt: string;
   readonly settledAt?: string;
   readonly error?: string;

@@ -180,4 +180,6 @@ export interface Provider {
   normalize?(type: string, path: string, value: unknown): unknown;
   /** The client's view of the platform's health (circuit state, adapted rate limit). */
   health?(): ProviderHealth;
+  /** Releases what the provider holds (connections, timers); the provider is not used afterwards. */
+  close?(): Promise<void>;
 }

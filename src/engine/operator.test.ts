@@ -11,7 +11,7 @@ import { noCrash } from './crash-points.js';
 import { Operator } from './operator.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspaceAt as openWorkspace } from '../app/index.js';
 
 // A create that the platform commits and never answers (a timeout after success), against the real
 // sandbox over HTTP. The platform and Tend share a fake clock for visibility and waiting; the

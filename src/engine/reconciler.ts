@@ -74,6 +74,7 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     if (options.mode === 'apply') await markUnobservable(ws, toTendError(e), clock);
     throw e;
   }
+  if (options.mode === 'apply') await markObservable(ws, clock);
   report({ kind: 'observed', objects: observation.objects.size, ms: clock.now().getTime() - t0 });
 
   let recovered = 0;
@@ -182,19 +183,58 @@ async function recordUnattributedDrift(
   }
 }
 
+/** The store setting holding a provider's state after the last pass: `provider-state:<name>`. */
+export const PROVIDER_STATE_KEY = (provider: string) => `provider-state:${provider}`;
+
+/** How a provider answered the last pass that tried to observe it. */
+export interface ProviderState {
+  readonly state: 'ok' | 'unauthorized' | 'unreachable';
+  readonly message?: string;
+  readonly at: string;
+}
+
+/** The provider named by an observe error's address (`provider.type`), if any. */
+function providerOf(ws: Workspace, error: TendError): string | undefined {
+  const name = error.address?.split('.')[0];
+  return name !== undefined && ws.providers.has(name) ? name : undefined;
+}
+
+/** Every provider answered: their state is `ok` again (written only when it was not). */
+async function markObservable(ws: Workspace, clock: Clock): Promise<void> {
+  for (const name of ws.providers.keys()) {
+    const prev = await ws.store.getMeta(PROVIDER_STATE_KEY(name));
+    if (prev === undefined || (JSON.parse(prev) as ProviderState).state === 'ok') continue;
+    const state: ProviderState = { state: 'ok', at: clock.now().toISOString() };
+    await ws.store.setMeta(PROVIDER_STATE_KEY(name), JSON.stringify(state));
+  }
+}
+
 /** Marks every declared resource `error` with the reason its platform could not be observed. */
 async function markUnobservable(ws: Workspace, error: TendError, clock: Clock): Promise<void> {
   const at = clock.now().toISOString();
+  const failed = providerOf(ws, error);
+  if (failed !== undefined) {
+    const state: ProviderState = {
+      state: error.code === 'platform.unauthorized' ? 'unauthorized' : 'unreachable',
+      message: error.message,
+      at,
+    };
+    await ws.store.setMeta(PROVIDER_STATE_KEY(failed), JSON.stringify(state));
+  }
   const previous = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
   for (const r of ws.intent.resources) {
     const health = ws.providers.get(r.provider)?.health?.();
     const circuit = health && health.circuit !== 'closed' ? ` (circuit ${health.circuit})` : '';
     const prev = previous.get(r.address);
+    const why =
+      error.code === 'platform.unauthorized' && (failed === undefined || failed === r.provider)
+        ? 'unauthorized: '
+        : '';
     await ws.store.putStatus({
       address: r.address,
       state: 'error',
       ...(prev?.objectId ? { objectId: prev.objectId } : {}),
-      message: `cannot observe ${r.provider}${circuit}: ${error.message}`,
+      message: `${why}cannot observe ${r.provider}${circuit}: ${error.message}`,
       checks: prev?.checks ?? [],
       updatedAt: at,
     });

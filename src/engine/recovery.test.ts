@@ -11,7 +11,7 @@ import type { EngineEvent } from './events.js';
 import { resolveDesired } from './planner.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspaceAt as openWorkspace } from '../app/index.js';
 
 // Recovery of a create whose outcome is unknown (DESIGN.md §4, step 4), against the real sandbox:
 // with an idempotency key a resend is safe at once; without one, Tend waits out the platform's

@@ -1,6 +1,7 @@
+import type { TendError } from '../core/index.js';
 import { toTendError } from '../core/index.js';
 import { ingestFeed } from './feed.js';
-import type { PassOptions } from './reconciler.js';
+import type { PassOptions, PassResult } from './reconciler.js';
 import { reconcilePass } from './reconciler.js';
 import type { Workspace } from './workspace.js';
 
@@ -10,21 +11,47 @@ export interface RunOptions extends Omit<PassOptions, 'mode' | 'pass' | 'trigger
   readonly intervalMs: number;
   /** How long one audit-feed read may wait for news (long poll). */
   readonly feedWaitMs: number;
-  /** Stop after this many passes (tests); unlimited when absent. */
+  /** Stop after this many passes; unlimited when absent. */
   readonly maxPasses?: number;
+  /** Number the first pass this (a loop restarted on a new intent continues the count). */
+  readonly firstPass?: number;
+  /** The trigger of the first pass (default `start`). */
+  readonly firstTrigger?: string;
+  /** Called after every pass with what it did or why it failed. */
+  readonly onPass?: (pass: PassReport) => void | Promise<void>;
 }
+
+/** How one pass of the loop ended. */
+export type PassReport =
+  | { readonly pass: number; readonly ok: true; readonly result: PassResult }
+  | { readonly pass: number; readonly ok: false; readonly error: TendError };
+
+/** What the loop did when it stopped. */
+export interface RunOutcome {
+  /** Passes run (counting from `firstPass`). */
+  readonly passes: number;
+  readonly last?: PassReport;
+}
+
+/** Longest wait between passes while a platform refuses our credentials. */
+const UNAUTHORIZED_MAX_WAIT_MS = 5 * 60_000;
 
 /**
  * The main mode: reconcile, then wait for an audit-feed event or the poll interval, and again, until
- * the signal aborts. Events only wake the loop: each pass re-reads the world (level-triggered). On
- * abort, no new operation starts; the pass in flight finishes and settles what it sent.
+ * the signal aborts or `maxPasses` passes ran (with or without an audit feed). Events only wake the
+ * loop: each pass re-reads the world (level-triggered). On abort, no new operation starts; the pass in
+ * flight finishes and settles what it sent. A platform that refuses the credentials (401/403) is
+ * retried with a growing wait (a service keeps running; someone may fix the secret).
  */
 export async function runContinuously(
   ws: Workspace,
   options: RunOptions,
   signal: AbortSignal,
-): Promise<number> {
+): Promise<RunOutcome> {
   const { clock, report } = options;
+  // The feeds stop with the loop, whether it was stopped or ran its passes.
+  const loopDone = new AbortController();
+  const feedSignal = AbortSignal.any([signal, loopDone.signal]);
   let wake: (() => void) | undefined;
   let pendingTrigger: string | undefined;
   const trigger = (why: string) => {
@@ -36,9 +63,9 @@ export async function runContinuously(
     .filter(([, p]) => p.changes !== undefined)
     .map(async ([name]) => {
       let backoff = 500;
-      while (!signal.aborted) {
+      while (!feedSignal.aborted) {
         try {
-          const r = await ingestFeed(ws, name, options.actor.actor, options.feedWaitMs, signal);
+          const r = await ingestFeed(ws, name, options.actor.actor, options.feedWaitMs, feedSignal);
           backoff = 500;
           for (const change of r.recorded) report({ kind: 'change-observed', change });
           if (r.recorded.length > 0) {
@@ -46,43 +73,68 @@ export async function runContinuously(
             trigger(`audit: ${c.actor} ${c.action}d ${c.address ?? c.objectId}`);
           }
         } catch (e) {
-          if (signal.aborted) break;
+          if (feedSignal.aborted) break;
           report({ kind: 'warning', message: `audit feed of ${name}: ${toTendError(e).message}` });
-          await clock.sleep(backoff, signal);
+          await clock.sleep(backoff, feedSignal);
           backoff = Math.min(backoff * 2, 10_000);
         }
       }
     });
 
-  let pass = 0;
-  let why = 'start';
-  while (!signal.aborted) {
-    pass++;
-    let waitMs = options.intervalMs;
-    try {
-      await reconcilePass(ws, { ...options, mode: 'apply', pass, trigger: why, signal });
-    } catch (e) {
-      const err = toTendError(e);
-      report({ kind: 'error', error: err });
-      // A platform that asked us to wait (circuit open until its probe, Retry-After): try again then,
-      // not a whole interval later.
-      if (err.retryAfterSeconds !== undefined)
-        waitMs = Math.min(waitMs, Math.max(100, err.retryAfterSeconds * 1000));
+  const first = options.firstPass ?? 1;
+  let pass = first - 1;
+  let why = options.firstTrigger ?? 'start';
+  let last: PassReport | undefined;
+  let unauthorizedWait = 0;
+  try {
+    while (!signal.aborted) {
+      pass++;
+      let waitMs = options.intervalMs;
+      try {
+        const result = await reconcilePass(ws, {
+          ...options,
+          mode: 'apply',
+          pass,
+          trigger: why,
+          signal,
+        });
+        last = { pass, ok: true, result };
+        unauthorizedWait = 0;
+      } catch (e) {
+        const err = toTendError(e);
+        last = { pass, ok: false, error: err };
+        report({ kind: 'error', error: err });
+        if (err.code === 'platform.unauthorized') {
+          // Credentials do not heal by themselves: back off, up to a few minutes.
+          unauthorizedWait = Math.min(
+            UNAUTHORIZED_MAX_WAIT_MS,
+            unauthorizedWait === 0 ? Math.min(options.intervalMs, 1000) : unauthorizedWait * 2,
+          );
+          waitMs = Math.max(unauthorizedWait, Math.min(options.intervalMs, 1000));
+        } else if (err.retryAfterSeconds !== undefined) {
+          // A platform that asked us to wait (circuit open until its probe, Retry-After): try again
+          // then, not a whole interval later.
+          waitMs = Math.min(waitMs, Math.max(100, err.retryAfterSeconds * 1000));
+        }
+      }
+      await options.onPass?.(last);
+      if (options.maxPasses !== undefined && pass - first + 1 >= options.maxPasses) break;
+      if (signal.aborted) break;
+      if (pendingTrigger === undefined) {
+        const timer = new AbortController();
+        await Promise.race([
+          clock.sleep(waitMs, AbortSignal.any([signal, timer.signal])),
+          new Promise<void>((resolve) => (wake = resolve)),
+        ]);
+        timer.abort();
+        wake = undefined;
+      }
+      why = pendingTrigger ?? 'interval';
+      pendingTrigger = undefined;
     }
-    if (options.maxPasses !== undefined && pass >= options.maxPasses) break;
-    if (signal.aborted) break;
-    if (pendingTrigger === undefined) {
-      const timer = new AbortController();
-      await Promise.race([
-        clock.sleep(waitMs, AbortSignal.any([signal, timer.signal])),
-        new Promise<void>((resolve) => (wake = resolve)),
-      ]);
-      timer.abort();
-      wake = undefined;
-    }
-    why = pendingTrigger ?? 'interval';
-    pendingTrigger = undefined;
+  } finally {
+    loopDone.abort();
+    await Promise.allSettled(feeds);
   }
-  await Promise.allSettled(feeds);
-  return pass;
+  return { passes: pass - first + 1, ...(last ? { last } : {}) };
 }

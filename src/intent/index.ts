@@ -1,5 +1,6 @@
 // Intent: reading the user's YAML documents into a validated Intent, with every problem located.
-export { loadIntent } from './load-intent.js';
+export { intentContentHash, loadIntent } from './load-intent.js';
+export { readIntentFiles } from './read-files.js';
 export type { LoadIntentOptions, LoadIntentResult } from './load-intent.js';
 export { CHECK_DEFAULTS } from './checks-doc.js';
 export { PROVIDER_DEFAULTS, PROVIDER_TYPES } from './provider-doc.js';

@@ -1,9 +1,11 @@
-import { resolve } from 'node:path';
-import { KNOWN_KINDS, hasErrors, sortDiagnostics } from '../core/index.js';
+import { createHash } from 'node:crypto';
+import { basename, resolve } from 'node:path';
+import { KNOWN_KINDS, WORKSPACE_NAME, hasErrors, sortDiagnostics } from '../core/index.js';
 import type {
   Diagnostic,
   Intent,
   ProviderDecl,
+  WorkspaceDecl,
   ProviderDescription,
   ResourceDecl,
 } from '../core/index.js';
@@ -43,10 +45,11 @@ function isDiagnostic(v: ProviderDescription | Diagnostic): v is Diagnostic {
 interface Classified {
   readonly providers: { doc: ParsedDocument; value: Record<string, unknown> }[];
   readonly resources: { doc: ParsedDocument; value: Record<string, unknown> }[];
+  readonly workspaces: { doc: ParsedDocument; value: Record<string, unknown> }[];
 }
 
 function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[]): Classified {
-  const out: Classified = { providers: [], resources: [] };
+  const out: Classified = { providers: [], resources: [], workspaces: [] };
   for (const doc of documents) {
     const value = doc.value;
     if (!isRecord(value)) {
@@ -73,6 +76,8 @@ function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[
       out.providers.push({ doc, value });
     } else if (kind === 'Resource') {
       out.resources.push({ doc, value });
+    } else if (kind === 'Workspace') {
+      out.workspaces.push({ doc, value });
     } else {
       const text = typeof kind === 'string' ? kind : JSON.stringify(kind);
       diagnostics.push(
@@ -86,6 +91,64 @@ function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[
     }
   }
   return out;
+}
+
+/** Reads the Workspace document (at most one per directory). */
+function readWorkspaceDocs(
+  docs: Classified['workspaces'],
+  diagnostics: Diagnostic[],
+): WorkspaceDecl | undefined {
+  let found: WorkspaceDecl | undefined;
+  for (const { doc, value } of docs) {
+    if (found) {
+      diagnostics.push(
+        reportAt(doc, 'workspace.duplicate', `the workspace is already named at ${where(found)}`, {
+          hint: 'an intent directory manages one workspace: keep one kind: Workspace document',
+        }),
+      );
+      continue;
+    }
+    let ok = true;
+    for (const key of Object.keys(value)) {
+      if (key === 'kind' || key === 'name') continue;
+      ok = false;
+      diagnostics.push(
+        reportAt(doc, 'field.unknown', `unknown field \`${key}\` in a Workspace document`, {
+          path: [key],
+          target: 'key',
+          hint: 'a Workspace document has only kind and name',
+        }),
+      );
+    }
+    const name = value['name'];
+    if (typeof name !== 'string' || !WORKSPACE_NAME.test(name)) {
+      ok = false;
+      diagnostics.push(
+        reportAt(
+          doc,
+          name === undefined ? 'field.required' : 'workspace.invalid_name',
+          name === undefined
+            ? 'a Workspace document needs a name'
+            : `workspace name ${JSON.stringify(name)} is not valid: use lower-case letters, digits, '.', '_' or '-' (at most 64, starting and ending with a letter or digit)`,
+          { path: name === undefined ? [] : ['name'], hint: 'e.g. name: prod' },
+        ),
+      );
+    }
+    if (ok) found = { kind: 'Workspace', name: name as string, source: sourceOf(doc) };
+  }
+  return found;
+}
+
+/** A hash of the intent files (names and contents), so that a changed intent is noticed cheaply. */
+export function intentContentHash(files: readonly { path: string; text: string }[]): string {
+  const h = createHash('sha256');
+  for (const f of files) {
+    h.update(basename(f.path));
+    h.update('\u0000');
+    h.update(f.text);
+    h.update('\u0000');
+  }
+  return `sha256:${h.digest('hex')}`;
 }
 
 /** `file:line` of a declaration, for messages that point at a second place. */
@@ -114,7 +177,12 @@ export async function loadIntent(
     documents.push(...parsed.documents);
     diagnostics.push(...parsed.diagnostics);
   }
-  const { providers: providerDocs, resources: resourceDocs } = classify(documents, diagnostics);
+  const {
+    providers: providerDocs,
+    resources: resourceDocs,
+    workspaces: workspaceDocs,
+  } = classify(documents, diagnostics);
+  const workspace = readWorkspaceDocs(workspaceDocs, diagnostics);
 
   // Providers first: resources are validated against what they describe.
   const declared = new Map<string, ProviderDescription | undefined>();
@@ -226,5 +294,14 @@ export async function loadIntent(
     dependsOn: refs.dependsOn.get(d.address) ?? [],
     source: d.source,
   }));
-  return { intent: { dir: resolve(dir), providers, resources }, diagnostics: sorted };
+  return {
+    intent: {
+      dir: resolve(dir),
+      ...(workspace ? { workspace } : {}),
+      contentHash: intentContentHash(read.files),
+      providers,
+      resources,
+    },
+    diagnostics: sorted,
+  };
 }

@@ -2,14 +2,21 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, NewChange, Operation, ResourceStatus } from '../core/index.js';
 import { TendError } from '../core/index.js';
 import { GENESIS_HASH, changeHash } from './ledger-chain.js';
-import type { Store, TwinEntry } from './store.js';
+import type { LeaseHolder, Store, TwinEntry } from './store.js';
+
+/** Two handles on one storage, as two processes would open it, sharing a clock the test moves. */
+export type OpenTwoHandles = (now: () => Date) => Promise<[Store, Store]>;
 
 /**
  * The conformance suite every Store implementation runs (like hono's shared router cases): it states
  * the contract of `Store` as tests. `open` must return a fresh, empty store each time it is called;
  * the suite closes every store it opens.
  */
-export function describeStore(name: string, open: () => Promise<Store>): void {
+export function describeStore(
+  name: string,
+  open: () => Promise<Store>,
+  twoHandles?: OpenTwoHandles,
+): void {
   describe(`Store conformance: ${name}`, () => {
     let store: Store;
     beforeEach(async () => {
@@ -414,6 +421,156 @@ export function describeStore(name: string, open: () => Promise<Store>): void {
 
         await store.setCursor('sb', 'ü🚀');
         expect(await store.getCursor('sb')).toBe('ü🚀');
+      });
+    });
+
+    describe('meta', () => {
+      it('keeps a setting and overwrites it', async () => {
+        expect(await store.getMeta('workspace')).toBeUndefined();
+        await store.setMeta('workspace', 'prod');
+        await store.setMeta('workspace', 'staging');
+        expect(await store.getMeta('workspace')).toBe('staging');
+      });
+    });
+
+    // Leases are about several processes: they need two handles on one storage.
+    describe.skipIf(twoHandles === undefined)('leases (two handles on one storage)', () => {
+      let now = Date.UTC(2026, 0, 1);
+      let a: Store;
+      let b: Store;
+      beforeEach(async () => {
+        now = Date.UTC(2026, 0, 1);
+        [a, b] = await twoHandles!(() => new Date(now));
+      });
+      afterEach(async () => {
+        await a.close();
+        await b.close();
+      });
+      const holder = (command: string, pid: number): LeaseHolder => ({
+        command,
+        pid,
+        host: 'build-7',
+        startedAt: T(0),
+      });
+
+      it('gives a free workspace to the first writer and refuses a second, naming the holder', async () => {
+        const first = await a.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend run', 1),
+          ttlMs: 30_000,
+        });
+        expect(first).toMatchObject({ acquired: true, lease: { epoch: 1, workspace: 'prod' } });
+        const second = await b.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend apply', 2),
+          ttlMs: 30_000,
+        });
+        expect(second).toMatchObject({
+          acquired: false,
+          current: { epoch: 1, holder: { command: 'tend run', pid: 1, host: 'build-7' } },
+        });
+      });
+
+      it('leases workspaces independently', async () => {
+        await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
+        const other = await b.acquireLease({
+          workspace: 'dev',
+          holder: holder('tend run', 2),
+          ttlMs: 30_000,
+        });
+        expect(other).toMatchObject({ acquired: true, lease: { epoch: 1 } });
+      });
+
+      it('hands an expired lease over with the next epoch, and fences the old holder’s writes', async () => {
+        await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
+        await a.putTwin(twin('before'));
+        now += 30_001;
+        const taken = await b.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend apply', 2),
+          ttlMs: 30_000,
+        });
+        expect(taken).toMatchObject({
+          acquired: true,
+          lease: { epoch: 2 },
+          tookOver: { epoch: 1 },
+        });
+        await expectTendError(a.journal(operation(1, { id: 'op-late' })), 'store.lease-lost');
+        await expectTendError(a.putTwin(twin('late')), 'store.lease-lost');
+        expect(await b.getOperation('op-late')).toBeUndefined();
+        expect(await a.renewLease('prod', 1, 30_000)).toBe(false);
+        await b.journal(operation(2, { id: 'op-new' }));
+        expect(await b.getOperation('op-new')).toMatchObject({ epoch: 2 });
+      });
+
+      it('keeps a renewed lease past its first expiry', async () => {
+        await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
+        now += 20_000;
+        expect(await a.renewLease('prod', 1, 30_000)).toBe(true);
+        now += 20_000;
+        expect(
+          await b.acquireLease({
+            workspace: 'prod',
+            holder: holder('tend apply', 2),
+            ttlMs: 30_000,
+          }),
+        ).toMatchObject({ acquired: false });
+      });
+
+      it('takes an unexpired lease over only when asked to (a dead holder)', async () => {
+        await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
+        const asked: number[] = [];
+        const r = await b.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend apply', 2),
+          ttlMs: 30_000,
+          takeOver: (current) => {
+            asked.push(current.holder.pid);
+            return true;
+          },
+        });
+        expect(asked).toEqual([1]);
+        expect(r).toMatchObject({ acquired: true, lease: { epoch: 2 } });
+      });
+
+      it('frees a released lease; the epoch keeps growing', async () => {
+        const r = await a.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend apply', 1),
+          ttlMs: 30_000,
+        });
+        expect(r.acquired).toBe(true);
+        await a.releaseLease('prod', 1);
+        expect(await a.getLease('prod')).toBeUndefined();
+        await a.putTwin(twin('unfenced'));
+        const again = await b.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend apply', 2),
+          ttlMs: 30_000,
+        });
+        expect(again).toMatchObject({ acquired: true, lease: { epoch: 2 } });
+        expect(again.acquired && again.tookOver).toBeFalsy();
+      });
+
+      it('never gives one workspace to two writers that race', async () => {
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 === 0 ? a : b).acquireLease({
+              workspace: 'prod',
+              holder: holder('tend apply', i),
+              ttlMs: 30_000,
+            }),
+          ),
+        );
+        expect(results.filter((r) => r.acquired)).toHaveLength(1);
+      });
+
+      it('refuses a lease of no duration', async () => {
+        await expectTendError(
+          a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 0 }),
+          'store.invalid-lease',
+          'ttlMs must be a positive integer, got 0',
+        );
       });
     });
 

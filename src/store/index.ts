@@ -1,6 +1,16 @@
 // Tend's memory: one Store interface, one folder per storage dialect, one shared conformance suite
 // (describe-store.ts, imported directly by tests so vitest stays out of the runtime surface).
-export type { ChangeQuery, LedgerVerification, Settlement, Store, TwinEntry } from './store.js';
+export type {
+  ChangeQuery,
+  Lease,
+  LeaseAttempt,
+  LeaseHolder,
+  LeaseRequest,
+  LedgerVerification,
+  Settlement,
+  Store,
+  TwinEntry,
+} from './store.js';
 export { GENESIS_HASH, changeHash, verifyChain } from './ledger-chain.js';
 export type { LedgerHead } from './ledger-chain.js';
 export { openStore } from './open-store.js';

@@ -25,6 +25,47 @@ export interface Settlement {
   readonly at: string;
 }
 
+/** Who holds a workspace lease: enough for a person to find the process. */
+export interface LeaseHolder {
+  /** The command, e.g. `tend run`. */
+  readonly command: string;
+  readonly pid: number;
+  readonly host: string;
+  /** When the holder process started (ISO time). */
+  readonly startedAt: string;
+}
+
+/**
+ * The exclusive right to mutate one workspace. `epoch` grows by one at every acquisition (a fencing
+ * token): a writer whose lease was taken over holds a smaller epoch, and the store refuses its writes.
+ */
+export interface Lease {
+  readonly workspace: string;
+  readonly holder: LeaseHolder;
+  readonly epoch: number;
+  readonly acquiredAt: string;
+  /** The lease is free to take after this time unless renewed (ISO time). */
+  readonly expiresAt: string;
+}
+
+/** A request to take a workspace's lease. */
+export interface LeaseRequest {
+  readonly workspace: string;
+  readonly holder: LeaseHolder;
+  /** How long the lease lasts without a renewal. */
+  readonly ttlMs: number;
+  /**
+   * Asked about a current, unexpired lease held by someone else: true takes it over (its holder is
+   * known to be dead, e.g. a pid that no longer runs on this host).
+   */
+  readonly takeOver?: (current: Lease) => boolean;
+}
+
+/** The outcome of one attempt to take a lease. */
+export type LeaseAttempt =
+  | { readonly acquired: true; readonly lease: Lease; readonly tookOver?: Lease }
+  | { readonly acquired: false; readonly current: Lease };
+
 /** Filters for reading the ledger. */
 export interface ChangeQuery {
   readonly address?: Address;
@@ -74,6 +115,27 @@ export interface Store {
   putStatus(status: ResourceStatus): Promise<void>;
   listStatus(): Promise<ResourceStatus[]>;
   deleteStatus(address: Address): Promise<void>;
+
+  /**
+   * Leases (one writer per workspace). `acquireLease` tries once: it takes a free or expired lease (or
+   * one `takeOver` approves) with the next epoch, and from then on every write through this store is
+   * fenced — committed only while the stored lease still has that epoch, else refused with
+   * `store.lease-lost` (so a writer that was taken over stops before its next mutation).
+   */
+  acquireLease(request: LeaseRequest): Promise<LeaseAttempt>;
+  /** Extends a held lease by `ttlMs`; false (and fenced from now on) when it was taken over. */
+  renewLease(workspace: string, epoch: number, ttlMs: number): Promise<boolean>;
+  /** Gives a held lease up (a no-op when it was taken over); writes are no longer fenced. */
+  releaseLease(workspace: string, epoch: number): Promise<void>;
+  /** The current lease of a workspace, expired or not; undefined when never taken or released. */
+  getLease(workspace: string): Promise<Lease | undefined>;
+
+  /**
+   * Small settings the store keeps for its workspace (e.g. `workspace` — the name first used with
+   * this store). Never a secret.
+   */
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
 
   close(): Promise<void>;
 }

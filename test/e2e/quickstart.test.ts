@@ -39,6 +39,7 @@ describe('tend on the quickstart (CLI, real sandbox process)', () => {
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     const summary = JSON.parse(apply.stdout.slice(apply.stdout.lastIndexOf('\n{\n') + 1)) as {
       converged: number;
+      workspace: { name: string; source: string };
       resources: Record<string, { state: string; checks: { ok: boolean }[] }>;
     };
     expect(summary.converged).toBe(5);
@@ -46,8 +47,11 @@ describe('tend on the quickstart (CLI, real sandbox process)', () => {
 
     const objects = await sandbox.objects();
     expect(objects).toHaveLength(5);
+    // No Workspace document and no --workspace: the name is the folder's, with a hash of its path.
+    expect(summary.workspace.source).toBe('folder');
+    expect(summary.workspace.name).toMatch(/^[a-z0-9._-]+-[0-9a-f]{6}$/);
     for (const o of objects) {
-      expect(o.fields['tags']).toMatchObject({ 'tend.workspace': 'default' });
+      expect(o.fields['tags']).toMatchObject({ 'tend.workspace': summary.workspace.name });
     }
 
     const again = await runCli(['plan', ex.dir], { env });

@@ -59,7 +59,7 @@ describe('losing the store (CLI, real sandbox process)', () => {
     ]);
     const text = await runCli(['status', ex.dir], { env });
     expect(text.stdout).toContain(
-      "1 orphan (carry Tend's marker, declared by no intent; never deleted automatically):",
+      "1 orphan (carry this workspace's marker, declared by nothing; never deleted by apply — see tend prune):",
     );
     expect(text.stdout).toContain('sb.buckets tend-quickstart-assets');
     ex.write('app.yaml', app);

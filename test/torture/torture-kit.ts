@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { hasChanges } from '../../src/core/index.js';
 import type { PassOptions, Workspace } from '../../src/engine/index.js';
-import { openWorkspace, reconcilePass, systemClock, tendActor } from '../../src/engine/index.js';
+import { openWorkspaceAt as openWorkspace } from '../../src/app/index.js';
+import { reconcilePass, systemClock, tendActor } from '../../src/engine/index.js';
 import type {
   AuditEntry,
   FaultKind,

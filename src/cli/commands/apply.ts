@@ -1,22 +1,26 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
+import type { ApplyReport, AppEvent } from '../../app/index.js';
+import { apply, defaultContext } from '../../app/index.js';
 import type { Plan } from '../../core/index.js';
-import type { EngineEvent } from '../../engine/index.js';
-import { openWorkspace, reconcilePass, systemClock, tendActor } from '../../engine/index.js';
-import type { CommonOptions } from '../common.js';
+import type { WriterOptions } from '../common.js';
 import {
   crashHookFromEnv,
   fail,
   intOption,
+  lockFlag,
   output,
   stopOnSignals,
+  workspaceFlags,
   workspaceOptions,
 } from '../common.js';
+import type { Output } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { eventJson, renderEvent } from '../render/events.js';
+import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
 
-interface ApplyOptions extends CommonOptions {
+interface ApplyOptions extends WriterOptions {
   yes?: boolean;
   approveDestroy?: boolean;
   prune?: boolean;
@@ -33,17 +37,69 @@ async function askYes(question: string): Promise<boolean> {
   }
 }
 
-/** `tend apply [dir]`: one pass of the loop: plan, execute with the journal, verify, check. */
+/** The exit code of an apply: 0 done, 1 anything failed, 3 only gates held steps back, 130 signal. */
+export function applyExitCode(verdict: ApplyReport['verdict']): number {
+  switch (verdict) {
+    case 'ok':
+      return EXIT.ok;
+    case 'blocked':
+      return EXIT.blocked;
+    case 'interrupted':
+      return EXIT.interrupted;
+    case 'failed':
+    case 'cancelled':
+      return EXIT.error;
+  }
+}
+
+/** The closing lines of an apply: what did not converge, and one summary line. */
+function renderSummary(out: Output, r: ApplyReport): void {
+  if (!r.applied) {
+    out.line(out.style.yellow('Apply cancelled: nothing was changed.'));
+    return;
+  }
+  const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
+  const c = r.counts;
+  const parts = [
+    `${c.converged} converged`,
+    c.failing && n(c.failing, 'failing a check', 'failing checks'),
+    c.blocked && `${c.blocked} blocked`,
+    c.error && n(c.error, 'error'),
+    c.pending && `${c.pending} pending`,
+  ].filter(Boolean);
+  for (const p of r.problems) {
+    out.line(`  ${p.state.padEnd(9)} ${p.address}${p.message ? `: ${p.message}` : ''}`);
+  }
+  const live = renderLiveFindings(r, out.style);
+  if (live) out.line(live);
+  const style =
+    r.verdict === 'failed'
+      ? out.style.red
+      : r.verdict === 'ok'
+        ? out.style.green
+        : out.style.yellow;
+  const head =
+    r.verdict === 'failed'
+      ? 'Apply failed'
+      : r.verdict === 'interrupted'
+        ? 'Apply interrupted'
+        : 'Apply complete';
+  out.line(style(`${head}: ${parts.join(', ')}.`));
+}
+
+/** `tend apply [dir]`: one pass of the loop: plan, execute (journaled), verify, check. */
 export function registerApplyCommand(program: Command): void {
-  program
-    .command('apply')
-    .description(
-      'make the platform match the intent once: plan, execute (journaled), verify, run checks',
-    )
-    .argument('[dir]', 'intent directory', '.')
-    .option('--json', 'machine-readable output (JSON lines of events, then a summary)')
-    .option('--store <path>', 'store location (default <dir>/.tend/tend.db)')
-    .option('--workspace <name>', 'workspace name carried in ownership markers')
+  lockFlag(
+    workspaceFlags(
+      program
+        .command('apply')
+        .description(
+          'make the platform match the intent once: plan, execute (journaled), verify, run checks (exit 0 done, 1 anything failed, 3 waiting for --approve-destroy)',
+        )
+        .argument('[dir]', 'intent directory', '.')
+        .option('--json', 'machine-readable output (JSON lines of events, then a summary)'),
+    ),
+  )
     .option('-y, --yes', 'do not ask before destructive steps (replace, delete)')
     .option('--approve-destroy', 'allow destructive steps on resources marked lifecycle.stateful')
     .option('--no-prune', 'do not delete managed objects removed from the intent')
@@ -56,99 +112,68 @@ export function registerApplyCommand(program: Command): void {
     )
     .action(async (dir: string, o: ApplyOptions) => {
       const out = output(o.json);
+      const stop = stopOnSignals(out);
       try {
-        const ws = await openWorkspace(workspaceOptions(dir, o));
-        const stop = stopOnSignals(out);
-        try {
-          const report = (e: EngineEvent) => {
-            if (out.json) {
-              if (e.kind !== 'plan') out.line(eventJson(e));
-              return;
-            }
-            if (e.kind === 'plan') out.line(renderPlan(e.plan, out.style) + '\n');
-            const text = renderEvent(e, out.style, true);
-            if (text) out.line(text);
-          };
-          const confirm = async (plan: Plan): Promise<boolean> => {
-            if (o.yes) return true;
-            const n = plan.counts.replace + plan.counts.delete;
-            if (!process.stdin.isTTY) {
-              out.err(
-                out.style.red(
-                  `refusing ${n} destructive step${n === 1 ? '' : 's'} without confirmation: re-run with --yes (stdin is not a terminal)`,
-                ),
-              );
-              return false;
-            }
-            return askYes(
-              `Apply ${n} destructive step${n === 1 ? '' : 's'} (replace/delete)? Only 'yes' proceeds: `,
-            );
-          };
-          const result = await reconcilePass(ws, {
-            mode: 'apply',
-            approveDestroy: Boolean(o.approveDestroy),
-            prune: o.prune !== false,
-            actor: tendActor('apply'),
-            clock: systemClock,
-            report,
-            crash: crashHookFromEnv(),
-            verifyTimeoutMs: o.verifyTimeout,
-            visibilityWindowMs: 10_000,
-            runChecks: o.checks !== false,
-            confirm,
-            signal: stop.signal,
-          });
-          const outcomes = [...result.outcomes.entries()];
-          const count = (state: string) => outcomes.filter(([, x]) => x.state === state).length;
-          const summary = {
-            applied: result.applied,
-            plan: planJson(result.plan),
-            resources: Object.fromEntries(outcomes),
-            converged: count('converged'),
-            failing: count('failing'),
-            blocked: count('blocked'),
-            errors: count('error'),
-            pending: count('pending'),
-          };
-          if (out.json) out.data(summary);
-          else if (!result.applied)
-            out.line(out.style.yellow('Apply cancelled: nothing was changed.'));
-          else {
-            const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`;
-            const parts = [
-              `${summary.converged} converged`,
-              summary.failing && n(summary.failing, 'failing a check', 'failing checks'),
-              summary.blocked && `${summary.blocked} blocked`,
-              summary.errors && n(summary.errors, 'error'),
-              summary.pending && `${summary.pending} pending`,
-            ].filter(Boolean);
-            for (const [address, o] of outcomes) {
-              if (o.state === 'converged') continue;
-              out.line(`  ${o.state.padEnd(9)} ${address}${o.message ? `: ${o.message}` : ''}`);
-            }
-            const style =
-              summary.errors || summary.failing
-                ? out.style.red
-                : summary.blocked
-                  ? out.style.yellow
-                  : out.style.green;
-            out.line(style(`Apply complete: ${parts.join(', ')}.`));
+        const report = (e: AppEvent) => {
+          if (out.json) {
+            if (e.kind !== 'plan') out.line(eventJson(e));
+            return;
           }
-          process.exitCode = stop.interrupted()
-            ? EXIT.interrupted
-            : !result.applied
-              ? EXIT.error
-              : summary.errors || summary.failing
-                ? EXIT.error
-                : summary.blocked
-                  ? EXIT.blocked
-                  : EXIT.ok;
-        } finally {
-          stop.dispose();
-          await ws.close();
-        }
+          if (e.kind === 'plan') out.line(renderPlan(e.plan, out.style) + '\n');
+          const text = renderEvent(e, out.style, true);
+          if (text) out.line(text);
+        };
+        const confirm = async (plan: Plan): Promise<boolean> => {
+          if (o.yes) return true;
+          const n = plan.counts.replace + plan.counts.delete;
+          if (!process.stdin.isTTY) {
+            out.err(
+              out.style.red(
+                `refusing ${n} destructive step${n === 1 ? '' : 's'} without confirmation: re-run with --yes (stdin is not a terminal)`,
+              ),
+            );
+            return false;
+          }
+          return askYes(
+            `Apply ${n} destructive step${n === 1 ? '' : 's'} (replace/delete)? Only 'yes' proceeds: `,
+          );
+        };
+        const result = await apply(defaultContext(), {
+          ...workspaceOptions(dir, o),
+          approveDestroy: Boolean(o.approveDestroy),
+          prune: o.prune !== false,
+          runChecks: o.checks !== false,
+          verifyTimeoutMs: o.verifyTimeout,
+          lockTimeoutMs: o.lockTimeout * 1000,
+          confirm,
+          report,
+          crash: crashHookFromEnv(),
+          signal: stop.signal,
+        });
+        if (out.json) {
+          out.data({
+            verdict: result.verdict,
+            applied: result.applied,
+            workspace: result.workspace,
+            epoch: result.epoch,
+            plan: planJson(result.plan),
+            resources: result.outcomes,
+            converged: result.counts.converged,
+            failing: result.counts.failing,
+            blocked: result.counts.blocked,
+            errors: result.counts.error,
+            pending: result.counts.pending,
+            problems: result.problems,
+            orphans: result.orphans,
+            duplicates: result.duplicates,
+            replacing: result.replacing,
+          });
+        } else renderSummary(out, result);
+        process.exitCode = stop.interrupted() ? EXIT.interrupted : applyExitCode(result.verdict);
       } catch (e) {
         fail(out, e);
+      } finally {
+        stop.dispose();
       }
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { InspectReport, InspectedType } from '../../providers/index.js';
-import { inspectOpenApi } from '../../providers/index.js';
+import type { InspectReport, InspectedType } from '../../app/index.js';
+import { inspectProvider } from '../../app/index.js';
 import type { Output } from '../common.js';
 import { fail, output } from '../common.js';
 
@@ -25,7 +25,10 @@ export function registerProvidersCommand(program: Command): void {
     .action(async (spec: string, o: InspectOptions) => {
       const out = output(o.json);
       try {
-        const report = await inspectOpenApi(spec, o.overlay ? { overlay: o.overlay } : {});
+        const report = await inspectProvider({
+          spec,
+          ...(o.overlay ? { overlay: o.overlay } : {}),
+        });
         if (out.json) out.data({ ok: true, ...report });
         else renderInspect(out, report);
       } catch (e) {

@@ -1,19 +1,22 @@
 import type { Command } from 'commander';
-import type { EngineEvent } from '../../engine/index.js';
-import { openWorkspace, runContinuously, systemClock, tendActor } from '../../engine/index.js';
-import type { CommonOptions } from '../common.js';
+import type { AppEvent, RunReport } from '../../app/index.js';
+import { defaultContext, run } from '../../app/index.js';
+import type { WriterOptions } from '../common.js';
 import {
   crashHookFromEnv,
   fail,
   intOption,
+  lockFlag,
   output,
   stopOnSignals,
+  workspaceFlags,
   workspaceOptions,
 } from '../common.js';
+import { EXIT } from '../exit-codes.js';
 import { eventJson, renderEvent } from '../render/events.js';
 import { renderPlan } from '../render/plan.js';
 
-interface RunOptions extends CommonOptions {
+interface RunOptions extends WriterOptions {
   interval: number;
   approveDestroy?: boolean;
   prune?: boolean;
@@ -22,17 +25,29 @@ interface RunOptions extends CommonOptions {
   quiet?: boolean;
 }
 
+/**
+ * The exit code of a run: the last pass's (0 converged or blocked only, 1 failed or could not run);
+ * 1 when the workspace was taken over by another writer.
+ */
+export function runExitCode(r: RunReport): number {
+  if (r.stoppedBy === 'lease-lost') return EXIT.error;
+  if (!r.last) return EXIT.ok;
+  return r.last.verdict === 'failed' || r.last.verdict === 'error' ? EXIT.error : EXIT.ok;
+}
+
 /** `tend run [dir]`: the continuous loop. SIGINT/SIGTERM stop it cleanly; a second signal exits at once. */
 export function registerRunCommand(program: Command): void {
-  program
-    .command('run')
-    .description(
-      'keep the platform matching the intent: reconcile on audit-feed events and every interval',
-    )
-    .argument('[dir]', 'intent directory', '.')
-    .option('--json', 'JSON lines of events')
-    .option('--store <path>', 'store location (default <dir>/.tend/tend.db)')
-    .option('--workspace <name>', 'workspace name carried in ownership markers')
+  lockFlag(
+    workspaceFlags(
+      program
+        .command('run')
+        .description(
+          'keep the platform matching the intent: reconcile on audit-feed events and every interval; follows edits of the intent',
+        )
+        .argument('[dir]', 'intent directory', '.')
+        .option('--json', 'JSON lines of events, then a summary'),
+    ),
+  )
     .option('--interval <seconds>', 'full pass at least this often', intOption('--interval'), 30)
     .option(
       '--approve-destroy',
@@ -45,62 +60,75 @@ export function registerRunCommand(program: Command): void {
       intOption('--verify-timeout'),
       15_000,
     )
-    .option('--max-passes <n>', 'stop after n passes', intOption('--max-passes'))
+    .option(
+      '--max-passes <n>',
+      'stop after n passes and exit with the last pass’s code',
+      intOption('--max-passes'),
+    )
     .option('-q, --quiet', 'print changes and problems only, not every pass')
     .action(async (dir: string, o: RunOptions) => {
       const out = output(o.json);
+      const stop = stopOnSignals(out);
+      let lastPlanShown = '';
+      const report = (e: AppEvent) => {
+        if (out.json) {
+          out.line(eventJson(e));
+          return;
+        }
+        if (e.kind === 'plan') {
+          const hasWork = e.plan.steps.some((s) => s.kind !== 'noop');
+          const text = renderPlan(e.plan, out.style);
+          if (hasWork && text !== lastPlanShown) out.line(text);
+          lastPlanShown = hasWork ? text : '';
+          return;
+        }
+        const text = renderEvent(e, out.style, !o.quiet);
+        if (text) out.line(text);
+      };
       try {
-        const ws = await openWorkspace(workspaceOptions(dir, o));
-        const stop = stopOnSignals(out);
-        if (!out.json) {
+        const result = await run(defaultContext(), {
+          ...workspaceOptions(dir, o),
+          intervalMs: o.interval * 1000,
+          approveDestroy: Boolean(o.approveDestroy),
+          prune: o.prune !== false,
+          verifyTimeoutMs: o.verifyTimeout,
+          lockTimeoutMs: o.lockTimeout * 1000,
+          ...(o.maxPasses !== undefined ? { maxPasses: o.maxPasses } : {}),
+          report,
+          signal: stop.signal,
+          crash: crashHookFromEnv(),
+          onStart: (info) => {
+            if (out.json) return;
+            out.line(
+              out.style.bold(
+                `tend run: workspace ${info.workspace}, ${info.resources} resources in ${dir}; audit feed: ${info.auditFeed ? 'yes' : 'no'}; interval ${o.interval}s. Ctrl-C to stop.`,
+              ),
+            );
+          },
+        });
+        if (out.json) out.line(JSON.stringify({ kind: 'run-done', ...result }));
+        else if (result.stoppedBy === 'lease-lost') {
+          out.err(out.style.red('stopped: another tend process took the workspace over.'));
+        } else {
           out.line(
-            out.style.bold(
-              `tend run: ${ws.intent.resources.length} resources in ${dir}; audit feed: ${[...ws.providers.values()].some((p) => p.changes !== undefined) ? 'yes' : 'no'}; interval ${o.interval}s. Ctrl-C to stop.`,
-            ),
+            result.stoppedBy === 'signal'
+              ? 'stopped cleanly.'
+              : `ran ${result.passes} pass${result.passes === 1 ? '' : 'es'}.`,
           );
-        }
-        let lastPlanShown = '';
-        const report = (e: EngineEvent) => {
-          if (out.json) {
-            out.line(eventJson(e));
-            return;
+          const last = result.last;
+          if (last && last.verdict !== 'ok') {
+            out.line(
+              out.style.red(
+                `the last pass (${last.pass}) ${last.verdict === 'error' ? 'could not run' : `ended ${last.verdict}`}${last.message ? `: ${last.message}` : ''}`,
+              ),
+            );
           }
-          if (e.kind === 'plan') {
-            const hasWork = e.plan.steps.some((s) => s.kind !== 'noop');
-            const text = renderPlan(e.plan, out.style);
-            if (hasWork && text !== lastPlanShown) out.line(text);
-            lastPlanShown = hasWork ? text : '';
-            return;
-          }
-          const text = renderEvent(e, out.style, !o.quiet);
-          if (text) out.line(text);
-        };
-        try {
-          await runContinuously(
-            ws,
-            {
-              approveDestroy: Boolean(o.approveDestroy),
-              prune: o.prune !== false,
-              actor: tendActor('drift'),
-              clock: systemClock,
-              report,
-              crash: crashHookFromEnv(),
-              verifyTimeoutMs: o.verifyTimeout,
-              visibilityWindowMs: 10_000,
-              runChecks: true,
-              intervalMs: o.interval * 1000,
-              feedWaitMs: 1000,
-              ...(o.maxPasses !== undefined ? { maxPasses: o.maxPasses } : {}),
-            },
-            stop.signal,
-          );
-          if (!out.json) out.line('stopped cleanly.');
-        } finally {
-          stop.dispose();
-          await ws.close();
         }
+        process.exitCode = runExitCode(result);
       } catch (e) {
         fail(out, e);
+      } finally {
+        stop.dispose();
       }
     });
 }

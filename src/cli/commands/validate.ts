@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
-import { loadWorkspaceIntent } from '../../engine/index.js';
+import { defaultContext, validate } from '../../app/index.js';
 import type { CommonOptions } from '../common.js';
 import { fail, output, printDiagnostics } from '../common.js';
 import { EXIT } from '../exit-codes.js';
@@ -18,31 +17,21 @@ export function registerValidateCommand(program: Command): void {
     .action(async (dir: string, o: CommonOptions) => {
       const out = output(o.json);
       try {
-        const { intent, diagnostics } = await loadWorkspaceIntent(
-          resolve(dir),
-          o.workspace ?? process.env['TEND_WORKSPACE'] ?? 'default',
-          process.env,
-        );
-        if (!intent) {
-          printDiagnostics(out, diagnostics);
+        const r = await validate(defaultContext(), {
+          dir,
+          ...(o.workspace ? { workspace: o.workspace } : {}),
+        });
+        if (!r.ok) {
+          printDiagnostics(out, r.diagnostics);
           process.exitCode = EXIT.error;
           return;
         }
-        if (out.json) {
-          out.data({
-            ok: true,
-            diagnostics,
-            providers: intent.providers.map((p) => p.name),
-            resources: intent.resources.map((r) => ({
-              address: r.address,
-              dependsOn: r.dependsOn,
-            })),
-          });
-        } else {
-          printDiagnostics(out, diagnostics);
+        if (out.json) out.data(r);
+        else {
+          printDiagnostics(out, r.diagnostics);
           out.line(
             out.style.green(
-              `✓ ${dir}: ${intent.providers.length} provider${intent.providers.length === 1 ? '' : 's'}, ${intent.resources.length} resource${intent.resources.length === 1 ? '' : 's'}, no errors`,
+              `✓ ${dir}: ${r.providers.length} provider${r.providers.length === 1 ? '' : 's'}, ${r.resources.length} resource${r.resources.length === 1 ? '' : 's'}, no errors (workspace ${r.workspace?.name})`,
             ),
           );
         }

@@ -1,4 +1,5 @@
-import type { EngineEvent } from '../../engine/index.js';
+import type { AppEvent } from '../../app/index.js';
+import { formatDiagnostic } from '../../core/index.js';
 import { describeFieldChanges } from './field-changes.js';
 import type { Style } from './style.js';
 
@@ -7,7 +8,7 @@ function time(): string {
 }
 
 /** One human line (or none) for an engine event. Plans are rendered separately. */
-export function renderEvent(e: EngineEvent, s: Style, verbose: boolean): string | undefined {
+export function renderEvent(e: AppEvent, s: Style, verbose: boolean): string | undefined {
   switch (e.kind) {
     case 'pass-start':
       return verbose ? s.dim(`[${time()}] pass ${e.pass} (${e.trigger})`) : undefined;
@@ -70,11 +71,33 @@ export function renderEvent(e: EngineEvent, s: Style, verbose: boolean): string 
         s.red(`  error${e.error.address ? ` ${e.error.address}` : ''}: ${e.error.message}`) +
         (e.error.hint ? s.dim(`\n      hint: ${e.error.hint}`) : '')
       );
+    case 'lease':
+      return verbose
+        ? s.dim(
+            `  holding workspace ${e.workspace} (lease epoch ${e.epoch})` +
+              (e.tookOver
+                ? `; took it over from ${e.tookOver.command} (pid ${e.tookOver.pid} on ${e.tookOver.host}), which is gone or expired`
+                : ''),
+          )
+        : undefined;
+    case 'intent-reloaded':
+      return s.cyan(
+        `[${time()}] intent changed: reloaded (${e.resources} resource${e.resources === 1 ? '' : 's'})`,
+      );
+    case 'intent-invalid':
+      return s.red(
+        [
+          `[${time()}] the intent on disk does not load; the last valid intent stays in force (nothing is pruned):`,
+          ...e.diagnostics
+            .filter((d) => d.severity === 'error')
+            .map((d) => `    ${formatDiagnostic(d)}`),
+        ].join('\n'),
+      );
   }
 }
 
 /** An event as a JSON line (errors flattened). */
-export function eventJson(e: EngineEvent): string {
+export function eventJson(e: AppEvent): string {
   return JSON.stringify({ time: new Date().toISOString(), ...e }, (_k, v: unknown) =>
     v instanceof Error && 'toJSON' in v ? (v as { toJSON(): unknown }).toJSON() : v,
   );

@@ -105,6 +105,37 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'operations: the object a replace replaces',
     sql: `ALTER TABLE operations ADD COLUMN replaces TEXT;`,
   },
+  {
+    version: 3,
+    name: 'workspace leases, the epoch of each operation, store settings',
+    sql: `
+      -- One row per workspace: who may mutate it now. epoch grows by one per acquisition and fences
+      -- every write of an older holder. A released lease is deleted; its epoch lives on in lease_epochs.
+      CREATE TABLE leases (
+        workspace   TEXT PRIMARY KEY,
+        epoch       INTEGER NOT NULL,
+        command     TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        host        TEXT NOT NULL,
+        started_at  TEXT NOT NULL,
+        acquired_at TEXT NOT NULL,
+        expires_at  TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE lease_epochs (
+        workspace TEXT PRIMARY KEY,
+        epoch     INTEGER NOT NULL
+      ) STRICT;
+      ALTER TABLE operations ADD COLUMN epoch INTEGER;
+      CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) STRICT;
+      -- A store written before workspace names were derived from the intent used the name 'default'
+      -- for every folder: keep it, so that the objects it created stay recognised as its own.
+      INSERT INTO meta (key, value)
+        SELECT 'workspace', 'default' WHERE EXISTS (SELECT 1 FROM operations) OR EXISTS (SELECT 1 FROM twin);
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

@@ -38,6 +38,8 @@ export interface OperationRow {
   readonly group_id: string | null;
   readonly step: number | null;
   readonly replaces: string | null;
+  /** Null for operations journaled without a lease (and for rows from before schema version 3). */
+  readonly epoch?: number | null;
   readonly state: string;
   readonly created_at: string;
   readonly settled_at: string | null;
@@ -112,6 +114,7 @@ export function operationToRow(op: Operation): OperationRow {
     group_id: op.group ?? null,
     step: op.step ?? null,
     replaces: op.replaces ?? null,
+    epoch: op.epoch ?? null,
     state: op.state,
     created_at: op.createdAt,
     settled_at: op.settledAt ?? null,
@@ -132,6 +135,7 @@ export function operationFromRow(row: OperationRow): Operation {
     ...(row.group_id === null ? {} : { group: row.group_id }),
     ...(row.step === null ? {} : { step: row.step }),
     ...(row.replaces === null ? {} : { replaces: row.replaces }),
+    ...(row.epoch === null || row.epoch === undefined ? {} : { epoch: row.epoch }),
     state: row.state as Operation['state'],
     createdAt: row.created_at,
     ...(row.settled_at === null ? {} : { settledAt: row.settled_at }),

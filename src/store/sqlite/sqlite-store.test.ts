@@ -24,7 +24,15 @@ function freshPath(): string {
 }
 
 describeStore('sqlite :memory:', () => openSqliteStore(':memory:'));
-describeStore('sqlite file', () => openSqliteStore(freshPath()));
+// Leases are tested with two connections to one file: `:memory:` cannot be opened twice.
+describeStore(
+  'sqlite file',
+  () => openSqliteStore(freshPath()),
+  async (now) => {
+    const path = freshPath();
+    return [await openSqliteStore(path, { now }), await openSqliteStore(path, { now })];
+  },
+);
 
 const op: Operation = {
   id: 'op-1',

@@ -5,7 +5,16 @@ import type { Address, Change, NewChange, Operation, ResourceStatus } from '../.
 import { TendError } from '../../core/index.js';
 import { GENESIS_HASH, changeHash, verifyChain } from '../ledger-chain.js';
 import type { LedgerHead } from '../ledger-chain.js';
-import type { ChangeQuery, LedgerVerification, Settlement, Store, TwinEntry } from '../store.js';
+import type {
+  ChangeQuery,
+  Lease,
+  LeaseAttempt,
+  LeaseRequest,
+  LedgerVerification,
+  Settlement,
+  Store,
+  TwinEntry,
+} from '../store.js';
 import { migrate } from './migrations.js';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 import {
@@ -96,6 +105,36 @@ interface Statements {
   readonly putStatus: SqliteStatement;
   readonly listStatus: SqliteStatement;
   readonly deleteStatus: SqliteStatement;
+  readonly getLease: SqliteStatement;
+  readonly putLease: SqliteStatement;
+  readonly renewLease: SqliteStatement;
+  readonly deleteLease: SqliteStatement;
+  readonly lastEpoch: SqliteStatement;
+  readonly setLastEpoch: SqliteStatement;
+  readonly getMeta: SqliteStatement;
+  readonly setMeta: SqliteStatement;
+}
+
+/** A `leases` row. */
+interface LeaseRow {
+  readonly workspace: string;
+  readonly epoch: number;
+  readonly command: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly started_at: string;
+  readonly acquired_at: string;
+  readonly expires_at: string;
+}
+
+function leaseFromRow(row: LeaseRow): Lease {
+  return {
+    workspace: row.workspace,
+    epoch: row.epoch,
+    holder: { command: row.command, pid: row.pid, host: row.host, startedAt: row.started_at },
+    acquiredAt: row.acquired_at,
+    expiresAt: row.expires_at,
+  };
 }
 
 /** A write waiting for the next group commit. */
@@ -117,6 +156,8 @@ export class SqliteStore implements Store {
   readonly #sql: Statements;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
+  /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
+  #fence: { workspace: string; epoch: number } | undefined;
 
   /**
    * Wraps an open database: switches it to WAL with `synchronous = FULL` (see `openSqliteStore`) and
@@ -147,9 +188,9 @@ export class SqliteStore implements Store {
       deleteTwin: p('DELETE FROM twin WHERE address = ?'),
       insertOperation: p(
         `INSERT INTO operations (id, address, type, action, object_id, desired_hash, marker, group_id,
-           step, replaces, state, created_at, settled_at, error)
+           step, replaces, epoch, state, created_at, settled_at, error)
          VALUES (@id, @address, @type, @action, @object_id, @desired_hash, @marker, @group_id,
-           @step, @replaces, @state, @created_at, @settled_at, @error)
+           @step, @replaces, @epoch, @state, @created_at, @settled_at, @error)
          ON CONFLICT (id) DO NOTHING`,
       ),
       // Only a pending operation changes: settling twice never overwrites the first result.
@@ -183,6 +224,17 @@ export class SqliteStore implements Store {
       ),
       listStatus: p('SELECT * FROM statuses ORDER BY address'),
       deleteStatus: p('DELETE FROM statuses WHERE address = ?'),
+      getLease: p('SELECT * FROM leases WHERE workspace = ?'),
+      putLease: p(
+        `INSERT OR REPLACE INTO leases (workspace, epoch, command, pid, host, started_at, acquired_at, expires_at)
+         VALUES (@workspace, @epoch, @command, @pid, @host, @started_at, @acquired_at, @expires_at)`,
+      ),
+      renewLease: p('UPDATE leases SET expires_at = ? WHERE workspace = ? AND epoch = ?'),
+      deleteLease: p('DELETE FROM leases WHERE workspace = ? AND epoch = ?'),
+      lastEpoch: p('SELECT epoch FROM lease_epochs WHERE workspace = ?'),
+      setLastEpoch: p('INSERT OR REPLACE INTO lease_epochs (workspace, epoch) VALUES (?, ?)'),
+      getMeta: p('SELECT value FROM meta WHERE key = ?'),
+      setMeta: p('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
     };
   }
 
@@ -219,7 +271,8 @@ export class SqliteStore implements Store {
         );
       }
       // A single autocommit statement: with synchronous = FULL it is on disk when run() returns.
-      const { changes } = this.#sql.insertOperation.run(operationToRow(op));
+      const stamped = this.#fence ? { ...op, epoch: this.#fence.epoch } : op;
+      const { changes } = this.#sql.insertOperation.run(operationToRow(stamped));
       if (changes === 0) {
         throw new TendError(
           'store.operation-exists',
@@ -361,6 +414,94 @@ export class SqliteStore implements Store {
     });
   }
 
+  acquireLease(request: LeaseRequest): Promise<LeaseAttempt> {
+    if (!Number.isSafeInteger(request.ttlMs) || request.ttlMs <= 0) {
+      return Promise.reject(
+        new TendError(
+          'store.invalid-lease',
+          `ttlMs must be a positive integer, got ${request.ttlMs}`,
+          {
+            phase: 'store',
+          },
+        ),
+      );
+    }
+    // Not a queued write: it must not be fenced by a lease this store held before, and it decides
+    // alone, under the write lock, so two processes never both acquire.
+    return this.#read(() =>
+      this.#db
+        .transaction((): LeaseAttempt => {
+          const now = this.#now();
+          const row = this.#sql.getLease.get(request.workspace) as LeaseRow | undefined;
+          const current = row && leaseFromRow(row);
+          const expired = current !== undefined && Date.parse(current.expiresAt) <= now.getTime();
+          if (current && !expired && !(request.takeOver?.(current) ?? false)) {
+            return { acquired: false, current };
+          }
+          const last = this.#sql.lastEpoch.get(request.workspace) as { epoch: number } | undefined;
+          const epoch = Math.max(last?.epoch ?? 0, current?.epoch ?? 0) + 1;
+          const lease: Lease = {
+            workspace: request.workspace,
+            epoch,
+            holder: request.holder,
+            acquiredAt: now.toISOString(),
+            expiresAt: new Date(now.getTime() + request.ttlMs).toISOString(),
+          };
+          this.#sql.putLease.run({
+            workspace: lease.workspace,
+            epoch,
+            command: lease.holder.command,
+            pid: lease.holder.pid,
+            host: lease.holder.host,
+            started_at: lease.holder.startedAt,
+            acquired_at: lease.acquiredAt,
+            expires_at: lease.expiresAt,
+          });
+          this.#sql.setLastEpoch.run(request.workspace, epoch);
+          this.#fence = { workspace: request.workspace, epoch };
+          return current ? { acquired: true, lease, tookOver: current } : { acquired: true, lease };
+        })
+        .immediate(),
+    );
+  }
+
+  renewLease(workspace: string, epoch: number, ttlMs: number): Promise<boolean> {
+    return this.#read(() => {
+      const expires = new Date(this.#now().getTime() + ttlMs).toISOString();
+      const { changes } = this.#sql.renewLease.run(expires, workspace, epoch);
+      if (changes === 0 && this.#fence?.workspace === workspace && this.#fence.epoch === epoch) {
+        // Taken over: keep the fence, so that every later write is refused.
+        return false;
+      }
+      return changes > 0;
+    });
+  }
+
+  releaseLease(workspace: string, epoch: number): Promise<void> {
+    return this.#read(() => {
+      this.#sql.deleteLease.run(workspace, epoch);
+      if (this.#fence?.workspace === workspace && this.#fence.epoch === epoch)
+        this.#fence = undefined;
+    });
+  }
+
+  getLease(workspace: string): Promise<Lease | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.getLease.get(workspace) as LeaseRow | undefined;
+      return row && leaseFromRow(row);
+    });
+  }
+
+  getMeta(key: string): Promise<string | undefined> {
+    return this.#read(() => (this.#sql.getMeta.get(key) as { value: string } | undefined)?.value);
+  }
+
+  setMeta(key: string, value: string): Promise<void> {
+    return this.#write(() => {
+      this.#sql.setMeta.run(key, value);
+    });
+  }
+
   /** Closes the database; closing twice is a no-op, any other call afterwards fails `store.closed`. */
   close(): Promise<void> {
     try {
@@ -426,10 +567,14 @@ export class SqliteStore implements Store {
     };
     try {
       this.#checkOpen();
-      if (batch.length === 1) runOne(batch[0]!.body);
+      const fence = this.#fence;
+      if (batch.length === 1 && fence === undefined) runOne(batch[0]!.body);
       else {
         this.#db
           .transaction(() => {
+            // Fenced: the batch commits only while this store's lease is still the workspace's
+            // lease, checked under the write lock, so a writer that was taken over writes nothing.
+            if (fence) this.#checkFence(fence);
             for (const { body } of batch) {
               runOne(body);
               // A disk error (full, I/O, out of memory) can make SQLite roll the whole transaction
@@ -450,6 +595,21 @@ export class SqliteStore implements Store {
       if (outcome.ok) resolve(outcome.value);
       else reject(storeError(outcome.value));
     });
+  }
+
+  #checkFence(fence: { workspace: string; epoch: number }): void {
+    const row = this.#sql.getLease.get(fence.workspace) as LeaseRow | undefined;
+    if (row?.epoch === fence.epoch) return;
+    throw new TendError(
+      'store.lease-lost',
+      row
+        ? `the lease on workspace ${fence.workspace} was taken over by ${row.command} (pid ${row.pid} on ${row.host}, epoch ${row.epoch}); this process stops writing`
+        : `the lease on workspace ${fence.workspace} was released or lost; this process stops writing`,
+      {
+        phase: 'store',
+        hint: 'another tend process took the workspace over; run again once it is done',
+      },
+    );
   }
 
   #checkOpen(): void {

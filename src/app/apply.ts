@@ -1,0 +1,113 @@
+import type { ActorContext, Address, Plan } from '../core/index.js';
+import type { CrashHook, Reporter, ResourceOutcome, Workspace } from '../engine/index.js';
+import { reconcilePass, tendActor } from '../engine/index.js';
+import type { AppContext } from './context.js';
+import type { HeldLease } from './lease.js';
+import { acquireWorkspaceLease } from './lease.js';
+import type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
+import { summarizeOutcomes, verdictOf } from './outcomes.js';
+import type { LiveFindings } from './plan.js';
+import { liveFindings } from './plan.js';
+import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
+import { openWorkspace } from './workspace.js';
+
+/** What `apply` is asked. */
+export interface ApplyRequest extends WorkspaceSelection {
+  readonly approveDestroy: boolean;
+  /** Delete managed objects removed from the intent. */
+  readonly prune: boolean;
+  readonly runChecks: boolean;
+  readonly verifyTimeoutMs: number;
+  /** How long to wait for another writer's lease on the workspace (0: fail at once). */
+  readonly lockTimeoutMs: number;
+  /** Asked before destructive steps run; false cancels the apply (nothing is changed). */
+  readonly confirm?: (plan: Plan) => Promise<boolean>;
+  readonly report?: Reporter;
+  /** Aborting it lets the operations in flight settle and starts no new one. */
+  readonly signal?: AbortSignal;
+  readonly actor?: ActorContext;
+  /** Test hook around every store write (the torture suite kills the process there). */
+  readonly crash?: CrashHook;
+  /** The command named in the lease (default `tend apply`). */
+  readonly command?: string;
+}
+
+/** What `apply` did. */
+export interface ApplyReport extends LiveFindings, OutcomeSummary {
+  readonly workspace: { readonly name: string; readonly source: WorkspaceNameSource };
+  readonly verdict: ApplyVerdict;
+  /** False when the user declined, or nothing ran. */
+  readonly applied: boolean;
+  readonly plan: Plan;
+  readonly outcomes: Readonly<Record<Address, ResourceOutcome>>;
+  /** Journal operations resolved before planning (left by an earlier crash). */
+  readonly recovered: number;
+  /** The lease epoch this apply held. */
+  readonly epoch: number;
+}
+
+/**
+ * Remembers the name a folder-derived workspace was first used with, so that moving the folder (its
+ * store moves along) keeps recognising the objects it created. Done by writers only.
+ */
+export async function rememberWorkspaceName(
+  ws: Workspace,
+  source: WorkspaceNameSource,
+): Promise<void> {
+  if (source !== 'folder') return;
+  if ((await ws.store.getMeta('workspace')) === undefined)
+    await ws.store.setMeta('workspace', ws.name);
+}
+
+/**
+ * One pass of the loop as a command: holds the workspace lease, observes, resolves the journal,
+ * plans, asks `confirm` before destructive steps, executes with the journal protocol, verifies and
+ * checks, and records each resource's status. The verdict says whether anything failed.
+ */
+export async function apply(ctx: AppContext, request: ApplyRequest): Promise<ApplyReport> {
+  const { ws, nameSource } = await openWorkspace(ctx, request);
+  let lease: HeldLease | undefined;
+  try {
+    lease = await acquireWorkspaceLease(ctx, ws, {
+      command: request.command ?? 'tend apply',
+      waitMs: request.lockTimeoutMs,
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+    await rememberWorkspaceName(ws, nameSource);
+    const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
+    const result = await reconcilePass(ws, {
+      mode: 'apply',
+      approveDestroy: request.approveDestroy,
+      prune: request.prune,
+      actor: request.actor ?? tendActor('apply'),
+      clock: ctx.clock,
+      report: request.report ?? (() => {}),
+      verifyTimeoutMs: request.verifyTimeoutMs,
+      visibilityWindowMs: 10_000,
+      runChecks: request.runChecks,
+      signal,
+      ...(request.confirm ? { confirm: request.confirm } : {}),
+      ...(request.crash ? { crash: request.crash } : {}),
+    });
+    const summary = summarizeOutcomes(result.outcomes);
+    const verdict: ApplyVerdict = request.signal?.aborted
+      ? 'interrupted'
+      : !result.applied
+        ? 'cancelled'
+        : verdictOf(summary);
+    return {
+      workspace: { name: ws.name, source: nameSource },
+      verdict,
+      applied: result.applied,
+      plan: result.plan,
+      outcomes: Object.fromEntries(result.outcomes),
+      recovered: result.recovered,
+      epoch: lease.lease.epoch,
+      ...summary,
+      ...liveFindings(result.observation),
+    };
+  } finally {
+    await lease?.release();
+    await ws.close();
+  }
+}

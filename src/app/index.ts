@@ -1,0 +1,47 @@
+// The application layer (DESIGN.md §7): every use case as a function returning plain data and
+// reporting events. The CLI (and later the HTTP API and the MCP server) only parse and render.
+export type { AppContext, ProcessInfo } from './context.js';
+export { defaultContext } from './context.js';
+export type { AppEvent, AppReporter } from './events.js';
+export type { ProviderFactory, ProviderRegistry, ProviderRequest } from './providers.js';
+export { connectOpenApiProvider, connectProvider, defaultProviders } from './providers.js';
+export type {
+  LoadedIntent,
+  OpenedWorkspace,
+  OpenWorkspaceAtOptions,
+  WorkspaceNameSource,
+  WorkspaceSelection,
+} from './workspace.js';
+export {
+  chooseWorkspaceName,
+  defaultStorePath,
+  derivedWorkspaceName,
+  IntentError,
+  loadIntentWithProviders,
+  openWorkspace,
+  openWorkspaceAt,
+} from './workspace.js';
+export type { HeldLease, LeaseOptions } from './lease.js';
+export { acquireWorkspaceLease, LEASE_TTL_MS, workspaceLockedError } from './lease.js';
+export type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
+export { summarizeOutcomes, verdictOf } from './outcomes.js';
+export type { ValidateReport, ValidateRequest } from './validate.js';
+export { validate } from './validate.js';
+export type { LiveFindings, Orphan, PlanReport, PlanRequest } from './plan.js';
+export { liveFindings, plan } from './plan.js';
+export type { ApplyReport, ApplyRequest } from './apply.js';
+export { apply } from './apply.js';
+export type { LastPass, RunReport, RunRequest } from './run.js';
+export { run } from './run.js';
+export type { StatusReport, StatusRequest } from './status.js';
+export { status } from './status.js';
+export type { HistoryReport, HistoryRequest } from './history.js';
+export { history } from './history.js';
+export type { ExcludedObject, ImportReport, ImportRequest } from './import.js';
+export { importObjects } from './import.js';
+export type { InspectRequest } from './inspect.js';
+export type { InspectReport, InspectedType } from '../providers/index.js';
+export { inspectProvider } from './inspect.js';
+// What adapters need from below to render and test the layer's results.
+export type { CrashHook, EngineEvent, ResourceOutcome } from '../engine/index.js';
+export { crashHookFrom } from '../engine/index.js';

@@ -1,0 +1,131 @@
+import type { Lease } from '../store/index.js';
+import { TendError } from '../core/index.js';
+import type { Workspace } from '../engine/index.js';
+import type { AppContext } from './context.js';
+
+/** How long a lease lasts without renewal; the holder renews it every third of that. */
+export const LEASE_TTL_MS = 30_000;
+/** How often a waiting writer tries again. */
+const RETRY_MS = 250;
+
+/** A held workspace lease. `signal` aborts when the lease is lost (taken over by another writer). */
+export interface HeldLease {
+  readonly lease: Lease;
+  /** The lease this one took over (expired, or its holder is dead), if any. */
+  readonly tookOver?: Lease;
+  readonly signal: AbortSignal;
+  /** Stops renewing and gives the lease up. */
+  release(): Promise<void>;
+}
+
+/** Options for taking a lease. */
+export interface LeaseOptions {
+  /** The command holding it, as people will read it: `tend apply`. */
+  readonly command: string;
+  /** How long to wait for a busy workspace before giving up (0: do not wait). */
+  readonly waitMs: number;
+  readonly signal?: AbortSignal;
+  /** Lease duration (tests shorten it). */
+  readonly ttlMs?: number;
+}
+
+/** "10:42:07" (UTC) for a lease message; the date too when it is not today. */
+function when(iso: string, now: Date): string {
+  const t = new Date(iso);
+  const time = t.toISOString().slice(11, 19);
+  return t.toISOString().slice(0, 10) === now.toISOString().slice(0, 10)
+    ? `${time} UTC`
+    : `${t.toISOString().slice(0, 10)} ${time} UTC`;
+}
+
+/** The error a writer gets when the workspace stays held by someone else. */
+export function workspaceLockedError(ws: string, current: Lease, now: Date): TendError {
+  const h = current.holder;
+  return new TendError(
+    'workspace.locked',
+    `workspace \`${ws}\` is held by \`${h.command}\` (pid ${h.pid} on ${h.host}) since ${when(current.acquiredAt, now)}; retry, or pass --lock-timeout`,
+    {
+      phase: 'lease',
+      retryable: true,
+      hint: `the lease expires at ${when(current.expiresAt, now)} unless its holder keeps running; --lock-timeout <seconds> waits for it`,
+    },
+  );
+}
+
+/**
+ * Takes the workspace's exclusive lease for a writing command, waiting up to `waitMs` for a busy one.
+ * A lease whose holder is dead (a pid that no longer runs on this host) or expired is taken over.
+ * While held it is renewed in the background; losing it aborts `signal`, and the store refuses every
+ * later write of this process (fencing), so nothing more is sent. Throws `workspace.locked`, naming
+ * the holder, when the wait runs out.
+ */
+export async function acquireWorkspaceLease(
+  ctx: AppContext,
+  ws: Workspace,
+  options: LeaseOptions,
+): Promise<HeldLease> {
+  const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+  const holder = {
+    command: options.command,
+    pid: ctx.process.pid,
+    host: ctx.process.host,
+    startedAt: ctx.process.startedAt,
+  };
+  const deadline = ctx.clock.now().getTime() + options.waitMs;
+  for (;;) {
+    const attempt = await ws.store.acquireLease({
+      workspace: ws.name,
+      holder,
+      ttlMs,
+      takeOver: (current) =>
+        current.holder.host === ctx.process.host && !ctx.process.isAlive(current.holder.pid),
+    });
+    if (attempt.acquired) {
+      return hold(ctx, ws, attempt.lease, attempt.tookOver, ttlMs);
+    }
+    const left = deadline - ctx.clock.now().getTime();
+    if (left <= 0 || options.signal?.aborted) {
+      throw workspaceLockedError(ws.name, attempt.current, ctx.clock.now());
+    }
+    await ctx.clock.sleep(Math.min(RETRY_MS, left), options.signal);
+  }
+}
+
+function hold(
+  ctx: AppContext,
+  ws: Workspace,
+  lease: Lease,
+  tookOver: Lease | undefined,
+  ttlMs: number,
+): HeldLease {
+  const lost = new AbortController();
+  const stop = new AbortController();
+  const renewing = (async () => {
+    while (!stop.signal.aborted) {
+      await ctx.clock.sleep(Math.floor(ttlMs / 3), stop.signal);
+      if (stop.signal.aborted) return;
+      try {
+        if (!(await ws.store.renewLease(ws.name, lease.epoch, ttlMs))) {
+          lost.abort(
+            new TendError('store.lease-lost', `the lease on workspace ${ws.name} was taken over`, {
+              phase: 'lease',
+            }),
+          );
+          return;
+        }
+      } catch {
+        // A busy store: try again at the next tick; the lease outlives a few missed renewals.
+      }
+    }
+  })();
+  return {
+    lease,
+    ...(tookOver ? { tookOver } : {}),
+    signal: lost.signal,
+    async release() {
+      stop.abort();
+      await renewing;
+      await ws.store.releaseLease(ws.name, lease.epoch).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { Address, ObservedObject, Plan } from '../core/index.js';
+import type { Observation, Reporter } from '../engine/index.js';
+import { reconcilePass, tendActor } from '../engine/index.js';
+import type { AppContext } from './context.js';
+import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
+import { openWorkspace } from './workspace.js';
+
+/** What `plan` is asked. */
+export interface PlanRequest extends WorkspaceSelection {
+  readonly approveDestroy: boolean;
+  /** Plan deletes of managed objects removed from the intent. */
+  readonly prune: boolean;
+  readonly report?: Reporter;
+}
+
+/** An object carrying this workspace's marker that the intent does not declare. */
+export interface Orphan {
+  readonly type: string;
+  readonly id: string;
+  /** The address its marker names. */
+  readonly address?: Address;
+}
+
+/** What is live but outside the plan: orphans, duplicates, replaces in progress. */
+export interface LiveFindings {
+  readonly orphans: readonly Orphan[];
+  readonly duplicates: readonly { address: Address; objectIds: readonly string[] }[];
+  readonly replacing: readonly { address: Address; oldObjectId: string }[];
+  /** Types that could not be listed (not fatal: nothing declares them). */
+  readonly unlisted: readonly { type: string; message: string }[];
+}
+
+/** The plan of a workspace and what was found live beside it. */
+export interface PlanReport extends LiveFindings {
+  readonly workspace: { readonly name: string; readonly source: WorkspaceNameSource };
+  readonly plan: Plan;
+}
+
+/** What observe found besides the declared resources, as plain data. */
+export function liveFindings(observation: Observation): LiveFindings {
+  const orphan = (type: string, o: ObservedObject): Orphan => ({
+    type,
+    id: o.id,
+    ...(o.marker?.address ? { address: o.marker.address } : {}),
+  });
+  return {
+    orphans: observation.orphans.map((x) => orphan(x.type, x.object)),
+    duplicates: observation.duplicates,
+    replacing: observation.leftovers.map((l) => ({ address: l.address, oldObjectId: l.old.id })),
+    unlisted: observation.failures,
+  };
+}
+
+/**
+ * Observes the platform and computes what apply would do. Read-only: it takes no lease (it never
+ * waits for a writer) and writes nothing.
+ */
+export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanReport> {
+  const { ws, nameSource } = await openWorkspace(ctx, request);
+  try {
+    const result = await reconcilePass(ws, {
+      mode: 'plan',
+      approveDestroy: request.approveDestroy,
+      prune: request.prune,
+      actor: tendActor('plan'),
+      clock: ctx.clock,
+      report: request.report ?? (() => {}),
+      verifyTimeoutMs: 0,
+      visibilityWindowMs: 10_000,
+      runChecks: false,
+    });
+    return {
+      workspace: { name: ws.name, source: nameSource },
+      plan: result.plan,
+      ...liveFindings(result.observation),
+    };
+  } finally {
+    await ws.close();
+  }
+}

@@ -1,0 +1,116 @@
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, extname, join } from 'node:path';
+import type { Provider, ProviderDecl } from '../core/index.js';
+import { TendError, toTendError } from '../core/index.js';
+import { readSecret } from '../engine/index.js';
+import { loadOpenApiProvider } from '../providers/index.js';
+
+/** What connecting one declared provider needs. */
+export interface ProviderRequest {
+  readonly decl: ProviderDecl;
+  /** The workspace whose markers the provider writes. */
+  readonly workspace: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The intent directory (secrets `fromFile` and cached documents are relative to it). */
+  readonly dir: string;
+}
+
+/** Connects one declared provider: loads what it needs and returns it ready to describe and use. */
+export type ProviderFactory = (request: ProviderRequest) => Promise<Provider>;
+
+/** Provider factories keyed by provider type (`type: openapi` in a Provider document). */
+export type ProviderRegistry = ReadonlyMap<string, ProviderFactory>;
+
+/** The built-in provider types. */
+export const defaultProviders: ProviderRegistry = new Map<string, ProviderFactory>([
+  ['openapi', connectOpenApiProvider],
+]);
+
+/** Connects a provider through the registry; an unregistered type is a clear error. */
+export function connectProvider(
+  registry: ProviderRegistry,
+  request: ProviderRequest,
+): Promise<Provider> {
+  const factory = registry.get(request.decl.type);
+  if (!factory) {
+    return Promise.reject(
+      new TendError(
+        'provider.unknown_provider_type',
+        `no provider of type ${request.decl.type} is available; known: ${[...registry.keys()].join(', ')}`,
+      ),
+    );
+  }
+  return factory(request);
+}
+
+/** The generic OpenAPI provider, with credentials read from the environment or a file now. */
+export async function connectOpenApiProvider(request: ProviderRequest): Promise<Provider> {
+  const { decl, env, dir, workspace } = request;
+  const auth = decl.auth
+    ? {
+        header: decl.auth.header,
+        value: (decl.auth.prefix ?? '') + readSecret(decl.auth, env, dir),
+      }
+    : undefined;
+  const spec = await cachedSpec(decl, dir, auth);
+  return loadOpenApiProvider({
+    name: decl.name,
+    spec,
+    ...(decl.overlay ? { overlay: decl.overlay } : {}),
+    endpoint: decl.endpoint,
+    workspace,
+    ...(auth ? { auth } : {}),
+    concurrency: decl.concurrency,
+    rateLimit: decl.rateLimit,
+    timeoutMs: decl.timeoutMs,
+  });
+}
+
+/**
+ * A document served by the platform itself is kept in `<dir>/.tend/cache/`, so that Tend can still
+ * load its intent (and `tend status` can say what is wrong) while the platform is down. Returns the
+ * location to load: the fresh copy when the platform answers, else the cached one.
+ */
+async function cachedSpec(
+  decl: ProviderDecl,
+  dir: string,
+  auth: { header: string; value: string } | undefined,
+): Promise<string> {
+  if (!/^https?:\/\//.test(decl.spec)) return decl.spec;
+  const file = join(
+    dir,
+    '.tend',
+    'cache',
+    `${decl.name}.openapi${extname(new URL(decl.spec).pathname) || '.json'}`,
+  );
+  try {
+    const sameOrigin = new URL(decl.spec).origin === new URL(decl.endpoint).origin;
+    const res = await fetch(decl.spec, {
+      headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
+      signal: AbortSignal.timeout(decl.timeoutMs),
+    });
+    if (!res.ok) return decl.spec; // let the loader report the status the way it does
+    const text = await res.text();
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, text, { mode: 0o600 });
+    return file;
+  } catch (e) {
+    if (await exists(file)) return file;
+    throw new TendError(
+      'provider.spec_unreachable',
+      `cannot fetch ${decl.spec}: ${toTendError(e).message}`,
+      {
+        hint: 'is the platform up? Tend keeps a copy of a served document after the first successful load',
+      },
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,247 @@
+import { watch } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
+import type { Diagnostic } from '../core/index.js';
+import { toTendError } from '../core/index.js';
+import type { CrashHook, PassReport, Workspace } from '../engine/index.js';
+import { closeProviders, createWorkspace, runContinuously, tendActor } from '../engine/index.js';
+import { intentContentHash, readIntentFiles } from '../intent/index.js';
+import { rememberWorkspaceName } from './apply.js';
+import type { AppContext } from './context.js';
+import type { AppReporter } from './events.js';
+import { acquireWorkspaceLease } from './lease.js';
+import type { ApplyVerdict } from './outcomes.js';
+import { summarizeOutcomes, verdictOf } from './outcomes.js';
+import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
+import { loadIntentWithProviders, openWorkspace } from './workspace.js';
+
+/** What `run` is asked. */
+export interface RunRequest extends WorkspaceSelection {
+  readonly intervalMs: number;
+  readonly approveDestroy: boolean;
+  readonly prune: boolean;
+  readonly verifyTimeoutMs: number;
+  /** Stop after this many passes (with or without an audit feed); unlimited when absent. */
+  readonly maxPasses?: number;
+  readonly lockTimeoutMs: number;
+  /** How long one audit-feed read may wait for news. */
+  readonly feedWaitMs?: number;
+  readonly report?: AppReporter;
+  /** Aborting it stops the loop after the operations in flight settle. */
+  readonly signal: AbortSignal;
+  readonly crash?: CrashHook;
+  /** Watch the intent directory for changes (default true; a content hash is checked every pass too). */
+  readonly watch?: boolean;
+  /** Called once the lease is held and the loop is about to start (the workspace's name and size). */
+  readonly onStart?: (info: { workspace: string; resources: number; auditFeed: boolean }) => void;
+}
+
+/** How the last pass of a run ended. */
+export interface LastPass {
+  readonly pass: number;
+  /** The pass's verdict; `error` when it could not run (platform down, unauthorised). */
+  readonly verdict: ApplyVerdict | 'error';
+  readonly message?: string;
+}
+
+/** What a run did when it stopped. */
+export interface RunReport {
+  readonly workspace: { readonly name: string; readonly source: WorkspaceNameSource };
+  readonly passes: number;
+  readonly last?: LastPass;
+  readonly stoppedBy: 'signal' | 'max-passes' | 'lease-lost';
+  /** Intent reloads that took effect. */
+  readonly reloads: number;
+}
+
+function lastPassOf(p: PassReport): LastPass {
+  if (!p.ok) return { pass: p.pass, verdict: 'error', message: p.error.message };
+  return { pass: p.pass, verdict: verdictOf(summarizeOutcomes(p.result.outcomes)) };
+}
+
+/**
+ * The continuous loop as a service: holds the workspace lease for as long as it runs (renewed in the
+ * background), reconciles on audit-feed events and every interval, and follows the intent: when the
+ * files change (a watch, plus a content hash every pass) it loads them again; a valid new intent takes
+ * over at once, an invalid one is reported at every pass while the last valid intent stays in force
+ * (so a broken file never causes a prune).
+ */
+export async function run(ctx: AppContext, request: RunRequest): Promise<RunReport> {
+  const report: AppReporter = request.report ?? (() => {});
+  const opened = await openWorkspace(ctx, request);
+  let current: Workspace = opened.ws;
+  const store = current.store;
+  let lease;
+  try {
+    lease = await acquireWorkspaceLease(ctx, current, {
+      command: 'tend run',
+      waitMs: request.lockTimeoutMs,
+      signal: request.signal,
+    });
+  } catch (e) {
+    await current.close();
+    throw e;
+  }
+  report({
+    kind: 'lease',
+    workspace: current.name,
+    epoch: lease.lease.epoch,
+    ...(lease.tookOver
+      ? {
+          tookOver: {
+            command: lease.tookOver.holder.command,
+            pid: lease.tookOver.holder.pid,
+            host: lease.tookOver.holder.host,
+          },
+        }
+      : {}),
+  });
+
+  let watcher: FSWatcher | undefined;
+  let reloads = 0;
+  let passes = 0;
+  let last: LastPass | undefined;
+  let restart = new AbortController();
+  let next: Workspace | undefined;
+  let badHash: string | undefined;
+  let badDiagnostics: readonly Diagnostic[] = [];
+  let checking: Promise<void> | undefined;
+
+  /** Compares the files with the intent in force; loads a changed intent (once per change). */
+  const checkIntent = (): Promise<void> =>
+    (checking ??= (async () => {
+      try {
+        const files = await readIntentFiles(current.intent.dir);
+        const hash = intentContentHash(files.files);
+        const inForce = next?.intent.contentHash ?? current.intent.contentHash;
+        if (hash === inForce) {
+          badHash = undefined;
+          return;
+        }
+        if (hash === badHash) return;
+        const loaded = await loadIntentWithProviders(ctx, current.intent.dir, current.name);
+        const problems: Diagnostic[] = [...loaded.diagnostics];
+        if (loaded.intent && (loaded.intent.workspace?.name ?? current.name) !== current.name) {
+          problems.push({
+            code: 'workspace.renamed',
+            severity: 'error',
+            message: `the intent now names workspace ${loaded.intent.workspace?.name}, but this run holds ${current.name}`,
+            hint: 'stop tend run and start it again to manage the other workspace',
+          });
+        }
+        if (!loaded.intent || problems.some((d) => d.severity === 'error')) {
+          await closeProviders(loaded.providers.values());
+          badHash = hash;
+          badDiagnostics = problems;
+          report({ kind: 'intent-invalid', diagnostics: problems, contentHash: hash });
+          return;
+        }
+        badHash = undefined;
+        if (next) await closeProviders(next.providers.values());
+        next = createWorkspace({
+          name: current.name,
+          intent: loaded.intent,
+          providers: loaded.providers,
+          store,
+          env: ctx.env,
+        });
+        restart.abort();
+      } catch (e) {
+        report({ kind: 'warning', message: `cannot check the intent: ${toTendError(e).message}` });
+      }
+    })().finally(() => (checking = undefined)));
+
+  if (request.watch !== false) {
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      watcher = watch(current.intent.dir, () => {
+        // Editors write in several steps: wait for the burst to end.
+        clearTimeout(timer);
+        timer = setTimeout(() => void checkIntent(), 150);
+      });
+      watcher.on('error', () => watcher?.close());
+    } catch {
+      // No watch (some file systems): the content hash checked every pass still follows the intent.
+    }
+  }
+
+  let stoppedBy: RunReport['stoppedBy'] = 'signal';
+  let trigger = 'start';
+  try {
+    await rememberWorkspaceName(current, opened.nameSource);
+    request.onStart?.({
+      workspace: current.name,
+      resources: current.intent.resources.length,
+      auditFeed: [...current.providers.values()].some((p) => p.changes !== undefined),
+    });
+    for (;;) {
+      const remaining =
+        request.maxPasses === undefined ? undefined : Math.max(0, request.maxPasses - passes);
+      if (remaining === 0) {
+        stoppedBy = 'max-passes';
+        break;
+      }
+      const outcome = await runContinuously(
+        current,
+        {
+          approveDestroy: request.approveDestroy,
+          prune: request.prune,
+          actor: tendActor('drift'),
+          clock: ctx.clock,
+          report,
+          verifyTimeoutMs: request.verifyTimeoutMs,
+          visibilityWindowMs: 10_000,
+          runChecks: true,
+          intervalMs: request.intervalMs,
+          feedWaitMs: request.feedWaitMs ?? 1000,
+          firstPass: passes + 1,
+          firstTrigger: trigger,
+          ...(remaining !== undefined ? { maxPasses: remaining } : {}),
+          ...(request.crash ? { crash: request.crash } : {}),
+          onPass: async (p) => {
+            last = lastPassOf(p);
+            await checkIntent();
+            if (badHash !== undefined) {
+              report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });
+            }
+          },
+        },
+        AbortSignal.any([request.signal, lease.signal, restart.signal]),
+      );
+      passes += outcome.passes;
+      if (lease.signal.aborted) {
+        stoppedBy = 'lease-lost';
+        break;
+      }
+      if (request.signal.aborted) break;
+      if (next) {
+        await closeProviders(current.providers.values());
+        current = next;
+        next = undefined;
+        restart = new AbortController();
+        reloads++;
+        trigger = 'intent changed';
+        report({
+          kind: 'intent-reloaded',
+          resources: current.intent.resources.length,
+          contentHash: current.intent.contentHash,
+        });
+        continue;
+      }
+      stoppedBy = 'max-passes';
+      break;
+    }
+  } finally {
+    watcher?.close();
+    await checking;
+    if (next) await closeProviders(next.providers.values());
+    await lease.release();
+    await current.close();
+  }
+  return {
+    workspace: { name: current.name, source: opened.nameSource },
+    passes,
+    ...(last ? { last } : {}),
+    stoppedBy,
+    reloads,
+  };
+}

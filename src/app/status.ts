@@ -1,0 +1,67 @@
+import type { ResourceStatus } from '../core/index.js';
+import { toTendError } from '../core/index.js';
+import type { ProviderState } from '../engine/index.js';
+import { observe, PROVIDER_STATE_KEY } from '../engine/index.js';
+import type { Lease } from '../store/index.js';
+import type { AppContext } from './context.js';
+import type { LiveFindings } from './plan.js';
+import { liveFindings } from './plan.js';
+import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
+import { openWorkspace } from './workspace.js';
+
+/** What `status` is asked. */
+export interface StatusRequest extends WorkspaceSelection {
+  /** Do not contact the platform (no orphans, duplicates or replaces in progress). */
+  readonly offline: boolean;
+}
+
+/** Each resource's state after the last pass, each provider's, the lease, and what is live. */
+export interface StatusReport extends Partial<LiveFindings> {
+  readonly workspace: { readonly name: string; readonly source: WorkspaceNameSource };
+  readonly resources: readonly ResourceStatus[];
+  /** How each provider answered the last pass (`unauthorized` when it refused our credentials). */
+  readonly providers: readonly ({ readonly name: string } & ProviderState)[];
+  /** Who holds the workspace now, if anyone. */
+  readonly lease?: Lease;
+  /** Why the live findings are missing, when the platform could not be read. */
+  readonly platformError?: string;
+}
+
+/** Reads what Tend knows of a workspace; read-only (never waits for a writer's lease). */
+export async function status(ctx: AppContext, request: StatusRequest): Promise<StatusReport> {
+  const { ws, nameSource } = await openWorkspace(ctx, request);
+  try {
+    const stored = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
+    const resources: ResourceStatus[] = ws.intent.resources.map(
+      (r) =>
+        stored.get(r.address) ?? {
+          address: r.address,
+          state: 'pending',
+          message: 'never applied',
+          checks: [],
+          updatedAt: '',
+        },
+    );
+    const providers: ({ name: string } & ProviderState)[] = [];
+    for (const name of ws.providers.keys()) {
+      const raw = await ws.store.getMeta(PROVIDER_STATE_KEY(name));
+      if (raw !== undefined) providers.push({ name, ...(JSON.parse(raw) as ProviderState) });
+    }
+    const lease = await ws.store.getLease(ws.name);
+    const base = {
+      workspace: { name: ws.name, source: nameSource },
+      resources,
+      providers,
+      ...(lease && Date.parse(lease.expiresAt) > ctx.clock.now().getTime() ? { lease } : {}),
+    };
+    if (request.offline) return base;
+    try {
+      const obs = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
+      return { ...base, ...liveFindings(obs) };
+    } catch (e) {
+      return { ...base, platformError: toTendError(e).message };
+    }
+  } finally {
+    await ws.close();
+  }
+}

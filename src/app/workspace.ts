@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { Diagnostic, Intent, Provider, ProviderDecl } from '../core/index.js';
+import { TendError, toTendError, WORKSPACE_NAME } from '../core/index.js';
+import type { Workspace } from '../engine/index.js';
+import { closeProviders, createWorkspace } from '../engine/index.js';
+import { loadIntent } from '../intent/index.js';
+import type { Store } from '../store/index.js';
+import type { AppContext } from './context.js';
+import { defaultContext } from './context.js';
+import { connectProvider } from './providers.js';
+
+/** Which workspace a command works on: an intent directory, and optionally where its store is. */
+export interface WorkspaceSelection {
+  readonly dir: string;
+  /** Store location; default `<dir>/.tend/tend.db`. */
+  readonly store?: string;
+  /** An explicit workspace name (`--workspace`); wins over everything else. */
+  readonly workspace?: string;
+}
+
+/** Thrown when intent has errors; carries every diagnostic. */
+export class IntentError extends TendError {
+  readonly diagnostics: readonly Diagnostic[];
+  constructor(diagnostics: readonly Diagnostic[]) {
+    const n = diagnostics.filter((d) => d.severity === 'error').length;
+    super('intent.invalid', `intent has ${n} error${n === 1 ? '' : 's'}`, { phase: 'load' });
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** The default store location for an intent directory. */
+export function defaultStorePath(dir: string): string {
+  return join(dir, '.tend', 'tend.db');
+}
+
+/**
+ * The workspace name a directory gets when nothing names it: the folder's name plus a short hash of
+ * its real path, so that two folders (two checkouts both called `infra`) never share one by accident.
+ */
+export function derivedWorkspaceName(dir: string): string {
+  let real = resolve(dir);
+  try {
+    real = realpathSync(real);
+  } catch {
+    // A missing directory is reported by the intent loader; the name does not matter then.
+  }
+  const base =
+    basename(real)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '')
+      .slice(0, 48) || 'workspace';
+  const hash = createHash('sha256').update(real).digest('hex').slice(0, 6);
+  return `${base}-${hash}`;
+}
+
+/** Where a workspace's name came from, most explicit first. */
+export type WorkspaceNameSource = 'flag' | 'env' | 'intent' | 'store' | 'folder';
+
+/**
+ * Decides a workspace's name: `--workspace`, else `TEND_WORKSPACE`, else the intent's Workspace
+ * document, else the name this store was first used with (so a moved folder keeps its objects), else
+ * one derived from the folder. A name given explicitly must be valid.
+ */
+export function chooseWorkspaceName(input: {
+  readonly flag?: string | undefined;
+  readonly env?: string | undefined;
+  readonly intent?: string | undefined;
+  readonly store?: string | undefined;
+  readonly dir: string;
+}): { name: string; source: WorkspaceNameSource } {
+  const explicit: [string | undefined, WorkspaceNameSource][] = [
+    [input.flag, 'flag'],
+    [input.env, 'env'],
+  ];
+  for (const [value, source] of explicit) {
+    if (value === undefined || value === '') continue;
+    if (!WORKSPACE_NAME.test(value)) {
+      throw new TendError(
+        'workspace.invalid_name',
+        `workspace name ${JSON.stringify(value)} (from ${source === 'flag' ? '--workspace' : 'TEND_WORKSPACE'}) is not valid`,
+        {
+          hint: "use lower-case letters, digits, '.', '_' or '-', at most 64, starting and ending with a letter or digit",
+        },
+      );
+    }
+    return { name: value, source };
+  }
+  if (input.intent) return { name: input.intent, source: 'intent' };
+  if (input.store) return { name: input.store, source: 'store' };
+  return { name: derivedWorkspaceName(input.dir), source: 'folder' };
+}
+
+/** The intent of a directory with its providers connected, or every diagnostic. */
+export interface LoadedIntent {
+  readonly intent?: Intent;
+  readonly providers: Map<string, Provider>;
+  readonly diagnostics: Diagnostic[];
+}
+
+/**
+ * Loads and validates a directory's intent, connecting each declared provider (its document is read;
+ * nothing is sent to manage anything). Providers connected for an intent with errors are closed.
+ */
+export async function loadIntentWithProviders(
+  ctx: AppContext,
+  dir: string,
+  workspaceHint: string,
+): Promise<LoadedIntent> {
+  const providers = new Map<string, Provider>();
+  const describe = async (decl: ProviderDecl) => {
+    try {
+      const provider = await connectProvider(ctx.providers, {
+        decl,
+        workspace: workspaceHint,
+        env: ctx.env,
+        dir,
+      });
+      providers.set(decl.name, provider);
+      return provider.describe();
+    } catch (e) {
+      const err = toTendError(e, 'provider.load');
+      const d: Diagnostic = {
+        code: err.code,
+        severity: 'error',
+        message: `provider ${decl.name}: ${err.message}`,
+        file: decl.source.file,
+        line: decl.source.line,
+        column: decl.source.column,
+        ...(err.hint ? { hint: err.hint } : {}),
+      };
+      return d;
+    }
+  };
+  const { intent, diagnostics } = await loadIntent(dir, { describe, env: ctx.env });
+  if (!intent) {
+    await closeProviders(providers.values());
+    return { providers: new Map(), diagnostics };
+  }
+  return { intent, providers, diagnostics };
+}
+
+/** An open workspace and where its name came from. */
+export interface OpenedWorkspace {
+  readonly ws: Workspace;
+  readonly nameSource: WorkspaceNameSource;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/**
+ * The composition root of a command: validates the intent (throws IntentError with every diagnostic),
+ * connects providers through the registry, opens the store and decides the workspace name.
+ */
+export async function openWorkspace(
+  ctx: AppContext,
+  selection: WorkspaceSelection,
+): Promise<OpenedWorkspace> {
+  const dir = resolve(selection.dir);
+  const hint = chooseWorkspaceName({
+    flag: selection.workspace,
+    env: ctx.env['TEND_WORKSPACE'],
+    dir,
+  }).name;
+  const loaded = await loadIntentWithProviders(ctx, dir, hint);
+  if (!loaded.intent) throw new IntentError(loaded.diagnostics);
+  let store: Store;
+  try {
+    store = await ctx.openStore(selection.store ?? defaultStorePath(dir));
+  } catch (e) {
+    await closeProviders(loaded.providers.values());
+    throw e;
+  }
+  try {
+    const chosen = chooseWorkspaceName({
+      flag: selection.workspace,
+      env: ctx.env['TEND_WORKSPACE'],
+      intent: loaded.intent.workspace?.name,
+      store: await store.getMeta('workspace'),
+      dir,
+    });
+    const ws = createWorkspace({
+      name: chosen.name,
+      intent: loaded.intent,
+      providers: loaded.providers,
+      store,
+      env: ctx.env,
+    });
+    return { ws, nameSource: chosen.source, diagnostics: loaded.diagnostics };
+  } catch (e) {
+    await closeProviders(loaded.providers.values());
+    await store.close();
+    throw e;
+  }
+}
+
+/** Options of `openWorkspaceAt`, the short form for tests, benchmarks and scripts. */
+export interface OpenWorkspaceAtOptions {
+  readonly dir: string;
+  readonly store?: string;
+  /** The workspace name (default: chosen as for any command). */
+  readonly name?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Opens a workspace with the default context (SQLite, built-in providers), or with `ctx`. */
+export async function openWorkspaceAt(
+  options: OpenWorkspaceAtOptions,
+  ctx?: AppContext,
+): Promise<Workspace> {
+  const context = ctx ?? defaultContext(options.env ? { env: options.env } : {});
+  const opened = await openWorkspace(context, {
+    dir: options.dir,
+    ...(options.store !== undefined ? { store: options.store } : {}),
+    ...(options.name !== undefined ? { workspace: options.name } : {}),
+  });
+  return opened.ws;
+}
