@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Intent } from '../core/index.js';
+import { TendError } from '../core/index.js';
+import type { Clock, Workspace } from '../engine/index.js';
+import { createWorkspace } from '../engine/index.js';
+import type { Store } from '../store/index.js';
+import { openSqliteStore } from '../store/index.js';
+import type { AppContext } from './context.js';
+import { defaultContext } from './context.js';
+import { acquireWorkspaceLease, LEASE_TTL_MS } from './lease.js';
+
+// The workspace lease as the application layer takes it: two "processes" (two store handles on one
+// file, two contexts with their own pid) and a fake clock that moves only when someone sleeps.
+
+const dir = mkdtempSync(join(tmpdir(), 'tend-lease-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A clock that jumps forward by exactly what is slept. */
+function fakeClock(start = Date.UTC(2026, 10, 25, 10, 42, 7)): Clock & { t: number } {
+  const clock = {
+    t: start,
+    now: () => new Date(clock.t),
+    sleep: (ms: number, signal?: AbortSignal) => {
+      if (!signal?.aborted) clock.t += ms;
+      // Yield to the event loop so other work (the renewal loop, the other writer) runs in between.
+      return new Promise<void>((r) => setImmediate(r));
+    },
+  };
+  return clock;
+}
+
+const intent: Intent = { dir, contentHash: 'h', providers: [], resources: [] };
+let files = 0;
+const opened: Store[] = [];
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+});
+
+async function twoProcesses(clock: Clock, alive: (pid: number) => boolean = () => true) {
+  const path = join(dir, `lease-${++files}.db`);
+  const ws = async (): Promise<Workspace> => {
+    const store = await openSqliteStore(path, { now: () => clock.now() });
+    opened.push(store);
+    return createWorkspace({ name: 'prod', intent, providers: new Map(), store, env: {} });
+  };
+  const ctx = (pid: number): AppContext =>
+    defaultContext({
+      clock,
+      process: { pid, host: 'build-7', startedAt: clock.now().toISOString(), isAlive: alive },
+    });
+  return { a: { ws: await ws(), ctx: ctx(4121) }, b: { ws: await ws(), ctx: ctx(5000) } };
+}
+
+async function rejection(p: Promise<unknown>): Promise<TendError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(TendError);
+  return e as TendError;
+}
+
+describe('acquireWorkspaceLease', () => {
+  it('refuses a second writer at once by default, naming the holder, its pid, host and since when', async () => {
+    const clock = fakeClock();
+    const { a, b } = await twoProcesses(clock);
+    const held = await acquireWorkspaceLease(a.ctx, a.ws, { command: 'tend run', waitMs: 0 });
+    expect(held.lease.epoch).toBe(1);
+    const err = await rejection(
+      acquireWorkspaceLease(b.ctx, b.ws, { command: 'tend apply', waitMs: 0 }),
+    );
+    expect(err.code).toBe('workspace.locked');
+    expect(err.message).toBe(
+      'workspace `prod` is held by `tend run` (pid 4121 on build-7) since 10:42:07 UTC; retry, or pass --lock-timeout',
+    );
+    await held.release();
+  });
+
+  it('waits up to --lock-timeout and gets the lease once the holder releases it', async () => {
+    const clock = fakeClock();
+    const { a, b } = await twoProcesses(clock);
+    const held = await acquireWorkspaceLease(a.ctx, a.ws, { command: 'tend apply', waitMs: 0 });
+    const waiting = acquireWorkspaceLease(b.ctx, b.ws, { command: 'tend apply', waitMs: 10_000 });
+    // Let the waiter try a few times, then release.
+    while (clock.t < Date.UTC(2026, 10, 25, 10, 42, 8)) await new Promise((r) => setImmediate(r));
+    await held.release();
+    const second = await waiting;
+    expect(second.lease.epoch).toBe(2);
+    await second.release();
+  });
+
+  it('gives up after --lock-timeout when the holder keeps the lease', async () => {
+    const clock = fakeClock();
+    const { a, b } = await twoProcesses(clock);
+    const held = await acquireWorkspaceLease(a.ctx, a.ws, { command: 'tend run', waitMs: 0 });
+    const start = clock.t;
+    const err = await rejection(
+      acquireWorkspaceLease(b.ctx, b.ws, { command: 'tend apply', waitMs: 2_000 }),
+    );
+    expect(err.code).toBe('workspace.locked');
+    expect(clock.t - start).toBeGreaterThanOrEqual(2_000);
+    expect(clock.t - start).toBeLessThan(LEASE_TTL_MS);
+    await held.release();
+  });
+
+  it('takes over the lease of a holder whose pid is dead on this host, with the next epoch', async () => {
+    const clock = fakeClock();
+    const { a, b } = await twoProcesses(clock, (pid) => pid !== 4121);
+    await acquireWorkspaceLease(a.ctx, a.ws, { command: 'tend run', waitMs: 0 });
+    const taken = await acquireWorkspaceLease(b.ctx, b.ws, { command: 'tend apply', waitMs: 0 });
+    expect(taken.lease.epoch).toBe(2);
+    expect(taken.tookOver?.holder.pid).toBe(4121);
+    // The old holder is fenced: its next journal write is refused, so it sends nothing more.
+    const err = await rejection(
+      a.ws.store.journal({
+        id: 'op-x',
+        address: 'sb.buckets/a',
+        type: 'sb.buckets',
+        action: 'create',
+        desiredHash: 'h',
+        marker: { workspace: 'prod', address: 'sb.buckets/a' },
+        state: 'pending',
+        createdAt: clock.now().toISOString(),
+      }),
+    );
+    expect(err.code).toBe('store.lease-lost');
+    await taken.release();
+  });
+
+  it('keeps the lease alive while held (renewed in the background) and aborts its signal once taken over', async () => {
+    const clock = fakeClock();
+    const { a, b } = await twoProcesses(clock);
+    const held = await acquireWorkspaceLease(a.ctx, a.ws, {
+      command: 'tend run',
+      waitMs: 0,
+      ttlMs: 3_000,
+    });
+    // Well past the first expiry: the renewals keep it.
+    const until = clock.t + 10_000;
+    while (clock.t < until) await new Promise((r) => setImmediate(r));
+    const refused = await rejection(
+      acquireWorkspaceLease(b.ctx, b.ws, { command: 'tend apply', waitMs: 0 }),
+    );
+    expect(refused.code).toBe('workspace.locked');
+    // Someone with the file takes it over (as an expired lease would be): the holder notices.
+    await b.ws.store.acquireLease({
+      workspace: 'prod',
+      holder: { command: 'tend apply', pid: 5000, host: 'build-7', startedAt: '' },
+      ttlMs: 3_000,
+      takeOver: () => true,
+    });
+    while (!held.signal.aborted) await new Promise((r) => setImmediate(r));
+    expect(held.signal.aborted).toBe(true);
+    await held.release();
+  });
+});
