@@ -303,7 +303,8 @@ describe('http client', () => {
 
   it('counts timeouts as the platform being down and opens the circuit', async () => {
     handler = () => {}; // never answers
-    const { c } = client({ timeoutMs: 20, maxAttempts: 1 });
+    // Long enough that every request reaches the server before it times out, even on a loaded machine.
+    const { c } = client({ timeoutMs: 250, maxAttempts: 1 });
     for (let i = 0; i < 5; i++) {
       expect((await failure(c.request({ method: 'GET', path: '/volumes' }))).code).toBe(
         'http.timeout',
@@ -311,7 +312,7 @@ describe('http client', () => {
     }
     expect(c.health()).toMatchObject({
       circuit: 'open',
-      lastError: 'GET /volumes: no response within 20 ms',
+      lastError: 'GET /volumes: no response within 250 ms',
     });
     const e = await failure(c.request({ method: 'GET', path: '/volumes' }));
     expect(e.code).toBe('platform.circuit_open');
