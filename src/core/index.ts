@@ -14,3 +14,4 @@ export * from './status.js';
 export * from './diff.js';
 export * from './plan.js';
 export * from './changeset.js';
+export * from './similar.js';
