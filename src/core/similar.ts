@@ -13,11 +13,11 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The candidates close enough to a mistyped word to suggest (a third of its length, at least two
+ * The candidates close enough to a mistyped word to suggest (a fifth of its length, at least two
  * edits), nearest first, at most `max`; ties keep the candidates' order.
  */
 export function nearMatches(word: string, candidates: readonly string[], max = 3): string[] {
-  const limit = Math.max(2, Math.floor(word.length / 3));
+  const limit = Math.max(2, Math.floor(word.length / 5));
   return candidates
     .map((c, i) => ({ c, i, d: editDistance(word, c) }))
     .filter((x) => x.d <= limit && x.c !== word)
