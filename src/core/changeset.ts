@@ -149,7 +149,7 @@ export function toChangeset(input: ChangesetInput): Changeset {
     },
     createdAt:
       typeof input.createdAt === 'string' ? input.createdAt : input.createdAt.toISOString(),
-    plan: structuredClone(input.plan) as Plan,
+    plan: structuredClone<Plan>(input.plan),
     pins: structuredClone(pins),
   };
   const problems = consistency(changeset);
@@ -235,7 +235,7 @@ export function comparePin(pinned: Pin, now: Pin): StaleObject | undefined {
     address,
     type,
     fields: moved,
-    ...(versions ? { version: { before: pinned.version!, after: now.version! } } : {}),
+    ...(versions ? { version: { before: pinned.version, after: now.version } } : {}),
     message: versions
       ? `${address}: changed since the plan was made (version ${pinned.version} → ${now.version})${what}`
       : `${address}: changed since the plan was made${what}`,
@@ -401,7 +401,7 @@ class Reader {
   array(key: string): unknown[] | undefined {
     const v = this.raw(key);
     if (v === undefined) return undefined;
-    if (Array.isArray(v)) return v;
+    if (Array.isArray(v)) return v as unknown[];
     this.problem(
       'changeset.type',
       childPath(this.path, key),

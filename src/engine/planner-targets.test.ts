@@ -247,20 +247,20 @@ describe('planPass with targets', () => {
     {
       name: 'a typo',
       reason: 'the near match is named',
-      targets: ['sb.network/main' as Address],
+      targets: ['sb.network/main'],
       message: '--target sb.network/main: no such resource; did you mean sb.networks/main?',
     },
     {
       name: 'nothing near',
       reason: 'says where Tend looked',
-      targets: ['zz.things/x' as Address],
+      targets: ['zz.things/x'],
       message:
         '--target zz.things/x: no such resource in the intent or among the objects Tend manages',
     },
     {
       name: 'a removed resource misspelt',
       reason: 'remembered resources are candidates too',
-      targets: [BUCKET, 'sb.buckets/odl' as Address],
+      targets: [BUCKET, 'sb.buckets/odl'],
       message: '--target sb.buckets/odl: no such resource; did you mean sb.buckets/old?',
     },
   ];

@@ -625,7 +625,7 @@ describe('openapi provider on the sandbox: object versions', () => {
     if (!url.pathname.startsWith('/networks') || (init?.method ?? 'GET') !== 'GET' || !res.ok) {
       return res;
     }
-    const body = (await res.json()) as unknown;
+    const body = await res.json();
     const revise = (o: unknown) =>
       o !== null && typeof o === 'object'
         ? { ...o, revision: `r-${String((o as { cidr?: string }).cidr)}` }
