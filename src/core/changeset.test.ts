@@ -93,9 +93,21 @@ describe('touchedAddresses', () => {
 });
 
 describe('intentHash', () => {
+  const provider = (dir: string) => ({
+    kind: 'Provider' as const,
+    name: 'sb',
+    type: 'openapi' as const,
+    spec: `${dir}/specs/sb.json`,
+    overlay: 'https://example.org/overlay.yaml',
+    endpoint: 'http://127.0.0.1:7781',
+    concurrency: 8,
+    rateLimit: 0,
+    timeoutMs: 10000,
+    source: { file: `${dir}/provider.yaml`, line: 1, column: 1 },
+  });
   const intent: Intent = {
     dir: '/a',
-    providers: [],
+    providers: [provider('/a')],
     resources: [
       {
         kind: 'Resource',
@@ -122,6 +134,7 @@ describe('intentHash', () => {
       other: {
         ...intent,
         dir: '/b',
+        providers: [provider('/b')],
         resources: [
           {
             ...r,
@@ -131,6 +144,12 @@ describe('intentHash', () => {
         ],
       },
       same: true,
+    },
+    {
+      name: 'another document',
+      reason: 'a spec outside the intent directory is named as it is',
+      other: { ...intent, providers: [{ ...provider('/a'), spec: '/elsewhere/sb.json' }] },
+      same: false,
     },
     {
       name: 'a changed field',

@@ -95,11 +95,20 @@ export function touchedAddresses(plan: Plan): Address[] {
 
 /**
  * A hash of the intent's content: providers and resources as validated, without where they were
- * written (line numbers, the directory) — moving a document or adding a comment changes nothing.
+ * written (line numbers, the directory; documents inside it by relative path) — moving the intent
+ * or a document, or adding a comment, changes nothing.
  */
 export function intentHash(intent: Intent): string {
+  // Documents inside the intent directory are named relative to it, so a checkout elsewhere (CI)
+  // hashes the same.
+  const inside = intent.dir.endsWith('/') ? intent.dir : `${intent.dir}/`;
+  const rel = (p: string) => (p.startsWith(inside) ? p.slice(inside.length) : p);
   const content = {
-    providers: intent.providers.map(({ source: _s, ...p }) => p),
+    providers: intent.providers.map(({ source: _s, ...p }) => ({
+      ...p,
+      spec: rel(p.spec),
+      ...(p.overlay !== undefined ? { overlay: rel(p.overlay) } : {}),
+    })),
     resources: intent.resources.map(({ source: _s, checks, ...r }) => ({
       ...r,
       checks: checks.map(({ source: _c, ...c }) => c),
