@@ -292,6 +292,40 @@ describe('staleSteps: what moved since the plan, observed on the sandbox', () =>
   });
 });
 
+describe('a targeted changeset', () => {
+  it('pins only what the targeted plan touches, and is the plan its saved targets give', async () => {
+    const ws = await workspace();
+    try {
+      await seed(ws);
+      const options = {
+        approveDestroy: false,
+        prune: true,
+        targets: ['sb.volumes/data' as Address],
+      };
+      const pass = await planPass(ws, await look(ws), options);
+      const changeset = makeChangeset(ws, pass, options, new Date('2026-11-25T01:00:00Z'));
+      expect(changeset.options.targets).toEqual(['sb.volumes/data']);
+      expect(changeset.plan.steps.map((s) => `${s.kind} ${s.address}`)).toEqual([
+        'noop sb.networks/main',
+        'create sb.instances/web',
+        'create sb.volumes/data',
+      ]);
+      expect(changeset.pins.map((p) => p.address)).toEqual([
+        'sb.instances/web',
+        'sb.networks/main',
+        'sb.volumes/data',
+      ]);
+      // Out-of-band changes outside the targeted part do not make it stale.
+      await outOfBand('PATCH', '/buckets/assets', { versioning: true });
+      const now = await look(ws);
+      expect(staleSteps(ws, changeset, now)).toEqual([]);
+      expect(await unexpectedSteps(ws, changeset, now)).toEqual([]);
+    } finally {
+      await ws.close();
+    }
+  });
+});
+
 describe('a changeset belongs to one workspace and one intent', () => {
   it('refuses a changeset whose intent changed since, or made for another workspace', async () => {
     const ws = await workspace();
