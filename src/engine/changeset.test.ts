@@ -8,11 +8,13 @@ import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import {
   changesetRefusal,
+  checkChangeset,
   makeChangeset,
   staleChangesetError,
   staleSteps,
   unexpectedSteps,
 } from './changeset.js';
+import { isChangesetPath, readChangeset, writeChangeset } from './changeset-file.js';
 import type { Observation } from './observe.js';
 import { observe } from './observe.js';
 import { planPass } from './planner.js';
@@ -372,6 +374,79 @@ describe('unexpectedSteps: a saved plan is run only when it is the plan the inte
       expect(await unexpectedSteps(ws, parsed.changeset, await look(ws))).toEqual([
         'sb.buckets/assets',
       ]);
+    } finally {
+      await ws.close();
+    }
+  });
+});
+
+describe('checkChangeset: everything apply checks, in order', () => {
+  it('runs the saved plan when nothing moved, and refuses with the reason otherwise', async () => {
+    const ws = await workspace();
+    const edited = await workspace(intentText({ team: 'platform' }));
+    try {
+      const ids = await seed(ws);
+      const changeset = await planned(ws);
+      const fresh = await checkChangeset(ws, changeset, await look(ws));
+      expect(fresh).toEqual({ kind: 'run', plan: changeset.plan });
+
+      const foreign = await checkChangeset(edited, changeset, await look(edited));
+      expect(foreign.kind === 'refused' && foreign.error.code).toBe('changeset.intent_changed');
+
+      const raw = JSON.parse(serializeChangeset(changeset)) as {
+        plan: { steps: { address: string; desired?: Record<string, unknown> }[] };
+      };
+      raw.plan.steps.find((s) => s.address === 'sb.buckets/logs')!.desired!['versioning'] = true;
+      const edit = parseChangeset(JSON.stringify(raw), 'p.json');
+      if (edit.kind !== 'ok') throw new Error(JSON.stringify(edit.diagnostics));
+      const handEdited = await checkChangeset(ws, edit.changeset, await look(ws));
+      expect(handEdited).toMatchObject({
+        kind: 'refused',
+        stale: [],
+        unexpected: ['sb.buckets/logs'],
+      });
+      expect(handEdited.kind === 'refused' && handEdited.error.code).toBe('changeset.unexpected');
+
+      await outOfBand('PATCH', `/networks/${ids.main}`, {
+        tags: { ...markerOf('sb.networks/main'), team: 'edge' },
+      });
+      const moved = await checkChangeset(ws, changeset, await look(ws));
+      expect(moved.kind === 'refused' && moved.error.code).toBe('changeset.stale');
+      expect(moved.kind === 'refused' && moved.stale.map(brief)).toEqual([
+        { kind: 'changed', address: 'sb.networks/main', fields: ['tags.team'] },
+      ]);
+      expect(moved.kind === 'refused' && moved.error.message).toContain(
+        'sb.networks/main: changed since the plan was made: tags.team',
+      );
+    } finally {
+      await Promise.all([ws.close(), edited.close()]);
+    }
+  });
+});
+
+describe('changeset files', () => {
+  it('writes, recognises and reads back a changeset; a bad file names each problem', async () => {
+    const ws = await workspace();
+    try {
+      await seed(ws);
+      const changeset = await planned(ws);
+      const file = join(root, 'p.json');
+      await writeChangeset(file, changeset);
+      expect(await isChangesetPath(file)).toBe(true);
+      expect(await isChangesetPath(root)).toBe(false);
+      expect(await isChangesetPath(join(root, 'missing.json'))).toBe(false);
+      expect(await readChangeset(file)).toEqual(changeset);
+
+      const bad = join(root, 'bad.json');
+      writeFileSync(bad, JSON.stringify({ ...changeset, workspace: 7, extra: true }));
+      await expect(readChangeset(bad)).rejects.toThrow(
+        `${bad} is not a valid changeset (2 problems):\n` +
+          `  ${bad}: $.extra: is not a member this format knows (expected format, workspace, intent, options, createdAt, plan, pins)\n` +
+          `  ${bad}: $.workspace: must be a non-empty string, not number 7`,
+      );
+      await expect(readChangeset(join(root, 'missing.json'))).rejects.toMatchObject({
+        code: 'changeset.unreadable',
+      });
     } finally {
       await ws.close();
     }

@@ -248,3 +248,49 @@ export async function unexpectedSteps(
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v);
 }
+
+/** What `tend apply <changeset>` may do, decided before anything is sent. */
+export type ChangesetVerdict =
+  | { readonly kind: 'run'; readonly plan: Plan }
+  | {
+      readonly kind: 'refused';
+      /** The error to exit 1 with: `changeset.other_workspace`, `.intent_changed`, `.stale`, `.unexpected`. */
+      readonly error: TendError;
+      /** The pinned objects that moved (empty for the other refusals). */
+      readonly stale: readonly StaleObject[];
+      /** The addresses whose saved step is not the step planned now (empty unless `.unexpected`). */
+      readonly unexpected: readonly Address[];
+    };
+
+/**
+ * Every check `tend apply <changeset>` makes, in order, over an observation taken under the
+ * workspace lease: the changeset is this workspace's and the intent is unchanged; no pinned object
+ * moved; the saved steps are the steps the intent gives now. `run` carries the saved plan, to be
+ * executed exactly; anything else is a refusal with nothing sent. Never mutates anything.
+ */
+export async function checkChangeset(
+  ws: Workspace,
+  changeset: Changeset,
+  observation: Observation,
+): Promise<ChangesetVerdict> {
+  const refusal = changesetRefusal(ws, changeset);
+  if (refusal) return { kind: 'refused', error: refusal, stale: [], unexpected: [] };
+  const stale = staleSteps(ws, changeset, observation);
+  if (stale.length > 0) {
+    return { kind: 'refused', error: staleChangesetError(stale), stale, unexpected: [] };
+  }
+  const unexpected = await unexpectedSteps(ws, changeset, observation);
+  if (unexpected.length > 0) {
+    return {
+      kind: 'refused',
+      error: new TendError(
+        'changeset.unexpected',
+        `the saved plan is not the plan the intent gives for what exists now (edited by hand?); nothing was sent. Steps that differ: ${unexpected.join(', ')}`,
+        { phase: 'apply', hint: 'run tend plan again, review it, and apply the new changeset' },
+      ),
+      stale: [],
+      unexpected,
+    };
+  }
+  return { kind: 'run', plan: changeset.plan };
+}
