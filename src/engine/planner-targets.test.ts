@@ -258,6 +258,12 @@ describe('planPass with targets', () => {
         '--target zz.things/x: no such resource in the intent or among the objects Tend manages',
     },
     {
+      name: 'a bare name',
+      reason: 'not an address; the addresses with that name are suggested',
+      targets: ['main' as Address],
+      message: '--target main: not an address (provider.type/name); did you mean sb.networks/main?',
+    },
+    {
       name: 'a removed resource misspelt',
       reason: 'remembered resources are candidates too',
       targets: [BUCKET, 'sb.buckets/odl'],

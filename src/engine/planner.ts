@@ -21,6 +21,7 @@ import {
   getPath,
   resolveReferences,
   nearMatches,
+  parseAddress,
   TendError,
   topoOrder,
   toTendError,
@@ -66,6 +67,12 @@ export function targetClosure(
   const unknown = targets.filter((t) => !declared.has(t) && !remembered.includes(t));
   if (unknown.length > 0) {
     const lines = unknown.map((t) => {
+      if (!parseAddress(t)) {
+        // A bare name (`main`) is the usual slip: suggest the addresses with that name.
+        const named = known.filter((a) => a.slice(a.indexOf('/') + 1) === t);
+        const also = named.length > 0 ? `; did you mean ${named.join(' or ')}?` : '';
+        return `--target ${t}: not an address (provider.type/name)${also}`;
+      }
       const near = nearMatches(t, known);
       return near.length > 0
         ? `--target ${t}: no such resource; did you mean ${near.join(' or ')}?`
