@@ -434,6 +434,20 @@ const MALFORMED: {
     want: ['p.json: $.createdAt: "yesterday" is not a date and time'],
   },
   {
+    name: 'a very long value',
+    reason: 'values are quoted cut short: a file cannot flood the terminal',
+    text: (d) => (d['createdAt'] = 'z'.repeat(10000)),
+    want: [`p.json: $.createdAt: "${'z'.repeat(76)}... is not a date and time`],
+  },
+  {
+    name: 'a very long string where an address goes',
+    reason: 'the message quotes the first 77 characters',
+    text: (d) => (d['options'].targets = ['y'.repeat(500)]),
+    want: [
+      `p.json: $.options.targets[0]: "${'y'.repeat(76)}... is not an address (provider.type/name)`,
+    ],
+  },
+  {
     name: 'an unknown step kind',
     reason: 'only the five step kinds exist',
     text: (d) => (stepOf(d, ASSETS)['kind'] = 'drop'),
@@ -521,7 +535,7 @@ const MALFORMED: {
     reason: 'an update must act on the object that was pinned',
     text: (d) => (stepOf(d, ASSETS)['objectId'] = 'someone-elses'),
     want: [
-      `p.json: $.plan.steps[${indexOfStep(ASSETS)}].objectId: acts on someone-elses, but the pin of sb.buckets/assets is assets`,
+      `p.json: $.plan.steps[${indexOfStep(ASSETS)}].objectId: acts on "someone-elses", but the pin of sb.buckets/assets is "assets"`,
     ],
   },
   {

@@ -329,16 +329,20 @@ function checkShape(v: unknown, path: string, depth: number): Problem[] {
 }
 
 function childPath(path: string, key: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)
-    ? `${path}.${key}`
-    : `${path}[${JSON.stringify(key)}]`;
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${quoted(key)}]`;
+}
+
+/** A value as JSON for a message, cut short: a hostile file cannot flood the terminal. */
+function quoted(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 function describeType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
-  return `${typeof v} ${JSON.stringify(v)}`;
+  return `${typeof v} ${quoted(v)}`;
 }
 
 /** A reader of one JSON object that records a problem per missing, mistyped or unknown member. */
@@ -459,7 +463,7 @@ function checkAddress(problems: Problem[], path: string, v: string): Address | u
   problems.push({
     code: 'changeset.address',
     path,
-    message: `${JSON.stringify(v)} is not an address (provider.type/name)`,
+    message: `${quoted(v)} is not an address (provider.type/name)`,
   });
   return undefined;
 }
@@ -482,7 +486,7 @@ function readChangeset(raw: unknown, problems: Problem[]): Changeset | undefined
   if (format !== CHANGESET_FORMAT) {
     const other =
       typeof format === 'string' && format.startsWith('tend.changeset/')
-        ? `is ${JSON.stringify(format)}, a changeset format this Tend does not read (it reads "${CHANGESET_FORMAT}")`
+        ? `is ${quoted(format)}, a changeset format this Tend does not read (it reads "${CHANGESET_FORMAT}")`
         : `is ${describeType(format)}: this is not a Tend changeset (expected "${CHANGESET_FORMAT}")`;
     // Another format's other members mean nothing here: this one problem says it all.
     problems.length = 0;
@@ -513,7 +517,7 @@ function readChangeset(raw: unknown, problems: Problem[]): Changeset | undefined
     problems.push({
       code: 'changeset.type',
       path: '$.createdAt',
-      message: `${JSON.stringify(createdAt)} is not a date and time`,
+      message: `${quoted(createdAt)} is not a date and time`,
     });
   }
   const plan = readPlan(problems, top.value('plan'));
@@ -610,7 +614,7 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
     problems.push({
       code: 'changeset.type',
       path: `${path}.type`,
-      message: `${JSON.stringify(type)} is not the type of ${address}`,
+      message: `${quoted(type)} is not the type of ${address}`,
     });
   }
   const dependsOn = r.addresses('dependsOn');
@@ -653,7 +657,7 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
       problems.push({
         code: 'changeset.type',
         path: `${path}.decidedBy`,
-        message: `must be platform or annotation, not ${JSON.stringify(decidedBy)}`,
+        message: `must be platform or annotation, not ${quoted(decidedBy)}`,
       });
     }
     const strategy = r.string('strategy');
@@ -665,7 +669,7 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
       problems.push({
         code: 'changeset.type',
         path: `${path}.strategy`,
-        message: `must be create-before-destroy or delete-before-create, not ${JSON.stringify(strategy)}`,
+        message: `must be create-before-destroy or delete-before-create, not ${quoted(strategy)}`,
       });
     }
     const reason = r.string('reason', true);
@@ -725,7 +729,7 @@ function readPin(problems: Problem[], path: string, raw: unknown): Pin | undefin
     problems.push({
       code: 'changeset.type',
       path: `${path}.type`,
-      message: `${JSON.stringify(type)} is not the type of ${address}`,
+      message: `${quoted(type)} is not the type of ${address}`,
     });
   }
   if (kind === 'absent') return { kind, address: address!, type: type! };
@@ -853,7 +857,7 @@ function consistency(c: Changeset): Problem[] {
       out.push({
         code: 'changeset.inconsistent',
         path: `${at}.objectId`,
-        message: `acts on ${s.objectId}, but the pin of ${s.address} is ${p.kind === 'present' ? p.objectId : 'absent'}`,
+        message: `acts on ${quoted(s.objectId)}, but the pin of ${s.address} is ${p.kind === 'present' ? quoted(p.objectId) : 'absent'}`,
       });
     }
   });
