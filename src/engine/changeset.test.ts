@@ -387,8 +387,14 @@ describe('checkChangeset: everything apply checks, in order', () => {
     try {
       const ids = await seed(ws);
       const changeset = await planned(ws);
+      const mutations = () => {
+        const { creates, updates, deletes } = sb.sandbox.stats();
+        return { creates, updates, deletes };
+      };
+      const seeded = mutations();
       const fresh = await checkChangeset(ws, changeset, await look(ws));
       expect(fresh).toEqual({ kind: 'run', plan: changeset.plan });
+      expect(mutations()).toEqual(seeded);
 
       const foreign = await checkChangeset(edited, changeset, await look(edited));
       expect(foreign.kind === 'refused' && foreign.error.code).toBe('changeset.intent_changed');
@@ -410,7 +416,10 @@ describe('checkChangeset: everything apply checks, in order', () => {
       await outOfBand('PATCH', `/networks/${ids.main}`, {
         tags: { ...markerOf('sb.networks/main'), team: 'edge' },
       });
+      const before = mutations();
       const moved = await checkChangeset(ws, changeset, await look(ws));
+      // Observing, checking and planning again send nothing that changes the platform.
+      expect(mutations()).toEqual(before);
       expect(moved.kind === 'refused' && moved.error.code).toBe('changeset.stale');
       expect(moved.kind === 'refused' && moved.stale.map(brief)).toEqual([
         { kind: 'changed', address: 'sb.networks/main', fields: ['tags.team'] },
