@@ -13,3 +13,5 @@ export * from './refs.js';
 export * from './status.js';
 export * from './diff.js';
 export * from './plan.js';
+export * from './changeset.js';
+export * from './similar.js';

@@ -75,6 +75,11 @@ export interface ObservedObject {
   readonly fields: Readonly<Record<string, unknown>>;
   /** Tend's ownership marker, when the object carries one. */
   readonly marker?: Marker;
+  /**
+   * The platform's version of the object, when it reports one (a declared version field, or the
+   * ETag of a read): it changes whenever the object does. Opaque: compared for equality only.
+   */
+  readonly version?: string;
 }
 
 /** Who is acting, sent with every mutation so the platform's audit feed attributes it. */

@@ -1,6 +1,22 @@
 // The engine: the loop that observes, plans, executes with the journal, verifies and keeps going.
 export type { Clock } from './clock.js';
 export { systemClock } from './clock.js';
+export type { ChangesetPlanOptions, ChangesetVerdict } from './changeset.js';
+export {
+  changesetRefusal,
+  checkChangeset,
+  makeChangeset,
+  pinsOf,
+  staleChangesetError,
+  staleSteps,
+  unexpectedSteps,
+} from './changeset.js';
+export {
+  isChangesetPath,
+  MAX_CHANGESET_BYTES,
+  readChangeset,
+  writeChangeset,
+} from './changeset-file.js';
 export type { CrashHook, CrashWhen, WritePoint } from './crash-points.js';
 export { CRASH_ACTIONS, crashHookFrom, noCrash, WRITE_POINTS } from './crash-points.js';
 export type { EngineEvent, Reporter } from './events.js';

@@ -7,6 +7,7 @@ import type {
   Plan,
   PlanStep,
   Provider,
+  RemovedInput,
   ResourceDecl,
   ResourceTypeInfo,
 } from '../core/index.js';
@@ -15,9 +16,13 @@ import {
   canHoldBoth,
   containsUnknown,
   decideStep,
+  dependentsIndex,
   diffDeclared,
   getPath,
   resolveReferences,
+  nearMatches,
+  parseAddress,
+  TendError,
   topoOrder,
   toTendError,
 } from '../core/index.js';
@@ -38,7 +43,54 @@ export interface PlanOptions {
   readonly approveDestroy: boolean;
   /** Plan deletes of removed resources (true) or leave them (false). */
   readonly prune: boolean;
+  /**
+   * `--target`: when not empty, plan only these resources and what they reference, transitively;
+   * a removed resource is deleted only when it is itself a target. Unknown addresses are an error.
+   */
+  readonly targets?: readonly Address[];
   readonly signal?: AbortSignal;
+}
+
+/**
+ * The addresses a plan limited to `targets` covers: each target and everything it references,
+ * transitively, over the declared graph (a removed resource stands for itself only). Undefined when
+ * there are no targets (the whole intent). Throws `plan.unknown_target`, naming near matches, for a
+ * target that is neither declared nor remembered.
+ */
+export function targetClosure(
+  declared: ReadonlyMap<Address, readonly Address[]>,
+  remembered: readonly Address[],
+  targets: readonly Address[] | undefined,
+): Set<Address> | undefined {
+  if (!targets || targets.length === 0) return undefined;
+  const known = [...new Set<Address>([...declared.keys(), ...remembered])].sort();
+  const unknown = targets.filter((t) => !declared.has(t) && !remembered.includes(t));
+  if (unknown.length > 0) {
+    const lines = unknown.map((t) => {
+      if (!parseAddress(t)) {
+        // A bare name (`main`) is the usual slip: suggest the addresses with that name.
+        const named = known.filter((a) => a.slice(a.indexOf('/') + 1) === t);
+        const also = named.length > 0 ? `; did you mean ${named.join(' or ')}?` : '';
+        return `--target ${t}: not an address (provider.type/name)${also}`;
+      }
+      const near = nearMatches(t, known);
+      return near.length > 0
+        ? `--target ${t}: no such resource; did you mean ${near.join(' or ')}?`
+        : `--target ${t}: no such resource in the intent or among the objects Tend manages`;
+    });
+    throw new TendError('plan.unknown_target', lines.join('\n'), {
+      phase: 'plan',
+      hint: 'a target is an address `provider.type/name` as `tend plan` lists it',
+    });
+  }
+  const keep = new Set<Address>();
+  const visit = (a: Address): void => {
+    if (keep.has(a)) return;
+    keep.add(a);
+    for (const d of declared.get(a) ?? []) visit(d);
+  };
+  targets.forEach(visit);
+  return keep;
 }
 
 /** Diffs a declared resource against an observed object: declared fields only, secrets excluded. */
@@ -129,20 +181,77 @@ export async function planPass(
   observation: Observation,
   options: PlanOptions,
 ): Promise<PlannedPass> {
-  const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const graph = new Map(ws.intent.resources.map((r) => [r.address, r.dependsOn] as const));
   const ordered = topoOrder(graph);
   const order = ordered.kind === 'ordered' ? ordered.order : [...graph.keys()];
+  const keep = targetClosure(graph, [...observation.twin.keys()], options.targets);
+  const diffOptions = new Map<string, DiffOptions>();
+  const pass = (keep: Set<Address> | undefined) =>
+    planDeclared(ws, observation, options, order, keep, diffOptions);
+  let declared = await pass(keep);
+  if (keep) {
+    // A replaced target takes its dependents with it (they must move to the new object): they join
+    // the plan, with what they reference, until nothing more joins.
+    const dependentsOf = dependentsIndex(graph);
+    for (;;) {
+      const replaced = declared.steps.filter((s) => s.kind === 'replace').map((s) => s.address);
+      const more = dependentsOf(replaced).filter((a) => !keep.has(a));
+      if (more.length === 0) break;
+      for (const a of targetClosure(graph, [], more)!) keep.add(a);
+      declared = await pass(keep);
+    }
+  }
+  const removed = options.prune ? observation.removed : [];
+  let plan = assemblePlan(
+    declared.steps,
+    keep ? removed.filter((r) => keep.has(r.address)) : removed,
+    options.approveDestroy,
+  );
+  if (keep) plan = withFullBlastRadius(plan, graph, observation.removed);
+  return { plan, observation, waiting: declared.waiting };
+}
 
+/**
+ * A plan limited by targets shows the blast radius over the whole intent and every removed resource,
+ * not only over the targeted part: what lies outside the targets is still hit.
+ */
+function withFullBlastRadius(
+  plan: Plan,
+  graph: ReadonlyMap<Address, readonly Address[]>,
+  removed: readonly RemovedInput[],
+): Plan {
+  const full = new Map(graph);
+  for (const r of removed) full.set(r.address, r.dependsOn);
+  const dependentsOf = dependentsIndex(full);
+  const blast = new Set<Address>();
+  const steps = plan.steps.map((s) => {
+    if (s.kind !== 'replace' && s.kind !== 'delete') return s;
+    const blastRadius = dependentsOf([s.address]);
+    blastRadius.forEach((b) => blast.add(b));
+    return { ...s, blastRadius };
+  });
+  return { ...plan, steps, blastRadius: [...blast].sort() };
+}
+
+/** The steps of the declared resources in `order` (those in `keep`, when given). */
+async function planDeclared(
+  ws: Workspace,
+  observation: Observation,
+  options: PlanOptions,
+  order: readonly Address[],
+  keep: ReadonlySet<Address> | undefined,
+  diffOptions: Map<string, DiffOptions>,
+): Promise<{ steps: PlanStep[]; waiting: Address[] }> {
+  const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   // Per-resource work is mostly map lookups by address, so each lookup saved counts: steps are kept
   // in order in an array, and the few resources about to be created or replaced in a small set.
   const steps: PlanStep[] = [];
   const becoming = new Set<Address>();
   const waiting: Address[] = [];
   const known = (a: Address) => (becoming.has(a) ? undefined : observation.objects.get(a));
-  const diffOptions = new Map<string, DiffOptions>();
 
   for (const address of order) {
+    if (keep && !keep.has(address)) continue;
     const decl = decls.get(address)!;
     const { provider, info } = ws.typeOf(decl.type);
     if (observation.pendingVisibility.has(address)) {
@@ -180,10 +289,5 @@ export async function planPass(
     steps.push(step);
     if (step.kind === 'create' || step.kind === 'replace') becoming.add(address);
   }
-  const plan = assemblePlan(
-    steps,
-    options.prune ? observation.removed : [],
-    options.approveDestroy,
-  );
-  return { plan, observation, waiting };
+  return { steps, waiting };
 }

@@ -49,6 +49,7 @@ export const TEND_EXTENSIONS = [
   'x-tend-write-only',
   'x-tend-normalize',
   'x-tend-import-exclude',
+  'x-tend-version-field',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */

@@ -120,6 +120,11 @@ export interface DerivedType {
   /** Set for a sub-collection changed through its parent. */
   readonly embedded?: EmbeddedAccess;
   /**
+   * The field of a read object holding the platform's version of it (`x-tend-version-field`, a
+   * dotted path such as `metadata.resourceVersion`); absent when the document declares none.
+   */
+  readonly versionField?: string;
+  /**
    * Objects the platform owns, which `tend import` leaves out (`x-tend-import-exclude`). The same
    * rules are on `info.schema` under that key, well-formed, for the import to read.
    */
@@ -513,6 +518,12 @@ function buildType(
     importExclude,
   );
   const parent = [...params].reverse().find((p) => p.kind === 'parent');
+  const versionField = readVersionField(
+    name,
+    [readSchema, createSchema, operation(item, 'GET')!],
+    read,
+    ctx.warnings,
+  );
   const info: ResourceTypeInfo = {
     name,
     ...(description !== undefined ? { description } : {}),
@@ -574,7 +585,39 @@ function buildType(
       getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
     ),
     importExclude,
+    ...(versionField !== undefined ? { versionField } : {}),
   };
+}
+
+/**
+ * The version field declared with `x-tend-version-field` (on the read schema, the create schema or
+ * the item GET, first found wins). Never guessed from a field's name: a field called `version` may
+ * be a software version the user declares. Its first segment must be a property of the read schema.
+ */
+function readVersionField(
+  name: string,
+  places: readonly unknown[],
+  read: ObjectView,
+  warnings: string[],
+): string | undefined {
+  const value = places
+    .map((s) => (isObject(s) ? s['x-tend-version-field'] : undefined))
+    .find((v) => v !== undefined);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(value)) {
+    warnings.push(
+      `${name}: x-tend-version-field must be a field name or dotted path, not ${JSON.stringify(value)}; ignored`,
+    );
+    return undefined;
+  }
+  const top = value.split('.')[0]!;
+  if (!(top in read.properties)) {
+    warnings.push(
+      `${name}: x-tend-version-field names ${value}, but the read schema has no field ${top}; ignored`,
+    );
+    return undefined;
+  }
+  return value;
 }
 
 /** An `x-tend-embedded` declaration as written on a parent's item path. */

@@ -105,6 +105,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     fields: Record<string, unknown>,
     scope: Scope,
     fallbackOwn?: readonly string[],
+    etag?: string,
   ): ObservedObject | undefined => {
     let own: string[] | undefined;
     if (t.embedded) {
@@ -128,7 +129,14 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       if (t.embedded?.op?.field === k) continue;
       kept[k] = v;
     }
-    return { type: t.info.name, id, fields: kept, ...(marker ? { marker } : {}) };
+    const version = versionOf(t, fields) ?? etag;
+    return {
+      type: t.info.name,
+      id,
+      fields: kept,
+      ...(marker ? { marker } : {}),
+      ...(version !== undefined ? { version } : {}),
+    };
   };
 
   // --- top-level and nested collections ----------------------------------------------------------
@@ -138,13 +146,14 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     scope: Scope,
     ownId: string,
     signal?: AbortSignal,
-  ): Promise<Record<string, unknown> | undefined> => {
+  ): Promise<{ body: Record<string, unknown>; etag?: string } | undefined> => {
     const path = fillPath(t.itemPath, new Map([...scope, [t.idParam, ownId]]));
     try {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
       if (!isObject(r.body)) throw badResponse(`GET ${path}`, 'an object', r.body);
       for (const f of t.absentWhenEmpty) if (isEmpty(r.body[f])) return undefined;
-      return r.body;
+      const etag = r.headers.get('etag') ?? undefined;
+      return { body: r.body, ...(etag ? { etag } : {}) };
     } catch (e) {
       if (e instanceof TendError && e.code === 'http.not_found') return undefined;
       throw e;
@@ -157,10 +166,10 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<ObservedObject | undefined> => {
     const { scope, own } = splitId(t, id);
-    const body = await readRaw(t, scope, own[0]!, signal);
-    if (body === undefined) return undefined;
-    checkRequired(t, `GET ${t.itemPath}`, body);
-    return observed(t, body, scope, own);
+    const got = await readRaw(t, scope, own[0]!, signal);
+    if (got === undefined) return undefined;
+    checkRequired(t, `GET ${t.itemPath}`, got.body);
+    return observed(t, got.body, scope, own, got.etag);
   };
 
   const listRest = async (t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]> => {
@@ -362,7 +371,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<Record<string, unknown> | undefined> => {
     const parent = parentOf(t);
-    return readRaw(parent, scope, scope.get(parent.idParam)!, signal);
+    return (await readRaw(parent, scope, scope.get(parent.idParam)!, signal))?.body;
   };
 
   const itemsOf = (t: DerivedType, body: Record<string, unknown>): Record<string, unknown>[] => {
@@ -600,6 +609,16 @@ function isEmpty(v: unknown): boolean {
     (Array.isArray(v) && v.length === 0) ||
     (isObject(v) && Object.keys(v).length === 0)
   );
+}
+
+/** The platform's version of an object from its declared version field, when it has one. */
+function versionOf(t: DerivedType, fields: Record<string, unknown>): string | undefined {
+  if (t.versionField === undefined) return undefined;
+  let cur: unknown = fields;
+  for (const part of t.versionField.split('.')) {
+    cur = isObject(cur) ? cur[part] : undefined;
+  }
+  return scalarId(cur);
 }
 
 function scalarId(v: unknown): string | undefined {

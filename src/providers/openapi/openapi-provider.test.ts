@@ -614,3 +614,86 @@ describe('openapi provider: auth', () => {
     expect(JSON.stringify({ ...e.toJSON(), hint: e.hint })).not.toContain('k-wrong');
   });
 });
+
+describe('openapi provider on the sandbox: object versions', () => {
+  // A platform reports an object's version through a field the document names with
+  // x-tend-version-field, or through the ETag of a read. The sandbox has neither, so these cases add
+  // them on the wire: a revision field in every network body, an ETag on every item GET.
+  const onTheWire: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (!url.pathname.startsWith('/networks') || (init?.method ?? 'GET') !== 'GET' || !res.ok) {
+      return res;
+    }
+    const body = await res.json();
+    const revise = (o: unknown) =>
+      o !== null && typeof o === 'object'
+        ? { ...o, revision: `r-${String((o as { cidr?: string }).cidr)}` }
+        : o;
+    const headers = new Headers(res.headers);
+    headers.delete('content-length');
+    const item = /^\/networks\/[^/]+$/.test(url.pathname);
+    if (item) headers.set('etag', 'W/"e-1"');
+    const revised = Array.isArray(body) ? body.map(revise) : item ? revise(body) : body;
+    return new Response(JSON.stringify(revised), { status: res.status, headers });
+  };
+  const declareRevision = (doc: Record<string, unknown>, annotation: unknown = 'revision') => {
+    const net = (doc['components'] as { schemas: Record<string, Record<string, unknown>> }).schemas[
+      'Network'
+    ]!;
+    (net['properties'] as Record<string, unknown>)['revision'] = { type: 'string', readOnly: true };
+    net['x-tend-version-field'] = annotation;
+  };
+
+  const CASES: {
+    name: string;
+    reason: string;
+    declare: boolean;
+    wire: boolean;
+    want: { list: string | undefined; read: string | undefined };
+  }[] = [
+    {
+      name: 'declared field',
+      reason: 'x-tend-version-field names the field: list and read both report it',
+      declare: true,
+      wire: true,
+      want: { list: 'r-10.0.0.0/16', read: 'r-10.0.0.0/16' },
+    },
+    {
+      name: 'ETag only',
+      reason: 'without a declared field a read reports its ETag; a list has no per-object ETag',
+      declare: false,
+      wire: true,
+      want: { list: undefined, read: 'W/"e-1"' },
+    },
+    {
+      name: 'neither',
+      reason: 'a field called revision is not guessed to be a version, and no ETag means none',
+      declare: false,
+      wire: false,
+      want: { list: undefined, read: undefined },
+    },
+  ];
+  it.each(CASES)('$name: $reason', async ({ declare, wire, want }) => {
+    const p = await variant(
+      (doc) => (declare ? declareRevision(doc) : undefined),
+      wire ? { fetch: onTheWire } : {},
+    );
+    const created = await network();
+    const [listed] = await p.list('networks');
+    const read = await p.read('networks', created.id);
+    expect({ list: listed?.version, read: read?.version }).toEqual(want);
+  });
+
+  it('a malformed or dangling x-tend-version-field is a warning, never a guess', async () => {
+    const bad = await variant((doc) => declareRevision(doc, 42));
+    expect(bad.describe().warnings).toContain(
+      'networks: x-tend-version-field must be a field name or dotted path, not 42; ignored',
+    );
+    const dangling = await variant((doc) => declareRevision(doc, 'meta.resourceVersion'));
+    expect(dangling.describe().warnings).toContain(
+      'networks: x-tend-version-field names meta.resourceVersion, but the read schema has no field meta; ignored',
+    );
+    expect(dangling.types.find((t) => t.info.name === 'networks')!.versionField).toBeUndefined();
+  });
+});
