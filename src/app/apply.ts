@@ -1,6 +1,6 @@
-import type { ActorContext, Address, Plan } from '../core/index.js';
+import type { ActorContext, Address, Changeset, Plan, StaleObject } from '../core/index.js';
 import type { CrashHook, Reporter, ResourceOutcome, Workspace } from '../engine/index.js';
-import { reconcilePass, tendActor } from '../engine/index.js';
+import { readChangeset, reconcilePass, tendActor } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { HeldLease } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
@@ -30,6 +30,17 @@ export interface ApplyRequest extends WorkspaceSelection {
   readonly crash?: CrashHook;
   /** The command named in the lease (default `tend apply`). */
   readonly command?: string;
+  /** Limit the plan to these resources and what they depend on. */
+  readonly targets?: readonly Address[];
+}
+
+/** What `apply` of a saved plan is asked: the changeset file instead of an intent directory. */
+export interface ApplyChangesetRequest extends Omit<
+  ApplyRequest,
+  'dir' | 'approveDestroy' | 'prune' | 'targets'
+> {
+  /** The changeset file written by `plan --out`. */
+  readonly changeset: string;
 }
 
 /** What `apply` did. */
@@ -44,6 +55,14 @@ export interface ApplyReport extends LiveFindings, OutcomeSummary {
   readonly recovered: number;
   /** The lease epoch this apply held. */
   readonly epoch: number;
+  /** A saved plan that was not carried out, and why (verdict `refused`; nothing was sent). */
+  readonly refused?: {
+    readonly code: string;
+    readonly message: string;
+    readonly hint?: string;
+    readonly stale: readonly StaleObject[];
+    readonly unexpected: readonly Address[];
+  };
 }
 
 /**
@@ -65,6 +84,37 @@ export async function rememberWorkspaceName(
  * checks, and records each resource's status. The verdict says whether anything failed.
  */
 export async function apply(ctx: AppContext, request: ApplyRequest): Promise<ApplyReport> {
+  return applyPass(ctx, request);
+}
+
+/**
+ * Carries out a saved plan exactly (`tend apply p.json`): holds the lease, observes, and refuses —
+ * verdict `refused`, nothing sent — when the changeset is another workspace's, the intent changed,
+ * any pinned object moved, the journal has unfinished work, or the steps are not the ones the intent
+ * gives now. Otherwise the same execution as `apply`.
+ */
+export async function applyChangeset(
+  ctx: AppContext,
+  request: ApplyChangesetRequest,
+): Promise<ApplyReport> {
+  const changeset = await readChangeset(request.changeset);
+  return applyPass(
+    ctx,
+    {
+      ...request,
+      dir: changeset.intent.dir,
+      approveDestroy: changeset.options.approveDestroy,
+      prune: changeset.options.prune,
+    },
+    changeset,
+  );
+}
+
+async function applyPass(
+  ctx: AppContext,
+  request: ApplyRequest,
+  changeset?: Changeset,
+): Promise<ApplyReport> {
   const { ws, nameSource } = await openWorkspace(ctx, request);
   let lease: HeldLease | undefined;
   try {
@@ -88,13 +138,17 @@ export async function apply(ctx: AppContext, request: ApplyRequest): Promise<App
       signal,
       ...(request.confirm ? { confirm: request.confirm } : {}),
       ...(request.crash ? { crash: request.crash } : {}),
+      ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
+      ...(changeset ? { changeset } : {}),
     });
     const summary = summarizeOutcomes(result.outcomes);
-    const verdict: ApplyVerdict = request.signal?.aborted
-      ? 'interrupted'
-      : !result.applied
-        ? 'cancelled'
-        : verdictOf(summary);
+    const verdict: ApplyVerdict = result.refused
+      ? 'refused'
+      : request.signal?.aborted
+        ? 'interrupted'
+        : !result.applied
+          ? 'cancelled'
+          : verdictOf(summary);
     return {
       workspace: { name: ws.name, source: nameSource },
       verdict,
@@ -103,6 +157,17 @@ export async function apply(ctx: AppContext, request: ApplyRequest): Promise<App
       outcomes: Object.fromEntries(result.outcomes),
       recovered: result.recovered,
       epoch: lease.lease.epoch,
+      ...(result.refused
+        ? {
+            refused: {
+              code: result.refused.error.code,
+              message: result.refused.error.message,
+              ...(result.refused.error.hint ? { hint: result.refused.error.hint } : {}),
+              stale: result.refused.stale,
+              unexpected: result.refused.unexpected,
+            },
+          }
+        : {}),
       ...summary,
       ...liveFindings(result.observation),
     };

@@ -12,7 +12,9 @@ export type ApplyVerdict =
   /** The user declined the destructive steps: nothing was changed. */
   | 'cancelled'
   /** Stopped by a signal. */
-  | 'interrupted';
+  | 'interrupted'
+  /** A saved plan was refused (another workspace, a changed intent, moved objects): nothing sent. */
+  | 'refused';
 
 /** Counts of resource outcomes, and the resources that did not converge with the reason each. */
 export interface OutcomeSummary {

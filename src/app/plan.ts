@@ -1,6 +1,7 @@
+import { resolve } from 'node:path';
 import type { Address, ObservedObject, Plan } from '../core/index.js';
 import type { Observation, Reporter } from '../engine/index.js';
-import { reconcilePass, tendActor } from '../engine/index.js';
+import { makeChangeset, reconcilePass, tendActor, writeChangeset } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
@@ -10,6 +11,10 @@ export interface PlanRequest extends WorkspaceSelection {
   readonly approveDestroy: boolean;
   /** Plan deletes of managed objects removed from the intent. */
   readonly prune: boolean;
+  /** Limit the plan to these resources and what they depend on. */
+  readonly targets?: readonly Address[];
+  /** Write the plan as a changeset (a saved plan `apply` carries out exactly) to this file. */
+  readonly out?: string;
   readonly report?: Reporter;
 }
 
@@ -34,6 +39,8 @@ export interface LiveFindings {
 export interface PlanReport extends LiveFindings {
   readonly workspace: { readonly name: string; readonly source: WorkspaceNameSource };
   readonly plan: Plan;
+  /** The changeset file written (absolute), when asked for. */
+  readonly changeset?: string;
 }
 
 /** What observe found besides the declared resources, as plain data. */
@@ -68,10 +75,27 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
       verifyTimeoutMs: 0,
       visibilityWindowMs: 10_000,
       runChecks: false,
+      ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
     });
+    let changeset: string | undefined;
+    if (request.out !== undefined) {
+      changeset = resolve(request.out);
+      const saved = makeChangeset(
+        ws,
+        { plan: result.plan, observation: result.observation, waiting: [] },
+        {
+          approveDestroy: request.approveDestroy,
+          prune: request.prune,
+          targets: request.targets ?? [],
+        },
+        ctx.clock.now(),
+      );
+      await writeChangeset(changeset, saved);
+    }
     return {
       workspace: { name: ws.name, source: nameSource },
       plan: result.plan,
+      ...(changeset ? { changeset } : {}),
       ...liveFindings(result.observation),
     };
   } finally {

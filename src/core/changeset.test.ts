@@ -107,6 +107,7 @@ describe('intentHash', () => {
   });
   const intent: Intent = {
     dir: '/a',
+    contentHash: 'sha256:a',
     providers: [provider('/a')],
     resources: [
       {

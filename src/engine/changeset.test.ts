@@ -19,7 +19,7 @@ import type { Observation } from './observe.js';
 import { observe } from './observe.js';
 import { planPass } from './planner.js';
 import type { Workspace } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspaceAt as openWorkspace } from '../app/index.js';
 
 // Changesets against the real sandbox through the real OpenAPI provider: plan, save, let another
 // actor change the platform, observe again, and ask which pinned objects moved.

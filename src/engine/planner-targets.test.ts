@@ -97,7 +97,7 @@ function workspace(netCidr: string): Workspace {
   );
   return {
     name: 'w',
-    intent: { dir: '/intent', providers: [], resources },
+    intent: { dir: '/intent', contentHash: 'h', providers: [], resources },
     providers: new Map([['sb', provider]]),
     store: undefined as never,
     env: {},

@@ -1,5 +1,13 @@
-import type { ActorContext, Address, Plan, ResourceState, TendError } from '../core/index.js';
-import { toTendError } from '../core/index.js';
+import type {
+  ActorContext,
+  Address,
+  Changeset,
+  Plan,
+  ResourceState,
+  StaleObject,
+} from '../core/index.js';
+import { TendError, toTendError } from '../core/index.js';
+import { checkChangeset } from './changeset.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -34,6 +42,22 @@ export interface PassOptions {
   readonly trigger?: string;
   /** Test hook called around every store write of an operation. */
   readonly crash?: CrashHook;
+  /** Limit the plan to these resources and what they depend on (see planPass). */
+  readonly targets?: readonly Address[];
+  /**
+   * Carry out this saved plan instead of planning (mode `apply`): after observing, it runs only when
+   * `checkChangeset` allows it; otherwise the pass is refused with nothing sent.
+   */
+  readonly changeset?: Changeset;
+}
+
+/** Why a saved plan was not carried out (nothing was sent). */
+export interface ChangesetRefusal {
+  readonly error: TendError;
+  /** Pinned objects that moved since the plan was made. */
+  readonly stale: readonly StaleObject[];
+  /** Steps that are not the ones the intent gives now. */
+  readonly unexpected: readonly Address[];
 }
 
 /** What a pass did. */
@@ -41,9 +65,11 @@ export interface PassResult {
   readonly plan: Plan;
   readonly observation: Observation;
   readonly outcomes: ReadonlyMap<Address, ResourceOutcome>;
-  /** False for `plan` mode, or when the user declined. */
+  /** False for `plan` mode, or when the user declined, or a saved plan was refused. */
   readonly applied: boolean;
   readonly recovered: number;
+  /** Set when a saved plan (`changeset`) was refused. */
+  readonly refused?: ChangesetRefusal;
 }
 
 /** The standard actor context of Tend's own writes. */
@@ -77,6 +103,10 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
   if (options.mode === 'apply') await markObservable(ws, clock);
   report({ kind: 'observed', objects: observation.objects.size, ms: clock.now().getTime() - t0 });
 
+  if (options.changeset && options.mode === 'apply') {
+    return applyChangeset(ws, options, observation, options.changeset, t0);
+  }
+
   let recovered = 0;
   if (options.mode === 'apply') {
     recovered = await recoverJournal(
@@ -94,12 +124,79 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
   const planned: PlannedPass = await planPass(ws, observation, {
     approveDestroy: options.approveDestroy,
     prune: options.prune,
+    ...(options.targets ? { targets: options.targets } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   report({ kind: 'plan', plan: planned.plan });
   if (options.mode === 'plan') {
     return { plan: planned.plan, observation, outcomes: new Map(), applied: false, recovered };
   }
+  return executePlanned(ws, options, planned, recovered, t0);
+}
+
+/**
+ * A saved plan: refused (nothing sent) unless the journal is settled and `checkChangeset` finds
+ * every pinned object as it was and the saved steps the ones the intent gives now; then carried out
+ * exactly as saved.
+ */
+async function applyChangeset(
+  ws: Workspace,
+  options: PassOptions,
+  observation: Observation,
+  changeset: Changeset,
+  t0: number,
+): Promise<PassResult> {
+  const refuse = (refused: ChangesetRefusal): PassResult => ({
+    plan: changeset.plan,
+    observation,
+    outcomes: new Map(),
+    applied: false,
+    recovered: 0,
+    refused,
+  });
+  // Recovering the journal may send requests; a saved plan must send nothing but itself.
+  const pending = await ws.store.unsettled();
+  if (pending.length > 0) {
+    return refuse({
+      error: new TendError(
+        'changeset.journal_pending',
+        `the journal holds ${pending.length} unfinished operation${pending.length === 1 ? '' : 's'} from an interrupted run; nothing was sent`,
+        {
+          phase: 'apply',
+          hint: 'run tend apply <dir> (or tend run) to finish them, then tend plan --out again',
+        },
+      ),
+      stale: [],
+      unexpected: [],
+    });
+  }
+  const verdict = await checkChangeset(ws, changeset, observation);
+  if (verdict.kind === 'refused') {
+    return refuse({
+      error: verdict.error,
+      stale: verdict.stale,
+      unexpected: verdict.unexpected,
+    });
+  }
+  options.report({ kind: 'plan', plan: verdict.plan });
+  const planned: PlannedPass = {
+    plan: verdict.plan,
+    observation,
+    waiting: [...observation.pendingVisibility],
+  };
+  return executePlanned(ws, options, planned, 0, t0);
+}
+
+/** Asks before destructive steps, executes the plan, records each resource's status. */
+async function executePlanned(
+  ws: Workspace,
+  options: PassOptions,
+  planned: PlannedPass,
+  recovered: number,
+  t0: number,
+): Promise<PassResult> {
+  const { clock, report } = options;
+  const observation = planned.observation;
   const destructive = planned.plan.steps.some(
     (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated,
   );
@@ -126,9 +223,12 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     error: 0,
   };
   const at = clock.now().toISOString();
+  const inPlan = new Set<Address>(planned.plan.steps.map((s) => s.address));
   // Written all at once, so the store commits them together (one disk sync, not one per resource).
   await Promise.all(
     ws.intent.resources.map((r) => {
+      // A targeted or saved plan leaves the rest alone: their status stays what it was.
+      if (!outcomes.has(r.address) && !inPlan.has(r.address)) return Promise.resolve();
       const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
       states[o.state]++;
       return ws.store.putStatus({

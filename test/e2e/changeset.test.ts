@@ -8,8 +8,6 @@ import { startSandboxProcess } from '../support/sandbox-process.js';
 // Issue 9, "what it must show": `tend plan --out p.json`, then an out-of-band change to one planned
 // object, then `tend apply p.json`: exit 1, zero mutations sent, the moved object named.
 //
-// Skipped until the CLI has `plan --out` and `apply <changeset>.json` (the lead wires them through
-// src/app onto src/engine/changeset.ts); enable by removing `.skip`.
 
 const env = { QUICKSTART_ADMIN_PASSWORD: 'changeset-secret' };
 
@@ -23,7 +21,7 @@ function objectsIn(v: unknown, out: Record<string, unknown>[] = []): Record<stri
   return out;
 }
 
-describe.skip('saved plans (CLI, real sandbox process)', () => {
+describe('saved plans (CLI, real sandbox process)', () => {
   let sandbox: Awaited<ReturnType<typeof startSandboxProcess>>;
   let ex: ReturnType<typeof copyExample>;
   let serviceId: string;
@@ -65,8 +63,11 @@ describe.skip('saved plans (CLI, real sandbox process)', () => {
     expect(apply.stderr).toContain('replicas');
     const json = await runCli(['apply', file, '--json'], { env });
     expect(json.code).toBe(1);
-    const lines = json.stdout.trim().split('\n').filter(Boolean);
-    const summary = JSON.parse(lines.at(-1)!) as unknown;
+    // JSON lines of events, then the summary document (pretty-printed).
+    const summary = JSON.parse(json.stdout.slice(json.stdout.lastIndexOf('\n{\n') + 1)) as {
+      verdict: string;
+    };
+    expect(summary.verdict).toBe('refused');
     expect(objectsIn(summary)).toContainEqual(
       expect.objectContaining({ kind: 'changed', address: 'sb.services/api' }),
     );

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import type { ApplyReport, AppEvent } from '../../app/index.js';
-import { apply, defaultContext } from '../../app/index.js';
-import type { Plan } from '../../core/index.js';
+import { apply, applyChangeset, defaultContext, isChangesetPath } from '../../app/index.js';
+import type { Address, Plan } from '../../core/index.js';
 import type { WriterOptions } from '../common.js';
 import {
   crashHookFromEnv,
@@ -26,6 +26,7 @@ interface ApplyOptions extends WriterOptions {
   prune?: boolean;
   verifyTimeout: number;
   checks?: boolean;
+  target?: string[];
 }
 
 async function askYes(question: string): Promise<boolean> {
@@ -35,6 +36,11 @@ async function askYes(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/** Collects a repeatable (or comma-separated) --target. */
+export function collectTargets(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').filter((v) => v !== '')];
 }
 
 /** The exit code of an apply: 0 done, 1 anything failed, 3 only gates held steps back, 130 signal. */
@@ -48,12 +54,18 @@ export function applyExitCode(verdict: ApplyReport['verdict']): number {
       return EXIT.interrupted;
     case 'failed':
     case 'cancelled':
+    case 'refused':
       return EXIT.error;
   }
 }
 
 /** The closing lines of an apply: what did not converge, and one summary line. */
 function renderSummary(out: Output, r: ApplyReport): void {
+  if (r.refused) {
+    out.err(out.style.red(`error: ${r.refused.message}`));
+    if (r.refused.hint) out.err(`  hint: ${r.refused.hint}`);
+    return;
+  }
   if (!r.applied) {
     out.line(out.style.yellow('Apply cancelled: nothing was changed.'));
     return;
@@ -96,7 +108,11 @@ export function registerApplyCommand(program: Command): void {
         .description(
           'make the platform match the intent once: plan, execute (journaled), verify, run checks (exit 0 done, 1 anything failed, 3 waiting for --approve-destroy)',
         )
-        .argument('[dir]', 'intent directory', '.')
+        .argument(
+          '[dir]',
+          'intent directory, or a changeset file written by tend plan --out (carried out exactly)',
+          '.',
+        )
         .option('--json', 'machine-readable output (JSON lines of events, then a summary)'),
     ),
   )
@@ -104,6 +120,11 @@ export function registerApplyCommand(program: Command): void {
     .option('--approve-destroy', 'allow destructive steps on resources marked lifecycle.stateful')
     .option('--no-prune', 'do not delete managed objects removed from the intent')
     .option('--no-checks', 'skip checks after verification')
+    .option(
+      '--target <address>',
+      'only this resource and what it depends on (repeatable)',
+      collectTargets,
+    )
     .option(
       '--verify-timeout <ms>',
       'how long to wait for observed to match declared',
@@ -138,10 +159,7 @@ export function registerApplyCommand(program: Command): void {
             `Apply ${n} destructive step${n === 1 ? '' : 's'} (replace/delete)? Only 'yes' proceeds: `,
           );
         };
-        const result = await apply(defaultContext(), {
-          ...workspaceOptions(dir, o),
-          approveDestroy: Boolean(o.approveDestroy),
-          prune: o.prune !== false,
+        const common = {
           runChecks: o.checks !== false,
           verifyTimeoutMs: o.verifyTimeout,
           lockTimeoutMs: o.lockTimeout * 1000,
@@ -149,11 +167,31 @@ export function registerApplyCommand(program: Command): void {
           report,
           crash: crashHookFromEnv(),
           signal: stop.signal,
-        });
+        };
+        const saved = await isChangesetPath(dir);
+        if (saved && (o.target || o.approveDestroy || o.prune === false)) {
+          throw new Error(
+            'a changeset carries its own --target, --approve-destroy and --no-prune: plan again with them instead',
+          );
+        }
+        const result = saved
+          ? await applyChangeset(defaultContext(), {
+              ...workspaceOptions('.', o),
+              ...common,
+              changeset: dir,
+            })
+          : await apply(defaultContext(), {
+              ...workspaceOptions(dir, o),
+              ...common,
+              approveDestroy: Boolean(o.approveDestroy),
+              prune: o.prune !== false,
+              ...(o.target ? { targets: o.target as Address[] } : {}),
+            });
         if (out.json) {
           out.data({
             verdict: result.verdict,
             applied: result.applied,
+            ...(result.refused ? { refused: result.refused } : {}),
             workspace: result.workspace,
             epoch: result.epoch,
             plan: planJson(result.plan),

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { defaultContext, plan } from '../../app/index.js';
+import type { Address } from '../../core/index.js';
 import { hasChanges } from '../../core/index.js';
 import type { CommonOptions } from '../common.js';
 import { fail, output, workspaceFlags, workspaceOptions } from '../common.js';
+import { collectTargets } from './apply.js';
 import { EXIT } from '../exit-codes.js';
 import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
@@ -10,6 +12,8 @@ import { planJson, renderPlan } from '../render/plan.js';
 interface PlanOptions extends CommonOptions {
   approveDestroy?: boolean;
   prune?: boolean;
+  target?: string[];
+  out?: string;
 }
 
 /** `tend plan [dir]`: what apply would do. Exit 0 = no changes, 2 = changes, 1 = error. */
@@ -25,6 +29,15 @@ export function registerPlanCommand(program: Command): void {
   )
     .option('--approve-destroy', 'plan destructive steps on stateful resources as approved')
     .option('--no-prune', 'do not plan deletes of managed objects removed from the intent')
+    .option(
+      '--target <address>',
+      'only this resource and what it depends on (repeatable)',
+      collectTargets,
+    )
+    .option(
+      '--out <file>',
+      'write the plan as a changeset that tend apply <file> carries out exactly (or refuses)',
+    )
     .action(async (dir: string, o: PlanOptions) => {
       const out = output(o.json);
       try {
@@ -32,6 +45,8 @@ export function registerPlanCommand(program: Command): void {
           ...workspaceOptions(dir, o),
           approveDestroy: Boolean(o.approveDestroy),
           prune: o.prune !== false,
+          ...(o.target ? { targets: o.target as Address[] } : {}),
+          ...(o.out !== undefined ? { out: o.out } : {}),
         });
         if (out.json) {
           out.data({
@@ -40,11 +55,19 @@ export function registerPlanCommand(program: Command): void {
             orphans: report.orphans,
             duplicates: report.duplicates,
             replacing: report.replacing,
+            ...(report.changeset ? { changeset: report.changeset } : {}),
           });
         } else {
           out.line(renderPlan(report.plan, out.style));
           const live = renderLiveFindings(report, out.style);
           if (live) out.line(live);
+          if (report.changeset) {
+            out.line(
+              out.style.dim(
+                `Saved to ${report.changeset}: tend apply ${report.changeset} carries out exactly this plan, or refuses if anything it was computed from has changed.`,
+              ),
+            );
+          }
         }
         process.exitCode = hasChanges(report.plan) ? EXIT.changes : EXIT.ok;
       } catch (e) {
