@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type {
-  Address,
-  ObservedObject,
-  Operation,
-  Provider,
-  ResourceDecl,
-  ResourceTypeInfo,
-} from '../core/index.js';
-import type { Store, TwinEntry } from '../store/index.js';
+import type { Address, ObservedObject, Operation, ResourceDecl } from '../core/index.js';
+import type { TwinEntry } from '../store/index.js';
+import { decl, fakeWorkspace, listed, twinOf } from '../../test/support/fake-workspace.js';
 import { explainExtras, observe } from './observe.js';
-import type { Workspace } from './workspace.js';
 
 // Several objects carrying one address's marker: the journal tells an interrupted replace (finish
 // it) from a duplicate (report it, never delete it).
@@ -131,111 +124,6 @@ describe('explainExtras', () => {
 
 // Matching objects to addresses when addresses change: moves (renames by natural key, `moved: {
 // from }`), explicit adoption of objects Tend has no record of, and another workspace's objects.
-
-const TYPES: ResourceTypeInfo[] = [
-  {
-    name: 'buckets',
-    schema: {},
-    identity: 'natural-key',
-    naturalKey: 'name',
-    idField: 'name',
-    createOnly: ['name'],
-    outputOnly: [],
-    sensitive: [],
-    markerField: 'tags',
-    lifecycle: 'platform',
-    idempotencyKey: false,
-  },
-  {
-    name: 'tagless',
-    schema: {},
-    identity: 'natural-key',
-    naturalKey: 'name',
-    idField: 'name',
-    createOnly: ['name'],
-    outputOnly: [],
-    sensitive: [],
-    lifecycle: 'platform',
-    idempotencyKey: false,
-  },
-  {
-    name: 'networks',
-    schema: {},
-    identity: 'marker',
-    idField: 'id',
-    createOnly: [],
-    outputOnly: [],
-    sensitive: [],
-    markerField: 'tags',
-    lifecycle: 'platform',
-    idempotencyKey: true,
-  },
-];
-
-/** A listed object; `marker` is `[workspace, address]`. */
-const listed = (type: string, id: string, marker?: [string, string]): ObservedObject => ({
-  type,
-  id,
-  fields: { id, name: id },
-  ...(marker ? { marker: { workspace: marker[0], address: marker[1] as Address } } : {}),
-});
-const decl = (address: string, name: string, movedFrom?: string): ResourceDecl => {
-  const [type, rname] = address.split('/') as [string, string];
-  return {
-    kind: 'Resource',
-    address: address as Address,
-    type,
-    provider: 'sb',
-    resourceType: type.slice(3),
-    name: rname,
-    spec: { name },
-    lifecycle: { stateful: false },
-    checks: [],
-    dependsOn: [],
-    ...(movedFrom ? { moved: { from: movedFrom as Address } } : {}),
-    source: { file: 'f.yaml', line: 1, column: 1 },
-  };
-};
-const twinOf = (address: string, objectId: string): TwinEntry => ({
-  address: address as Address,
-  type: address.split('/')[0]!,
-  objectId,
-  fields: {},
-  stateful: false,
-  dependsOn: [],
-  observedAt: '2026-01-01T00:00:00Z',
-});
-
-/** A workspace of functions: one provider listing `objects`, a store holding `twin`. */
-function fakeWorkspace(
-  declared: ResourceDecl[],
-  objects: ObservedObject[],
-  twin: TwinEntry[],
-): Workspace {
-  const provider: Provider = {
-    name: 'sb',
-    describe: () => ({ types: TYPES, auditFeed: false, warnings: [] }),
-    list: (type) => Promise.resolve(objects.filter((o) => o.type === type)),
-    read: () => Promise.resolve(undefined),
-    create: () => Promise.reject(new Error('observe never mutates')),
-    update: () => Promise.reject(new Error('observe never mutates')),
-    delete: () => Promise.reject(new Error('observe never mutates')),
-    evaluate: () => Promise.reject(new Error('observe never evaluates')),
-  };
-  const store = {
-    listTwin: () => Promise.resolve(twin),
-    operations: () => Promise.resolve([]),
-  } as unknown as Store;
-  return {
-    name: 'w',
-    intent: { dir: '/', providers: [], resources: declared },
-    providers: new Map([['sb', provider]]),
-    store,
-    env: {},
-    typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
-    close: () => Promise.resolve(),
-  };
-}
 
 describe('observe: moves, adoption and conflicts', () => {
   const cases: {
