@@ -233,6 +233,12 @@ export async function executePlan(
 
   const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
 
+  /** Forgets the record of an address a resource moved from, once nothing of it is left. */
+  const forget = async (from: Address) => {
+    await ws.store.deleteTwin(from);
+    await ws.store.deleteStatus(from);
+  };
+
   /** Carries out one declared resource's step, exactly as planned. */
   const carryOut = async (step: PlanStep): Promise<StepResult | undefined> => {
     switch (step.kind) {
@@ -254,6 +260,7 @@ export async function executePlan(
         }
         const result = await executeReplace(step, ctx);
         if (result.replaced) replacedOld.set(step.address, result.replaced);
+        else if (step.movedFrom) await forget(step.movedFrom);
         return result;
       }
       case 'conflict':
@@ -323,7 +330,12 @@ export async function executePlan(
         }
         const replaced = replacedOld.get(step.address);
         if (!replaced) return;
-        await deleteReplaced(step, replaced.old, replaced.group, ctx);
+        const done = await deleteReplaced(step, replaced.old, replaced.group, ctx);
+        // A moved resource's old record goes once its old object is gone; until then it is what
+        // finds that object again (a removed address, deleted by the next plan) after a crash.
+        if (done.kind === 'deleted' && step.kind === 'replace' && step.movedFrom) {
+          await forget(step.movedFrom);
+        }
         await recheck(step.address);
       },
     );
