@@ -116,7 +116,7 @@ describe('deleteReplaced (step 2)', () => {
     {
       name: 'still referenced',
       reason: 'a declared resource still holds the old id: keep it for a later pass',
-      world: { referenced: { 'vol-1': 'sb.snapshots/s' as Address } },
+      world: { referenced: { 'vol-1': 'sb.snapshots/s' } },
       want: { calls: [] },
     },
     {
