@@ -9,7 +9,7 @@ import type {
   ResourceDecl,
   ResourceTypeInfo,
 } from '../../src/core/index.js';
-import { findReferences } from '../../src/core/index.js';
+import { findReferences, TendError } from '../../src/core/index.js';
 import type { Workspace } from '../../src/engine/workspace.js';
 import type { Store, TwinEntry } from '../../src/store/index.js';
 
@@ -139,5 +139,89 @@ export function fakeWorkspace(
     env: {},
     typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
     close: () => Promise.resolve(),
+  };
+}
+
+/** One mutation the fake platform received. */
+export interface PlatformCall {
+  readonly verb: 'create' | 'update' | 'delete';
+  readonly type: string;
+  readonly id: string;
+}
+
+/**
+ * An in-memory platform behind the `sb` provider, for executor tests: objects by type and id, every
+ * mutation logged in order, and `refuse` to make one fail (as a 409 would). Creates get ids `n-1`,
+ * `n-2`, …; markers are stored as given.
+ */
+export function fakePlatform(
+  objects: ObservedObject[],
+  options: {
+    refuse?: (call: PlatformCall) => string | undefined;
+    evaluate?: (type: string, current: ObservedObject) => LifecycleEvaluation;
+  } = {},
+): { provider: Provider; calls: PlatformCall[]; objects: Map<string, ObservedObject> } {
+  const live = new Map(objects.map((o) => [`${o.type}/${o.id}`, o] as const));
+  const calls: PlatformCall[] = [];
+  let next = 1;
+  const mutate = (call: PlatformCall) => {
+    calls.push(call);
+    const why = options.refuse?.(call);
+    if (why) return Promise.reject(new TendError('provider.conflict', why, { status: 409 }));
+    return Promise.resolve();
+  };
+  const provider: Provider = {
+    name: 'sb',
+    describe: () => ({ types: TYPES, auditFeed: false, warnings: [] }),
+    list: (type) => Promise.resolve([...live.values()].filter((o) => o.type === type)),
+    read: (type, id) => Promise.resolve(live.get(`${type}/${id}`)),
+    create: async (type, desired, ctx) => {
+      const id = `n-${next++}`;
+      await mutate({ verb: 'create', type, id });
+      const o: ObservedObject = {
+        type,
+        id,
+        fields: { id, ...desired },
+        ...(ctx.marker ? { marker: ctx.marker } : {}),
+      };
+      live.set(`${type}/${id}`, o);
+      return o;
+    },
+    update: async (type, id, desired, current, ctx) => {
+      await mutate({ verb: 'update', type, id });
+      const o: ObservedObject = {
+        ...current,
+        fields: { ...current.fields, ...desired },
+        ...(ctx.marker ? { marker: ctx.marker } : {}),
+      };
+      live.set(`${type}/${id}`, o);
+      return o;
+    },
+    delete: async (type, id) => {
+      await mutate({ verb: 'delete', type, id });
+      live.delete(`${type}/${id}`);
+    },
+    evaluate: (type, current) =>
+      Promise.resolve(
+        options.evaluate?.(type, current) ?? { action: 'update', fields: [], source: 'platform' },
+      ),
+  };
+  return { provider, calls, objects: live };
+}
+
+/** A workspace over a given provider and a real store (the executor journals into it). */
+export function workspaceOver(
+  declared: ResourceDecl[],
+  provider: Provider,
+  store: Store,
+): Workspace {
+  return {
+    name: 'w',
+    intent: { dir: '/', providers: [], resources: declared },
+    providers: new Map([['sb', provider]]),
+    store,
+    env: {},
+    typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
+    close: () => store.close(),
   };
 }
