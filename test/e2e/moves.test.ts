@@ -10,7 +10,7 @@ interface JsonPlan {
   steps: { kind: string; address: string; from?: string; foundBy?: string; owner?: string }[];
 }
 
-describe('moves, adoption and conflicts (CLI, real sandbox process)', () => {
+describe('moves, adoption and conflicts (CLI, real sandbox process)', { timeout: 120_000 }, () => {
   let sandbox: Awaited<ReturnType<typeof startSandboxProcess>>;
   let ex: ReturnType<typeof copyExample>;
 
