@@ -195,6 +195,17 @@ describe('observe: moves, adoption and conflicts', () => {
       },
     },
     {
+      name: 'move half recorded',
+      reason: 'a crash left both records: still a move, so the old record is forgotten',
+      declared: [decl('sb.networks/primary', 'x')],
+      objects: [listed('networks', 'net-1', ['w', 'sb.networks/primary'])],
+      twin: [twinOf('sb.networks/main', 'net-1'), twinOf('sb.networks/primary', 'net-1')],
+      want: {
+        objects: { 'sb.networks/primary': 'net-1' },
+        moves: { 'sb.networks/primary': 'sb.networks/main' },
+      },
+    },
+    {
       name: 'no move marker without moved',
       reason:
         'a marker type found by nothing but an old address is not taken without moved: { from }',

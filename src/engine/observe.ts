@@ -233,7 +233,9 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       }
     }
     if (!found) return undefined;
-    if (decl && !remembered && movedFrom === undefined) {
+    if (decl && movedFrom === undefined) {
+      // A removed address still recorded with this object: moved (also after a crash that wrote the
+      // new record but had not yet forgotten the old one).
       movedFrom = removedById.get(key(type, found.id));
     }
     if (decl && movedFrom !== undefined) moves.set(address, movedFrom);
