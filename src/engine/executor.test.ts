@@ -123,6 +123,34 @@ describe('executePlan', () => {
       wantStates: { 'sb.networks/n': /^error: step 2 of the replace .*busy/ },
     },
     {
+      name: 'replace with a dependent',
+      reason: 'create the replacement, repoint the dependent, then delete the old object',
+      declared: [
+        decl('sb.networks/n', 'n', undefined, { name: 'n', cidr: '10.1.0.0/16' }),
+        decl('sb.buckets/app', 'app', undefined, { name: 'app', net: '${sb.networks/n.id}' }),
+      ],
+      objects: [
+        net('net-n', 'sb.networks/n', { name: 'n', cidr: '10.0.0.0/16' }),
+        bucket('app', ['w', 'sb.buckets/app'], { net: 'net-n' }),
+      ],
+      twin: [
+        twinOf('sb.networks/n', 'net-n'),
+        twinWith('sb.buckets/app', 'app', ['sb.networks/n']),
+      ],
+      options: {
+        evaluate: (type) =>
+          type === 'networks'
+            ? { action: 'replace', fields: ['cidr'], source: 'platform' }
+            : { action: 'update', fields: [], source: 'platform' },
+      },
+      wantCalls: [
+        call('create', 'networks', 'n-1'),
+        call('update', 'buckets', 'app'),
+        call('delete', 'networks', 'net-n'),
+      ],
+      wantStates: { 'sb.networks/n': 'converged', 'sb.buckets/app': 'converged' },
+    },
+    {
       name: 'conflict',
       reason:
         "another workspace's object fails the resource and skips its dependents; nothing is sent",
