@@ -6,6 +6,7 @@ import { TendError } from './errors.js';
 import { canonicalJson, hashValue, sha256 } from './hash.js';
 import type { Intent } from './intent.js';
 import type { Plan, PlanStep } from './plan.js';
+import { STEP_KINDS } from './plan.js';
 
 /**
  * A changeset is a saved plan pinned to what it was computed from (DESIGN.md §2): the workspace, a
@@ -262,7 +263,6 @@ export type ParsedChangeset =
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** Deeper values are refused (a hand-made file cannot make the checks overflow the stack). */
 const MAX_DEPTH = 64;
-const STEP_KINDS = ['create', 'update', 'replace', 'delete', 'noop'] as const;
 
 interface Problem {
   readonly code: string;
@@ -582,10 +582,30 @@ const STEP_KEYS: Record<PlanStep['kind'], readonly string[]> = {
     'gated',
     'gate',
     'blastRadius',
+    'movedFrom',
+    'adopted',
   ],
-  delete: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'gated', 'blastRadius'],
+  delete: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'gated', 'blastRadius', 'waitsFor'],
   noop: ['kind', 'address', 'type', 'dependsOn', 'objectId'],
+  move: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'from', 'changes'],
+  adopt: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'foundBy', 'changes'],
+  conflict: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'owner'],
 };
+
+/** `marker` or `natural-key`: how an adopted object was found. */
+function foundByOf(
+  problems: Problem[],
+  path: string,
+  value: string | undefined,
+): 'marker' | 'natural-key' | undefined {
+  if (value === undefined || value === 'marker' || value === 'natural-key') return value;
+  problems.push({
+    code: 'changeset.type',
+    path,
+    message: `must be marker or natural-key, not ${quoted(value)}`,
+  });
+  return undefined;
+}
 
 function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | undefined {
   const kind =
@@ -650,7 +670,26 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
       objectId: r.string('objectId')!,
       gated: r.boolean('gated')!,
       blastRadius: r.addresses('blastRadius')!,
+      waitsFor: r.addresses('waitsFor')!,
     };
+  } else if (k === 'move') {
+    step = {
+      ...base,
+      kind: k,
+      objectId: r.string('objectId')!,
+      from: r.address('from')!,
+      changes: readChanges(problems, r, path)!,
+    };
+  } else if (k === 'adopt') {
+    step = {
+      ...base,
+      kind: k,
+      objectId: r.string('objectId')!,
+      foundBy: foundByOf(problems, `${path}.foundBy`, r.string('foundBy'))!,
+      changes: readChanges(problems, r, path)!,
+    };
+  } else if (k === 'conflict') {
+    step = { ...base, kind: k, objectId: r.string('objectId')!, owner: r.string('owner')! };
   } else {
     const decidedBy = r.string('decidedBy');
     if (decidedBy !== undefined && decidedBy !== 'platform' && decidedBy !== 'annotation') {
@@ -674,6 +713,8 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
     }
     const reason = r.string('reason', true);
     const gate = r.string('gate', true);
+    const movedFrom = r.has('movedFrom') ? r.address('movedFrom') : undefined;
+    const adopted = foundByOf(problems, `${path}.adopted`, r.string('adopted', true));
     step = {
       ...base,
       kind: k,
@@ -686,6 +727,8 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
       gated: r.boolean('gated')!,
       ...(gate !== undefined ? { gate } : {}),
       blastRadius: r.addresses('blastRadius')!,
+      ...(movedFrom !== undefined ? { movedFrom } : {}),
+      ...(adopted !== undefined ? { adopted } : {}),
     };
   }
   return problems.length > before ? undefined : step;
@@ -773,7 +816,10 @@ function readPin(problems: Problem[], path: string, raw: unknown): Pin | undefin
  */
 function consistency(c: Changeset): Problem[] {
   const out: Problem[] = [];
-  const counts = { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
+  const counts = Object.fromEntries(STEP_KINDS.map((k) => [k, 0])) as Record<
+    PlanStep['kind'],
+    number
+  >;
   const seen = new Set<Address>();
   c.plan.steps.forEach((s, i) => {
     counts[s.kind]++;

@@ -106,6 +106,11 @@ export interface ResourceDecl {
   readonly checks: readonly CheckDecl[];
   /** Addresses this resource references, in order of first appearance. */
   readonly dependsOn: readonly Address[];
+  /**
+   * `moved: { from }`: the address this resource was declared under before. The object recorded (or
+   * marked) under `from` is moved to this address, never deleted and created again.
+   */
+  readonly moved?: { readonly from: Address };
   readonly source: SourceLocation;
 }
 

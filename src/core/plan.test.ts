@@ -104,6 +104,60 @@ describe('decideStep', () => {
       },
       want: { kind: 'update' },
     },
+    {
+      name: 'rename',
+      reason: 'an object recorded under another address is moved, never deleted and created',
+      input: { movedFrom: 'sb.volumes/old' },
+      want: { kind: 'move', from: 'sb.volumes/old', objectId: 'vol-1', changes: [] },
+    },
+    {
+      name: 'rename with changes',
+      reason: 'a move carries the in-place changes of declared fields',
+      input: {
+        movedFrom: 'sb.volumes/old',
+        changes: [{ path: 'size', before: 5, after: 10 }],
+        evaluation: { action: 'update', fields: ['size'], source: 'platform' },
+      },
+      want: { kind: 'move', changes: [{ path: 'size', before: 5, after: 10 }] },
+    },
+    {
+      name: 'rename that needs a replace',
+      reason: 'the lifecycle still decides: a replace remembers where the object moved from',
+      input: {
+        movedFrom: 'sb.volumes/old',
+        changes: [{ path: 'size', before: 20, after: 10 }],
+        evaluation: { action: 'replace', fields: ['size'], source: 'platform' },
+      },
+      want: { kind: 'replace', movedFrom: 'sb.volumes/old' },
+    },
+    {
+      name: 'adopt by marker',
+      reason: 'an object Tend has no record of is adopted explicitly, never silently',
+      input: { adoptedBy: 'marker' },
+      want: { kind: 'adopt', foundBy: 'marker', changes: [] },
+    },
+    {
+      name: 'adopt with drift',
+      reason: 'an adoption carries the in-place changes the object needs',
+      input: {
+        adoptedBy: 'natural-key',
+        changes: [{ path: 'size', before: 5, after: 10 }],
+        evaluation: { action: 'update', fields: ['size'], source: 'platform' },
+      },
+      want: { kind: 'adopt', foundBy: 'natural-key' },
+    },
+    {
+      name: 'conflict',
+      reason: "an object with another workspace's marker is never matched nor created over",
+      input: { objectId: undefined, conflict: { objectId: 'vol-9', owner: 'prod' } },
+      want: { kind: 'conflict', objectId: 'vol-9', owner: 'prod' },
+    },
+    {
+      name: 'move without an object',
+      reason: 'nothing found means create, whatever observe said',
+      input: { objectId: undefined, movedFrom: 'sb.volumes/old' },
+      want: { kind: 'create' },
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.reason}`, () => {
@@ -148,7 +202,8 @@ describe('assemblePlan', () => {
     const replace = plan.steps[1]!;
     expect(replace.kind === 'replace' && replace.blastRadius).toEqual(['sb.volumes/v']);
     expect(plan.blastRadius).toEqual(['sb.volumes/v']);
-    expect(plan.counts).toEqual({ create: 0, update: 0, replace: 1, delete: 0, noop: 2 });
+    expect(plan.counts).toMatchObject({ create: 0, update: 0, replace: 1, delete: 0, noop: 2 });
+    expect(plan.counts).toMatchObject({ move: 0, adopt: 0, conflict: 0 });
     expect(hasChanges(plan)).toBe(true);
   });
 
@@ -211,6 +266,89 @@ describe('assemblePlan', () => {
       'sb.volumes/old',
       'sb.volumes/v',
     ]);
+  });
+
+  describe('what a delete waits for', () => {
+    const removed = (address: Address, dependsOn: Address[] = []) => ({
+      address,
+      type: 'sb.networks',
+      objectId: `id-${address}`,
+      stateful: false,
+      dependsOn,
+    });
+    const cases: {
+      name: string;
+      reason: string;
+      declared: [Address, Address[]][];
+      removed: ReturnType<typeof removed>[];
+      previous: [Address, Address[]][];
+      want: Record<string, string[]>;
+      wantOrder: string[];
+    }[] = [
+      {
+        name: 'repointed dependent',
+        reason: 'a declared resource that referenced the removed one is updated away from it first',
+        declared: [
+          ['sb.networks/b', []],
+          ['sb.services/api', ['sb.networks/b']],
+        ],
+        removed: [removed('sb.networks/a')],
+        previous: [['sb.services/api', ['sb.networks/a']]],
+        want: { 'sb.networks/a': ['sb.services/api'] },
+        wantOrder: ['sb.networks/b', 'sb.services/api', 'sb.networks/a'],
+      },
+      {
+        name: 'removed chain',
+        reason: 'removed resources that referenced it are deleted before it (old graph)',
+        declared: [],
+        removed: [removed('sb.networks/n'), removed('sb.instances/i', ['sb.networks/n'])],
+        previous: [],
+        want: { 'sb.networks/n': ['sb.instances/i'], 'sb.instances/i': [] },
+        wantOrder: ['sb.instances/i', 'sb.networks/n'],
+      },
+      {
+        name: 'unrelated',
+        reason: 'a delete nothing referenced waits for nothing',
+        declared: [['sb.services/api', []]],
+        removed: [removed('sb.networks/a')],
+        previous: [['sb.services/api', []]],
+        want: { 'sb.networks/a': [] },
+        wantOrder: ['sb.services/api', 'sb.networks/a'],
+      },
+    ];
+    for (const c of cases) {
+      it(`${c.name}: ${c.reason}`, () => {
+        const plan = assemblePlan(
+          c.declared.map(([a, deps]) => step(a, deps)),
+          c.removed,
+          false,
+          new Map(c.previous),
+        );
+        const got = Object.fromEntries(
+          plan.steps.flatMap((s) => (s.kind === 'delete' ? [[s.address, s.waitsFor]] : [])),
+        );
+        expect(got).toEqual(c.want);
+        expect(plan.steps.map((s) => s.address)).toEqual(c.wantOrder);
+      });
+    }
+  });
+
+  it('counts moves, adoptions and conflicts, and they are changes', () => {
+    const plan = assemblePlan(
+      [
+        decideStep({ ...base, address: 'sb.volumes/a', movedFrom: 'sb.volumes/z' }),
+        decideStep({ ...base, address: 'sb.volumes/b', adoptedBy: 'marker' }),
+        decideStep({
+          ...base,
+          address: 'sb.volumes/c',
+          conflict: { objectId: 'v-c', owner: 'other' },
+        }),
+      ],
+      [],
+      false,
+    );
+    expect(plan.counts).toMatchObject({ move: 1, adopt: 1, conflict: 1, noop: 0 });
+    expect(hasChanges(plan)).toBe(true);
   });
 
   it('an all-noop plan has no changes', () => {

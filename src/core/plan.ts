@@ -38,6 +38,13 @@ export interface ReplaceStep extends StepBase {
   readonly decidedBy: 'platform' | 'annotation';
   readonly reason?: string;
   readonly strategy: 'create-before-destroy' | 'delete-before-create';
+  /**
+   * Set when the replaced object was recorded under another address (a move whose changes cannot
+   * be made in place): that record is forgotten once the replacement exists.
+   */
+  readonly movedFrom?: Address;
+  /** Set when Tend had no record of the replaced object (see AdoptStep). */
+  readonly adopted?: 'marker' | 'natural-key';
   /** True when the step waits for --approve-destroy (see `gateOf`); `gate` says why. */
   readonly gated: boolean;
   readonly gate?: string;
@@ -51,6 +58,12 @@ export interface DeleteStep extends StepBase {
   readonly objectId: string;
   readonly gated: boolean;
   readonly blastRadius: readonly Address[];
+  /**
+   * What must be done before this delete runs, over the old graph (what Tend remembers each resource
+   * referenced) joined with the new one: removed resources that referenced this one (deleted first)
+   * and declared resources that referenced it (updated away from it or replaced first).
+   */
+  readonly waitsFor: readonly Address[];
 }
 
 /** Nothing to do. */
@@ -59,8 +72,66 @@ export interface NoopStep extends StepBase {
   readonly objectId: string;
 }
 
+/**
+ * An object that exists but is recorded (in Tend's memory, and in its marker) under another address:
+ * the resource was renamed (same natural key) or the intent says `moved: { from }`. Executing it
+ * re-records the object under the new address and rewrites its marker, without touching it otherwise;
+ * then sends `changes` in place when declared fields changed too. A move never deletes anything.
+ */
+export interface MoveStep extends StepBase {
+  readonly kind: 'move';
+  readonly objectId: string;
+  /** The address the object was recorded (or marked) under. */
+  readonly from: Address;
+  readonly changes: readonly FieldChange[];
+}
+
+/**
+ * An object found by Tend's marker or by its natural key while Tend's memory has no record of it
+ * (the store was lost, or the object was made by hand or imported). Executing it records the object
+ * under its address (and puts the marker on it where the type has tags); then sends `changes` in
+ * place when declared fields differ. Adoption is never silent: it is always its own step.
+ */
+export interface AdoptStep extends StepBase {
+  readonly kind: 'adopt';
+  readonly objectId: string;
+  readonly foundBy: 'marker' | 'natural-key';
+  readonly changes: readonly FieldChange[];
+}
+
+/**
+ * The object with this resource's natural key carries another workspace's marker: it belongs to
+ * someone else and is never matched, adopted or changed. Executing it fails the resource.
+ */
+export interface ConflictStep extends StepBase {
+  readonly kind: 'conflict';
+  readonly objectId: string;
+  /** The workspace named by the object's marker. */
+  readonly owner: string;
+}
+
 /** One resource's step in a plan. Plans are frozen data, tagged by `kind`. */
-export type PlanStep = CreateStep | UpdateStep | ReplaceStep | DeleteStep | NoopStep;
+export type PlanStep =
+  | CreateStep
+  | UpdateStep
+  | ReplaceStep
+  | DeleteStep
+  | NoopStep
+  | MoveStep
+  | AdoptStep
+  | ConflictStep;
+
+/** Every step kind, in the order plans count them. */
+export const STEP_KINDS = [
+  'create',
+  'update',
+  'replace',
+  'delete',
+  'move',
+  'adopt',
+  'conflict',
+  'noop',
+] as const satisfies readonly PlanStep['kind'][];
 
 /** A plan: steps in execution order, with counts and the union of blast radii. */
 export interface Plan {
@@ -88,19 +159,40 @@ export interface StepInput {
   /** False when the platform cannot hold old and new objects at once (the identity is the name). */
   readonly canCreateBeforeDestroy: boolean;
   readonly approveDestroy: boolean;
+  /** The object is recorded (or marked) under this other address: the resource moved. */
+  readonly movedFrom?: Address;
+  /** Tend has no record of the object; it was found by its marker or natural key. */
+  readonly adoptedBy?: 'marker' | 'natural-key';
+  /** The object with this resource's natural key belongs to another workspace. */
+  readonly conflict?: { readonly objectId: string; readonly owner: string };
 }
 
 /**
  * Decides one declared resource's step. Replacement happens only when the lifecycle evaluation says
- * so: Tend never guesses a replace. Blast radius is filled in by `assemblePlan`.
+ * so: Tend never guesses a replace. An object owned by another workspace is a conflict, never taken
+ * over; an object recorded under another address is moved, never deleted and created again; an
+ * object Tend has no record of is adopted explicitly. Blast radius is filled in by `assemblePlan`.
  */
 export function decideStep(input: StepInput): PlanStep {
   // Literals rather than spreads of a shared base: this runs for every declared resource of a pass.
   const { address, type, dependsOn, objectId } = input;
+  if (input.conflict) {
+    const { objectId: id, owner } = input.conflict;
+    return { address, type, dependsOn, kind: 'conflict', objectId: id, owner };
+  }
   if (objectId === undefined)
     return { address, type, dependsOn, kind: 'create', desired: input.desired };
-  if (input.changes.length === 0) return { address, type, dependsOn, kind: 'noop', objectId };
   const ev = input.evaluation;
+  const replacing = input.changes.length > 0 && ev?.action === 'replace' && ev.source !== 'default';
+  if (!replacing && input.movedFrom !== undefined) {
+    const { changes, movedFrom: from } = input;
+    return { address, type, dependsOn, kind: 'move', objectId, from, changes };
+  }
+  if (!replacing && input.adoptedBy !== undefined) {
+    const { changes, adoptedBy: foundBy } = input;
+    return { address, type, dependsOn, kind: 'adopt', objectId, foundBy, changes };
+  }
+  if (input.changes.length === 0) return { address, type, dependsOn, kind: 'noop', objectId };
   if (ev?.action === 'replace' && ev.source !== 'default') {
     const strategy = input.canCreateBeforeDestroy
       ? 'create-before-destroy'
@@ -117,6 +209,8 @@ export function decideStep(input: StepInput): PlanStep {
       decidedBy: ev.source,
       ...(ev.reason ? { reason: ev.reason } : {}),
       strategy,
+      ...(input.movedFrom !== undefined ? { movedFrom: input.movedFrom } : {}),
+      ...(input.adoptedBy !== undefined ? { adopted: input.adoptedBy } : {}),
       gated: gate !== undefined,
       ...(gate ? { gate } : {}),
       blastRadius: [],
@@ -136,12 +230,15 @@ export interface RemovedInput {
 
 /**
  * Orders steps (dependencies first; deletes last, dependents before what they depend on), fills in
- * blast radii and gates, and counts. The graph covers declared and removed resources.
+ * blast radii, gates and what each delete waits for, and counts. The graph covers declared and removed
+ * resources; `previous` is the old graph (what each declared resource referenced when Tend last
+ * recorded it), so that a delete also waits for the declared resources that used to reference it.
  */
 export function assemblePlan(
   declared: readonly PlanStep[],
   removed: readonly RemovedInput[],
   approveDestroy: boolean,
+  previous: ReadonlyMap<Address, readonly Address[]> = new Map(),
 ): Plan {
   const graph = new Map<Address, readonly Address[]>();
   for (const s of declared) graph.set(s.address, s.dependsOn);
@@ -164,22 +261,39 @@ export function assemblePlan(
   for (const s of inOrder) {
     steps.push(s.kind === 'replace' ? { ...s, blastRadius: dependentsOf([s.address]) } : s);
   }
-  const removedByAddress = new Map(removed.map((r) => [r.address, r] as const));
-  for (const a of [...rest].reverse()) {
-    const r = removedByAddress.get(a);
-    if (!r) continue;
-    steps.push({
-      kind: 'delete',
-      address: r.address,
-      type: r.type,
-      dependsOn: r.dependsOn,
-      objectId: r.objectId,
-      gated: r.stateful && !approveDestroy,
-      blastRadius: dependentsOf([a]),
-    });
+  if (removed.length > 0) {
+    // Who referenced each removed resource, old graph and new joined: those go first.
+    const users = new Map<Address, Set<Address>>();
+    const use = (user: Address, deps: readonly Address[] | undefined) => {
+      for (const d of deps ?? []) {
+        let set = users.get(d);
+        if (!set) users.set(d, (set = new Set()));
+        if (d !== user) set.add(user);
+      }
+    };
+    for (const [a, deps] of graph) use(a, deps);
+    for (const s of declared) use(s.address, previous.get(s.address));
+    const removedByAddress = new Map(removed.map((r) => [r.address, r] as const));
+    for (const a of [...rest].reverse()) {
+      const r = removedByAddress.get(a);
+      if (!r) continue;
+      steps.push({
+        kind: 'delete',
+        address: r.address,
+        type: r.type,
+        dependsOn: r.dependsOn,
+        objectId: r.objectId,
+        gated: r.stateful && !approveDestroy,
+        blastRadius: dependentsOf([a]),
+        waitsFor: [...(users.get(a) ?? [])].sort(),
+      });
+    }
   }
 
-  const counts = { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
+  const counts = Object.fromEntries(STEP_KINDS.map((k) => [k, 0])) as Record<
+    PlanStep['kind'],
+    number
+  >;
   const gated: Address[] = [];
   const blast = new Set<Address>();
   for (const s of steps) {

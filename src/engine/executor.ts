@@ -7,16 +7,7 @@ import type {
   ResourceDecl,
   ResourceState,
 } from '../core/index.js';
-import {
-  canHoldBoth,
-  gateOf,
-  containsUnknown,
-  getPath,
-  hashValue,
-  TendError,
-  toTendError,
-  updateBody,
-} from '../core/index.js';
+import { TendError, toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -24,8 +15,16 @@ import type { OperationTarget } from './operator.js';
 import { Operator } from './operator.js';
 import type { Leftover } from './observe.js';
 import type { PlannedPass } from './planner.js';
-import { diffResource, evaluateChanges, resolveDesired } from './planner.js';
+import { resolveDesired } from './planner.js';
 import { sendableSpec } from './secrets.js';
+import { executeAdopt } from './steps/adopt.js';
+import { executeCreate } from './steps/create.js';
+import { executeDelete } from './steps/delete.js';
+import { executeMove } from './steps/move.js';
+import { deleteReplaced, executeReplace } from './steps/replace.js';
+import type { StepContext, StepResult } from './steps/step-context.js';
+import { resolvedDesired } from './steps/step-context.js';
+import { executeUpdate } from './steps/update.js';
 import { runChecks, waitConverged } from './verify.js';
 import type { Workspace } from './workspace.js';
 
@@ -47,7 +46,10 @@ export interface ExecuteOptions {
   readonly runChecks: boolean;
   /** When aborted, no new operation starts; in-flight ones finish and settle. */
   readonly signal?: AbortSignal;
-  /** Destructive steps that became necessary only during execution may proceed (see `gateOf`). */
+  /**
+   * Accepted for callers that pass it; unused: the plan already decided every gate, and execution
+   * never discovers a destructive step the plan did not show.
+   */
   readonly approveDestroy?: boolean;
   /** Test hook called around every store write (the torture suite kills the process there). */
   readonly crash?: CrashHook;
@@ -60,10 +62,13 @@ class Skip extends Error {}
 class Blocked extends Error {}
 
 /**
- * Executes a plan as a graph: each resource starts when what it references is done, independent
- * branches run in parallel (the provider bounds concurrency and rate), and a failure skips only
- * what depends on it. The old object of a replace is deleted only after its replacement is verified
- * and every dependent has been repointed.
+ * Executes a plan as a graph, carrying out exactly its steps: nothing is diffed or evaluated again,
+ * and no step changes kind (the units in `steps/` do one kind each). Each resource starts when what
+ * it references is done, independent branches run in parallel (the provider bounds concurrency and
+ * rate), and a failure skips only what depends on it. A delete of a removed resource waits for
+ * everything that referenced it, old graph and new (`DeleteStep.waitsFor`); the old object of a
+ * replace is deleted only after its replacement is verified and every dependent has been repointed.
+ * Every step that fails, is blocked, not verified or fails a check has an outcome in the result.
  */
 export async function executePlan(
   ws: Workspace,
@@ -89,12 +94,6 @@ export async function executePlan(
   const dependents = new Map<Address, Address[]>();
   for (const r of ws.intent.resources) {
     for (const d of r.dependsOn) dependents.set(d, [...(dependents.get(d) ?? []), r.address]);
-  }
-  const removedDependents = new Map<Address, Address[]>();
-  for (const s of pass.plan.steps) {
-    if (s.kind !== 'delete') continue;
-    for (const d of s.dependsOn)
-      removedDependents.set(d, [...(removedDependents.get(d) ?? []), s.address]);
   }
 
   for (const a of pass.waiting) {
@@ -137,8 +136,53 @@ export async function executePlan(
     };
   };
 
-  const sendable = (decl: ResourceDecl, desired: Record<string, unknown>) =>
-    sendableSpec(decl.spec, desired, ws.env, ws.intent.dir);
+  const declOf = (address: Address): ResourceDecl => {
+    const decl = decls.get(address);
+    if (!decl) throw new TendError('plan.undeclared', `${address} is not declared`, { address });
+    return decl;
+  };
+
+  /** Why an old object must not be deleted yet: something declared still references it. */
+  const referencedBy = (oldId: string): Address | undefined => {
+    for (const r of ws.intent.resources) {
+      const o = current.get(r.address);
+      if (o && o.id !== oldId && mentions(o.fields, oldId)) return r.address;
+    }
+    return undefined;
+  };
+
+  const ctx: StepContext = {
+    ops: operator,
+    target,
+    object: (a) => current.get(a),
+    desired: (a) => resolveDesired(declOf(a), (t) => current.get(t)),
+    sendable: (a, desired) => sendableSpec(declOf(a).spec, desired, ws.env, ws.intent.dir),
+    verify: async (a, objectId, desired) => {
+      const t0 = clock.now().getTime();
+      const decl = declOf(a);
+      const verified = await waitConverged(
+        ws,
+        decl,
+        objectId,
+        desired,
+        clock,
+        options.verifyTimeoutMs,
+      );
+      report({ kind: 'verified', address: a, ms: clock.now().getTime() - t0 });
+      await operator.remember(target(steps.get(a)!), verified);
+      current.set(a, verified);
+      return verified;
+    },
+    read: (type, objectId) => {
+      const { provider, info } = ws.typeOf(type);
+      return provider.read(info.name, objectId);
+    },
+    remembered: (a) => pass.observation.twin.get(a)?.fields,
+    referencedBy,
+    now: () => clock.now().getTime(),
+    verifyTimeoutMs: options.verifyTimeoutMs,
+    report,
+  };
 
   /** Runs a resource's checks against its current object and records its outcome. */
   const check = async (
@@ -161,32 +205,14 @@ export async function executePlan(
     });
   };
 
-  /**
-   * Verifies a changed object (re-read until observed matches declared), remembers it, and — unless
-   * told to wait (a replace whose old object still exists) — runs its checks.
-   */
-  const finish = async (
-    decl: ResourceDecl,
-    obj: ObservedObject,
-    desired: Record<string, unknown>,
-    mutated: boolean,
-    checkNow = true,
-  ) => {
-    let verified = obj;
-    if (mutated) {
-      const t0 = clock.now().getTime();
-      verified = await waitConverged(ws, decl, obj.id, desired, clock, options.verifyTimeoutMs);
-      report({ kind: 'verified', address: decl.address, ms: clock.now().getTime() - t0 });
-      await operator.remember(target(steps.get(decl.address)!), verified);
-    } else if (pass.observation.twin.get(decl.address)?.objectId !== obj.id) {
-      // Tend's memory lost track of the object (a lost store, or found by marker): remember it, so
-      // that removing the resource from the intent later deletes it rather than orphaning it.
-      await operator.remember(target(steps.get(decl.address)!), obj);
+  /** Records what a step left: the address's object, and its checks (now, or after step 2). */
+  const finish = async (address: Address, result: StepResult) => {
+    current.set(address, result.object);
+    checked.set(address, result.desired);
+    if (result.checkNow) await check(declOf(address), result.object, result.desired);
+    else {
+      outcomes.set(address, { state: 'converged', objectId: result.object.id, checks: [] });
     }
-    current.set(decl.address, verified);
-    checked.set(decl.address, desired);
-    if (checkNow) await check(decl, verified, desired);
-    else outcomes.set(decl.address, { state: 'converged', objectId: verified.id, checks: [] });
   };
   const checked = new Map<Address, Record<string, unknown>>();
 
@@ -205,65 +231,61 @@ export async function executePlan(
     return new Blocked(address);
   };
 
-  const replace = async (
-    decl: ResourceDecl,
-    step: PlanStep,
-    old: ObservedObject,
-    desired: Record<string, unknown>,
-    strategy: string,
-  ) => {
-    const group = `rep-${hashValue({ address: decl.address, old: old.id, desired })}`;
-    if (strategy === 'delete-before-create') {
-      await operator.delete(target(step, { group, step: 1 }), old, false);
-      const created = await operator.create(
-        target(step, { group, step: 2 }),
-        sendable(decl, desired),
-        hashValue(desired),
-      );
-      current.set(decl.address, created);
-      await finish(decl, created, desired, true);
-      return;
-    }
-    const stepOne = target(step, { group, step: 1, replaces: old.id });
-    const created =
-      (await resumeStepOne(decl, stepOne, hashValue(desired))) ??
-      (await operator.create(stepOne, sendable(decl, desired), hashValue(desired)));
-    current.set(decl.address, created);
-    // Checks wait for step 2: until the old object is deleted, both may answer (two DNSKEYs).
-    await finish(decl, created, desired, true, false);
-    // Step 2 (delete the old object) runs as its own node, after every dependent is repointed.
-    replacedOld.set(decl.address, { old, group });
-  };
   const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
 
-  /**
-   * A replace's step 1 that already settled (the pass that created the replacement died before it
-   * could delete the old object, and observe still took the old one for the address, e.g. because
-   * the replacement is not visible yet): resume with the replacement instead of creating another.
-   */
-  const resumeStepOne = async (
-    decl: ResourceDecl,
-    stepOne: OperationTarget,
-    desiredHash: string,
-  ): Promise<ObservedObject | undefined> => {
-    const prior = await operator.latest(stepOne, 'create', desiredHash);
-    if (prior?.state !== 'settled' || !prior.objectId) return undefined;
-    const { provider, info } = ws.typeOf(decl.type);
-    const existing = await provider.read(info.name, prior.objectId);
-    if (existing) return existing;
-    // Not visible: eventual consistency (wait for it) or gone (create a new replacement).
-    const settledAt = Date.parse(prior.settledAt ?? prior.createdAt);
-    if (clock.now().getTime() - settledAt > options.verifyTimeoutMs) return undefined;
-    return waitConverged(ws, decl, prior.objectId, {}, clock, options.verifyTimeoutMs);
+  /** Forgets the record of an address a resource moved from, once nothing of it is left. */
+  const forget = async (from: Address) => {
+    await ws.store.deleteTwin(from);
+    await ws.store.deleteStatus(from);
   };
 
-  /** Why an old object must not be deleted yet: something declared still references it. */
-  const referencedBy = (oldId: string): Address | undefined => {
-    for (const r of ws.intent.resources) {
-      const o = current.get(r.address);
-      if (o && o.id !== oldId && mentions(o.fields, oldId)) return r.address;
+  /** Carries out one declared resource's step, exactly as planned. */
+  const carryOut = async (step: PlanStep): Promise<StepResult | undefined> => {
+    switch (step.kind) {
+      case 'create':
+        return executeCreate(step, ctx);
+      case 'update':
+        return executeUpdate(step, ctx);
+      case 'move':
+        return executeMove(step, ctx);
+      case 'adopt':
+        return executeAdopt(step, ctx);
+      case 'replace': {
+        if (step.gated) {
+          throw block(
+            step.address,
+            step.objectId,
+            `replacing ${step.address} (${step.forcedBy.join(', ')}) is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`,
+          );
+        }
+        const result = await executeReplace(step, ctx);
+        if (result.replaced) replacedOld.set(step.address, result.replaced);
+        else if (step.movedFrom) await forget(step.movedFrom);
+        return result;
+      }
+      case 'conflict':
+        throw new TendError(
+          'ownership.conflict',
+          `${step.address}: the object ${step.objectId} with this resource's natural key belongs to workspace \`${step.owner}\`; Tend never takes over another workspace's object`,
+          {
+            address: step.address,
+            phase: 'apply',
+            hint: "change the resource's natural key, or remove the object from the other workspace first",
+          },
+        );
+      case 'noop': {
+        const obj = current.get(step.address);
+        if (!obj) return undefined;
+        if (pass.observation.twin.get(step.address)?.objectId !== obj.id) {
+          // Tend's record names another id (an object found by its marker after a replace Tend did
+          // not see finish): remember the one found, so a later removal deletes it, not orphans it.
+          await operator.remember(target(step), obj);
+        }
+        return { object: obj, desired: resolvedDesired(ctx, step.address), checkNow: true };
+      }
+      case 'delete':
+        return undefined; // deletes run as their own nodes (runDelete)
     }
-    return undefined;
   };
 
   const mainKey = (a: Address) => `main:${a}`;
@@ -272,86 +294,8 @@ export async function executePlan(
       mainKey(step.address),
       () => step.dependsOn.filter((d) => steps.has(d)).map(mainKey),
       async () => {
-        const decl = decls.get(step.address)!;
-        const { info } = ws.typeOf(decl.type);
-        const desired = resolveDesired(decl, (a) => current.get(a));
-        if (containsUnknown(desired)) {
-          throw new TendError(
-            'ref.unresolved',
-            `${decl.address}: a referenced resource does not exist`,
-            {
-              address: decl.address,
-              phase: 'apply',
-            },
-          );
-        }
-        const observed = current.get(decl.address);
-        if (step.kind === 'create' || !observed) {
-          const created = await operator.create(
-            target(step),
-            sendable(decl, desired),
-            hashValue(desired),
-          );
-          current.set(decl.address, created);
-          await finish(decl, created, desired, true);
-          return;
-        }
-        if (step.kind === 'replace' && step.gated) {
-          throw block(
-            decl.address,
-            observed.id,
-            `replacing ${decl.address} (${step.forcedBy.join(', ')}) is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`,
-          );
-        }
-        const changes = diffResource(ws, decl, desired, observed);
-        if (changes.length === 0) {
-          await finish(decl, observed, desired, false);
-          return;
-        }
-        const ev =
-          step.kind === 'replace'
-            ? undefined
-            : await evaluateChanges(ws, decl, observed, desired, changes);
-        if (step.kind === 'replace' || (ev?.action === 'replace' && ev.source !== 'default')) {
-          const strategy =
-            step.kind === 'replace'
-              ? step.strategy
-              : canHoldBoth(info, ev?.fields ?? [])
-                ? 'create-before-destroy'
-                : 'delete-before-create';
-          // A replace the plan did not show (it became known only now) passes the same gate.
-          const gate =
-            step.kind === 'replace'
-              ? undefined
-              : gateOf(decl.lifecycle.stateful, strategy, options.approveDestroy ?? false);
-          if (gate) {
-            throw block(
-              decl.address,
-              observed.id,
-              `${decl.address} now needs replacement (${ev?.fields.join(', ')}; ${gate}): approve with --approve-destroy`,
-            );
-          }
-          await replace(decl, step, observed, desired, strategy);
-          return;
-        }
-        report({ kind: 'drift', address: decl.address, fields: changes.map((c) => c.path) });
-        const body = updateBody(desired, observed.fields, changes);
-        // Drift: the platform no longer holds what Tend last saw; otherwise the intent changed.
-        const seen = pass.observation.twin.get(decl.address)?.fields;
-        const drifted =
-          seen !== undefined &&
-          changes.some(
-            (c) => hashValue(getPath(seen, c.path) ?? null) !== hashValue(c.before ?? null),
-          );
-        const updated = await operator.update(
-          target(step),
-          observed,
-          body,
-          hashValue(desired),
-          drifted ? 'drift' : 'intent-change',
-        );
-        current.set(decl.address, updated);
-        await finish(decl, updated, desired, true);
+        const result = await carryOut(step);
+        if (result) await finish(step.address, result);
       },
     );
 
@@ -361,7 +305,12 @@ export async function executePlan(
       delKey(step.address),
       () =>
         step.kind === 'delete'
-          ? (removedDependents.get(step.address) ?? []).map(delKey)
+          ? // Removed resources that referenced it are deleted first; declared ones that did are
+            // updated away from it (or replaced) first.
+            step.waitsFor.map((a) => {
+              const s = steps.get(a);
+              return s?.kind === 'delete' ? delKey(a) : mainKey(a);
+            })
           : [
               mainKey(step.address),
               ...(dependents.get(step.address) ?? []).filter((d) => steps.has(d)).map(mainKey),
@@ -376,25 +325,16 @@ export async function executePlan(
               `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
             );
           }
-          const obj = current.get(step.address) ?? pass.observation.objects.get(step.address);
-          if (!obj) return;
-          await operator.delete(target(step), obj, true, 'removed-from-intent');
+          await executeDelete(step, ctx);
           return;
         }
         const replaced = replacedOld.get(step.address);
         if (!replaced) return;
-        const user = referencedBy(replaced.old.id);
-        if (user) {
-          report({
-            kind: 'warning',
-            message: `${step.address}: the old object ${replaced.old.id} is still referenced by ${user}; it is deleted once nothing references it`,
-          });
-        } else {
-          await operator.delete(
-            target(step, { group: replaced.group, step: 2 }),
-            replaced.old,
-            false,
-          );
+        const done = await deleteReplaced(step, replaced.old, replaced.group, ctx);
+        // A moved resource's old record goes once its old object is gone; until then it is what
+        // finds that object again (a removed address, deleted by the next plan) after a crash.
+        if (done.kind === 'deleted' && step.kind === 'replace' && step.movedFrom) {
+          await forget(step.movedFrom);
         }
         await recheck(step.address);
       },
@@ -418,21 +358,8 @@ export async function executePlan(
         if (!now || now.id === leftover.old.id || (state !== 'converged' && state !== 'failing')) {
           return;
         }
-        const user = referencedBy(leftover.old.id);
-        if (user) {
-          report({
-            kind: 'warning',
-            message: `${step.address}: the old object ${leftover.old.id} of an interrupted replace is still referenced by ${user}; it is deleted once nothing references it`,
-          });
-          return;
-        }
-        await operator.delete(
-          target(step, { group: leftover.group, step: 2 }),
-          leftover.old,
-          false,
-          'replace',
-        );
-        await recheck(step.address);
+        const done = await deleteReplaced(step, leftover.old, leftover.group, ctx, 'replace');
+        if (done.kind === 'deleted') await recheck(step.address);
       },
     );
 
@@ -450,41 +377,56 @@ export async function executePlan(
     }
   }
   await Promise.allSettled(all);
-  // Record failures and skips per resource (first reason wins).
-  const keys = [...nodes.keys()];
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
+  // Record failures and skips per resource. A failure overrides what an earlier node of the same
+  // resource recorded (step 2 of a replace fails after step 1 recorded the address converged);
+  // otherwise the first reason wins.
+  const failed = new Set<Address>();
+  for (const [key, p] of nodes) {
     const address = key.slice(key.indexOf(':') + 1) as Address;
-    const p = nodes.get(key)!;
     const r = await p.then(
       () => undefined,
       (e: unknown) => e,
     );
-    if (r === undefined || outcomes.has(address)) continue;
+    if (r === undefined) continue;
     if (r instanceof Blocked) {
+      if (outcomes.has(address)) continue;
       const reason = `waits for ${r.message}, which needs --approve-destroy`;
       report({ kind: 'blocked', address, reason });
       outcomes.set(address, { state: 'blocked', message: reason, checks: [] });
       continue;
     }
     if (r instanceof Skip) {
+      if (outcomes.has(address)) continue;
       const msg =
         r.message === 'stopping'
           ? 'not started: tend is stopping'
           : 'not attempted: a resource it depends on failed';
       report({ kind: 'skipped', address, reason: msg });
       outcomes.set(address, { state: 'pending', message: msg, checks: [] });
-    } else {
-      const err = toTendError(r);
-      if (!operator.reported.has(r as object)) {
-        report({ kind: 'error', error: err.address ? err : err.at(address, 'apply') });
-      }
-      outcomes.set(address, { state: 'error', message: `${err.code}: ${err.message}`, checks: [] });
+      continue;
     }
+    if (failed.has(address)) continue;
+    failed.add(address);
+    const err = toTendError(r);
+    if (!operator.reported.has(r as object)) {
+      report({ kind: 'error', error: err.address ? err : err.at(address, 'apply') });
+    }
+    const prior = outcomes.get(address);
+    const what =
+      key.startsWith('del:') && steps.get(address)?.kind === 'replace'
+        ? 'step 2 of the replace (delete the old object): '
+        : key.startsWith('left:')
+          ? 'finishing an interrupted replace: '
+          : '';
+    outcomes.set(address, {
+      state: 'error',
+      ...(prior?.objectId ? { objectId: prior.objectId } : {}),
+      message: `${what}${err.code}: ${err.message}`,
+      checks: prior?.checks ?? [],
+    });
   }
   return outcomes;
 }
-
 /** True when a value (deeply) contains the string `id`. */
 function mentions(value: unknown, id: string): boolean {
   if (value === id) return true;

@@ -38,6 +38,19 @@ export interface Observation {
    * replacement is verified and nothing declared references the old one.
    */
   readonly leftovers: Leftover[];
+  /**
+   * Declared addresses whose object is recorded in Tend's memory, or marked, under another address
+   * (a rename with the same natural key, or `moved: { from }`): address → the old address. The plan
+   * moves them; the old address is never deleted.
+   */
+  readonly moves: Map<Address, Address>;
+  /** Declared addresses whose object Tend has no record of: found by its marker or natural key. */
+  readonly adoptions: Map<Address, 'marker' | 'natural-key'>;
+  /**
+   * Declared addresses whose natural key is taken by an object carrying another workspace's marker:
+   * never matched, never adopted.
+   */
+  readonly conflicts: Map<Address, { objectId: string; owner: string }>;
   /** Types that could not be listed, with the reason. */
   readonly failures: { type: string; message: string }[];
   readonly twin: Map<Address, TwinEntry>;
@@ -178,14 +191,55 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     return ix;
   };
 
+  const moves = new Map<Address, Address>();
+  const adoptions = new Map<Address, 'marker' | 'natural-key'>();
+  const conflicts = new Map<Address, { objectId: string; owner: string }>();
+  // Remembered objects of addresses no longer declared, by type and id: a declared address that finds
+  // one of them took over a removed address's object (a move), which must never be deleted.
+  const removedById = new Map<string, Address>();
+  for (const t of twinEntries) {
+    if (!declaredSet.has(t.address)) removedById.set(key(t.type, t.objectId), t.address);
+  }
+
+  /**
+   * Matches an address to its object: the id Tend remembers, else our marker for the address, else
+   * (declared only) the address it `moved` from, else the natural key. Objects another address
+   * already claimed are never matched again, so no object is ever both kept and deleted.
+   */
   const match = async (address: Address, type: string, decl: ResourceDecl | undefined) => {
     const ix = indexOf(type);
     const remembered = twin.get(address);
+    const free = (o: ObservedObject | undefined) =>
+      o && !claimed.has(key(type, o.id)) ? o : undefined;
     const mine = (ix.byMarker.get(address) ?? []).filter((o) => !claimed.has(key(type, o.id)));
-    let found = remembered ? ix.byId.get(remembered.objectId) : undefined;
+    let found = remembered ? free(ix.byId.get(remembered.objectId)) : undefined;
+    let foundBy: 'marker' | 'natural-key' = 'marker';
+    let movedFrom: Address | undefined;
     if (!found && mine.length > 0) found = mine[0];
-    if (!found && decl) found = byNaturalKey(decl);
+    const from = decl?.moved?.from;
+    if (!found && from !== undefined && !declaredSet.has(from)) {
+      const old = twin.get(from);
+      found =
+        (old && old.type === type ? free(ix.byId.get(old.objectId)) : undefined) ??
+        (ix.byMarker.get(from) ?? []).find((o) => !claimed.has(key(type, o.id)));
+      if (found) movedFrom = from;
+    }
+    if (!found && decl) {
+      found = byNaturalKey(decl);
+      foundBy = 'natural-key';
+      if (found?.marker && found.marker.address !== address) {
+        // Our marker for an address nothing declares any more: the resource was renamed.
+        movedFrom = found.marker.address;
+      }
+    }
     if (!found) return undefined;
+    if (decl && movedFrom === undefined) {
+      // A removed address still recorded with this object: moved (also after a crash that wrote the
+      // new record but had not yet forgotten the old one).
+      movedFrom = removedById.get(key(type, found.id));
+    }
+    if (decl && movedFrom !== undefined) moves.set(address, movedFrom);
+    else if (decl && !remembered) adoptions.set(address, foundBy);
     let current = found;
     let extra = mine.filter((o) => o.id !== current.id);
     if (extra.length > 0 && decl) {
@@ -242,7 +296,24 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
         else ix.byKey.set(k, [o]);
       }
     }
-    return ix.byKey.get(wanted.join('\u0000'))?.find((o) => !claimed.has(key(decl.type, o.id)));
+    const candidates = (ix.byKey.get(wanted.join('\u0000')) ?? []).filter(
+      (o) =>
+        !claimed.has(key(decl.type, o.id)) &&
+        // An object marked for another declared address is that address's, not this one's.
+        !(
+          o.marker?.workspace === ws.name &&
+          o.marker.address !== decl.address &&
+          declaredSet.has(o.marker.address)
+        ),
+    );
+    const own = candidates.find((o) => !o.marker || o.marker.workspace === ws.name);
+    if (own) return own;
+    // Only objects another workspace marked have this key: theirs, never taken over.
+    const theirs = candidates[0];
+    if (theirs?.marker) {
+      conflicts.set(decl.address, { objectId: theirs.id, owner: theirs.marker.workspace });
+    }
+    return undefined;
   };
 
   const graph = new Map(declared.map((r) => [r.address, r.dependsOn] as const));
@@ -296,5 +367,17 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       }
     }
   }
-  return { objects, pendingVisibility, removed, orphans, duplicates, leftovers, failures, twin };
+  return {
+    objects,
+    pendingVisibility,
+    removed,
+    orphans,
+    duplicates,
+    leftovers,
+    moves,
+    adoptions,
+    conflicts,
+    failures,
+    twin,
+  };
 }

@@ -463,6 +463,70 @@ export class Operator {
     return updated;
   }
 
+  /**
+   * Records an object under the target's address without touching it otherwise: the adoption of an
+   * object Tend had no record of, or the move of one recorded (or marked) under `from`. Where the
+   * type has tags and the object's marker names another address (or none), the marker is rewritten
+   * first, with an update that sends nothing else; then the twin is written under the new address
+   * and the record of `from` forgotten, in one write point. Journaled as an update, so a crash
+   * anywhere leaves either the old record (the next plan moves again) or the new one.
+   */
+  async claim(
+    target: OperationTarget,
+    current: ObservedObject,
+    motivation: string,
+    from?: Address,
+  ): Promise<ObservedObject> {
+    const { provider, info } = this.ws.typeOf(target.type);
+    const desiredHash = hashValue({ claim: current.id, from: from ?? null });
+    const op = await this.begin(target, 'update', desiredHash, current.id);
+    const started = this.clock.now().getTime();
+    this.report({
+      kind: 'op-start',
+      address: target.address,
+      action: 'update',
+      opId: op.id,
+      detail: from ? `move from ${from}` : motivation,
+    });
+    const marker: Marker = { workspace: this.ws.name, address: target.address };
+    const remark =
+      info.markerField !== undefined &&
+      (current.marker?.workspace !== marker.workspace || current.marker.address !== marker.address);
+    let claimed = current;
+    if (remark) {
+      const actor = { ...this.actor, motivation };
+      try {
+        claimed = await provider.update(info.name, current.id, {}, current, { marker, actor });
+      } catch (e) {
+        if (!toTendError(e).outcomeUnknown) throw await this.fail(op, e);
+        const again = await provider.read(info.name, current.id).catch(() => undefined);
+        if (!again) throw await this.fail(op, e);
+        claimed = again;
+      }
+    }
+    const { info: typeInfo } = this.ws.typeOf(target.type);
+    await this.write('twin', op, async () => {
+      await this.ws.store.putTwin({
+        address: target.address,
+        type: target.type,
+        objectId: claimed.id,
+        fields: redact(typeInfo, claimed.fields),
+        stateful: target.stateful,
+        dependsOn: target.dependsOn,
+        observedAt: this.clock.now().toISOString(),
+      });
+      if (from !== undefined && from !== target.address) {
+        await this.ws.store.deleteTwin(from);
+        await this.ws.store.deleteStatus(from);
+      }
+    });
+    await this.settle(op, claimed.id);
+    const note = from ? `move from ${from}` : motivation;
+    await this.record(op, target, 'update', claimed.id, current.fields, claimed.fields, note);
+    this.done(op, claimed.id, started);
+    return claimed;
+  }
+
   /** Deletes an object (only ever one that carries Tend's marker; callers check). */
   async delete(
     target: OperationTarget,

@@ -148,6 +148,9 @@ function observation(): Observation {
     orphans: [],
     duplicates: [],
     leftovers: [],
+    moves: new Map(),
+    adoptions: new Map(),
+    conflicts: new Map(),
     failures: [],
     twin: new Map(gone.map((r) => [r.address, twin(r)] as const)),
   };

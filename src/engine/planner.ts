@@ -117,15 +117,19 @@ function diffOptionsOf(provider: Provider, info: ResourceTypeInfo): DiffOptions 
 
 /**
  * Resolves references of a declared spec against what exists: a reference to a resource that is
- * absent, or about to be created or replaced, is Unknown. Secret references are left out.
+ * absent, or about to be created or replaced, or to a field `changing` says the plan changes, is
+ * Unknown. Secret references are left out.
  */
 export function resolveDesired(
   decl: ResourceDecl,
   known: (address: Address) => ObservedObject | undefined,
+  changing?: (address: Address, path: string) => boolean,
 ): Record<string, unknown> {
   // Copying the spec without its secrets is needed only when it has some (most specs have none).
   const spec = Object.values(decl.spec).some(isSecretRef) ? withoutSecrets(decl.spec) : decl.spec;
   return resolveReferences(spec, (target, path) => {
+    // A field the plan is about to change is not known until it has changed.
+    if (changing?.(target, path)) return undefined;
     const o = known(target);
     if (!o) return undefined;
     const v = getPath(o.fields, path);
@@ -202,10 +206,12 @@ export async function planPass(
     }
   }
   const removed = options.prune ? observation.removed : [];
+  const deleting = keep ? removed.filter((r) => keep.has(r.address)) : removed;
   let plan = assemblePlan(
     declared.steps,
-    keep ? removed.filter((r) => keep.has(r.address)) : removed,
+    deleting,
     options.approveDestroy,
+    deleting.length > 0 ? previousGraph(ws, observation) : undefined,
   );
   if (keep) plan = withFullBlastRadius(plan, graph, observation.removed);
   return { plan, observation, waiting: declared.waiting };
@@ -247,6 +253,10 @@ async function planDeclared(
   // in order in an array, and the few resources about to be created or replaced in a small set.
   const steps: PlanStep[] = [];
   const becoming = new Set<Address>();
+  // Top-level fields an update (or a move or adoption with changes) of the plan changes, per address.
+  const changingFields = new Map<Address, Set<string>>();
+  const changing = (a: Address, path: string) =>
+    changingFields.get(a)?.has(path.split('.')[0]!) ?? false;
   const waiting: Address[] = [];
   const known = (a: Address) => (becoming.has(a) ? undefined : observation.objects.get(a));
 
@@ -258,8 +268,9 @@ async function planDeclared(
       waiting.push(address);
       continue;
     }
-    const observed = observation.objects.get(address);
-    const desired = resolveDesired(decl, known);
+    const conflict = observation.conflicts.get(address);
+    const observed = conflict ? undefined : observation.objects.get(address);
+    const desired = resolveDesired(decl, known, changingFields.size > 0 ? changing : undefined);
     let changes: FieldChange[] = [];
     let evaluation: LifecycleEvaluation | undefined;
     if (observed) {
@@ -285,9 +296,56 @@ async function planDeclared(
       ...(evaluation ? { evaluation } : {}),
       canCreateBeforeDestroy: canHoldBoth(info, evaluation?.fields ?? []),
       approveDestroy: options.approveDestroy,
+      ...(observed && observation.moves.has(address)
+        ? { movedFrom: observation.moves.get(address)! }
+        : {}),
+      ...(observed && observation.adoptions.has(address)
+        ? { adoptedBy: observation.adoptions.get(address)! }
+        : {}),
+      ...(conflict ? { conflict } : {}),
     });
     steps.push(step);
     if (step.kind === 'create' || step.kind === 'replace') becoming.add(address);
+    else if (
+      (step.kind === 'update' || step.kind === 'move' || step.kind === 'adopt') &&
+      changes.length > 0
+    ) {
+      changingFields.set(address, new Set(changes.map((c) => c.path.split('.')[0]!)));
+    }
   }
   return { steps, waiting };
+}
+
+/**
+ * The old graph of the declared resources: what each referenced when Tend last recorded it, plus the
+ * removed resources whose object id its observed object still holds (a reference Tend's memory may
+ * not know, e.g. after the store was lost). A delete waits for all of them.
+ */
+function previousGraph(ws: Workspace, observation: Observation): Map<Address, Address[]> {
+  const removedById = new Map(observation.removed.map((r) => [r.objectId, r.address] as const));
+  const graph = new Map<Address, Address[]>();
+  for (const r of ws.intent.resources) {
+    const deps = new Set<Address>(observation.twin.get(r.address)?.dependsOn ?? []);
+    const from = observation.moves.get(r.address);
+    for (const d of (from && observation.twin.get(from)?.dependsOn) || []) deps.add(d);
+    const o = observation.objects.get(r.address);
+    if (o) {
+      for (const id of stringsIn(o.fields)) {
+        const a = removedById.get(id);
+        if (a) deps.add(a);
+      }
+    }
+    if (deps.size > 0) graph.set(r.address, [...deps]);
+  }
+  return graph;
+}
+
+/** Every string inside a value (deeply). */
+function stringsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) stringsIn(v, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) stringsIn(v, out);
+  }
+  return out;
 }

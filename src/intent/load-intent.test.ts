@@ -1008,6 +1008,84 @@ const cases: Case[] = [
       },
     ],
   },
+  {
+    name: 'moved.from not an address',
+    reason: 'a move names the old address of the resource',
+    files: {
+      'main.yaml': yaml(
+        'kind: Resource',
+        'type: sb.networks',
+        'name: primary',
+        'moved: { from: main }',
+        'spec: { name: main, cidr: 10.0.0.0/16 }',
+      ),
+    },
+    expected: [
+      {
+        code: 'moved.invalid',
+        line: 4,
+        column: 16,
+        path: 'moved.from',
+        messageIncludes: ["`moved.from` must be the resource's old address"],
+      },
+    ],
+  },
+  {
+    name: 'moved.from of another type',
+    reason: 'a move keeps the object, so it keeps its type',
+    files: {
+      'main.yaml': yaml(
+        'kind: Resource',
+        'type: sb.networks',
+        'name: primary',
+        'moved: { from: sb.instances/main, to: x }',
+        'spec: { name: main, cidr: 10.0.0.0/16 }',
+      ),
+    },
+    expected: [
+      {
+        code: 'moved.type',
+        line: 4,
+        column: 16,
+        path: 'moved.from',
+        messageIncludes: ['names a sb.instances but this resource is a sb.networks'],
+      },
+      {
+        code: 'field.unknown',
+        line: 4,
+        column: 35,
+        path: 'moved.to',
+        messageIncludes: ['unknown field `to` in `moved`'],
+      },
+    ],
+  },
+  {
+    name: 'moved.from still declared',
+    reason: 'two declared addresses cannot claim one object',
+    files: {
+      'main.yaml': yaml(
+        'kind: Resource',
+        'type: sb.networks',
+        'name: main',
+        'spec: { name: main, cidr: 10.0.0.0/16 }',
+        '---',
+        'kind: Resource',
+        'type: sb.networks',
+        'name: primary',
+        'moved: { from: sb.networks/main }',
+        'spec: { name: primary, cidr: 10.1.0.0/16 }',
+      ),
+    },
+    expected: [
+      {
+        code: 'moved.still_declared',
+        line: 9,
+        column: 16,
+        path: 'moved.from',
+        messageIncludes: ['names sb.networks/main, which is still declared at'],
+      },
+    ],
+  },
 ];
 
 describe('loadIntent reports bad input', () => {

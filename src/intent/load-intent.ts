@@ -16,7 +16,7 @@ import { readProviderDoc } from './provider-doc.js';
 import { readIntentFiles } from './read-files.js';
 import { checkReferences } from './references.js';
 import { reportAt, sourceOf } from './report.js';
-import { readResourceDoc } from './resource-doc.js';
+import { checkMoves, readResourceDoc } from './resource-doc.js';
 import type { ResourceDraft } from './resource-doc.js';
 import { createSpecValidator } from './schema-validate.js';
 import { didYouMean, listOf } from './suggest.js';
@@ -278,6 +278,7 @@ export async function loadIntent(
 
   const refs = checkReferences(drafts);
   diagnostics.push(...refs.diagnostics);
+  diagnostics.push(...checkMoves(drafts));
 
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { diagnostics: sorted };
@@ -292,6 +293,7 @@ export async function loadIntent(
     lifecycle: { stateful: d.stateful },
     checks: d.checks,
     dependsOn: refs.dependsOn.get(d.address) ?? [],
+    ...(d.movedFrom !== undefined ? { moved: { from: d.movedFrom } } : {}),
     source: d.source,
   }));
   return {

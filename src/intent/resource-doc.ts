@@ -1,4 +1,4 @@
-import { address as makeAddress, isValidName, parseType } from '../core/index.js';
+import { address as makeAddress, isValidName, parseAddress, parseType } from '../core/index.js';
 import type {
   Address,
   CheckDecl,
@@ -12,11 +12,11 @@ import { FieldReader, isRecord, typeName } from './fields.js';
 import type { ParsedDocument } from './parse-documents.js';
 import type { PathSegment } from './positions.js';
 import { formatPath } from './positions.js';
-import { sourceOf } from './report.js';
+import { reportAt, sourceOf } from './report.js';
 import type { SpecValidator } from './schema-validate.js';
 import { didYouMean, listOf } from './suggest.js';
 
-const FIELDS = ['kind', 'type', 'name', 'spec', 'lifecycle', 'checks'] as const;
+const FIELDS = ['kind', 'type', 'name', 'spec', 'lifecycle', 'checks', 'moved'] as const;
 const SECRET_HINT = 'use { fromEnv: VAR } or { fromFile: path }';
 
 /** A Resource document read as far as it could be: enough to check addresses and references. */
@@ -33,6 +33,8 @@ export interface ResourceDraft {
   readonly checks: readonly CheckDecl[];
   /** The `checks` value as written, searched for references. */
   readonly rawChecks: unknown;
+  /** `moved.from` when it is a well-formed address of the same type (see `readMoved`). */
+  readonly movedFrom?: Address;
   readonly source: SourceLocation;
   /** True when the document itself has no errors. */
   readonly ok: boolean;
@@ -138,6 +140,50 @@ function checkSpecFields(
 }
 
 /**
+ * Reads `moved: { from: <address> }`: the address this resource had before a rename. `from` must be
+ * an address of the same type (a move keeps the object, so it keeps its type) other than this one.
+ * Whether `from` is still declared is checked across documents (`checkMoves`).
+ */
+function readMoved(
+  r: FieldReader,
+  value: Record<string, unknown>,
+  type: string | undefined,
+  self: Address | undefined,
+): Address | undefined {
+  const moved = r.mapping(value, 'moved', []);
+  if (!moved) return undefined;
+  r.unknownFields(moved, ['from'], ['moved'], '`moved`');
+  const from = r.string(moved, 'from', ['moved'], true);
+  if (from === undefined) return undefined;
+  const parts = parseAddress(from);
+  if (!parts) {
+    r.report(
+      'moved.invalid',
+      `\`moved.from\` must be the resource's old address <provider>.<type>/<name>, got ${JSON.stringify(from)}`,
+      ['moved', 'from'],
+      { hint: type ? `e.g. ${type}/old-name` : 'e.g. sb.buckets/assets' },
+    );
+    return undefined;
+  }
+  if (type !== undefined && parts.type !== type) {
+    r.report(
+      'moved.type',
+      `\`moved.from\` names a ${parts.type} but this resource is a ${type}: a move keeps the object, so it keeps its type`,
+      ['moved', 'from'],
+      { hint: 'only the name part of an address can change in a move' },
+    );
+    return undefined;
+  }
+  if (from === self) {
+    r.report('moved.self', `\`moved.from\` is this resource's own address`, ['moved', 'from'], {
+      hint: 'remove `moved` once the move has been applied, or name the old address',
+    });
+    return undefined;
+  }
+  return from as Address;
+}
+
+/**
  * Reads a `kind: Resource` document: its structure (`type`, `name`, `spec`, `lifecycle`, `checks`),
  * its type against the declared providers, and its spec against the type's schema, output-only
  * fields and secret rules. Returns a draft whenever type and name form an address, so that
@@ -200,6 +246,8 @@ export function readResourceDoc(
     } else stateful = lifecycle.stateful === true;
   }
 
+  const movedFrom = readMoved(r, value, typeText, addr);
+
   const checks = readChecks(doc, value.checks, addr);
   r.diagnostics.push(...checks.diagnostics);
 
@@ -239,8 +287,48 @@ export function readResourceDoc(
     stateful,
     checks: checks.checks,
     rawChecks: value.checks,
+    ...(movedFrom !== undefined ? { movedFrom } : {}),
     source: sourceOf(doc),
     ok: !diagnostics.some((d) => d.severity === 'error'),
   };
   return { draft, diagnostics };
+}
+
+/**
+ * Checks `moved.from` across documents: the old address must no longer be declared (otherwise both
+ * would claim one object), and two resources cannot move from the same address.
+ */
+export function checkMoves(drafts: readonly ResourceDraft[]): Diagnostic[] {
+  const declared = new Map<Address, ResourceDraft>();
+  for (const d of drafts) if (!declared.has(d.address)) declared.set(d.address, d);
+  const firstFrom = new Map<Address, ResourceDraft>();
+  const diagnostics: Diagnostic[] = [];
+  for (const d of drafts) {
+    const from = d.movedFrom;
+    if (from === undefined) continue;
+    const report = (code: string, message: string, hint: string) =>
+      diagnostics.push(
+        reportAt(d.doc, code, message, { path: ['moved', 'from'], address: d.address, hint }),
+      );
+    const still = declared.get(from);
+    if (still) {
+      report(
+        'moved.still_declared',
+        `\`moved.from\` names ${from}, which is still declared at ${still.source.file}:${still.source.line}`,
+        'remove the old resource document (a move renames it), or remove `moved`',
+      );
+      continue;
+    }
+    const first = firstFrom.get(from);
+    if (first) {
+      report(
+        'moved.duplicate',
+        `${first.address} already moves from ${from}: one object cannot move to two addresses`,
+        'keep `moved` on one of them',
+      );
+      continue;
+    }
+    firstFrom.set(from, d);
+  }
+  return diagnostics;
 }

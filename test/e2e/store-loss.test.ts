@@ -23,18 +23,32 @@ describe('losing the store (CLI, real sandbox process)', () => {
     ex?.cleanup();
   });
 
-  it('rediscovers every managed object by its marker: the plan is empty and apply creates nothing', async () => {
+  it('rediscovers every managed object by its marker: the plan adopts them explicitly, apply sends nothing, then the plan is empty', async () => {
     const before = (await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort();
     loseStore();
     const plan = await runCli(['plan', ex.dir], { env });
-    expect(plan.stdout).toContain('No changes. 5 resources match the intent.');
-    expect(plan.code).toBe(0);
+    // Adoption is never silent: Tend had no record of these objects.
+    expect(plan.stdout).toContain('<- sb.networks/main  will be adopted');
+    expect(plan.stdout).toContain(
+      '0 to create, 0 to update, 0 to replace, 0 to delete, 5 to adopt',
+    );
+    expect(plan.code).toBe(2);
     loseStore();
+    const stats = await sandbox.stats();
     const apply = await runCli(['apply', ex.dir, '--json'], { env });
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
-    expect(apply.stdout).not.toContain('"kind":"op-start"');
+    const sent = await sandbox.stats();
+    // Recording an adopted object whose marker is already right sends nothing to the platform.
+    expect([sent.creates, sent.updates, sent.deletes]).toEqual([
+      stats.creates,
+      stats.updates,
+      stats.deletes,
+    ]);
     const after = (await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort();
     expect(after).toEqual(before);
+    const again = await runCli(['plan', ex.dir], { env });
+    expect(again.stdout).toContain('No changes. 5 resources match the intent.');
+    expect(again.code).toBe(0);
   });
 
   it('lists objects carrying the marker that no intent declares as orphans, and never deletes them', async () => {
@@ -45,7 +59,9 @@ describe('losing the store (CLI, real sandbox process)', () => {
     );
     loseStore();
     const plan = await runCli(['plan', ex.dir], { env });
-    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('4 to adopt');
+    expect(plan.stdout).not.toContain('sb.buckets');
+    expect(plan.code).toBe(2);
     const apply = await runCli(['apply', ex.dir, '--yes'], { env });
     expect(apply.code).toBe(0);
     expect((await sandbox.objects()).some((o) => o.type === 'buckets')).toBe(true);

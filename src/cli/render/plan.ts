@@ -1,5 +1,5 @@
 import type { FieldChange, Plan, PlanStep } from '../../core/index.js';
-import { isUnknown } from '../../core/index.js';
+import { hasChanges, isUnknown } from '../../core/index.js';
 import type { Style } from './style.js';
 
 /** A short text for a value in a plan. */
@@ -14,6 +14,9 @@ const SYMBOL: Record<PlanStep['kind'], string> = {
   update: '~',
   replace: '-/+',
   delete: '-',
+  move: '→',
+  adopt: '<-',
+  conflict: '!',
   noop: ' ',
 };
 
@@ -37,11 +40,21 @@ function blastLine(radius: readonly string[], s: Style): string {
     : s.dim('      blast radius: none (nothing declared depends on it)');
 }
 
+function foundBy(by: 'marker' | 'natural-key'): string {
+  return by === 'marker' ? "Tend's marker" : 'its natural key';
+}
+
 /** Renders a plan like Terraform does: a symbol per resource, changed fields, blast radius, summary. */
 export function renderPlan(plan: Plan, s: Style): string {
   const lines: string[] = [];
   const color = (k: PlanStep['kind']) =>
-    k === 'create' ? s.green : k === 'update' ? s.yellow : k === 'noop' ? s.dim : s.red;
+    k === 'create' || k === 'adopt'
+      ? s.green
+      : k === 'update' || k === 'move'
+        ? s.yellow
+        : k === 'noop'
+          ? s.dim
+          : s.red;
   for (const step of plan.steps) {
     if (step.kind === 'noop') continue;
     const c = color(step.kind);
@@ -69,6 +82,10 @@ export function renderPlan(plan: Plan, s: Style): string {
               `  must be replaced (${step.objectId}); decided by ${by}${step.reason ? `: ${step.reason}` : ''}`,
             ),
         );
+        if (step.movedFrom) lines.push(`      moved from ${step.movedFrom}`);
+        if (step.adopted) {
+          lines.push(`      adopted: Tend had no record of it (found by ${foundBy(step.adopted)})`);
+        }
         for (const ch of step.changes) lines.push(changeLine(ch, step.forcedBy));
         lines.push(
           `      strategy: ${step.strategy === 'create-before-destroy' ? 'create the new object, repoint dependents, verify, then delete the old one' : 'delete the old object, then create the new one (the platform cannot hold both)'}`,
@@ -89,18 +106,52 @@ export function renderPlan(plan: Plan, s: Style): string {
         if (step.gated)
           lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
         break;
+      case 'move':
+        lines.push(
+          c(`${sym} ${step.address}`) +
+            s.dim(
+              ` (moved from ${step.from})  re-recorded under the new address and its marker rewritten (${step.objectId}); nothing is deleted`,
+            ),
+        );
+        if (step.changes.length > 0) lines.push(s.dim('      then updated in place:'));
+        for (const ch of step.changes) lines.push(changeLine(ch, []));
+        break;
+      case 'adopt':
+        lines.push(
+          c(`${sym} ${step.address}`) +
+            s.dim(
+              `  will be adopted (${step.objectId}): found by ${foundBy(step.foundBy)}, Tend had no record of it`,
+            ),
+        );
+        if (step.changes.length > 0) lines.push(s.dim('      then updated in place:'));
+        for (const ch of step.changes) lines.push(changeLine(ch, []));
+        break;
+      case 'conflict':
+        lines.push(
+          c(`${sym} ${step.address}`) +
+            s.dim(
+              `  conflict: ${step.objectId} has this resource's natural key but belongs to workspace \`${step.owner}\`; it is never taken over (apply fails for this resource)`,
+            ),
+        );
+        break;
     }
     lines.push('');
   }
   const n = plan.counts;
-  if (n.create + n.update + n.replace + n.delete === 0) {
+  if (!hasChanges(plan)) {
     lines.push(
       s.green(`No changes. ${n.noop} resource${n.noop === 1 ? '' : 's'} match the intent.`),
     );
   } else {
+    // The four classic counts always; moves, adoptions and conflicts only when there are some.
+    const more = [
+      n.move > 0 && `${n.move} to move`,
+      n.adopt > 0 && `${n.adopt} to adopt`,
+      n.conflict > 0 && `${n.conflict} in conflict`,
+    ].filter(Boolean);
     lines.push(
       s.bold(
-        `Plan: ${n.create} to create, ${n.update} to update, ${n.replace} to replace, ${n.delete} to delete, ${n.noop} unchanged.`,
+        `Plan: ${n.create} to create, ${n.update} to update, ${n.replace} to replace, ${n.delete} to delete, ${more.map((m) => `${m}, `).join('')}${n.noop} unchanged.`,
       ),
     );
     if (plan.blastRadius.length > 0)
