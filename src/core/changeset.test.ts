@@ -450,10 +450,10 @@ const MALFORMED: {
   },
   {
     name: 'an unknown step kind',
-    reason: 'only the five step kinds exist',
+    reason: 'only the known step kinds exist',
     text: (d) => (stepOf(d, ASSETS)['kind'] = 'drop'),
     want: [
-      `p.json: $.plan.steps[${indexOfStep(ASSETS)}].kind: must be one of create, update, replace, delete, noop, not string "drop"`,
+      `p.json: $.plan.steps[${indexOfStep(ASSETS)}].kind: must be one of create, update, replace, delete, move, adopt, conflict, noop, not string "drop"`,
     ],
   },
   {
@@ -631,8 +631,10 @@ describe('parseChangeset: hostile input', () => {
         const members = Object.keys(target);
         const op = random();
         if (op < 0.35 && members.length > 0) delete target[pick(members)];
-        else if (op < 0.75 && members.length > 0) target[pick(members)] = pick(values);
-        else target[pick(keys)] = pick(values);
+        // A fresh copy each time: a shared value assigned twice would let a later mutation make a cycle.
+        else if (op < 0.75 && members.length > 0)
+          target[pick(members)] = structuredClone(pick(values));
+        else target[pick(keys)] = structuredClone(pick(values));
       }
       const text = random() < 0.05 ? JSON.stringify(doc).slice(0, -3) : JSON.stringify(doc);
       const got = parseChangeset(text, 'p.json');

@@ -120,7 +120,27 @@ async function seed(ws: Workspace): Promise<{ main: string; spare: string }> {
     { name: 'spare', cidr: '10.1.0.0/16' },
     ctx('sb.networks/spare'),
   );
-  await provider.create('buckets', { name: 'assets', versioning: false }, ctx('sb.buckets/assets'));
+  const assets = await provider.create(
+    'buckets',
+    { name: 'assets', versioning: false },
+    ctx('sb.buckets/assets'),
+  );
+  // Tend made them (its store remembers each), so the plan adopts nothing: each step is its own.
+  for (const [address, o] of [
+    ['sb.networks/main', main],
+    ['sb.networks/spare', spare],
+    ['sb.buckets/assets', assets],
+  ] as const) {
+    await ws.store.putTwin({
+      address,
+      type: `sb.${o.type}`,
+      objectId: o.id,
+      fields: o.fields,
+      stateful: false,
+      dependsOn: [],
+      observedAt: '2026-11-25T00:00:00.000Z',
+    });
+  }
   return { main: main.id, spare: spare.id };
 }
 

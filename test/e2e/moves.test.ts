@@ -135,6 +135,7 @@ describe('moves, adoption and conflicts (CLI, real sandbox process)', { timeout:
     );
     const plan = await runCli(['plan', ex.dir, '--json'], { env });
     expect(plan.code).toBe(2);
+    const workspace = (JSON.parse(plan.stdout) as { workspace: { name: string } }).workspace.name;
     expect(
       (JSON.parse(plan.stdout) as JsonPlan).steps.find((s) => s.address === 'sb.buckets/handmade'),
     ).toMatchObject({
@@ -148,7 +149,7 @@ describe('moves, adoption and conflicts (CLI, real sandbox process)', { timeout:
     const apply = await runCli(['apply', ex.dir, '--yes'], { env });
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     expect((await bucket('hand-made-bucket'))?.fields['tags']).toMatchObject({
-      'tend.workspace': 'default',
+      'tend.workspace': workspace,
       'tend.address': 'sb.buckets/handmade',
     });
     expect((await runCli(['plan', ex.dir], { env })).code).toBe(0);
