@@ -150,6 +150,37 @@ describe('two folders side by side on one platform', () => {
     }
   });
 
+  it('identical copies: the second never takes over the first’s objects (a conflict, exit 1)', async () => {
+    await fetch(`${sandbox.url}/_sandbox/reset`, { method: 'POST' });
+    const a = copyExample('quickstart', sandbox.url);
+    const b = copyExample('quickstart', sandbox.url);
+    dirs.push(a, b);
+    const first = await runCli(['apply', a.dir, '--json'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    const wa = applySummary(first.stdout).workspace.name;
+    const before = await sandbox.stats();
+
+    // The bucket's name is its identity (natural key): b finds a's bucket, carrying a's marker.
+    const plan = await runCli(['plan', b.dir, '--json'], { env });
+    const steps = (
+      JSON.parse(plan.stdout) as { steps: { address: string; kind: string; owner?: string }[] }
+    ).steps;
+    expect(steps.find((s) => s.address === 'sb.buckets/assets')).toMatchObject({
+      kind: 'conflict',
+      owner: wa,
+    });
+    const second = await runCli(['apply', b.dir], { env });
+    expect(second.code).toBe(1);
+    expect(second.stdout + second.stderr).toContain(wa);
+
+    const after = await sandbox.stats();
+    expect(after.deletes - before.deletes).toBe(0);
+    const bucket = (await sandbox.objects()).find((o) => o.type === 'buckets')!;
+    expect((bucket.fields['tags'] as Record<string, string>)['tend.workspace']).toBe(wa);
+    const again = await runCli(['plan', a.dir], { env });
+    expect(again.code, again.stdout).toBe(0);
+  });
+
   it('a Workspace document names the workspace', async () => {
     const c = copyExample('quickstart', sandbox.url);
     dirs.push(c);
