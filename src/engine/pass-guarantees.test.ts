@@ -12,8 +12,8 @@ import type { Workspace } from './workspace.js';
 import { openWorkspace } from './workspace.js';
 
 // Two guarantees of one apply pass, each checked by making the platform misbehave in one way:
-// - a step that fails skips what depends on it (nothing is sent for a dependent, which stays
-//   pending, never "error" from a half-resolved reference);
+// - a step that fails skips what depends on it: nothing is sent for a dependent, which stays
+//   pending (after a failed update its reference still resolves, so only the skip holds it back);
 // - a 2xx is not success: an object that never reads back as declared is not reported converged.
 // Found by breaking them on purpose (docs/mutation.md): no unit test failed before this file.
 // The platform is the real sandbox; the misbehaviour is a hand-written wrapper around its provider.
@@ -40,24 +40,34 @@ function fakeClock(): Clock & { elapsed(): number } {
 /** What a case changes in the provider's behaviour; the rest is the real provider. */
 interface Misbehaviour {
   create?: (real: Provider['create']) => Provider['create'];
+  update?: (real: Provider['update']) => Provider['update'];
   read?: (real: Provider['read']) => Provider['read'];
 }
 
-/** The real provider, with `create` and `read` replaced where the case says so; counts creates. */
-function misbehaving(real: Provider, m: Misbehaviour, creates: Map<string, number>): Provider {
+/**
+ * The real provider, with `create`, `update` and `read` replaced where the case says so; every write
+ * that reaches it is logged as `<action> <type>` in `sent`.
+ */
+function misbehaving(real: Provider, m: Misbehaviour, sent: string[]): Provider {
   const create: Provider['create'] = (type, desired, ctx) => real.create(type, desired, ctx);
+  const update: Provider['update'] = (type, id, desired, current, ctx) =>
+    real.update(type, id, desired, current, ctx);
   const read: Provider['read'] = (type, id, signal) => real.read(type, id, signal);
   const faultyCreate = m.create?.(create) ?? create;
+  const faultyUpdate = m.update?.(update) ?? update;
   return {
     name: real.name,
     describe: () => real.describe(),
     list: (type, signal) => real.list(type, signal),
     read: m.read?.(read) ?? read,
     create: (type, desired, ctx) => {
-      creates.set(type, (creates.get(type) ?? 0) + 1);
+      sent.push(`create ${type}`);
       return faultyCreate(type, desired, ctx);
     },
-    update: (type, id, desired, current, ctx) => real.update(type, id, desired, current, ctx),
+    update: (type, id, desired, current, ctx) => {
+      sent.push(`update ${type}`);
+      return faultyUpdate(type, id, desired, current, ctx);
+    },
     delete: (type, id, ctx) => real.delete(type, id, ctx),
     evaluate: (type, current, desired) => real.evaluate(type, current, desired),
     ...(real.find ? { find: real.find.bind(real) } : {}),
@@ -74,16 +84,26 @@ function withProvider(ws: Workspace, provider: Provider): Workspace {
   };
 }
 
+/** What the intent declares: a network (with a tag) and a service on it. */
+interface Declared {
+  readonly tier: string;
+  readonly replicas: number;
+}
+const DECLARED: Declared = { tier: 'one', replicas: 2 };
+
 interface Case {
   readonly name: string;
   readonly reason: string;
+  /** Applied first, on a platform that behaves; the case's pass then applies `declared`. */
+  readonly before?: Declared;
+  readonly declared?: Declared;
   readonly misbehaviour: Misbehaviour;
   readonly want: {
     readonly states: Readonly<Record<Address, ResourceState>>;
     readonly messages?: Readonly<Record<string, RegExp>>;
-    /** Creates sent per provider type (what reached the provider, faults included). */
-    readonly creates: Readonly<Record<string, number>>;
-    /** The types of the objects the platform holds afterwards. */
+    /** The writes that reached the provider in the case's pass (faulty ones included), sorted. */
+    readonly sent: readonly string[];
+    /** The types of the objects the platform holds afterwards, sorted. */
     readonly onPlatform: readonly string[];
   };
 }
@@ -95,7 +115,7 @@ const CASES: Case[] = [
     misbehaviour: {},
     want: {
       states: { [NETWORK]: 'converged', [SERVICE]: 'converged' },
-      creates: { networks: 1, services: 1 },
+      sent: ['create networks', 'create services'],
       onPlatform: ['networks', 'services'],
     },
   },
@@ -119,7 +139,7 @@ const CASES: Case[] = [
         [NETWORK]: /platform\.refused/,
         [SERVICE]: /not attempted: a resource it depends on failed/,
       },
-      creates: { networks: 1 },
+      sent: ['create networks'],
       onPlatform: [],
     },
   },
@@ -138,7 +158,30 @@ const CASES: Case[] = [
     want: {
       states: { [NETWORK]: 'converged', [SERVICE]: 'error' },
       messages: { [SERVICE]: /verify\.timeout: .*replicas still differs/ },
-      creates: { networks: 1, services: 1 },
+      sent: ['create networks', 'create services'],
+      onPlatform: ['networks', 'services'],
+    },
+  },
+  {
+    name: 'an update the platform refuses',
+    reason:
+      'its dependents are not updated either, although their references still resolve (to the old network)',
+    before: DECLARED,
+    declared: { tier: 'two', replicas: 3 },
+    misbehaviour: {
+      update: (real) => (type, id, desired, current, ctx) =>
+        type === 'networks'
+          ? Promise.reject(
+              new TendError('platform.refused', 'update networks was refused (409 locked)', {
+                status: 409,
+              }),
+            )
+          : real(type, id, desired, current, ctx),
+    },
+    want: {
+      states: { [NETWORK]: 'error', [SERVICE]: 'pending' },
+      messages: { [SERVICE]: /not attempted: a resource it depends on failed/ },
+      sent: ['update networks'],
       onPlatform: ['networks', 'services'],
     },
   },
@@ -156,8 +199,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function workspace(): Promise<Workspace> {
-  const intent = mkdtempSync(join(dir, 'intent-'));
+/** Writes the intent into `intent` (a folder that keeps its store between passes) and opens it. */
+async function workspace(intent: string, d: Declared): Promise<Workspace> {
   writeFileSync(
     join(intent, 'intent.yaml'),
     `kind: Provider
@@ -172,6 +215,7 @@ name: main
 spec:
   name: main
   cidr: 10.20.0.0/16
+  tags: { tier: ${d.tier} }
 ---
 kind: Resource
 type: sb.services
@@ -179,33 +223,43 @@ name: api
 spec:
   name: api
   image: nginx:1.27
-  replicas: 2
+  replicas: ${d.replicas}
   network_id: \${sb.networks/main.id}
 `,
   );
   return openWorkspace({ dir: intent, name: 'guarantees', env: {} });
 }
 
+const passOptions = {
+  mode: 'apply',
+  approveDestroy: false,
+  prune: true,
+  actor: tendActor(),
+  report: () => {},
+  verifyTimeoutMs: VERIFY_TIMEOUT_MS,
+  visibilityWindowMs: 0,
+  runChecks: false,
+} as const;
+
 describe('one apply pass when the platform misbehaves', () => {
   it.each(CASES)('$name: $reason', async (c) => {
     sb.sandbox.reset();
-    const opened = await workspace();
+    const intent = mkdtempSync(join(dir, 'intent-'));
+    if (c.before) {
+      const first = await workspace(intent, c.before);
+      try {
+        const r = await reconcilePass(first, { ...passOptions, clock: fakeClock() });
+        expect([...r.outcomes.values()].map((o) => o.state)).toEqual(['converged', 'converged']);
+      } finally {
+        await first.close();
+      }
+    }
+    const opened = await workspace(intent, c.declared ?? DECLARED);
     try {
-      const creates = new Map<string, number>();
+      const sent: string[] = [];
       const real = opened.providers.get('sb')!;
-      const ws = withProvider(opened, misbehaving(real, c.misbehaviour, creates));
-      const clock = fakeClock();
-      const result = await reconcilePass(ws, {
-        mode: 'apply',
-        approveDestroy: false,
-        prune: true,
-        actor: tendActor(),
-        clock,
-        report: () => {},
-        verifyTimeoutMs: VERIFY_TIMEOUT_MS,
-        visibilityWindowMs: 0,
-        runChecks: false,
-      });
+      const ws = withProvider(opened, misbehaving(real, c.misbehaviour, sent));
+      const result = await reconcilePass(ws, { ...passOptions, clock: fakeClock() });
 
       const got = Object.fromEntries(
         [...result.outcomes].map(([address, o]) => [address, o.state]),
@@ -214,9 +268,9 @@ describe('one apply pass when the platform misbehaves', () => {
       for (const [address, pattern] of Object.entries(c.want.messages ?? {})) {
         expect(result.outcomes.get(address as Address)?.message).toMatch(pattern);
       }
-      expect(Object.fromEntries(creates)).toEqual(c.want.creates);
+      expect(sent.sort()).toEqual(c.want.sent);
       const held = sb.sandbox.state.all().map((o) => o.type as string);
-      expect(held.sort()).toEqual([...c.want.onPlatform]);
+      expect(held.sort()).toEqual(c.want.onPlatform);
     } finally {
       await opened.close();
     }
