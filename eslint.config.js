@@ -33,7 +33,7 @@ const nodeIo = [
 ].flatMap((m) => [m, `node:${m}`, `${m}/promises`, `node:${m}/promises`]);
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'scripts/**', '.ci/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', 'scripts/**', '.ci/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,30 +1,33 @@
 #!/usr/bin/env node
-// The quickstart: start the sandbox platform, run `tend run` on examples/quickstart, then — a few
-// seconds in — make an out-of-band change as another actor, so you can watch Tend notice it from
-// the platform's audit feed, attribute it, and correct it. Stops by itself; --keep runs until Ctrl-C.
+// The quickstart: start the sandbox platform, run `tend run` on a copy of examples/quickstart, then
+// — a few seconds in — make an out-of-band change as another actor, so you can watch Tend notice it
+// from the platform's audit feed, attribute it, and correct it. Stops by itself; --keep runs until
+// Ctrl-C.
+//
+// Everything the run writes (the intent copy, Tend's store, its copy of the platform's OpenAPI
+// document) lives in one temporary folder that is removed at the end: the example folder is left
+// exactly as it was, so a quickstart never changes what the next one (or `npm test`) finds there.
+// The sandbox listens on 7781 (or QUICKSTART_PORT); when that port is taken by anything, it listens
+// on a free port instead, says which, and the intent copy points there.
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'cli', 'main.js');
-const port = Number(process.env.QUICKSTART_PORT ?? 7781);
-const base = `http://127.0.0.1:${port}`;
+const example = join(root, 'examples', 'quickstart');
+/** The address the example's Provider document names. */
+const EXAMPLE_URL = 'http://127.0.0.1:7781';
+const wantedPort = Number(process.env.QUICKSTART_PORT ?? 7781);
 const keep = process.argv.includes('--keep');
 const work = mkdtempSync(join(tmpdir(), 'tend-quickstart-'));
 const store = join(work, 'tend.db');
-// On another port (QUICKSTART_PORT), Tend manages a copy of the example pointed at that port.
-let intentDir = 'examples/quickstart';
-if (port !== 7781) {
-  intentDir = join(work, 'quickstart');
-  cpSync(join(root, 'examples', 'quickstart'), intentDir, { recursive: true });
-  for (const f of readdirSync(intentDir)) {
-    const p = join(intentDir, f);
-    writeFileSync(p, readFileSync(p, 'utf8').replaceAll('127.0.0.1:7781', `127.0.0.1:${port}`));
-  }
-}
+const intentDir = join(work, 'quickstart');
+/** The sandbox's base URL, known once it listens. */
+let base = '';
 const children = [];
 let stopping = false;
 const say = (text) => process.stdout.write(`\n\x1b[1m\x1b[35m▶ ${text}\x1b[0m\n`);
@@ -75,17 +78,75 @@ async function waitFor(what, fn, timeoutMs) {
   }
 }
 
+/**
+ * Starts `tend sandbox` on `port` and resolves with its URL once it listens, or with `busy` when the
+ * port is taken (by another sandbox or any other program: the sandbox cannot bind it). Any other
+ * failure rejects with the sandbox's own message.
+ */
+function startSandbox(port) {
+  const child = spawn(process.execPath, [cli, 'sandbox', '--port', String(port), '--log'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const lines = createInterface({ input: child.stdout });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => {
+      if (/EADDRINUSE/.test(stderr)) resolve({ busy: true });
+      else reject(new Error(`tend sandbox exited (code ${code}): ${stderr.trim()}`));
+    });
+    lines.once('line', (first) => {
+      const url = /^sandbox listening on (http:\/\/\S+)$/.exec(first.trim())?.[1];
+      if (!url) {
+        child.kill('SIGINT');
+        reject(new Error(`unexpected first line from tend sandbox: ${first}`));
+        return;
+      }
+      children.push(child);
+      // From now on its lines (one per mutation, --log) and errors are part of the show.
+      lines.on('line', (l) => process.stdout.write(`\x1b[2m[sandbox]\x1b[0m ${l}\n`));
+      child.stderr.on('data', (d) => process.stderr.write(d));
+      process.stderr.write(stderr);
+      resolve({ url });
+    });
+  });
+}
+
+/** Copies the example's intent files into `intentDir`, its Provider pointed at `url`. */
+function copyIntent(url) {
+  mkdirSync(intentDir);
+  for (const f of readdirSync(example, { withFileTypes: true })) {
+    if (!f.isFile() || !/\.ya?ml$/i.test(f.name)) continue;
+    const text = readFileSync(join(example, f.name), 'utf8');
+    writeFileSync(join(intentDir, f.name), text.replaceAll(EXAMPLE_URL, url));
+  }
+}
+
 function stopAll() {
   for (const c of children) if (c.exitCode === null) c.kill('SIGINT');
 }
 
 async function main() {
-  say(`Starting the sandbox platform on ${base} (tend sandbox --port ${port})`);
-  start(['sandbox', '--port', String(port), '--log'], {}, '\x1b[2m[sandbox]\x1b[0m ');
+  say(`Starting the sandbox platform (tend sandbox --port ${wantedPort})`);
+  let sandbox = await startSandbox(wantedPort);
+  if (sandbox.busy) {
+    // Something already answers there (maybe another quickstart): never manage what it is.
+    sandbox = await startSandbox(0);
+    if (sandbox.busy) throw new Error('could not start the sandbox on a free port');
+    const port = new URL(sandbox.url).port;
+    say(
+      `Port ${wantedPort} is in use by another program (perhaps another sandbox); the sandbox listens on port ${port} instead: ${sandbox.url}`,
+    );
+  } else {
+    say(`The sandbox listens on ${sandbox.url}`);
+  }
+  base = sandbox.url;
+  copyIntent(base);
   await waitFor('the sandbox', async () => (await fetch(`${base}/openapi.json`)).ok, 10_000);
 
   say(
-    'Starting `tend run examples/quickstart`: it creates everything, verifies it, and keeps it correct',
+    `Starting \`tend run\` on a copy of examples/quickstart (${intentDir}, endpoint ${base}): it creates everything, verifies it, and keeps it correct`,
   );
   const tend = start(['run', intentDir, '--store', store, '--interval', '10'], {
     QUICKSTART_ADMIN_PASSWORD: 'quickstart-only-secret',
@@ -143,7 +204,7 @@ async function main() {
 
   if (keep) {
     say(
-      'Still running (--keep). Try: curl -X PATCH ... or edit examples/quickstart/*.yaml. Ctrl-C stops.',
+      `Still running (--keep) against ${base}. Try: curl ${base}/services, or npx tend status ${intentDir} --store ${store}. Ctrl-C stops (and removes ${work}).`,
     );
     await exited;
     return;
@@ -151,7 +212,7 @@ async function main() {
   stopping = true;
   tend.kill('SIGINT');
   await exited;
-  say(`The change ledger (tend history --store ${store} ${intentDir})`);
+  say(`The change ledger (npx tend history ${intentDir} --store ${store})`);
   const history = start(['history', intentDir, '--store', store, '--limit', '20']);
   await new Promise((r2) => history.on('exit', r2));
   say('Done. Run `npm test` for the whole suite; README.md explains what you just saw.');
@@ -159,6 +220,7 @@ async function main() {
 
 process.on('SIGINT', () => {
   stopAll();
+  rmSync(work, { recursive: true, force: true });
   process.exit(130);
 });
 
@@ -167,7 +229,11 @@ main()
     process.stderr.write(`quickstart failed: ${e.message}\n`);
     process.exitCode = 1;
   })
-  .finally(() => {
+  .finally(async () => {
+    // Children first (Tend may still hold the store open), then the temporary folder.
+    const alive = children.filter((c) => c.exitCode === null && c.signalCode === null);
+    const gone = Promise.all(alive.map((c) => new Promise((r) => c.once('exit', r))));
     stopAll();
+    await Promise.race([gone, sleep(5000)]);
     rmSync(work, { recursive: true, force: true });
   });

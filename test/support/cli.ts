@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 
 /** The built CLI (tests run after `npm run build`, which `npm test` does first). */
 export const CLI = resolve(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
@@ -93,6 +93,15 @@ export function startCli(
   };
 }
 
+/**
+ * Copies an example folder as shipped: everything but Tend's own state (`.tend/`: a store, the
+ * cached OpenAPI documents), which a user's `tend apply examples/…` or an older quickstart may have
+ * left there. Tests start from the intent alone, never from what an earlier run remembered.
+ */
+export function copyExampleFiles(from: string, to: string): void {
+  cpSync(from, to, { recursive: true, filter: (src) => basename(src) !== '.tend' });
+}
+
 /** A temporary copy of an example intent directory, with the sandbox address rewritten. */
 export function copyExample(
   name: string,
@@ -104,7 +113,7 @@ export function copyExample(
   cleanup(): void;
 } {
   const dir = mkdtempSync(join(tmpdir(), `tend-${name}-`));
-  cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
+  copyExampleFiles(join(ROOT, 'examples', name), dir);
   for (const f of readdirSync(dir)) {
     if (!f.endsWith('.yaml')) continue;
     const p = join(dir, f);

@@ -1,10 +1,10 @@
 // The PowerDNS example (examples/powerdns) as a temporary intent directory pointed at a test's own
 // pdns_server, with a `dns` check on every rrset so that what the API accepted is proven in DNS.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { ROOT } from './cli.js';
+import { copyExampleFiles, ROOT } from './cli.js';
 import type { PdnsHandle } from './pdns.js';
 
 /** The example's endpoint, replaced by the test server's. */
@@ -32,7 +32,7 @@ type Doc = Record<string, unknown>;
  */
 export function pdnsIntent(pdns: PdnsHandle, options: { onlyProvider?: boolean } = {}): PdnsIntent {
   const dir = mkdtempSync(join(tmpdir(), 'tend-pdns-intent-'));
-  cpSync(join(ROOT, 'examples', 'powerdns'), dir, { recursive: true });
+  copyExampleFiles(join(ROOT, 'examples', 'powerdns'), dir);
   const main = join(dir, 'main.yaml');
   const docs = parseAllDocuments(readFileSync(main, 'utf8')).map((d) => d.toJS() as Doc);
   const out: Doc[] = [];
