@@ -9,7 +9,7 @@ import { startSandbox } from '../sandbox/index.js';
 import type { Clock } from './clock.js';
 import { reconcilePass, tendActor } from './reconciler.js';
 import type { Workspace } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspaceAt as openWorkspace } from '../app/index.js';
 
 // Two guarantees of one apply pass, each checked by making the platform misbehave in one way:
 // - a step that fails skips what depends on it: nothing is sent for a dependent, which stays
