@@ -355,6 +355,10 @@ export async function executePlan(
       },
     );
 
+  const leftoversOf = new Map<Address, Leftover[]>();
+  for (const l of pass.observation.leftovers) {
+    leftoversOf.set(l.address, [...(leftoversOf.get(l.address) ?? []), l]);
+  }
   const delKey = (a: Address) => `del:${a}`;
   const runDelete = (step: PlanStep) =>
     node(
@@ -374,6 +378,16 @@ export async function executePlan(
               step.address,
               step.objectId,
               `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
+            );
+          }
+          // Tend's other objects of the removed address (an interrupted replace, an abandoned
+          // create; see `observe` leftovers) go first, so its twin entry outlives them.
+          for (const l of leftoversOf.get(step.address) ?? []) {
+            await operator.delete(
+              target(step, { group: l.group, step: 2 }),
+              l.old,
+              false,
+              'removed-from-intent',
             );
           }
           const obj = current.get(step.address) ?? pass.observation.objects.get(step.address);
