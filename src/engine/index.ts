@@ -14,3 +14,12 @@ export type { RunOptions } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceOptions } from './workspace.js';
 export { defaultStorePath, IntentError, loadWorkspaceIntent, openWorkspace } from './workspace.js';
+export type {
+  HeldTarget,
+  PrunePlan,
+  PrunePlanOptions,
+  PruneOptions,
+  PruneResult,
+  PruneTarget,
+} from './prune.js';
+export { executePrune, planPrune } from './prune.js';

@@ -366,17 +366,17 @@ export function referencedAddresses(
 ): Address[] {
   const out: Address[] = [];
   for (const [address, other] of objects) {
-    if (other.id !== object.id && mentions(object.fields, other.id)) out.push(address);
+    if (other.id !== object.id && mentionsId(object.fields, other.id)) out.push(address);
   }
   return out.sort();
 }
 
-/** True when a value (deeply) contains the string `id`. */
-function mentions(value: unknown, id: string): boolean {
+/** True when a value (deeply) contains the string `id`: how one object references another. */
+export function mentionsId(value: unknown, id: string): boolean {
   if (value === id) return true;
-  if (Array.isArray(value)) return value.some((v) => mentions(v, id));
+  if (Array.isArray(value)) return value.some((v) => mentionsId(v, id));
   if (value !== null && typeof value === 'object') {
-    return Object.values(value).some((v) => mentions(v, id));
+    return Object.values(value).some((v) => mentionsId(v, id));
   }
   return false;
 }
