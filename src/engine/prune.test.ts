@@ -92,17 +92,15 @@ const PLANS: {
       orphans: [orphan('sb.instances', inst)],
       removed: [
         {
-          address: 'sb.volumes/old' as Address,
+          address: 'sb.volumes/old',
           type: 'sb.volumes',
           objectId: 'vol-1',
           stateful: true,
           dependsOn: [],
         },
       ],
-      objects: new Map([['sb.volumes/old' as Address, vol]]),
-      twin: new Map([
-        ['sb.volumes/old' as Address, twinOf('sb.volumes/old', 'sb.volumes', 'vol-1', true)],
-      ]),
+      objects: new Map([['sb.volumes/old', vol]]),
+      twin: new Map([['sb.volumes/old', twinOf('sb.volumes/old', 'sb.volumes', 'vol-1', true)]]),
     }),
     approveDestroy: false,
     want: {
@@ -120,17 +118,15 @@ const PLANS: {
       orphans: [orphan('sb.instances', inst)],
       removed: [
         {
-          address: 'sb.volumes/old' as Address,
+          address: 'sb.volumes/old',
           type: 'sb.volumes',
           objectId: 'vol-1',
           stateful: true,
           dependsOn: [],
         },
       ],
-      objects: new Map([['sb.volumes/old' as Address, vol]]),
-      twin: new Map([
-        ['sb.volumes/old' as Address, twinOf('sb.volumes/old', 'sb.volumes', 'vol-1', true)],
-      ]),
+      objects: new Map([['sb.volumes/old', vol]]),
+      twin: new Map([['sb.volumes/old', twinOf('sb.volumes/old', 'sb.volumes', 'vol-1', true)]]),
     }),
     approveDestroy: true,
     want: { toDelete: ['vol-1', 'i-1'], gated: [] },
@@ -141,7 +137,7 @@ const PLANS: {
     observation: observation({
       orphans: [orphan('sb.networks', net)],
       objects: new Map([
-        ['sb.instances/web' as Address, obj('i-9', 'sb.instances/web', { network_id: 'net-1' })],
+        ['sb.instances/web', obj('i-9', 'sb.instances/web', { network_id: 'net-1' })],
       ]),
     }),
     approveDestroy: true,
@@ -154,7 +150,7 @@ const PLANS: {
       orphans: [
         orphan('sb.networks', {
           ...net,
-          marker: { workspace: 'other', address: 'sb.networks/old' as Address },
+          marker: { workspace: 'other', address: 'sb.networks/old' },
         }),
       ],
     }),
@@ -377,7 +373,7 @@ describe('executePrune (sandbox)', () => {
       const approved = planPrune(ws, seen, { approveDestroy: true });
       const result = await prune(ws, approved);
       expect(result.deleted.map((t) => t.address)).toEqual(['sb.volumes/data']);
-      expect(await ws.store.getTwin('sb.volumes/data' as Address)).toBeUndefined();
+      expect(await ws.store.getTwin('sb.volumes/data')).toBeUndefined();
     });
     expect(live().some((o) => o.startsWith('volumes/'))).toBe(false);
   });
