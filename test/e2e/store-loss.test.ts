@@ -1,6 +1,14 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  executePrune,
+  observe,
+  openWorkspace,
+  planPrune,
+  systemClock,
+  tendActor,
+} from '../../src/engine/index.js';
 import { copyExample, runCli } from '../support/cli.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 
@@ -62,6 +70,42 @@ describe('losing the store (CLI, real sandbox process)', () => {
       "1 orphan (carry Tend's marker, declared by no intent; never deleted automatically):",
     );
     expect(text.stdout).toContain('sb.buckets tend-quickstart-assets');
+    ex.write('app.yaml', app);
+  });
+
+  it('prune deletes an orphan left by a resource removed before the store was lost, and nothing else', async () => {
+    const app = ex.read('app.yaml');
+    ex.write(
+      'app.yaml',
+      app.replace(/---\nkind: Resource\ntype: sb\.buckets[\s\S]*?versioning: true\n/, ''),
+    );
+    loseStore();
+    const before = (await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort();
+    expect(before).toContain('buckets/tend-quickstart-assets');
+    // The application layer's `tend prune` is this, over the same workspace the CLI uses.
+    const ws = await openWorkspace({ dir: ex.dir, env: { ...process.env, ...env } });
+    try {
+      const seen = await observe(ws, { visibilityWindowMs: 0, now: new Date() });
+      const plan = planPrune(ws, seen, { approveDestroy: false });
+      expect(plan.toDelete.map((t) => `${t.type} ${t.id} ${t.address}`)).toEqual([
+        'sb.buckets tend-quickstart-assets sb.buckets/assets',
+      ]);
+      const result = await executePrune(ws, plan, {
+        actor: tendActor('prune'),
+        clock: systemClock,
+        report: () => {},
+      });
+      expect(result.failed).toEqual([]);
+      expect(result.deleted).toHaveLength(1);
+    } finally {
+      await ws.close();
+    }
+    const after = (await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort();
+    expect(after).toEqual(before.filter((o) => o !== 'buckets/tend-quickstart-assets'));
+    const status = await runCli(['status', ex.dir, '--json'], { env });
+    expect((JSON.parse(status.stdout) as { orphans: unknown[] }).orphans).toEqual([]);
+    const plan = await runCli(['plan', ex.dir], { env });
+    expect(plan.stdout).toContain('No changes.');
     ex.write('app.yaml', app);
   });
 });
