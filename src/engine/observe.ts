@@ -319,24 +319,29 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       else journaled.set(op.address, [{ type, object: o, settled }]);
     }
   }
+  const journaledRemoved: Address[] = [];
   for (const [address, found] of journaled) {
     // The object a create settled with is the address's; any other is a leftover deleted with it.
     found.sort((a, b) => Number(b.settled) - Number(a.settled));
     const [first, ...rest] = found;
-    const { type, object } = first!;
-    objects.set(address, object);
+    objects.set(address, first!.object);
+    journaledRemoved.push(address);
+    for (const r of rest) {
+      leftovers.push({ address, type: r.type, old: r.object, group: `abandoned-${r.object.id}` });
+    }
+  }
+  for (const address of journaledRemoved) {
+    const object = objects.get(address)!;
     removed.push({
       address,
-      type,
+      type: journaled.get(address)![0]!.type,
       objectId: object.id,
       // The store no longer remembers what the intent said: an object only the journal knows is
       // treated as not stateful (it never was, or no longer is, the object of a declared resource).
       stateful: false,
+      // What it references, by id among everything matched (for the order of deletes).
       dependsOn: referencedAddresses(object, objects),
     });
-    for (const r of rest) {
-      leftovers.push({ address, type: r.type, old: r.object, group: `abandoned-${r.object.id}` });
-    }
   }
   return { objects, pendingVisibility, removed, orphans, duplicates, leftovers, failures, twin };
 
