@@ -5,6 +5,8 @@
 // number of plain runs must converge. The sandbox's oracle then finds no ghost, no duplicate, no
 // orphan, and a fresh plan has nothing to do.
 // Reproduce one trial: TEND_TORTURE_SEED=<seed> npx vitest run test/torture/intent-changes.test.ts
+// TEND_TORTURE_REPORT=<file> appends one JSON line per finished trial.
+import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultKind, FaultSettings } from '../../src/sandbox/index.js';
 import { mulberry32 } from '../../src/sandbox/faults.js';
@@ -15,8 +17,8 @@ import type { ChangeKind } from './world.js';
  * Trials and changes per trial: a short set in `npm test`, ≥ 500 kills in `npm run torture` (about
  * 0.8 kills per change: a few crash points are not reached when a fault stops the run earlier).
  */
-const TRIALS = Number(process.env['TEND_TORTURE_TRIALS'] ?? (LONG ? 50 : 2));
-const STEPS = Number(process.env['TEND_TORTURE_STEPS'] ?? (LONG ? 15 : 4));
+const TRIALS = Number(process.env['TEND_TORTURE_TRIALS'] ?? (LONG ? 40 : 2));
+const STEPS = Number(process.env['TEND_TORTURE_STEPS'] ?? (LONG ? 18 : 4));
 
 /** A trial is up to ~3 CLI runs per change, slower on a busy machine. */
 const TRIAL_TIMEOUT_MS = LONG ? 900_000 : 240_000;
@@ -114,6 +116,14 @@ describe.concurrent('torture: kills while the intent changes', () => {
       totals.maxConvergenceRuns = Math.max(totals.maxConvergenceRuns, r.convergenceRuns);
       for (const [k, v] of Object.entries(r.changes)) changes[k as ChangeKind] += v;
       for (const [k, v] of Object.entries(r.faults)) faults[k as FaultKind] += v;
+      // One line per trial, so a long run stopped early still has its figures.
+      const report = process.env['TEND_TORTURE_REPORT'];
+      if (report) {
+        appendFileSync(
+          report,
+          `${JSON.stringify({ seed, kills: r.kills, missed: r.missed, runs: r.runs, renames: r.renames, renamesAsDeleteCreate: r.renamesAsDeleteCreate, convergenceRuns: r.convergenceRuns, changes: r.changes, faults: r.faults, violations: r.violations })}\n`,
+        );
+      }
       if (r.violations.length > 0) {
         failed.push(seed);
         for (const v of r.violations) violations.set(v.kind, (violations.get(v.kind) ?? 0) + 1);

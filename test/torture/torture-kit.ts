@@ -499,7 +499,7 @@ export async function runEvolution(
       if (crashAt && r.code === null) kills++;
       else if (crashAt) missed++;
       // Sometimes the next pass sees the same intent; otherwise it sees a changed one at once.
-      if (r.code === null && random() < 0.3) await run(' (after the kill, same intent)');
+      if (r.code === null && random() < 0.15) await run(' (after the kill, same intent)');
     }
     await run(' (faults still on)');
     const faults = (await sandbox.stats()).faults;
