@@ -43,6 +43,8 @@ function fakeClock(): Clock & { advance(ms: number): void } {
 interface Shape {
   readonly instance?: { readonly image: string; readonly size?: string };
   readonly volume?: boolean;
+  /** The address name of a bucket named `tt-shared` (its natural key). */
+  readonly bucket?: string;
 }
 
 let sb: RunningSandbox;
@@ -101,6 +103,13 @@ spec:
   instance_id: \${sb.instances/web.id}
   size: 20
 lifecycle: { stateful: true }
+`);
+  }
+  if (shape.bucket) {
+    docs.push(`kind: Resource
+type: sb.buckets
+name: ${shape.bucket}
+spec: { name: tt-shared }
 `);
   }
   writeFileSync(join(dir, 'intent.yaml'), docs.join('---\n'));
@@ -288,5 +297,33 @@ describe('a create recovery gave up as superseded whose object shows up later', 
     });
     expect(live('instances')).toHaveLength(1);
     expect(sb.sandbox.stats().creates).toBe(2);
+  });
+});
+
+describe('a delete left pending whose natural-key id was reused since', () => {
+  it('recovery does not delete the object another address now owns', async () => {
+    // The bucket `tt-shared` was sb.buckets/old's; its delete reached the platform and the process
+    // died before settling. Since then the name was taken again, by sb.buckets/new.
+    await withWorkspace({ bucket: 'new' }, (ws) => reconcilePass(ws, pass()));
+    await withWorkspace({ bucket: 'new' }, async (ws) => {
+      const old = 'sb.buckets/old' as Address;
+      await ws.store.journal({
+        id: 'op-crashed-delete',
+        address: old,
+        type: 'sb.buckets',
+        action: 'delete',
+        objectId: 'tt-shared',
+        desiredHash: hashValue({ delete: 'tt-shared' }),
+        marker: { workspace: ws.name, address: old, op: 'op-crashed-delete' },
+        state: 'pending',
+        createdAt: clock.now().toISOString(),
+      });
+      const deletes = sb.sandbox.stats().deletes;
+      const events: EngineEvent[] = [];
+      await reconcilePass(ws, pass(events));
+      expect(sb.sandbox.stats().deletes, JSON.stringify(events)).toBe(deletes);
+      expect(await ws.store.unsettled()).toEqual([]);
+    });
+    expect(live('buckets')).toEqual(['tt-shared']);
   });
 });

@@ -151,7 +151,12 @@ async function recoverDelete(
     return 'superseded (the resource is declared again; not deleted)';
   }
   const { provider, info } = ws.typeOf(op.type);
-  const still = op.objectId ? await provider.read(info.name, op.objectId) : undefined;
+  let still = op.objectId ? await provider.read(info.name, op.objectId) : undefined;
+  if (still?.marker && !ownedBy(still, ws.name, op.address)) {
+    // The id was reused: a natural-key object deleted before the crash was made again since, for
+    // another address (or by someone else). That one is not this operation's to delete.
+    still = undefined;
+  }
   if (still) {
     try {
       await provider.delete(info.name, still.id, { actor });
@@ -168,4 +173,9 @@ async function recoverDelete(
     await ws.store.deleteStatus(op.address);
   }
   return still ? 'delete resent' : 'already deleted';
+}
+
+/** True when an object's marker names this workspace and address. */
+function ownedBy(o: ObservedObject, workspace: string, address: Address): boolean {
+  return o.marker?.workspace === workspace && o.marker.address === address;
 }
