@@ -547,6 +547,7 @@ export async function runEvolution(
  * The oracle's verdict on a trial, from the sandbox's own object dump (every object, visible to reads
  * yet or not) and Tend's store, after the final convergence:
  * - `ghost`: an object Tend's memory does not know (not the twin's object of any address);
+ * - `stale-twin`: the twin remembers an address the final intent does not declare;
  * - `duplicate`: a second object carrying the marker of a declared address;
  * - `orphan`: an object carrying the marker of an address the final intent does not declare;
  * - `missing`: a declared address without its object; `stale-marker`: the twin's object carries
@@ -598,7 +599,9 @@ export async function judgeWorld(
       if (!seen.has(a)) out.push({ kind: 'missing', detail: `${a} has no object` });
     }
     for (const a of twin.keys()) {
-      if (!wanted.has(a)) out.push({ kind: 'ghost', detail: `the twin still remembers ${a}` });
+      if (!wanted.has(a)) {
+        out.push({ kind: 'stale-twin', detail: `the twin still remembers ${a} (not declared)` });
+      }
     }
     for (const op of await ws.store.unsettled()) {
       out.push({ kind: 'pending', detail: `${op.action} ${op.address} ${op.id}` });
