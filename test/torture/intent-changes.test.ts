@@ -55,6 +55,7 @@ describe.concurrent('torture: kills while the intent changes', () => {
     runs: 0,
     renames: 0,
     renamesAsDeleteCreate: 0,
+    renameEffects: 0,
     maxConvergenceRuns: 0,
   };
   const changes: Record<ChangeKind, number> = {
@@ -90,7 +91,7 @@ describe.concurrent('torture: kills while the intent changes', () => {
         ? '0 violations (0 ghosts, 0 duplicates, 0 orphans), all converged'
         : `${failed.length} trials FAILED (${count(Object.fromEntries(violations))}): seeds ${failed.join(', ')} (reproduce: TEND_TORTURE_SEED=<seed> npx vitest run test/torture/intent-changes.test.ts)`;
     console.log(
-      `torture (intent changes): ${totals.trials} trials, ${totals.kills} kills (${totals.missed} crash points not reached), ${totals.runs} tend apply runs; changes: ${count(changes)}; renames ${totals.renames} (${totals.renamesAsDeleteCreate} ran as delete+create, not a move: counted, not failed); faults injected: ${count(faults)}; at most ${totals.maxConvergenceRuns} plain runs to converge; ${verdict}`,
+      `torture (intent changes): ${totals.trials} trials, ${totals.kills} kills (${totals.missed} crash points not reached), ${totals.runs} tend apply runs; changes: ${count(changes)}; renames ${totals.renames} (${totals.renamesAsDeleteCreate} ran as delete+create, not a move, leaving ${totals.renameEffects} stale twin entries of old addresses: counted, not failed); faults injected: ${count(faults)}; at most ${totals.maxConvergenceRuns} plain runs to converge; ${verdict}`,
     );
   });
 
@@ -113,6 +114,7 @@ describe.concurrent('torture: kills while the intent changes', () => {
       totals.runs += r.runs;
       totals.renames += r.renames;
       totals.renamesAsDeleteCreate += r.renamesAsDeleteCreate;
+      totals.renameEffects += r.renameEffects.length;
       totals.maxConvergenceRuns = Math.max(totals.maxConvergenceRuns, r.convergenceRuns);
       for (const [k, v] of Object.entries(r.changes)) changes[k as ChangeKind] += v;
       for (const [k, v] of Object.entries(r.faults)) faults[k as FaultKind] += v;
@@ -121,7 +123,7 @@ describe.concurrent('torture: kills while the intent changes', () => {
       if (report) {
         appendFileSync(
           report,
-          `${JSON.stringify({ seed, kills: r.kills, missed: r.missed, runs: r.runs, renames: r.renames, renamesAsDeleteCreate: r.renamesAsDeleteCreate, convergenceRuns: r.convergenceRuns, changes: r.changes, faults: r.faults, violations: r.violations })}\n`,
+          `${JSON.stringify({ seed, kills: r.kills, missed: r.missed, runs: r.runs, renames: r.renames, renamesAsDeleteCreate: r.renamesAsDeleteCreate, renameEffects: r.renameEffects, convergenceRuns: r.convergenceRuns, changes: r.changes, faults: r.faults, violations: r.violations })}\n`,
         );
       }
       if (r.violations.length > 0) {

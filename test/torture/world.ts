@@ -49,6 +49,8 @@ export interface Change {
   readonly actions: readonly CrashAction[];
   /** For a rename: the bucket's natural key (its platform identity must survive). */
   readonly renamedBucket?: string;
+  /** For a rename: the address the bucket had before. */
+  readonly renamedFrom?: string;
   /** For a removal or replacement of a bucket: its natural key (its deletion is expected). */
   readonly droppedBucket?: string;
 }
@@ -278,6 +280,7 @@ function tryChange(kind: ChangeKind, w: World, random: Dice): Change | undefined
         },
         actions: ['delete', 'create'],
         renamedBucket: b.bucketName,
+        renamedFrom: `sb.buckets/${b.address}`,
       };
     }
     case 'replace': {
