@@ -6,6 +6,7 @@ import { registerHistoryCommand } from './commands/history.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerProvidersCommand } from './commands/providers.js';
+import { registerPruneCommand } from './commands/prune.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -32,6 +33,7 @@ registerRunCommand(program);
 registerStatusCommand(program);
 registerHistoryCommand(program);
 registerImportCommand(program);
+registerPruneCommand(program);
 registerSandboxCommand(program);
 registerProvidersCommand(program);
 

@@ -299,6 +299,10 @@ export async function executePlan(
       },
     );
 
+  const leftoversOf = new Map<Address, Leftover[]>();
+  for (const l of pass.observation.leftovers) {
+    leftoversOf.set(l.address, [...(leftoversOf.get(l.address) ?? []), l]);
+  }
   const delKey = (a: Address) => `del:${a}`;
   const runDelete = (step: PlanStep) =>
     node(
@@ -325,7 +329,7 @@ export async function executePlan(
               `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
             );
           }
-          await executeDelete(step, ctx);
+          await executeDelete(step, ctx, leftoversOf.get(step.address) ?? []);
           return;
         }
         const replaced = replacedOld.get(step.address);

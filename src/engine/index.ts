@@ -32,3 +32,12 @@ export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
 export { closeProviders, createWorkspace, declaredByAddress } from './workspace.js';
 export { readSecret } from './secrets.js';
+export type {
+  HeldTarget,
+  PrunePlan,
+  PrunePlanOptions,
+  PruneOptions,
+  PruneResult,
+  PruneTarget,
+} from './prune.js';
+export { executePrune, planPrune } from './prune.js';

@@ -242,17 +242,24 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     else if (decl && !remembered) adoptions.set(address, foundBy);
     let current = found;
     let extra = mine.filter((o) => o.id !== current.id);
-    if (extra.length > 0 && decl) {
+    if (extra.length > 0) {
       // Several objects carry this address's marker: only the journal can tell an interrupted
-      // replace (finish it) from a duplicate (report it). Rare, so the journal is read only here.
+      // replace or an abandoned create (finish it: delete Tend's extra object, also when the address
+      // was removed from the intent since) from a duplicate (report it). Rare, so the journal is read
+      // only here.
       const history = await ws.store.operations({ address, limit: REPLACE_HISTORY });
       const explained = explainExtras(current, mine, history);
       current = explained.current;
+      extra = [];
+      for (const o of explained.duplicates) {
+        const abandoned = await abandonedCreate(o, address, current.id);
+        if (abandoned) explained.leftovers.push({ old: o, group: abandoned });
+        else extra.push(o);
+      }
       for (const l of explained.leftovers) {
         leftovers.push({ address, type, old: l.old, group: l.group });
         claimed.add(key(type, l.old.id));
       }
-      extra = explained.duplicates;
     }
     objects.set(address, current);
     claimed.add(key(type, current.id));
@@ -359,13 +366,53 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     }
   }
 
+  // Objects with our marker for an address that is neither declared nor remembered. Those the journal
+  // says Tend created for that address (a create given up as superseded whose object showed up late,
+  // the leftovers of an interrupted replace whose twin entry is gone) are Tend's own: the normal
+  // plan deletes them like any removed resource. The rest are orphans (after a lost store, every
+  // one): listed, and deleted only by `prune`.
   const orphans: { type: string; object: ObservedObject }[] = [];
+  const journaled = new Map<
+    Address,
+    { type: string; object: ObservedObject; settled: boolean }[]
+  >();
   for (const [type, list] of lists) {
     for (const o of list) {
-      if (o.marker?.workspace === ws.name && !claimed.has(key(type, o.id))) {
+      if (o.marker?.workspace !== ws.name || claimed.has(key(type, o.id))) continue;
+      const op = o.marker.op ? await ws.store.getOperation(o.marker.op) : undefined;
+      if (op?.action !== 'create' || op.address !== o.marker.address || op.type !== type) {
         orphans.push({ type, object: o });
+        continue;
       }
+      const settled = op.state === 'settled' && op.objectId === o.id;
+      const l = journaled.get(op.address);
+      if (l) l.push({ type, object: o, settled });
+      else journaled.set(op.address, [{ type, object: o, settled }]);
     }
+  }
+  const journaledRemoved: Address[] = [];
+  for (const [address, found] of journaled) {
+    // The object a create settled with is the address's; any other is a leftover deleted with it.
+    found.sort((a, b) => Number(b.settled) - Number(a.settled));
+    const [first, ...rest] = found;
+    objects.set(address, first!.object);
+    journaledRemoved.push(address);
+    for (const r of rest) {
+      leftovers.push({ address, type: r.type, old: r.object, group: `abandoned-${r.object.id}` });
+    }
+  }
+  for (const address of journaledRemoved) {
+    const object = objects.get(address)!;
+    removed.push({
+      address,
+      type: journaled.get(address)![0]!.type,
+      objectId: object.id,
+      // The store no longer remembers what the intent said: an object only the journal knows is
+      // treated as not stateful (it never was, or no longer is, the object of a declared resource).
+      stateful: false,
+      // What it references, by id among everything matched (for the order of deletes).
+      dependsOn: referencedAddresses(object, objects),
+    });
   }
   return {
     objects,
@@ -380,4 +427,44 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     failures,
     twin,
   };
+
+  /**
+   * The group to delete an extra object of an address under, when the journal says Tend created it
+   * for that address by a create that never made it the address's object (a create given up as
+   * superseded whose object showed up late, or a step 1 of a replace that failed): such an object
+   * holds nothing anyone was told about, and deleting it is finishing Tend's own work.
+   */
+  async function abandonedCreate(
+    o: ObservedObject,
+    address: Address,
+    currentId: string,
+  ): Promise<string | undefined> {
+    if (!o.marker?.op || o.id === currentId) return undefined;
+    const op = await ws.store.getOperation(o.marker.op);
+    if (op?.action !== 'create' || op.address !== address) return undefined;
+    if (op.state === 'settled' && op.objectId === o.id) return undefined;
+    return op.group ?? `abandoned-${op.id}`;
+  }
+}
+
+/** The addresses whose objects another object's fields mention by id (what it depends on). */
+export function referencedAddresses(
+  object: ObservedObject,
+  objects: ReadonlyMap<Address, ObservedObject>,
+): Address[] {
+  const out: Address[] = [];
+  for (const [address, other] of objects) {
+    if (other.id !== object.id && mentionsId(object.fields, other.id)) out.push(address);
+  }
+  return out.sort();
+}
+
+/** True when a value (deeply) contains the string `id`: how one object references another. */
+export function mentionsId(value: unknown, id: string): boolean {
+  if (value === id) return true;
+  if (Array.isArray(value)) return value.some((v) => mentionsId(v, id));
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).some((v) => mentionsId(v, id));
+  }
+  return false;
 }

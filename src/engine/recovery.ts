@@ -20,7 +20,9 @@ export type RecoveryOptions = OperatorOptions;
  *   takes the key (a replay cannot make a second object), otherwise only after the platform's
  *   consistency window since the operation was journaled has passed and a second look still finds
  *   nothing. Not found and the intent changed → failed as superseded (after the window, so that a
- *   late object is adopted rather than created again by the next plan).
+ *   late object is adopted rather than created again by the next plan). An object that shows up
+ *   even later carries this operation's id in its marker: `observe` finds it in the journal and
+ *   the normal plan deletes it as Tend's own (it is never left as an orphan or a duplicate).
  * - update: settled; the next plan corrects whatever is still different.
  * - delete: resent if the object still exists (a delete is idempotent) and settled; a definite
  *   refusal fails it (the next pass plans again). A plain delete of a resource declared again is
@@ -149,7 +151,12 @@ async function recoverDelete(
     return 'superseded (the resource is declared again; not deleted)';
   }
   const { provider, info } = ws.typeOf(op.type);
-  const still = op.objectId ? await provider.read(info.name, op.objectId) : undefined;
+  let still = op.objectId ? await provider.read(info.name, op.objectId) : undefined;
+  if (still?.marker && !ownedBy(still, ws.name, op.address)) {
+    // The id was reused: a natural-key object deleted before the crash was made again since, for
+    // another address (or by someone else). That one is not this operation's to delete.
+    still = undefined;
+  }
   if (still) {
     try {
       await provider.delete(info.name, still.id, { actor });
@@ -166,4 +173,9 @@ async function recoverDelete(
     await ws.store.deleteStatus(op.address);
   }
   return still ? 'delete resent' : 'already deleted';
+}
+
+/** True when an object's marker names this workspace and address. */
+function ownedBy(o: ObservedObject, workspace: string, address: Address): boolean {
+  return o.marker?.workspace === workspace && o.marker.address === address;
 }

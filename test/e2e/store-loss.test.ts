@@ -82,4 +82,49 @@ describe('losing the store (CLI, real sandbox process)', () => {
     expect(text.stdout).toContain('sb.buckets tend-quickstart-assets');
     ex.write('app.yaml', app);
   });
+
+  it('prune deletes an orphan left by a resource removed before the store was lost, and nothing else', async () => {
+    const app = ex.read('app.yaml');
+    ex.write(
+      'app.yaml',
+      app.replace(/---\nkind: Resource\ntype: sb\.buckets[\s\S]*?versioning: true\n/, ''),
+    );
+    loseStore();
+    const before = (await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort();
+    expect(before).toContain('buckets/tend-quickstart-assets');
+    const listed = await runCli(['plan', ex.dir, '--json'], { env });
+    expect((JSON.parse(listed.stdout) as { orphans: unknown[] }).orphans).toEqual([
+      { type: 'sb.buckets', id: 'tend-quickstart-assets', address: 'sb.buckets/assets' },
+    ]);
+    // Without --yes (and no terminal to ask on), prune lists and deletes nothing.
+    const asked = await runCli(['prune', ex.dir], { env });
+    expect(asked.code).toBe(1);
+    expect(asked.stdout).toContain('- sb.buckets tend-quickstart-assets  (was sb.buckets/assets)');
+    expect(asked.stderr).toContain('refusing to delete without confirmation: re-run with --yes');
+    expect((await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort()).toEqual(before);
+
+    const pruned = await runCli(['prune', ex.dir, '--yes', '--json'], { env });
+    expect(pruned.code, pruned.stdout + pruned.stderr).toBe(0);
+    const report = JSON.parse(pruned.stdout) as {
+      verdict: string;
+      result: { deleted: { type: string; id: string; address: string }[]; failed: unknown[] };
+    };
+    expect(report.verdict).toBe('ok');
+    expect(report.result.failed).toEqual([]);
+    expect(report.result.deleted.map((t) => `${t.type} ${t.id} ${t.address}`)).toEqual([
+      'sb.buckets tend-quickstart-assets sb.buckets/assets',
+    ]);
+    const after = (await sandbox.objects()).map((o) => `${o.type}/${o.id}`).sort();
+    expect(after).toEqual(before.filter((o) => o !== 'buckets/tend-quickstart-assets'));
+    const status = await runCli(['status', ex.dir, '--json'], { env });
+    expect((JSON.parse(status.stdout) as { orphans: unknown[] }).orphans).toEqual([]);
+    // Nothing else was touched: the declared resources are only to be adopted (the store was lost).
+    const plan = await runCli(['plan', ex.dir, '--json'], { env });
+    const counts = (JSON.parse(plan.stdout) as { counts: Record<string, number> }).counts;
+    expect(counts).toMatchObject({ create: 0, update: 0, replace: 0, delete: 0, adopt: 4 });
+    const again = await runCli(['prune', ex.dir, '--yes'], { env });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('No orphans: nothing to prune.');
+    ex.write('app.yaml', app);
+  });
 });

@@ -22,8 +22,11 @@ import type { SandboxHandle } from '../support/sandbox-process.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 import type { CrashAction } from '../../src/engine/crash-points.js';
 import { CRASH_WHEN, WRITE_POINTS } from '../../src/engine/crash-points.js';
+import { mulberry32 } from '../../src/sandbox/faults.js';
 import type { IntentShape, Scenario } from './scenarios.js';
 import { declared, intentYaml } from './scenarios.js';
+import type { ChangeKind, World } from './world.js';
+import { START, addresses, change, worldYaml } from './world.js';
 
 /** The workspace every case uses (its name is in the ownership marker). */
 export const WORKSPACE = 'torture';
@@ -388,4 +391,254 @@ export async function judge(
     expect(plan.observation.orphans, `${context}\norphans`).toEqual([]);
     expect(plan.observation.leftovers, `${context}\nunfinished replaces`).toEqual([]);
   });
+}
+
+// --- the "intent changes" mode ------------------------------------------------------------------
+
+/** A trial of the intent-changes mode: a random walk over the intent, with kills and faults. */
+export interface EvolutionSpec {
+  readonly seed: number;
+  /** How many intent changes (each followed by a `tend apply`, most of them killed). */
+  readonly steps: number;
+  /** Faults in force from the first change until the final convergence. */
+  readonly faults: Partial<FaultSettings>;
+  /** Plain `tend apply` runs allowed, faults off, to converge at the end (default 4). */
+  readonly finalRuns?: number;
+  readonly label: string;
+}
+
+/** What a trial did, and what the oracle found. */
+export interface EvolutionResult {
+  /** `tend apply` runs that died at their crash point. */
+  readonly kills: number;
+  /** Runs given a crash point that they did not reach (the step did not get that far). */
+  readonly missed: number;
+  readonly runs: number;
+  readonly changes: Readonly<Record<ChangeKind, number>>;
+  /** Bucket renames (a new address, the same natural key). */
+  readonly renames: number;
+  /** Renamed buckets whose platform object was deleted and created again (a move not yet done). */
+  readonly renamesAsDeleteCreate: number;
+  /** What renames left that a move would not have (stale twin entries of old addresses). */
+  readonly renameEffects: readonly string[];
+  readonly faults: Record<FaultKind, number>;
+  /** Plain runs, faults off, it took to converge (0 when it never did). */
+  readonly convergenceRuns: number;
+  /** What the oracle found, by kind (`ghost`, `duplicate`, `orphan`, …); empty when all is well. */
+  readonly violations: readonly { readonly kind: string; readonly detail: string }[];
+  readonly log: string;
+}
+
+/** The flags every run of the mode gets: the walk removes and replaces stateful volumes. */
+const EVOLUTION_FLAGS = ['--yes', '--approve-destroy'];
+
+/**
+ * Runs one trial: the start world applied fault-free; then `steps` times: change the intent, run
+ * `tend apply` with faults on and a kill at a random crash point of what the change does,
+ * and sometimes one more faulted run before the next change (else the intent changes right after
+ * the crash). Then one more faulted run, faults off, plain runs until one exits 0 (bounded), and the
+ * oracle's verdict (`judgeWorld`).
+ */
+export async function runEvolution(
+  sandbox: SandboxHandle,
+  spec: EvolutionSpec,
+): Promise<EvolutionResult> {
+  await resetSandbox(sandbox);
+  const d = freshDir();
+  const random = mulberry32(spec.seed * 7919 + 17);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const write = (w: World) => writeFileSync(join(d.dir, 'intent.yaml'), worldYaml(sandbox.url, w));
+  const changes: Record<ChangeKind, number> = {
+    add: 0,
+    remove: 0,
+    rename: 0,
+    replace: 0,
+    update: 0,
+    move: 0,
+    none: 0,
+  };
+  let log = '';
+  let runs = 0;
+  let kills = 0;
+  let missed = 0;
+  const renamed = new Set<string>();
+  const renamedFrom = new Set<string>();
+  const dropped = new Set<string>();
+  const run = async (note: string, env: Record<string, string> = {}) => {
+    const t0 = Date.now();
+    const r = await apply(d.dir, EVOLUTION_FLAGS, env);
+    runs++;
+    log += describeRun(runs, `${note} [${Date.now() - t0} ms]`, r);
+    return r;
+  };
+  try {
+    let world = START;
+    write(world);
+    await withWorkspace(d.dir, async (ws) => {
+      const r = await reconcilePass(ws, passOptions('apply'));
+      for (const [a, o] of r.outcomes)
+        expect(o.state, `${spec.label}: start ${a}`).toBe('converged');
+    });
+    await sandbox.setFaults(spec.faults);
+    for (let step = 1; step <= spec.steps; step++) {
+      const c = change(world, random);
+      world = c.world;
+      changes[c.kind]++;
+      if (c.renamedBucket) renamed.add(c.renamedBucket);
+      if (c.renamedFrom) renamedFrom.add(c.renamedFrom);
+      if (c.droppedBucket) dropped.add(c.droppedBucket);
+      write(world);
+      log += `=== step ${step}: ${c.label}\n`;
+      const kill = c.actions.length > 0;
+      const points = [...new Set(c.actions)].flatMap((a) => reachablePoints(a));
+      const n = pick([1, 1, 1, 2]);
+      const crashAt = kill ? `${pick(points)}${n > 1 ? `@${n}` : ''}` : undefined;
+      let r = await run(
+        crashAt ? ` (TEND_CRASH_AT=${crashAt})` : '',
+        crashAt ? { TEND_CRASH_AT: crashAt } : {},
+      );
+      // A fault can stop a run before it reaches its crash point: try the point once more.
+      if (crashAt && r.code !== null && r.code !== 0) {
+        r = await run(` (TEND_CRASH_AT=${crashAt}, again)`, { TEND_CRASH_AT: crashAt });
+      }
+      if (crashAt && r.code === null) kills++;
+      else if (crashAt) missed++;
+      // Sometimes the next pass sees the same intent; otherwise it sees a changed one at once.
+      if (r.code === null && random() < 0.15) await run(' (after the kill, same intent)');
+    }
+    await run(' (faults still on)');
+    const faults = (await sandbox.stats()).faults;
+    await sandbox.setFaults(NO_FAULTS);
+    let convergenceRuns = 0;
+    for (let i = 1; i <= (spec.finalRuns ?? 4); i++) {
+      const r = await run(' (faults off)');
+      if (r.code === 0) {
+        convergenceRuns = i;
+        break;
+      }
+    }
+    const violations =
+      convergenceRuns === 0
+        ? [{ kind: 'no-convergence', detail: `tend apply never exited 0 with faults off` }]
+        : [];
+    // A rename that ran as delete + create can leave the old address's twin entry behind (it names
+    // the bucket's id, which the new address's object has taken): a rename effect, counted, not
+    // failed, until plans show moves.
+    const renameEffects: string[] = [];
+    for (const v of await judgeWorld(sandbox, d.dir, world)) {
+      const address = /remembers (\S+)/.exec(v.detail)?.[1];
+      if (v.kind === 'stale-twin' && address && renamedFrom.has(address)) {
+        renameEffects.push(`${v.kind}: ${v.detail}`);
+      } else {
+        violations.push(v);
+      }
+    }
+    // A renamed bucket whose object was deleted (by name) without the user removing it: the rename
+    // ran as delete + create rather than a move.
+    const audit = await auditFeed(sandbox);
+    const renamesAsDeleteCreate = [...renamed].filter(
+      (name) =>
+        !dropped.has(name) &&
+        audit.some((e) => e.type === 'buckets' && e.action === 'delete' && e.id === name),
+    ).length;
+    if (process.env['TEND_TORTURE_VERBOSE']) console.log(`${spec.label}\n${log}`);
+    return {
+      kills,
+      missed,
+      runs,
+      changes,
+      renames: renamed.size,
+      renamesAsDeleteCreate,
+      renameEffects,
+      faults,
+      convergenceRuns,
+      violations,
+      log,
+    };
+  } finally {
+    d.cleanup();
+  }
+}
+
+/**
+ * The oracle's verdict on a trial, from the sandbox's own object dump (every object, visible to reads
+ * yet or not) and Tend's store, after the final convergence:
+ * - `ghost`: an object Tend's memory does not know (not the twin's object of any address);
+ * - `stale-twin`: the twin remembers an address the final intent does not declare;
+ * - `duplicate`: a second object carrying the marker of a declared address;
+ * - `orphan`: an object carrying the marker of an address the final intent does not declare;
+ * - `missing`: a declared address without its object; `stale-marker`: the twin's object carries
+ *   another address's marker; `foreign`: an object without this workspace's marker;
+ * - `pending`: operations left unsettled; `not-converged`: a fresh plan still has work, or observe
+ *   still reports duplicates, orphans or unfinished replaces.
+ */
+export async function judgeWorld(
+  sandbox: SandboxHandle,
+  dir: string,
+  world: World,
+): Promise<{ kind: string; detail: string }[]> {
+  const out: { kind: string; detail: string }[] = [];
+  const objects = await sandbox.objects();
+  const wanted = new Set(addresses(world));
+  await withWorkspace(dir, async (ws) => {
+    const twin = new Map((await ws.store.listTwin()).map((t) => [t.address as string, t] as const));
+    const twinIds = new Map<string, string>(
+      [...twin].map(([a, t]) => [`${t.type}/${t.objectId}`, a] as const),
+    );
+    const seen = new Set<string>();
+    for (const o of objects) {
+      const m = markerOf(o);
+      const key = `sb.${o.type}/${o.id}`;
+      const claimedBy = twinIds.get(key);
+      if (m.workspace !== WORKSPACE) {
+        out.push({ kind: 'foreign', detail: `${key} carries no marker of ${WORKSPACE}` });
+        continue;
+      }
+      if (claimedBy && wanted.has(claimedBy)) {
+        seen.add(claimedBy);
+        if (m.address !== claimedBy) {
+          out.push({
+            kind: 'stale-marker',
+            detail: `${key} is ${claimedBy} but marked ${m.address}`,
+          });
+        }
+        continue;
+      }
+      if (!wanted.has(m.address!)) {
+        out.push({ kind: 'orphan', detail: `${key} marked ${m.address}, not declared` });
+      } else if (twin.get(m.address!)?.objectId !== o.id) {
+        out.push({ kind: 'duplicate', detail: `${key} is a second object for ${m.address}` });
+      }
+      if (!claimedBy)
+        out.push({ kind: 'ghost', detail: `${key} (${m.address}) is in no twin entry` });
+    }
+    for (const a of wanted) {
+      if (!seen.has(a)) out.push({ kind: 'missing', detail: `${a} has no object` });
+    }
+    for (const a of twin.keys()) {
+      if (!wanted.has(a)) {
+        out.push({ kind: 'stale-twin', detail: `the twin still remembers ${a} (not declared)` });
+      }
+    }
+    for (const op of await ws.store.unsettled()) {
+      out.push({ kind: 'pending', detail: `${op.action} ${op.address} ${op.id}` });
+    }
+    const plan = await reconcilePass(ws, passOptions('plan'));
+    for (const s of plan.plan.steps) {
+      if (s.kind !== 'noop') out.push({ kind: 'not-converged', detail: `${s.kind} ${s.address}` });
+    }
+    for (const x of plan.observation.duplicates) {
+      out.push({
+        kind: 'not-converged',
+        detail: `duplicate ${x.address}: ${x.objectIds.join(', ')}`,
+      });
+    }
+    for (const x of plan.observation.orphans) {
+      out.push({ kind: 'not-converged', detail: `orphan ${x.type}/${x.object.id}` });
+    }
+    for (const x of plan.observation.leftovers) {
+      out.push({ kind: 'not-converged', detail: `unfinished replace ${x.address}: ${x.old.id}` });
+    }
+  });
+  return out;
 }
