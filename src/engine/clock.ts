@@ -20,3 +20,21 @@ export const systemClock: Clock = {
       signal?.addEventListener('abort', done, { once: true });
     }),
 };
+
+/**
+ * A clock for tests: time moves only when someone sleeps on it, by exactly what is slept, and
+ * sleeping never waits. `elapsed()` says how far it moved.
+ */
+export function steppedClock(
+  start = Date.parse('2026-01-01T00:00:00Z'),
+): Clock & { elapsed(): number } {
+  let t = start;
+  return {
+    now: () => new Date(t),
+    sleep: (ms) => {
+      t += Math.max(0, ms);
+      return Promise.resolve();
+    },
+    elapsed: () => t - start,
+  };
+}

@@ -1,6 +1,6 @@
 // The engine: the loop that observes, plans, executes with the journal, verifies and keeps going.
 export type { Clock } from './clock.js';
-export { systemClock } from './clock.js';
+export { steppedClock, systemClock } from './clock.js';
 export type { ChangesetPlanOptions, ChangesetVerdict } from './changeset.js';
 export {
   changesetRefusal,

@@ -6,7 +6,7 @@ import type { Address } from '../core/index.js';
 import { hashValue, TendError } from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
-import type { Clock } from './clock.js';
+import { steppedClock } from './clock.js';
 import { noCrash } from './crash-points.js';
 import { Operator } from './operator.js';
 import { recoverJournal } from './recovery.js';
@@ -21,18 +21,7 @@ const WINDOW_MS = 5000;
 const ADDRESS = 'sb.networks/main' as Address;
 const DESIRED = { name: 'main', cidr: '10.2.0.0/16' };
 
-function fakeClock(): Clock & { elapsed(): number } {
-  const start = Date.parse('2026-01-01T00:00:00Z');
-  let t = start;
-  return {
-    now: () => new Date(t),
-    sleep: (ms) => {
-      t += Math.max(0, ms);
-      return Promise.resolve();
-    },
-    elapsed: () => t - start,
-  };
-}
+const fakeClock = steppedClock;
 
 let sb: RunningSandbox;
 let clock: ReturnType<typeof fakeClock>;

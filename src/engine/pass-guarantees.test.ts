@@ -6,7 +6,7 @@ import type { Address, ObservedObject, Provider, ResourceState } from '../core/i
 import { TendError } from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
-import type { Clock } from './clock.js';
+import { steppedClock } from './clock.js';
 import { reconcilePass, tendActor } from './reconciler.js';
 import type { Workspace } from './workspace.js';
 import { openWorkspaceAt as openWorkspace } from '../app/index.js';
@@ -23,19 +23,7 @@ const SERVICE = 'sb.services/api' as Address;
 const SPEC = resolve(import.meta.dirname, '../sandbox/openapi.json');
 const VERIFY_TIMEOUT_MS = 2000;
 
-/** A clock that moves only when someone sleeps on it. */
-function fakeClock(): Clock & { elapsed(): number } {
-  const start = Date.parse('2026-01-01T00:00:00Z');
-  let t = start;
-  return {
-    now: () => new Date(t),
-    sleep: (ms) => {
-      t += Math.max(0, ms);
-      return Promise.resolve();
-    },
-    elapsed: () => t - start,
-  };
-}
+const fakeClock = steppedClock;
 
 /** What a case changes in the provider's behaviour; the rest is the real provider. */
 interface Misbehaviour {

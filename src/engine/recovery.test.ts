@@ -6,7 +6,7 @@ import type { Address, Operation } from '../core/index.js';
 import { hashValue } from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
-import type { Clock } from './clock.js';
+import { steppedClock } from './clock.js';
 import type { EngineEvent } from './events.js';
 import { resolveDesired } from './planner.js';
 import { recoverJournal } from './recovery.js';
@@ -22,19 +22,7 @@ const WINDOW_MS = 5000;
 const INVISIBLE_MS = 2000;
 const ADDRESS = 'sb.networks/main' as Address;
 
-/** A clock that moves only when someone sleeps on it. */
-function fakeClock(): Clock & { elapsed(): number } {
-  const start = Date.parse('2026-01-01T00:00:00Z');
-  let t = start;
-  return {
-    now: () => new Date(t),
-    sleep: (ms) => {
-      t += Math.max(0, ms);
-      return Promise.resolve();
-    },
-    elapsed: () => t - start,
-  };
-}
+const fakeClock = steppedClock;
 
 let sb: RunningSandbox;
 let clock: ReturnType<typeof fakeClock>;
