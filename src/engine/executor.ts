@@ -99,7 +99,7 @@ export async function executePlan(
   for (const a of pass.waiting) {
     outcomes.set(a, {
       state: 'pending',
-      message: 'created moments ago; waiting for it to become visible',
+      message: pass.held?.get(a) ?? 'created moments ago; waiting for it to become visible',
       checks: [],
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ObservedObject, ResourceDecl } from '../core/index.js';
+import type { Address, ObservedObject, ResourceDecl } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import {
   decl,
@@ -145,6 +145,42 @@ describe('planPass', () => {
         plan.steps.filter((s) => s.kind !== 'delete').map((s) => 'objectId' in s && s.objectId),
       );
       for (const s of plan.steps) if (s.kind === 'delete') expect(kept.has(s.objectId)).toBe(false);
+    });
+  }
+});
+
+describe('planPass: addresses held by an unresolved journal operation', () => {
+  const CASES = [
+    {
+      reason:
+        'a declared address whose create may still have landed gets no step: a second create could make a duplicate',
+      declared: [decl('sb.buckets/logs', 'logs')],
+      objects: [] as ObservedObject[],
+      twin: [] as TwinEntry[],
+      held: 'sb.buckets/logs',
+    },
+    {
+      reason: 'a removed address whose delete is unresolved is not deleted again this pass',
+      declared: [] as ResourceDecl[],
+      objects: [bucket('old', 'sb.buckets/old')],
+      twin: [twinOf('sb.buckets/old', 'old')],
+      held: 'sb.buckets/old',
+    },
+  ];
+  for (const c of CASES) {
+    it(c.reason, async () => {
+      const ws = fakeWorkspace(c.declared, c.objects, c.twin);
+      const observation = await observe(ws, { visibilityWindowMs: 0, now: new Date(0) });
+      const free = await planPass(ws, observation, { approveDestroy: false, prune: true });
+      expect(free.plan.steps.map((s) => s.address)).toContain(c.held);
+      const why = 'journal operation op-1 (create) is still unresolved';
+      const held = await planPass(ws, observation, {
+        approveDestroy: false,
+        prune: true,
+        held: new Map([[c.held as Address, why]]),
+      });
+      expect(held.plan.steps.map((s) => s.address)).not.toContain(c.held);
+      expect(held.held?.get(c.held as Address)).toBe(why);
     });
   }
 });

@@ -34,8 +34,13 @@ import type { Workspace } from './workspace.js';
 export interface PlannedPass {
   readonly plan: Plan;
   readonly observation: Observation;
-  /** Declared resources waiting for a just-created object to become visible. */
+  /**
+   * Declared resources left out of the plan this pass: a just-created object not visible yet, or an
+   * operation the journal could not resolve (see `held`).
+   */
   readonly waiting: readonly Address[];
+  /** Why each held address waits (an unresolved journal operation), by address. */
+  readonly held?: ReadonlyMap<Address, string>;
 }
 
 /** Options for planning. */
@@ -48,6 +53,12 @@ export interface PlanOptions {
    * a removed resource is deleted only when it is itself a target. Unknown addresses are an error.
    */
   readonly targets?: readonly Address[];
+  /**
+   * Addresses with an operation still pending in the journal after recovery (its outcome unknown):
+   * nothing is planned for them this pass — acting now could make a second object when the first
+   * one's create did land — and the reason is kept for their outcome.
+   */
+  readonly held?: ReadonlyMap<Address, string>;
   readonly signal?: AbortSignal;
 }
 
@@ -205,7 +216,9 @@ export async function planPass(
       declared = await pass(keep);
     }
   }
-  const removed = options.prune ? observation.removed : [];
+  const removed = (options.prune ? observation.removed : []).filter(
+    (r) => !options.held?.has(r.address),
+  );
   const deleting = keep ? removed.filter((r) => keep.has(r.address)) : removed;
   let plan = assemblePlan(
     declared.steps,
@@ -214,7 +227,12 @@ export async function planPass(
     deleting.length > 0 ? previousGraph(ws, observation) : undefined,
   );
   if (keep) plan = withFullBlastRadius(plan, graph, observation.removed);
-  return { plan, observation, waiting: declared.waiting };
+  return {
+    plan,
+    observation,
+    waiting: declared.waiting,
+    ...(options.held && options.held.size > 0 ? { held: options.held } : {}),
+  };
 }
 
 /**
@@ -264,7 +282,7 @@ async function planDeclared(
     if (keep && !keep.has(address)) continue;
     const decl = decls.get(address)!;
     const { provider, info } = ws.typeOf(decl.type);
-    if (observation.pendingVisibility.has(address)) {
+    if (observation.pendingVisibility.has(address) || options.held?.has(address)) {
       waiting.push(address);
       continue;
     }

@@ -120,10 +120,22 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     if (recovered > 0) observation = await observe(ws, { ...observeOpts, now: clock.now() });
     await recordUnattributedDrift(ws, observation, clock);
   }
+  // An operation recovery could not resolve (the platform did not answer the lookup) may still
+  // have landed: its address is left alone this pass, never acted on twice.
+  const held = new Map<Address, string>();
+  if (recovered > 0) {
+    for (const op of await ws.store.unsettled()) {
+      held.set(
+        op.address,
+        `journal operation ${op.id} (${op.action}) is still unresolved; retried next pass before anything else is done to it`,
+      );
+    }
+  }
 
   const planned: PlannedPass = await planPass(ws, observation, {
     approveDestroy: options.approveDestroy,
     prune: options.prune,
+    ...(held.size > 0 ? { held } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
