@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { hasChanges } from '../../src/core/index.js';
 import type { PassOptions, Workspace } from '../../src/engine/index.js';
-import { openWorkspaceAt as openWorkspace } from '../../src/app/index.js';
+import { IntentError, openWorkspaceAt as openWorkspace } from '../../src/app/index.js';
+import { formatDiagnostic } from '../../src/core/index.js';
 import { reconcilePass, systemClock, tendActor } from '../../src/engine/index.js';
 import type {
   AuditEntry,
@@ -148,9 +149,18 @@ export function freshDir(): {
   };
 }
 
-/** Opens the workspace of a directory in this process (for setup and for judging). */
+/**
+ * Opens the workspace of a directory in this process (for setup and for judging). An intent that
+ * does not load (e.g. the provider's document could not be fetched in time) fails with every
+ * diagnostic in the message, so a failed trial says why.
+ */
 async function withWorkspace<T>(dir: string, fn: (ws: Workspace) => Promise<T>): Promise<T> {
-  const ws = await openWorkspace({ dir, name: WORKSPACE, env: {} });
+  const ws = await openWorkspace({ dir, name: WORKSPACE, env: {} }).catch((e: unknown) => {
+    if (!(e instanceof IntentError)) throw e;
+    throw new Error(
+      `${e.message}:\n${e.diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`,
+    );
+  });
   try {
     return await fn(ws);
   } finally {
