@@ -1,10 +1,20 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { copyExample, ROOT } from '../support/cli.js';
+import { copyExampleFiles, ROOT } from '../support/cli.js';
 
 // The README's first command ends in `npm run quickstart`: run that script as a newcomer would and
 // check it tells the story — on a free port, on its default port 7781 twice in a row, and with 7781
@@ -24,14 +34,20 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Runs `node scripts/quickstart.mjs` to the end; `port` undefined means its default (7781). */
-async function quickstart(port?: number): Promise<{ code: number | null; out: string }> {
+/**
+ * Runs `node scripts/quickstart.mjs` to the end; `port` undefined means its default (7781). `root`
+ * is the checkout it runs in (default this one; see `scratchCheckout`).
+ */
+async function quickstart(
+  port?: number,
+  root = ROOT,
+): Promise<{ code: number | null; out: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env['QUICKSTART_PORT'];
   if (port !== undefined) env['QUICKSTART_PORT'] = String(port);
   const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts', 'quickstart.mjs')], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, [join(root, 'scripts', 'quickstart.mjs')], {
+      cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -41,6 +57,21 @@ async function quickstart(port?: number): Promise<{ code: number | null; out: st
     child.on('exit', (c) => resolve({ code: c, out: text }));
   });
   return { code, out: stripVTControlCharacters(out) };
+}
+
+/**
+ * A throw-away checkout to run the quickstart in: its script and example copied, `dist` linked to
+ * this one's. A test that plants state in the example plants it there, never in the repository (a
+ * test stopped half-way must not leave anything behind in examples/).
+ */
+function scratchCheckout(): { root: string; example: string; cleanup(): void } {
+  const root = mkdtempSync(join(tmpdir(), 'tend-checkout-'));
+  mkdirSync(join(root, 'scripts'));
+  cpSync(join(ROOT, 'scripts', 'quickstart.mjs'), join(root, 'scripts', 'quickstart.mjs'));
+  symlinkSync(join(ROOT, 'dist'), join(root, 'dist'), 'dir');
+  const example = join(root, 'examples', 'quickstart');
+  copyExampleFiles(EXAMPLE, example);
+  return { root, example, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
 /** What a quickstart must show: create, alice's change attributed, Tend's correction, the ledger. */
@@ -89,35 +120,34 @@ async function hold(
 
 describe('npm run quickstart', () => {
   it('creates the app, lets alice change it, and shows Tend correcting it and the ledger', async () => {
+    const before = snapshot(EXAMPLE);
     const { code, out } = await quickstart(await freePort());
     expect(code, out).toBe(0);
     expectTheStory(out);
+    // Nothing is written into the repository's example (its state lives in a temporary folder).
+    expect(snapshot(EXAMPLE)).toEqual(before);
   }, 60_000);
 
   it('runs twice in a row and leaves the example folder as it found it, even with Tend state in it', async () => {
     // `tend apply examples/quickstart` (README) or an older quickstart leaves `.tend/` there; the
     // quickstart used to read `.tend` as an intent file (EISDIR) and copyExample copied the store.
-    const planted = !existsSync(join(EXAMPLE, '.tend'));
-    if (planted) {
-      mkdirSync(join(EXAMPLE, '.tend', 'cache'), { recursive: true });
-      writeFileSync(join(EXAMPLE, '.tend', 'cache', 'sb.openapi.json'), '{}');
-    }
+    const checkout = scratchCheckout();
+    mkdirSync(join(checkout.example, '.tend', 'cache'), { recursive: true });
+    writeFileSync(join(checkout.example, '.tend', 'cache', 'sb.openapi.json'), '{}');
+    const copy = mkdtempSync(join(tmpdir(), 'tend-copy-'));
     try {
-      const before = snapshot(EXAMPLE);
+      const before = snapshot(checkout.example);
       for (const run of [1, 2]) {
-        const { code, out } = await quickstart();
+        const { code, out } = await quickstart(undefined, checkout.root);
         expect(code, `run ${run}:\n${out}`).toBe(0);
         expectTheStory(out);
       }
-      expect(snapshot(EXAMPLE)).toEqual(before);
-      const copy = copyExample('quickstart', 'http://127.0.0.1:1');
-      try {
-        expect(readdirSync(copy.dir).sort()).toEqual(['app.yaml', 'provider.yaml']);
-      } finally {
-        copy.cleanup();
-      }
+      expect(snapshot(checkout.example)).toEqual(before);
+      copyExampleFiles(checkout.example, copy);
+      expect(readdirSync(copy).sort()).toEqual(['app.yaml', 'provider.yaml']);
     } finally {
-      if (planted) rmSync(join(EXAMPLE, '.tend'), { recursive: true, force: true });
+      checkout.cleanup();
+      rmSync(copy, { recursive: true, force: true });
     }
   }, 120_000);
 
