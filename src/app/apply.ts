@@ -1,5 +1,5 @@
 import type { ActorContext, Address, Changeset, Plan, StaleObject } from '../core/index.js';
-import type { CrashHook, Reporter, ResourceOutcome, Workspace } from '../engine/index.js';
+import type { CrashHook, Reporter, ResourceOutcome } from '../engine/index.js';
 import { readChangeset, reconcilePass, tendActor } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { HeldLease } from './lease.js';
@@ -9,7 +9,7 @@ import { summarizeOutcomes, verdictOf } from './outcomes.js';
 import type { LiveFindings } from './plan.js';
 import { liveFindings } from './plan.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** What `apply` is asked. */
 export interface ApplyRequest extends WorkspaceSelection {
@@ -63,19 +63,6 @@ export interface ApplyReport extends LiveFindings, OutcomeSummary {
     readonly stale: readonly StaleObject[];
     readonly unexpected: readonly Address[];
   };
-}
-
-/**
- * Remembers the name a folder-derived workspace was first used with, so that moving the folder (its
- * store moves along) keeps recognising the objects it created. Done by writers only.
- */
-export async function rememberWorkspaceName(
-  ws: Workspace,
-  source: WorkspaceNameSource,
-): Promise<void> {
-  if (source !== 'folder') return;
-  if ((await ws.store.getMeta('workspace')) === undefined)
-    await ws.store.setMeta('workspace', ws.name);
 }
 
 /**

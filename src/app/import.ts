@@ -8,9 +8,8 @@ import type { AppContext } from './context.js';
 import type { ImportType, KnownObject } from './import-intent.js';
 import { buildImport, importExclusion, objectKey, renderImport } from './import-intent.js';
 import { acquireWorkspaceLease } from './lease.js';
-import { rememberWorkspaceName } from './apply.js';
 import type { WorkspaceSelection } from './workspace.js';
-import { loadIntentWithProviders, openWorkspace } from './workspace.js';
+import { loadIntentWithProviders, openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** What `import` is asked. */
 export interface ImportRequest extends WorkspaceSelection {

@@ -4,7 +4,7 @@ import { executePrune, observe, planPrune, tendActor } from '../engine/index.js'
 import type { AppContext } from './context.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** What `prune` is asked. */
 export interface PruneRequest extends WorkspaceSelection {
@@ -56,6 +56,7 @@ export async function prune(ctx: AppContext, request: PruneRequest): Promise<Pru
       waitMs: request.lockTimeoutMs,
       ...(request.signal ? { signal: request.signal } : {}),
     });
+    await rememberWorkspaceName(ws, nameSource);
     const observation = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
     const plan = planPrune(ws, observation, { approveDestroy: request.approveDestroy });
     const workspace = { name: ws.name, source: nameSource };

@@ -5,14 +5,13 @@ import { toTendError } from '../core/index.js';
 import type { CrashHook, PassReport, Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace, runContinuously, tendActor } from '../engine/index.js';
 import { intentContentHash, readIntentFiles } from '../intent/index.js';
-import { rememberWorkspaceName } from './apply.js';
 import type { AppContext } from './context.js';
 import type { AppReporter } from './events.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { loadIntentWithProviders, openWorkspace } from './workspace.js';
+import { loadIntentWithProviders, openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** What `run` is asked. */
 export interface RunRequest extends WorkspaceSelection {

@@ -93,6 +93,19 @@ export function chooseWorkspaceName(input: {
   return { name: derivedWorkspaceName(input.dir), source: 'folder' };
 }
 
+/**
+ * Remembers the name a folder-derived workspace was first used with, so that moving the folder (its
+ * store moves along) keeps recognising the objects it created. Done by writers only.
+ */
+export async function rememberWorkspaceName(
+  ws: Workspace,
+  source: WorkspaceNameSource,
+): Promise<void> {
+  if (source !== 'folder') return;
+  if ((await ws.store.getMeta('workspace')) === undefined)
+    await ws.store.setMeta('workspace', ws.name);
+}
+
 /** The intent of a directory with its providers connected, or every diagnostic. */
 export interface LoadedIntent {
   readonly intent?: Intent;

@@ -105,6 +105,11 @@ export function fail(out: Output, e: unknown): void {
   process.exitCode = EXIT.error;
 }
 
+/** Collects a repeatable option that may also be comma-separated (`--target a --target b,c`). */
+export function collectList(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').filter((v) => v !== '')];
+}
+
 /** Parses a positive integer option, with a message naming the flag. */
 export function intOption(flag: string) {
   return (v: string): number => {

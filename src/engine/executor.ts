@@ -46,11 +46,6 @@ export interface ExecuteOptions {
   readonly runChecks: boolean;
   /** When aborted, no new operation starts; in-flight ones finish and settle. */
   readonly signal?: AbortSignal;
-  /**
-   * Accepted for callers that pass it; unused: the plan already decided every gate, and execution
-   * never discovers a destructive step the plan did not show.
-   */
-  readonly approveDestroy?: boolean;
   /** Test hook called around every store write (the torture suite kills the process there). */
   readonly crash?: CrashHook;
   /** See OperatorOptions.consistencyWindowMs. */

@@ -224,7 +224,6 @@ async function executePlanned(
     runChecks: options.runChecks,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.crash ? { crash: options.crash } : {}),
-    approveDestroy: options.approveDestroy,
   });
   const states: Record<ResourceState, number> = {
     converged: 0,

@@ -5,6 +5,7 @@ import { apply, applyChangeset, defaultContext, isChangesetPath } from '../../ap
 import type { Address, Plan } from '../../core/index.js';
 import type { WriterOptions } from '../common.js';
 import {
+  collectList,
   crashHookFromEnv,
   fail,
   intOption,
@@ -36,11 +37,6 @@ async function askYes(question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
-}
-
-/** Collects a repeatable (or comma-separated) --target. */
-export function collectTargets(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').filter((v) => v !== '')];
 }
 
 /** The exit code of an apply: 0 done, 1 anything failed, 3 only gates held steps back, 130 signal. */
@@ -123,7 +119,7 @@ export function registerApplyCommand(program: Command): void {
     .option(
       '--target <address>',
       'only this resource and what it depends on (repeatable)',
-      collectTargets,
+      collectList,
     )
     .option(
       '--verify-timeout <ms>',

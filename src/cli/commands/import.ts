@@ -4,6 +4,7 @@ import type { ExcludedObject } from '../../app/index.js';
 import { defaultContext, importObjects, IntentError } from '../../app/index.js';
 import type { Output, WriterOptions } from '../common.js';
 import {
+  collectList,
   fail,
   lockFlag,
   output,
@@ -17,10 +18,6 @@ interface ImportOptions extends WriterOptions {
   provider: string;
   type?: string[];
   out?: string;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').filter((v) => v !== '')];
 }
 
 /**
@@ -41,7 +38,7 @@ export function registerImportCommand(program: Command): void {
         .option(
           '--type <type>',
           'only this resource type (repeatable, or comma-separated; default: all)',
-          collect,
+          collectList,
         )
         .option(
           '--out <file>',

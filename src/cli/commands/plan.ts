@@ -3,8 +3,7 @@ import { defaultContext, plan } from '../../app/index.js';
 import type { Address } from '../../core/index.js';
 import { hasChanges } from '../../core/index.js';
 import type { CommonOptions } from '../common.js';
-import { fail, output, workspaceFlags, workspaceOptions } from '../common.js';
-import { collectTargets } from './apply.js';
+import { collectList, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
@@ -32,7 +31,7 @@ export function registerPlanCommand(program: Command): void {
     .option(
       '--target <address>',
       'only this resource and what it depends on (repeatable)',
-      collectTargets,
+      collectList,
     )
     .option(
       '--out <file>',
