@@ -442,6 +442,9 @@ export interface EvolutionResult {
 /** The flags every run of the mode gets: the walk removes and replaces stateful volumes. */
 const EVOLUTION_FLAGS = ['--yes', '--approve-destroy'];
 
+/** The request timeout of the harness's own passes (setup and judging), which run without faults. */
+const HARNESS_TIMEOUT_MS = 10_000;
+
 /**
  * Runs one trial: the start world applied fault-free; then `steps` times: change the intent, run
  * `tend apply` with faults on and a kill at a random crash point of what the change does,
@@ -457,7 +460,10 @@ export async function runEvolution(
   const d = freshDir();
   const random = mulberry32(spec.seed * 7919 + 17);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const write = (w: World) => writeFileSync(join(d.dir, 'intent.yaml'), worldYaml(sandbox.url, w));
+  // The faulted runs use the intent's short request timeout; the in-process setup and judging
+  // passes (no faults) get a long one, so that a loaded machine cannot fail a trial before it starts.
+  const write = (w: World, timeoutMs?: number) =>
+    writeFileSync(join(d.dir, 'intent.yaml'), worldYaml(sandbox.url, w, timeoutMs));
   const changes: Record<ChangeKind, number> = {
     add: 0,
     remove: 0,
@@ -483,7 +489,7 @@ export async function runEvolution(
   };
   try {
     let world = START;
-    write(world);
+    write(world, HARNESS_TIMEOUT_MS);
     await withWorkspace(d.dir, async (ws) => {
       const r = await reconcilePass(ws, passOptions('apply'));
       for (const [a, o] of r.outcomes)
@@ -535,6 +541,7 @@ export async function runEvolution(
     // the bucket's id, which the new address's object has taken): a rename effect, counted, not
     // failed, until plans show moves.
     const renameEffects: string[] = [];
+    write(world, HARNESS_TIMEOUT_MS);
     for (const v of await judgeWorld(sandbox, d.dir, world)) {
       const address = /remembers (\S+)/.exec(v.detail)?.[1];
       if (v.kind === 'stale-twin' && address && renamedFrom.has(address)) {
