@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Changeset, StaleObject } from '../core/index.js';
 import { markerTags, parseChangeset, serializeChangeset } from '../core/index.js';
@@ -96,7 +96,7 @@ spec:
 async function workspace(text = intentText()): Promise<Workspace> {
   const dir = mkdtempSync(join(root, 'intent-'));
   writeFileSync(join(dir, 'intent.yaml'), text);
-  return openWorkspace({ dir, name: WS, env: {} });
+  return openWorkspace({ dir, name: WS, env: { TEND_SPEC_DIRS: dirname(SPEC) } });
 }
 
 const look = (ws: Workspace): Promise<Observation> =>

@@ -68,7 +68,7 @@ name: main
 spec: { name: main, cidr: 10.2.0.0/16 }
 `,
   );
-  return openWorkspace({ dir: intent, name: 'op', env: {} });
+  return openWorkspace({ dir: intent, name: 'op', env: { TEND_SPEC_DIRS: dir } });
 }
 
 const target = { address: ADDRESS, type: 'sb.networks', stateful: false, dependsOn: [] };

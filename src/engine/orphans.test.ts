@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Operation } from '../core/index.js';
 import { hashValue } from '../core/index.js';
@@ -118,7 +118,7 @@ spec: { name: tt-shared }
 /** Opens the workspace as a fresh process would (after a kill, or a change of intent). */
 async function withWorkspace<T>(shape: Shape, fn: (ws: Workspace) => Promise<T>): Promise<T> {
   writeIntent(shape);
-  const ws = await openWorkspace({ dir, name: 'orph', env: {} });
+  const ws = await openWorkspace({ dir, name: 'orph', env: { TEND_SPEC_DIRS: dirname(spec) } });
   try {
     return await fn(ws);
   } finally {

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, ObservedObject, Provider, ResourceState } from '../core/index.js';
 import { TendError } from '../core/index.js';
@@ -215,7 +215,7 @@ spec:
   network_id: \${sb.networks/main.id}
 `,
   );
-  return openWorkspace({ dir: intent, name: 'guarantees', env: {} });
+  return openWorkspace({ dir: intent, name: 'guarantees', env: { TEND_SPEC_DIRS: dirname(SPEC) } });
 }
 
 const passOptions = {

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, ObservedObject } from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
@@ -255,7 +255,7 @@ spec: { name: tend-prune-assets }
 
 async function withWorkspace<T>(shape: Shape, fn: (ws: Workspace) => Promise<T>): Promise<T> {
   writeIntent(shape);
-  const ws = await openWorkspace({ dir, name: WS, env: {} });
+  const ws = await openWorkspace({ dir, name: WS, env: { TEND_SPEC_DIRS: dirname(spec) } });
   try {
     return await fn(ws);
   } finally {

@@ -71,7 +71,7 @@ spec:
   cidr: ${cidr}
 `,
   );
-  return openWorkspace({ dir: intent, name: 'rec', env: {} });
+  return openWorkspace({ dir: intent, name: 'rec', env: { TEND_SPEC_DIRS: dir } });
 }
 
 /** Journals the create a crashed Tend would have left pending, as it would have written it. */

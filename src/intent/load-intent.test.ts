@@ -1264,6 +1264,8 @@ describe('loadIntent reads a good intent', () => {
         '  - http: { url: "https://example.org/", method: post, expectStatus: 204, bodyContains: ok, timeoutMs: 100 }',
       ),
     });
+    await mkdir(join(dir, 'secrets'));
+    await writeFile(join(dir, 'secrets', 'token'), 'tok\n');
     const { intent, diagnostics } = await loadIntent(dir, fakeDescribe());
     expect(diagnostics).toEqual([]);
     expect(intent!.providers[0]).toMatchObject({

@@ -9,6 +9,7 @@ import type {
   ProviderDescription,
   ResourceDecl,
 } from '../core/index.js';
+import { SECRET_DIRS_VARIABLE, SPEC_DIRS_VARIABLE, trustedDirs } from './confine.js';
 import { isRecord } from './fields.js';
 import { parseDocuments } from './parse-documents.js';
 import type { ParsedDocument } from './parse-documents.js';
@@ -28,7 +29,11 @@ export interface LoadIntentOptions {
    * once per valid Provider document. The intent layer knows no providers: the engine passes this.
    */
   readonly describe: (decl: ProviderDecl) => Promise<ProviderDescription | Diagnostic>;
-  /** The environment `fromEnv` secrets will be read from; when given, unset ones are warnings. */
+  /**
+   * The environment `fromEnv` secrets will be read from; when given, unset ones are warnings. It also
+   * names the directories outside the intent directory that files may come from: TEND_SECRET_DIRS
+   * (`fromFile`) and TEND_SPEC_DIRS (`spec`, `overlay`). Without it, only the intent directory.
+   */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -183,6 +188,11 @@ export async function loadIntent(
     workspaces: workspaceDocs,
   } = classify(documents, diagnostics);
   const workspace = readWorkspaceDocs(workspaceDocs, diagnostics);
+  const secretDirs = trustedDirs(dir, options.env, SECRET_DIRS_VARIABLE);
+  const specDirs = trustedDirs(dir, options.env, SPEC_DIRS_VARIABLE);
+  for (const ignored of [...secretDirs.ignored, ...specDirs.ignored]) {
+    diagnostics.push({ code: 'env.ignored', severity: 'warning', message: `${ignored}: ignored` });
+  }
 
   // Providers first: resources are validated against what they describe.
   const declared = new Map<string, ProviderDescription | undefined>();
@@ -190,8 +200,10 @@ export async function loadIntent(
   const firstByName = new Map<string, { source: { file: string; line: number } }>();
   const toDescribe: { decl: ProviderDecl; doc: ParsedDocument }[] = [];
   for (const { doc, value } of providerDocs) {
-    const result = await readProviderDoc(doc, value, {
+    const result = readProviderDoc(doc, value, {
       dir,
+      secretDirs,
+      specDirs,
       ...(options.env && { env: options.env }),
     });
     diagnostics.push(...result.diagnostics);
@@ -249,6 +261,8 @@ export async function loadIntent(
   const firstAt = new Map<string, ResourceDraft>();
   for (const { doc, value } of resourceDocs) {
     const result = readResourceDoc(doc, value, {
+      dir,
+      secretDirs,
       providers: declared,
       validator,
       ...(options.env && { env: options.env }),

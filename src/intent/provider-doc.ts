@@ -1,9 +1,11 @@
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
+import type { TrustedDirs } from './confine.js';
+import { fileKind, locate, trustedDirsHint } from './confine.js';
 import { FieldReader } from './fields.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
+import { checkSecretFile } from './secret-rules.js';
 import { didYouMean, listOf } from './suggest.js';
 
 /** The provider types Tend can build today. */
@@ -34,6 +36,10 @@ export interface ProviderDocContext {
   readonly dir: string;
   /** When given, `auth.fromEnv` variables missing from it are reported as warnings. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Where `auth.fromFile` may read from (the intent directory and TEND_SECRET_DIRS). */
+  readonly secretDirs: TrustedDirs;
+  /** Where `spec` and `overlay` files may be read from (the intent directory and TEND_SPEC_DIRS). */
+  readonly specDirs: TrustedDirs;
 }
 
 /** The result of reading one Provider document. */
@@ -58,31 +64,52 @@ function validHttpUrl(text: string): boolean {
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-}
-
-/** Resolves a `spec` / `overlay` location: URLs stay as written, paths become absolute. */
-async function location(
+/**
+ * Resolves a `spec` / `overlay` location: URLs stay as written, paths become absolute. A path must
+ * lead (symbolic links followed) to a regular file inside the intent directory or a directory named
+ * in TEND_SPEC_DIRS: intent from a pull request must not make Tend parse, and print pieces of, any
+ * file on the machine.
+ */
+function location(
   r: FieldReader,
-  dir: string,
+  ctx: ProviderDocContext,
   key: 'spec' | 'overlay',
   text: string,
-): Promise<string | undefined> {
+): string | undefined {
   if (isUrl(text)) {
     if (validHttpUrl(text)) return text;
     r.report('field.invalid', `\`${key}\` is not a valid URL: ${text}`, [key]);
     return undefined;
   }
-  const abs = resolve(dir, text);
-  if (await isFile(abs)) return abs;
-  r.report('file.not_found', `\`${key}\` file ${text} does not exist (looked at ${abs})`, [key], {
-    hint: `${key} paths are relative to the intent directory; an http(s) URL also works`,
-  });
-  return undefined;
+  const abs = resolve(ctx.dir, text);
+  const where = locate(abs, ctx.specDirs.roots);
+  const variable = ctx.specDirs.variable;
+  if (!where.inside) {
+    const via = where.real === abs ? '' : `, which leads to ${where.real}`;
+    const trusted = ctx.specDirs.roots.length > 1 ? ` and the directories in ${variable}` : '';
+    r.report(
+      'file.outside',
+      `\`${key}\` file ${text}${via} is outside the intent directory${trusted}`,
+      [key],
+      {
+        hint: `copy it into the intent directory, use an http(s) URL, or have whoever runs tend name its directory in ${variable} (${trustedDirsHint(variable)})`,
+      },
+    );
+    return undefined;
+  }
+  if (!where.exists) {
+    r.report('file.not_found', `\`${key}\` file ${text} does not exist (looked at ${abs})`, [key], {
+      hint: `${key} paths are relative to the intent directory; an http(s) URL also works`,
+    });
+    return undefined;
+  }
+  if (!where.stats.isFile()) {
+    r.report('file.not_file', `\`${key}\` ${text} is ${fileKind(where.stats)}, not a file`, [key], {
+      hint: `${key} names an OpenAPI${key === 'overlay' ? ' Overlay' : ''} document file`,
+    });
+    return undefined;
+  }
+  return abs;
 }
 
 /** Reads `auth`; every field besides header/fromEnv/fromFile/prefix could only be an inline secret. */
@@ -117,6 +144,9 @@ function readAuth(
       { target: 'key', hint: 'e.g. auth: { header: X-API-Key, fromEnv: API_KEY }' },
     );
   }
+  if (fromFile !== undefined && fromEnv === undefined) {
+    checkSecretFile(r, fromFile, ['auth'], ctx);
+  }
   if (fromEnv !== undefined && !ENV_NAME.test(fromEnv)) {
     r.report('field.invalid', `\`auth.fromEnv\` is not an environment variable name: ${fromEnv}`, [
       'auth',
@@ -150,11 +180,11 @@ function readAuth(
  * returns a ProviderDecl with `spec`, `overlay` and `auth.fromFile` resolved against the intent
  * directory (URLs kept as written) and defaults applied.
  */
-export async function readProviderDoc(
+export function readProviderDoc(
   doc: ParsedDocument,
   value: Record<string, unknown>,
   ctx: ProviderDocContext,
-): Promise<ProviderDocResult> {
+): ProviderDocResult {
   const r = new FieldReader(doc);
   r.unknownFields(value, FIELDS, [], 'a Provider document');
 
@@ -177,10 +207,9 @@ export async function readProviderDoc(
   }
 
   const specText = r.string(value, 'spec', [], true);
-  const spec = specText === undefined ? undefined : await location(r, ctx.dir, 'spec', specText);
+  const spec = specText === undefined ? undefined : location(r, ctx, 'spec', specText);
   const overlayText = r.string(value, 'overlay', [], false);
-  const overlay =
-    overlayText === undefined ? undefined : await location(r, ctx.dir, 'overlay', overlayText);
+  const overlay = overlayText === undefined ? undefined : location(r, ctx, 'overlay', overlayText);
 
   const endpoint = r.string(value, 'endpoint', [], true);
   if (endpoint !== undefined && !validHttpUrl(endpoint)) {

@@ -10,14 +10,13 @@ import type {
 import { readChecks } from './checks-doc.js';
 import { FieldReader, isRecord, typeName } from './fields.js';
 import type { ParsedDocument } from './parse-documents.js';
-import type { PathSegment } from './positions.js';
-import { formatPath } from './positions.js';
 import { reportAt, sourceOf } from './report.js';
 import type { SpecValidator } from './schema-validate.js';
+import { checkSecrets, readSecretsList } from './secret-rules.js';
+import type { SecretContext } from './secret-rules.js';
 import { didYouMean, listOf } from './suggest.js';
 
-const FIELDS = ['kind', 'type', 'name', 'spec', 'lifecycle', 'checks', 'moved'] as const;
-const SECRET_HINT = 'use { fromEnv: VAR } or { fromFile: path }';
+const FIELDS = ['kind', 'type', 'name', 'spec', 'secrets', 'lifecycle', 'checks', 'moved'] as const;
 
 /** A Resource document read as far as it could be: enough to check addresses and references. */
 export interface ResourceDraft {
@@ -40,22 +39,14 @@ export interface ResourceDraft {
   readonly ok: boolean;
 }
 
-/** What reading a Resource document needs besides the document. */
-export interface ResourceDocContext {
+/**
+ * What reading a Resource document needs besides the document: the providers, and where secret
+ * references may read from (`env`, when given, makes unset `fromEnv` variables warnings).
+ */
+export interface ResourceDocContext extends SecretContext {
   /** Every declared provider name; the description when it could be loaded. */
   readonly providers: ReadonlyMap<string, ProviderDescription | undefined>;
   readonly validator: SpecValidator;
-  /** When given, `fromEnv` secrets missing from it are reported as warnings. */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-}
-
-/** True for a secret reference: exactly `{ fromEnv: NAME }` or `{ fromFile: PATH }`. */
-export function isSecretRef(v: unknown): v is { fromEnv: string } | { fromFile: string } {
-  if (!isRecord(v)) return false;
-  const keys = Object.keys(v);
-  if (keys.length !== 1) return false;
-  const key = keys[0]!;
-  return (key === 'fromEnv' || key === 'fromFile') && typeof v[key] === 'string' && v[key] !== '';
 }
 
 function valueAt(spec: unknown, path: readonly string[]): unknown {
@@ -97,12 +88,11 @@ function lookupType(
   return undefined;
 }
 
-/** Fields the platform sets, and secrets, judged before (and instead of) the schema. */
-function checkSpecFields(
+/** Fields the platform sets, judged before (and instead of) the schema. */
+function checkOutputOnly(
   r: FieldReader,
   info: ResourceTypeInfo,
   spec: Readonly<Record<string, unknown>>,
-  ctx: ResourceDocContext,
 ): void {
   for (const field of info.outputOnly) {
     const path = field.split('.');
@@ -116,26 +106,6 @@ function checkSpecFields(
         hint: 'remove it; refer to it from other resources with ${type/name.field}',
       },
     );
-  }
-  for (const field of info.sensitive) {
-    const path = field.split('.');
-    const v = valueAt(spec, path);
-    if (v === undefined) continue;
-    const at: PathSegment[] = ['spec', ...path];
-    if (!isSecretRef(v)) {
-      // Never print the value: it may be the secret itself.
-      const message = isRecord(v)
-        ? `\`${formatPath(at)}\` is a secret: write exactly one of fromEnv or fromFile`
-        : `\`${formatPath(at)}\` is a secret and must not be written in the intent`;
-      r.report('secret.inline', message, at, { hint: SECRET_HINT });
-    } else if ('fromEnv' in v && ctx.env !== undefined && ctx.env[v.fromEnv] === undefined) {
-      r.report(
-        'secret.unavailable',
-        `environment variable ${v.fromEnv} is not set`,
-        [...at, 'fromEnv'],
-        { severity: 'warning', hint: `export ${v.fromEnv} before applying` },
-      );
-    }
   }
 }
 
@@ -247,6 +217,7 @@ export function readResourceDoc(
   }
 
   const movedFrom = readMoved(r, value, typeText, addr);
+  const listedSecrets = readSecretsList(r, value);
 
   const checks = readChecks(doc, value.checks, addr);
   r.diagnostics.push(...checks.diagnostics);
@@ -254,8 +225,9 @@ export function readResourceDoc(
   if (parsedType && specReadable) {
     const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);
     if (info) {
-      checkSpecFields(r, info, spec, ctx);
-      const problems = ctx.validator.validate(info, spec);
+      checkOutputOnly(r, info, spec);
+      const secretPaths = checkSecrets(r, info, spec, listedSecrets, ctx);
+      const problems = ctx.validator.validate(info, spec, secretPaths);
       if ('unavailable' in problems) {
         r.report(
           'schema.unavailable',

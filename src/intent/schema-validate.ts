@@ -23,11 +23,13 @@ export interface SpecProblem {
 export interface SpecValidator {
   /**
    * The schema violations of `spec`, or `{ unavailable }` when the type's schema itself cannot be
-   * compiled (a provider problem, not the user's).
+   * compiled (a provider problem, not the user's). Nothing is reported at or below the `exempt`
+   * paths (fields another rule judges, such as secret references).
    */
   validate(
     info: ResourceTypeInfo,
     spec: Readonly<Record<string, unknown>>,
+    exempt?: readonly (readonly PathSegment[])[],
   ): SpecProblem[] | { unavailable: string };
 }
 
@@ -171,7 +173,8 @@ function toProblem(
  * - at or below a value that is a whole `${…}` reference (its type is known only once the target
  *   exists), and for every keyword but `type` on text with embedded references;
  * - at or below sensitive fields (secret references are checked by the secret rules) and output-only
- *   fields (reported as `schema.output_only`), when they are written.
+ *   fields (reported as `schema.output_only`), when they are written, and at or below the paths the
+ *   caller exempts.
  */
 export function createSpecValidator(): SpecValidator {
   const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, logger: false });
@@ -197,11 +200,12 @@ export function createSpecValidator(): SpecValidator {
   };
 
   return {
-    validate(info, spec) {
+    validate(info, spec, exempt = []) {
       const entry = compiled(info.schema);
       if ('unavailable' in entry) return { unavailable: entry.unavailable };
       if (entry.fn(spec)) return [];
       const { opaque, textWithRefs } = exemptions(info, spec);
+      opaque.push(...exempt.map((p) => [...p]));
       const problems: SpecProblem[] = [];
       const seen = new Set<string>();
       for (const e of entry.fn.errors ?? []) {
