@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Diagnostic, Intent, Provider, ProviderDecl } from '../core/index.js';
-import { TendError, toTendError, WORKSPACE_NAME } from '../core/index.js';
+import { hasErrors, TendError, toTendError, WORKSPACE_NAME } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace } from '../engine/index.js';
 import { loadIntent } from '../intent/index.js';
@@ -148,7 +148,9 @@ export async function loadIntentWithProviders(
     }
   };
   const { intent, diagnostics } = await loadIntent(dir, { describe, env: ctx.env });
-  if (!intent) {
+  // All or nothing: an intent with any error (a file that could not be read included) is no intent,
+  // so nothing is planned, and nothing pruned, from part of it.
+  if (!intent || hasErrors(diagnostics)) {
     await closeProviders(providers.values());
     return { providers: new Map(), diagnostics };
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,14 +7,15 @@ import { startSandboxProcess } from '../support/sandbox-process.js';
 
 // Every bad-input case of `tend validate` / `tend apply`, against a real sandbox process: the error
 // names file:line:column and the field, the exit code is 1, and not one request reaches the
-// platform (the provider reads the sandbox's committed OpenAPI file, so even the document is local).
+// platform (the provider reads a copy of the sandbox's committed OpenAPI file, so even the document
+// is local).
 
 const SPEC = join(ROOT, 'src', 'sandbox', 'openapi.json');
 
 const provider = (url: string) => `kind: Provider
 name: sb
 type: openapi
-spec: ${SPEC}
+spec: ./openapi.json
 endpoint: ${url}
 `;
 
@@ -156,6 +157,7 @@ describe('bad intent is refused before anything is sent', () => {
     it(c.name, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'tend-bad-'));
       dirs.push(dir);
+      copyFileSync(SPEC, join(dir, 'openapi.json'));
       writeFileSync(join(dir, 'provider.yaml'), provider(sandbox.url));
       writeFileSync(join(dir, 'main.yaml'), c.file);
       for (const command of ['validate', 'apply']) {
