@@ -176,7 +176,8 @@ function readAuth(
 
 /**
  * Reads a `kind: Provider` document: a connection to one platform. Checks every field (required
- * ones, types, URLs, that `spec` and `overlay` files exist, that `auth` holds no inline secret) and
+ * ones, types, URLs, that `spec` and `overlay` files exist in a trusted directory, that `auth` holds
+ * no inline secret and its `fromFile` lies in a trusted directory) and
  * returns a ProviderDecl with `spec`, `overlay` and `auth.fromFile` resolved against the intent
  * directory (URLs kept as written) and defaults applied.
  */

@@ -154,9 +154,9 @@ function readMoved(
 }
 
 /**
- * Reads a `kind: Resource` document: its structure (`type`, `name`, `spec`, `lifecycle`, `checks`),
- * its type against the declared providers, and its spec against the type's schema, output-only
- * fields and secret rules. Returns a draft whenever type and name form an address, so that
+ * Reads a `kind: Resource` document: its structure (`type`, `name`, `spec`, `secrets`, `lifecycle`,
+ * `checks`), its type against the declared providers, and its spec against the type's schema,
+ * output-only fields and secret rules (secret-rules.ts). Returns a draft whenever type and name form an address, so that
  * duplicates and references can be checked even for documents with other errors.
  */
 export function readResourceDoc(
