@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { SecretRegistry } from '../core/index.js';
 import { TendError } from '../core/index.js';
 import { isSecretRef } from '../intent/index.js';
 
@@ -8,12 +9,15 @@ export { isSecretRef };
 
 /**
  * Reads a secret from the environment or a file, at the moment it is needed. The value is returned to
- * the caller only: it is never stored, logged or put in an error message.
+ * the caller only: it is never stored, logged or put in an error message, and it is registered with
+ * `secrets` (the process's redactor) before it is returned, so that no output can carry it even when
+ * a platform echoes it back.
  */
 export function readSecret(
   ref: { fromEnv?: string; fromFile?: string },
   env: Readonly<Record<string, string | undefined>>,
   baseDir: string,
+  secrets: SecretRegistry,
 ): string {
   if (ref.fromEnv !== undefined) {
     const v = env[ref.fromEnv];
@@ -22,11 +26,14 @@ export function readSecret(
         hint: `export ${ref.fromEnv}=… before running tend`,
       });
     }
+    secrets.add(v);
     return v;
   }
   const path = resolve(baseDir, ref.fromFile ?? '');
   try {
-    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    const v = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    secrets.add(v);
+    return v;
   } catch {
     throw new TendError('secret.missing', `cannot read secret file ${path}`, {
       hint: 'check the path in fromFile (relative to the intent directory)',
@@ -50,9 +57,10 @@ export function sendableSpec(
   desired: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>>,
   baseDir: string,
+  secrets: SecretRegistry,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...desired };
   for (const [k, v] of Object.entries(spec))
-    if (isSecretRef(v)) out[k] = readSecret(v, env, baseDir);
+    if (isSecretRef(v)) out[k] = readSecret(v, env, baseDir, secrets);
   return out;
 }
