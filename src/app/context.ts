@@ -63,7 +63,11 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
     clock: systemClock,
     process: { pid: process.pid, host: hostname(), startedAt, isAlive: pidAlive },
     providers: defaultProviders,
-    openStore: (location) => openStore(location, { redactor }),
+    openStore: (location) => {
+      // A database URL may carry a password (`postgres://user:pass@host/db`).
+      redactor.addUrlCredentials(location);
+      return openStore(location, { redactor });
+    },
     ...overrides,
     redactor,
   };
