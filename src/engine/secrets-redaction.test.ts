@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ResourceTypeInfo } from '../core/index.js';
 import { REDACTED, Redactor } from '../core/index.js';
+import { redact } from './operator.js';
 import { readSecret, sendableSpec } from './secrets.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tend-secrets-redaction-'));
@@ -36,5 +38,17 @@ describe('every secret Tend resolves is registered with the redactor', () => {
     const redactor = new Redactor();
     expect(() => readSecret({ fromEnv: 'UNSET' }, {}, dir, redactor)).toThrow(/UNSET/);
     expect(redactor.size).toBe(0);
+  });
+
+  it('a secret field the platform returned, as it is dropped from observed data', () => {
+    const redactor = new Redactor();
+    const info = {
+      name: 'instances',
+      sensitive: ['admin_password'],
+    } as unknown as ResourceTypeInfo;
+    expect(
+      redact(info, { name: 'web', admin_password: 'returned-by-platform-9' }, redactor),
+    ).toEqual({ name: 'web' });
+    expect(redactor.text('returned-by-platform-9')).toBe(REDACTED);
   });
 });
