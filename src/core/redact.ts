@@ -103,7 +103,7 @@ export class Redactor implements SecretRegistry {
 
   /** A text with every registered secret replaced and every URL shown without its user-info. */
   text(input: string): string {
-    let out = input.replace(USERINFO_IN_TEXT, '$1');
+    let out = input.includes('@') ? input.replace(USERINFO_IN_TEXT, '$1') : input;
     const pattern = this.#compiled();
     if (!pattern) return out;
     // A replacement next to leftover text can spell a secret again (`ted»` + `x` for the secret
