@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { Redactor } from '../core/index.js';
 import type { Clock } from '../engine/index.js';
 import { systemClock } from '../engine/index.js';
 import type { Store } from '../store/index.js';
@@ -19,8 +20,8 @@ export interface ProcessInfo {
 /**
  * The composition root: everything the application layer takes from the outside world — the
  * environment (secrets come from it), the clock, this process, how providers are connected (a
- * registry keyed by provider type) and how stores are opened. The CLI, the HTTP API and tests each
- * build one; nothing below `src/app` reaches for globals.
+ * registry keyed by provider type), how stores are opened, and the one redactor of the process. The
+ * CLI, the HTTP API and tests each build one; nothing below `src/app` reaches for globals.
  */
 export interface AppContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -28,6 +29,13 @@ export interface AppContext {
   readonly process: ProcessInfo;
   readonly providers: ProviderRegistry;
   readonly openStore: (location: string) => Promise<Store>;
+  /**
+   * The process's one redactor: every secret Tend resolves is registered with it (secret references,
+   * provider credentials, secret fields a platform returns, URL user-info), and every output passes
+   * through it — what an adapter prints, what the store writes, changeset files. The default
+   * `openStore` writes through it; an adapter must pass its output through `redactor.text`.
+   */
+  readonly redactor: Redactor;
 }
 
 /** Whether `pid` is a live process on this host (signal 0 tests without sending anything). */
@@ -44,14 +52,23 @@ function pidAlive(pid: number): boolean {
 
 const startedAt = new Date().toISOString();
 
-/** The context of a real process: process.env, the system clock, built-in providers, SQLite. */
+/**
+ * The context of a real process: process.env, the system clock, built-in providers, SQLite written
+ * through a new redactor (or the one given).
+ */
 export function defaultContext(overrides: Partial<AppContext> = {}): AppContext {
+  const redactor = overrides.redactor ?? new Redactor();
   return {
     env: process.env,
     clock: systemClock,
     process: { pid: process.pid, host: hostname(), startedAt, isAlive: pidAlive },
     providers: defaultProviders,
-    openStore: (location) => openStore(location),
+    openStore: (location) => {
+      // A database URL may carry a password (`postgres://user:pass@host/db`).
+      redactor.addUrlCredentials(location);
+      return openStore(location, { redactor });
+    },
     ...overrides,
+    redactor,
   };
 }

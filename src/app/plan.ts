@@ -90,7 +90,7 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
         },
         ctx.clock.now(),
       );
-      await writeChangeset(changeset, saved);
+      await writeChangeset(changeset, saved, ctx.redactor);
     }
     return {
       workspace: { name: ws.name, source: nameSource },

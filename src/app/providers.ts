@@ -1,7 +1,7 @@
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
-import type { Provider, ProviderDecl } from '../core/index.js';
-import { TendError, toTendError } from '../core/index.js';
+import type { Provider, ProviderDecl, Redactor } from '../core/index.js';
+import { displayUrl, TendError, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
 import { loadOpenApiProvider } from '../providers/index.js';
 
@@ -13,6 +13,11 @@ export interface ProviderRequest {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The intent directory (secrets `fromFile` and cached documents are relative to it). */
   readonly dir: string;
+  /**
+   * The process's redactor: a provider registers every credential it resolves and every secret field
+   * a platform returns, and redacts what a platform says before putting it in an error.
+   */
+  readonly redactor: Redactor;
 }
 
 /** Connects one declared provider: loads what it needs and returns it ready to describe and use. */
@@ -45,14 +50,18 @@ export function connectProvider(
 
 /** The generic OpenAPI provider, with credentials read from the environment or a file now. */
 export async function connectOpenApiProvider(request: ProviderRequest): Promise<Provider> {
-  const { decl, env, dir, workspace } = request;
+  const { decl, env, dir, workspace, redactor } = request;
+  // Credentials written into a URL (`https://user:pass@host`) are secrets too.
+  for (const url of [decl.spec, decl.endpoint, decl.overlay]) {
+    if (url !== undefined) redactor.addUrlCredentials(url);
+  }
   const auth = decl.auth
     ? {
         header: decl.auth.header,
-        value: (decl.auth.prefix ?? '') + readSecret(decl.auth, env, dir),
+        value: (decl.auth.prefix ?? '') + readSecret(decl.auth, env, dir, redactor),
       }
     : undefined;
-  const spec = await cachedSpec(decl, dir, auth);
+  const spec = await cachedSpec(decl, dir, auth, redactor);
   return loadOpenApiProvider({
     name: decl.name,
     spec,
@@ -63,6 +72,7 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
     concurrency: decl.concurrency,
     rateLimit: decl.rateLimit,
     timeoutMs: decl.timeoutMs,
+    redactor,
   });
 }
 
@@ -75,6 +85,7 @@ async function cachedSpec(
   decl: ProviderDecl,
   dir: string,
   auth: { header: string; value: string } | undefined,
+  redactor: Redactor,
 ): Promise<string> {
   if (!/^https?:\/\//.test(decl.spec)) return decl.spec;
   const file = join(
@@ -98,7 +109,8 @@ async function cachedSpec(
     if (await exists(file)) return file;
     throw new TendError(
       'provider.spec_unreachable',
-      `cannot fetch ${decl.spec}: ${toTendError(e).message}`,
+      // fetch's own message repeats the URL, user-info included.
+      redactor.text(`cannot fetch ${displayUrl(decl.spec)}: ${toTendError(e).message}`),
       {
         hint: 'is the platform up? Tend keeps a copy of a served document after the first successful load',
       },

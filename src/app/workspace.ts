@@ -130,6 +130,7 @@ export async function loadIntentWithProviders(
         workspace: workspaceHint,
         env: ctx.env,
         dir,
+        redactor: ctx.redactor,
       });
       providers.set(decl.name, provider);
       return provider.describe();
@@ -201,6 +202,7 @@ export async function openWorkspace(
       providers: loaded.providers,
       store,
       env: ctx.env,
+      secrets: ctx.redactor,
     });
     return { ws, nameSource: chosen.source, diagnostics: loaded.diagnostics };
   } catch (e) {

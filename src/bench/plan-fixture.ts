@@ -7,7 +7,7 @@ import type {
   ResourceDecl,
   ResourceTypeInfo,
 } from '../core/index.js';
-import { markerTags, TendError } from '../core/index.js';
+import { markerTags, Redactor, TendError } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
 import type { Observation } from '../engine/observe.js';
 import { deriveTypes, prepareOpenApiDocument } from '../providers/index.js';
@@ -188,6 +188,7 @@ export async function buildPlanFixture(count: number): Promise<PlanFixture> {
       get: () => () => Promise.reject(new Error('the plan benchmark has no store')),
     }),
     env: {},
+    secrets: new Redactor(),
     typeOf(type: string) {
       const found = byType.get(type);
       if (!found) throw new TendError('provider.unknown_type', `unknown resource type ${type}`);

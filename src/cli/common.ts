@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../core/index.js';
 import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';
-import type { CrashHook, WorkspaceSelection } from '../app/index.js';
-import { crashHookFrom, IntentError } from '../app/index.js';
+import type { AppContext, CrashHook, WorkspaceSelection } from '../app/index.js';
+import { crashHookFrom, defaultContext, IntentError } from '../app/index.js';
 import { EXIT } from './exit-codes.js';
 import type { Style } from './render/style.js';
 import { styleFor } from './render/style.js';
@@ -41,7 +41,17 @@ export function lockFlag(command: Command): Command {
   );
 }
 
-/** Output helpers bound to the process streams. */
+let context: AppContext | undefined;
+
+/**
+ * The context of this process: one per `tend` invocation, so that the secrets a command resolves are
+ * registered with the same redactor its output passes through. Every command uses this one.
+ */
+export function cliContext(): AppContext {
+  return (context ??= defaultContext());
+}
+
+/** Output helpers bound to the process streams; everything written passes through the redactor. */
 export interface Output {
   readonly json: boolean;
   readonly style: Style;
@@ -50,14 +60,20 @@ export interface Output {
   data(value: unknown): void;
 }
 
-/** Builds the output for a command. */
+/**
+ * Builds the output for a command. Every line, to stdout or stderr, text or JSON, passes through the
+ * process's redactor (`cliContext().redactor`) as it is written, so a secret registered at any time
+ * before — a credential, a secret reference read to send, a secret field a platform returned — never
+ * reaches the terminal, a log file or a pipe.
+ */
 export function output(json: boolean | undefined): Output {
+  const redactor = cliContext().redactor;
   return {
     json: Boolean(json),
     style: styleFor(process.stdout),
-    line: (t) => process.stdout.write(`${t}\n`),
-    err: (t) => process.stderr.write(`${t}\n`),
-    data: (v) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
+    line: (t) => process.stdout.write(`${redactor.text(t)}\n`),
+    err: (t) => process.stderr.write(`${redactor.text(t)}\n`),
+    data: (v) => process.stdout.write(`${redactor.text(JSON.stringify(v, null, 2))}\n`),
   };
 }
 

@@ -11,6 +11,7 @@ import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { cliContext } from './common.js';
 import { EXIT } from './exit-codes.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -43,7 +44,8 @@ try {
   if (e instanceof CommanderError) {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.error;
   } else {
-    process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    const message = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`error: ${cliContext().redactor.text(message)}\n`);
     process.exitCode = EXIT.error;
   }
 }

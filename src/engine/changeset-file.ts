@@ -1,5 +1,5 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import type { Changeset } from '../core/index.js';
+import type { Changeset, Redactor } from '../core/index.js';
 import { TendError, parseChangeset, serializeChangeset } from '../core/index.js';
 
 /** Changeset files larger than this are refused before they are read (a plan is kilobytes). */
@@ -48,7 +48,15 @@ export async function readChangeset(path: string): Promise<Changeset> {
   );
 }
 
-/** Writes a changeset as stable JSON (`serializeChangeset`). */
-export async function writeChangeset(path: string, changeset: Changeset): Promise<void> {
-  await writeFile(path, serializeChangeset(changeset));
+/**
+ * Writes a changeset as stable JSON (`serializeChangeset`), through the process's redactor: a plan
+ * file never carries a registered secret (a plan that held one is refused by apply as edited, and is
+ * planned again rather than run with the marker in it).
+ */
+export async function writeChangeset(
+  path: string,
+  changeset: Changeset,
+  redactor: Pick<Redactor, 'text'>,
+): Promise<void> {
+  await writeFile(path, redactor.text(serializeChangeset(changeset)));
 }

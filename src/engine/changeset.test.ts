@@ -1,9 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Changeset, StaleObject } from '../core/index.js';
-import { markerTags, parseChangeset, serializeChangeset } from '../core/index.js';
+import {
+  markerTags,
+  parseChangeset,
+  REDACTED,
+  Redactor,
+  serializeChangeset,
+} from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import {
@@ -460,7 +466,7 @@ describe('changeset files', () => {
       await seed(ws);
       const changeset = await planned(ws);
       const file = join(root, 'p.json');
-      await writeChangeset(file, changeset);
+      await writeChangeset(file, changeset, new Redactor());
       expect(await isChangesetPath(file)).toBe(true);
       expect(await isChangesetPath(root)).toBe(false);
       expect(await isChangesetPath(join(root, 'missing.json'))).toBe(false);
@@ -476,6 +482,26 @@ describe('changeset files', () => {
       await expect(readChangeset(join(root, 'missing.json'))).rejects.toMatchObject({
         code: 'changeset.unreadable',
       });
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it('never writes a registered secret; a file it had to redact is refused when read', async () => {
+    const ws = await workspace();
+    try {
+      await seed(ws);
+      const changeset = await planned(ws);
+      // Any value the file holds stands in for a secret: here the intent's hash.
+      const secret = changeset.intent.hash;
+      const redactor = new Redactor();
+      redactor.add(secret);
+      const file = join(root, 'redacted.json');
+      await writeChangeset(file, changeset, redactor);
+      const text = readFileSync(file, 'utf8');
+      expect(text).not.toContain(secret);
+      expect(text).toContain(REDACTED);
+      await expect(readChangeset(file)).rejects.toMatchObject({ code: 'changeset.invalid' });
     } finally {
       await ws.close();
     }

@@ -151,7 +151,8 @@ export async function executePlan(
     target,
     object: (a) => current.get(a),
     desired: (a) => resolveDesired(declOf(a), (t) => current.get(t)),
-    sendable: (a, desired) => sendableSpec(declOf(a).spec, desired, ws.env, ws.intent.dir),
+    sendable: (a, desired) =>
+      sendableSpec(declOf(a).spec, desired, ws.env, ws.intent.dir, ws.secrets),
     verify: async (a, objectId, desired) => {
       const t0 = clock.now().getTime();
       const decl = declOf(a);

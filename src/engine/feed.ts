@@ -43,8 +43,8 @@ export async function ingestFeed(
       } catch {
         continue;
       }
-      const before = c.before ? redact(info, c.before) : undefined;
-      const after = c.after ? redact(info, c.after) : undefined;
+      const before = c.before ? redact(info, c.before, ws.secrets) : undefined;
+      const after = c.after ? redact(info, c.after, ws.secrets) : undefined;
       recorded.push(
         await ws.store.appendChange({
           time: c.time,

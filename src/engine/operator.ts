@@ -6,6 +6,7 @@ import type {
   Operation,
   OperationAction,
   ResourceTypeInfo,
+  SecretRegistry,
 } from '../core/index.js';
 import { hashValue, operationId, toTendError, TendError } from '../core/index.js';
 import type { Clock } from './clock.js';
@@ -44,13 +45,21 @@ export interface OperatorOptions {
   readonly consistencyWindowMs?: number;
 }
 
-/** Removes secret fields from observed data before it is stored or logged. */
+/**
+ * Removes secret fields from observed data before it is stored or logged, registering their values
+ * with `secrets` (the process's redactor): a secret the platform returns is then redacted wherever
+ * else it shows up, in an error message or another field.
+ */
 export function redact(
   info: ResourceTypeInfo,
   fields: Readonly<Record<string, unknown>>,
+  secrets: SecretRegistry,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) if (!info.sensitive.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(fields)) {
+    if (info.sensitive.includes(k)) secrets.add(v);
+    else out[k] = v;
+  }
   return out;
 }
 
@@ -213,7 +222,7 @@ export class Operator {
         address: target.address,
         type: target.type,
         objectId: object.id,
-        fields: redact(info, object.fields),
+        fields: redact(info, object.fields, this.ws.secrets),
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),
@@ -231,8 +240,8 @@ export class Operator {
     note?: string,
   ): Promise<void> {
     const { info } = this.ws.typeOf(target.type);
-    const b = before ? redact(info, before) : undefined;
-    const a = after ? redact(info, after) : undefined;
+    const b = before ? redact(info, before, this.ws.secrets) : undefined;
+    const a = after ? redact(info, after, this.ws.secrets) : undefined;
     await this.write('ledger', op, () =>
       this.ws.store.appendChange({
         time: this.clock.now().toISOString(),
@@ -510,7 +519,7 @@ export class Operator {
         address: target.address,
         type: target.type,
         objectId: claimed.id,
-        fields: redact(typeInfo, claimed.fields),
+        fields: redact(typeInfo, claimed.fields, this.ws.secrets),
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),

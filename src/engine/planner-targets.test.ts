@@ -8,7 +8,7 @@ import type {
   ResourceDecl,
   ResourceTypeInfo,
 } from '../core/index.js';
-import { TendError, findReferences } from '../core/index.js';
+import { Redactor, TendError, findReferences } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { Observation } from './observe.js';
 import { planPass } from './planner.js';
@@ -101,6 +101,7 @@ function workspace(netCidr: string): Workspace {
     providers: new Map([['sb', provider]]),
     store: undefined as never,
     env: {},
+    secrets: new Redactor(),
     typeOf: (type) => {
       const i = types.get(type);
       if (!i) throw new TendError('provider.unknown_type', type);

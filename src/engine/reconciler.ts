@@ -272,7 +272,7 @@ async function recordUnattributedDrift(
     if (!remembered || !decl) continue;
     const { provider, info } = ws.typeOf(remembered.type);
     if (provider.changes) continue;
-    const now = redact(info, obj.fields);
+    const now = redact(info, obj.fields, ws.secrets);
     // Only declared fields: server-owned fields (serials, timestamps) change on their own.
     const fields = changedFields(remembered.fields, now).filter((f) => f in decl.spec);
     if (fields.length === 0) continue;

@@ -72,7 +72,7 @@ export async function recoverJournal(
           op,
           target,
           wanted ? desired : undefined,
-          () => sendableSpec(decl!.spec, desired ?? {}, ws.env, ws.intent.dir),
+          () => sendableSpec(decl!.spec, desired ?? {}, ws.env, ws.intent.dir, ws.secrets),
         );
       } else if (op.action === 'update') {
         await operator.settle(op, op.objectId);

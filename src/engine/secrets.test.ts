@@ -3,7 +3,7 @@ import { mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TendError } from '../core/index.js';
+import { Redactor, TendError } from '../core/index.js';
 import { readSecret, sendableSpec } from './secrets.js';
 
 // readSecret checks a file's place again when it reads it: validation checked it too, but the file
@@ -37,16 +37,20 @@ function refusal(fn: () => unknown): TendError {
 
 describe('readSecret from a file', () => {
   it('reads a file inside the intent directory, without its final newline', () => {
-    expect(readSecret({ fromFile: 'pw' }, {}, intent)).toBe('inside-secret');
+    expect(readSecret({ fromFile: 'pw' }, {}, intent, new Redactor())).toBe('inside-secret');
   });
 
   it('reads a file in a directory named in TEND_SECRET_DIRS', () => {
     const env = { TEND_SECRET_DIRS: `relative${delimiter}${outside}` };
-    expect(readSecret({ fromFile: join(outside, 'token') }, env, intent)).toBe('outside-secret');
+    expect(readSecret({ fromFile: join(outside, 'token') }, env, intent, new Redactor())).toBe(
+      'outside-secret',
+    );
   });
 
   it('refuses a file outside, and never shows its content', () => {
-    const e = refusal(() => readSecret({ fromFile: join(outside, 'token') }, {}, intent));
+    const e = refusal(() =>
+      readSecret({ fromFile: join(outside, 'token') }, {}, intent, new Redactor()),
+    );
     expect(e.code).toBe('secret.outside');
     expect(e.message).toBe(
       `secret file ${join(outside, 'token')} leads to ${join(outside, 'token')}, outside the intent directory and TEND_SECRET_DIRS`,
@@ -58,35 +62,35 @@ describe('readSecret from a file', () => {
   it('refuses a file that became a link to a file outside after validation', () => {
     const path = join(intent, 'swapped');
     writeFileSync(path, 'was-fine\n');
-    expect(readSecret({ fromFile: 'swapped' }, {}, intent)).toBe('was-fine');
+    expect(readSecret({ fromFile: 'swapped' }, {}, intent, new Redactor())).toBe('was-fine');
     unlinkSync(path);
     symlinkSync(join(outside, 'token'), path);
-    const e = refusal(() => readSecret({ fromFile: 'swapped' }, {}, intent));
+    const e = refusal(() => readSecret({ fromFile: 'swapped' }, {}, intent, new Redactor()));
     expect(e.code).toBe('secret.outside');
     expect(e.message).toContain(`secret file ${path} leads to ${join(outside, 'token')}`);
   });
 
   it('follows a link that stays inside', () => {
     symlinkSync('pw', join(intent, 'pw-link'));
-    expect(readSecret({ fromFile: 'pw-link' }, {}, intent)).toBe('inside-secret');
+    expect(readSecret({ fromFile: 'pw-link' }, {}, intent, new Redactor())).toBe('inside-secret');
   });
 
   it('refuses a FIFO without waiting for a writer', () => {
     execFileSync('mkfifo', [join(intent, 'fifo')]);
-    const e = refusal(() => readSecret({ fromFile: 'fifo' }, {}, intent));
+    const e = refusal(() => readSecret({ fromFile: 'fifo' }, {}, intent, new Redactor()));
     expect(e.code).toBe('secret.not_file');
     expect(e.message).toBe(`secret file ${join(intent, 'fifo')} is not a regular file`);
   }, 5_000);
 
   it('refuses a file larger than a secret can be', () => {
     writeFileSync(join(intent, 'big'), Buffer.alloc(1024 * 1024 + 1, 0x61));
-    const e = refusal(() => readSecret({ fromFile: 'big' }, {}, intent));
+    const e = refusal(() => readSecret({ fromFile: 'big' }, {}, intent, new Redactor()));
     expect(e.code).toBe('secret.too_large');
     expect(e.message).toContain('holds 1048577 bytes; a secret file holds at most 1048576');
   });
 
   it('reports a missing file as missing', () => {
-    const e = refusal(() => readSecret({ fromFile: 'nope' }, {}, intent));
+    const e = refusal(() => readSecret({ fromFile: 'nope' }, {}, intent, new Redactor()));
     expect(e.code).toBe('secret.missing');
     expect(e.message).toBe(`cannot read secret file ${join(intent, 'nope')}`);
   });
@@ -95,11 +99,13 @@ describe('readSecret from a file', () => {
 describe('sendableSpec', () => {
   it('reads file references under the same rule', () => {
     const spec = { name: 'a', password: { fromFile: 'pw' } };
-    expect(sendableSpec(spec, { name: 'a' }, {}, intent)).toEqual({
+    expect(sendableSpec(spec, { name: 'a' }, {}, intent, new Redactor())).toEqual({
       name: 'a',
       password: 'inside-secret',
     });
     const bad = { name: 'a', password: { fromFile: join(outside, 'token') } };
-    expect(refusal(() => sendableSpec(bad, { name: 'a' }, {}, intent)).code).toBe('secret.outside');
+    expect(refusal(() => sendableSpec(bad, { name: 'a' }, {}, intent, new Redactor())).code).toBe(
+      'secret.outside',
+    );
   });
 });

@@ -8,6 +8,7 @@ import {
   statSync,
 } from 'node:fs';
 import { resolve } from 'node:path';
+import type { SecretRegistry } from '../core/index.js';
 import { TendError } from '../core/index.js';
 import { SECRET_DIRS_VARIABLE, inAnyRoot, isSecretRef, trustedDirs } from '../intent/index.js';
 
@@ -16,14 +17,17 @@ export { isSecretRef };
 
 /**
  * Reads a secret from the environment or a file, at the moment it is needed. The value is returned to
- * the caller only: it is never stored, logged or put in an error message. A file is read only when
- * its real path lies in `baseDir` (the intent directory) or a directory of TEND_SECRET_DIRS in `env`,
- * checked again now (validation checked it too, but the file may since have become a link).
+ * the caller only: it is never stored, logged or put in an error message, and it is registered with
+ * `secrets` (the process's redactor) before it is returned, so that no output can carry it even when
+ * a platform echoes it back. A file is read only when its real path lies in `baseDir` (the intent
+ * directory) or a directory of TEND_SECRET_DIRS in `env`, checked again now (validation checked it
+ * too, but the file may since have become a link).
  */
 export function readSecret(
   ref: { fromEnv?: string; fromFile?: string },
   env: Readonly<Record<string, string | undefined>>,
   baseDir: string,
+  secrets: SecretRegistry,
 ): string {
   if (ref.fromEnv !== undefined) {
     const v = env[ref.fromEnv];
@@ -32,14 +36,17 @@ export function readSecret(
         hint: `export ${ref.fromEnv}=… before running tend`,
       });
     }
+    secrets.add(v);
     return v;
   }
   const path = resolve(baseDir, ref.fromFile ?? '');
   try {
-    return readConfined(path, trustedDirs(baseDir, env, SECRET_DIRS_VARIABLE).roots).replace(
+    const v = readConfined(path, trustedDirs(baseDir, env, SECRET_DIRS_VARIABLE).roots).replace(
       /\r?\n$/,
       '',
     );
+    secrets.add(v);
+    return v;
   } catch (e) {
     if (e instanceof TendError) throw e;
     throw new TendError('secret.missing', `cannot read secret file ${path}`, {
@@ -114,9 +121,10 @@ export function sendableSpec(
   desired: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>>,
   baseDir: string,
+  secrets: SecretRegistry,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...desired };
   for (const [k, v] of Object.entries(spec))
-    if (isSecretRef(v)) out[k] = readSecret(v, env, baseDir);
+    if (isSecretRef(v)) out[k] = readSecret(v, env, baseDir, secrets);
   return out;
 }

@@ -1,5 +1,11 @@
-import type { Intent, Provider, ResourceDecl, ResourceTypeInfo } from '../core/index.js';
-import { TendError } from '../core/index.js';
+import type {
+  Intent,
+  Provider,
+  ResourceDecl,
+  ResourceTypeInfo,
+  SecretRegistry,
+} from '../core/index.js';
+import { Redactor, TendError } from '../core/index.js';
 import type { Store } from '../store/index.js';
 
 /**
@@ -14,6 +20,11 @@ export interface Workspace {
   readonly providers: ReadonlyMap<string, Provider>;
   readonly store: Store;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where every secret the pass resolves (secret references read at send time, secret fields a
+   * platform returns) is registered: the process's redactor, which every output passes through.
+   */
+  readonly secrets: SecretRegistry;
   /** The provider and type info of a resource type `provider.resourceType`. */
   typeOf(type: string): { provider: Provider; info: ResourceTypeInfo };
   /** Closes the providers and the store. */
@@ -27,6 +38,11 @@ export interface WorkspaceParts {
   readonly providers: ReadonlyMap<string, Provider>;
   readonly store: Store;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The process's redactor (the composition root passes its own). Without one, a private registry:
+   * for tests and benchmarks that print and store nothing a person reads.
+   */
+  readonly secrets?: SecretRegistry;
   /** Closes the store along with the providers (default true). */
   readonly ownsStore?: boolean;
 }
@@ -44,6 +60,7 @@ export function createWorkspace(parts: WorkspaceParts): Workspace {
     providers: parts.providers,
     store: parts.store,
     env: parts.env,
+    secrets: parts.secrets ?? new Redactor(),
     typeOf(type: string) {
       const found = infos.get(type);
       if (!found) throw new TendError('provider.unknown_type', `unknown resource type ${type}`);

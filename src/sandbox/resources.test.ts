@@ -272,6 +272,19 @@ describe('request validation', () => {
       message: 'name must NOT have fewer than 1 characters',
     },
     {
+      name: 'too long, quoted back',
+      reason: 'like many platforms, the sandbox echoes a value that is too long, secret or not',
+      path: '/instances',
+      body: (d: Deps) => ({
+        name: 'i',
+        network_id: d.network,
+        image: 'x',
+        admin_password: `${'p'.repeat(72)}"!`,
+      }),
+      field: 'admin_password',
+      message: `admin_password must be at most 72 characters, got ${JSON.stringify(`${'p'.repeat(72)}"!`)}`,
+    },
+    {
       name: 'tag values are strings',
       reason: 'tags map strings to strings',
       path: '/networks',

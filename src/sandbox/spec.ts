@@ -129,7 +129,13 @@ export const TYPES: readonly TypeSpec[] = [
       },
       admin_password: {
         sensitive: true,
-        schema: { type: 'string', minLength: 1, description: 'Never returned once set.' },
+        schema: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 72,
+          description:
+            'Never returned once set. At most 72 characters (a longer one is quoted back in the error).',
+        },
       },
       tags: TAGS,
       status: status('running'),

@@ -51,7 +51,7 @@ export class RequestValidator {
     if (!validate(writable)) {
       const error = validate.errors?.[0];
       throw error
-        ? toSandboxError(spec.name, error)
+        ? toSandboxError(spec.name, error, writable)
         : new SandboxError(400, 'invalid', 'invalid body');
     }
     return writable;
@@ -65,7 +65,7 @@ function schemaOf(schemas: Record<string, JsonSchema>, name: string): JsonSchema
 }
 
 /** Turns Ajv's first error into a message that names the field and what to send instead. */
-function toSandboxError(type: TypeName, error: ErrorObject): SandboxError {
+function toSandboxError(type: TypeName, error: ErrorObject, body: unknown): SandboxError {
   const path = error.instancePath.split('/').slice(1).join('.');
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
@@ -88,6 +88,15 @@ function toSandboxError(type: TypeName, error: ErrorObject): SandboxError {
       const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
       return new SandboxError(400, 'invalid', `${path} must be one of ${allowed}`, path);
     }
+    case 'maxLength':
+      // Quotes what it was sent, as many platforms do: a secret sent too long comes back in the
+      // error, and a client has to keep it out of its own output (docs/sandbox.md).
+      return new SandboxError(
+        400,
+        'invalid',
+        `${path} must be at most ${String(params.limit)} characters, got ${JSON.stringify(valueAt(body, error.instancePath))}`,
+        path,
+      );
     case 'pattern':
       return new SandboxError(
         400,
@@ -103,4 +112,15 @@ function toSandboxError(type: TypeName, error: ErrorObject): SandboxError {
         path || undefined,
       );
   }
+}
+
+/** The value at a JSON pointer (`/a/b`) in a parsed body; undefined when there is none. */
+function valueAt(body: unknown, pointer: string): unknown {
+  let cur = body;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, key)) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
 }

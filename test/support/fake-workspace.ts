@@ -9,7 +9,7 @@ import type {
   ResourceDecl,
   ResourceTypeInfo,
 } from '../../src/core/index.js';
-import { findReferences, TendError } from '../../src/core/index.js';
+import { findReferences, Redactor, TendError } from '../../src/core/index.js';
 import type { Workspace } from '../../src/engine/workspace.js';
 import type { Store, TwinEntry } from '../../src/store/index.js';
 
@@ -137,6 +137,7 @@ export function fakeWorkspace(
     providers: new Map([['sb', provider]]),
     store,
     env: {},
+    secrets: new Redactor(),
     typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
     close: () => Promise.resolve(),
   };
@@ -221,6 +222,7 @@ export function workspaceOver(
     providers: new Map([['sb', provider]]),
     store,
     env: {},
+    secrets: new Redactor(),
     typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
     close: () => store.close(),
   };

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import type { ApplyReport, AppEvent } from '../../app/index.js';
-import { apply, applyChangeset, defaultContext, isChangesetPath } from '../../app/index.js';
+import { apply, applyChangeset, isChangesetPath } from '../../app/index.js';
 import type { Address, Plan } from '../../core/index.js';
 import type { WriterOptions } from '../common.js';
 import {
+  cliContext,
   collectList,
   crashHookFromEnv,
   fail,
@@ -171,12 +172,12 @@ export function registerApplyCommand(program: Command): void {
           );
         }
         const result = saved
-          ? await applyChangeset(defaultContext(), {
+          ? await applyChangeset(cliContext(), {
               ...workspaceOptions('.', o),
               ...common,
               changeset: dir,
             })
-          : await apply(defaultContext(), {
+          : await apply(cliContext(), {
               ...workspaceOptions(dir, o),
               ...common,
               approveDestroy: Boolean(o.approveDestroy),

@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
-import { defaultContext, history } from '../../app/index.js';
+import { history } from '../../app/index.js';
 import type { Address } from '../../core/index.js';
 import type { CommonOptions } from '../common.js';
-import { fail, intOption, output, workspaceFlags, workspaceOptions } from '../common.js';
+import {
+  cliContext,
+  fail,
+  intOption,
+  output,
+  workspaceFlags,
+  workspaceOptions,
+} from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { describeFieldChanges } from '../render/field-changes.js';
 
@@ -27,7 +34,7 @@ export function registerHistoryCommand(program: Command): void {
     .action(async (dir: string, o: HistoryOptions) => {
       const out = output(o.json);
       try {
-        const { changes, ledger } = await history(defaultContext(), {
+        const { changes, ledger } = await history(cliContext(), {
           ...workspaceOptions(dir, o),
           limit: o.limit,
           ...(o.address ? { address: o.address as Address } : {}),

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { relative } from 'node:path';
 import type { ExcludedObject } from '../../app/index.js';
-import { defaultContext, importObjects, IntentError } from '../../app/index.js';
+import { importObjects, IntentError } from '../../app/index.js';
 import type { Output, WriterOptions } from '../common.js';
 import {
+  cliContext,
   collectList,
   fail,
   lockFlag,
@@ -49,7 +50,7 @@ export function registerImportCommand(program: Command): void {
   ).action(async (dir: string, o: ImportOptions) => {
     const out = output(o.json);
     try {
-      const r = await importObjects(defaultContext(), {
+      const r = await importObjects(cliContext(), {
         ...workspaceOptions(dir, o),
         provider: o.provider,
         types: o.type ?? [],

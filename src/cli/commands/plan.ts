@@ -1,9 +1,16 @@
 import type { Command } from 'commander';
-import { defaultContext, plan } from '../../app/index.js';
+import { plan } from '../../app/index.js';
 import type { Address } from '../../core/index.js';
 import { hasChanges } from '../../core/index.js';
 import type { CommonOptions } from '../common.js';
-import { collectList, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
+import {
+  cliContext,
+  collectList,
+  fail,
+  output,
+  workspaceFlags,
+  workspaceOptions,
+} from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
@@ -40,7 +47,7 @@ export function registerPlanCommand(program: Command): void {
     .action(async (dir: string, o: PlanOptions) => {
       const out = output(o.json);
       try {
-        const report = await plan(defaultContext(), {
+        const report = await plan(cliContext(), {
           ...workspaceOptions(dir, o),
           approveDestroy: Boolean(o.approveDestroy),
           prune: o.prune !== false,

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { InspectReport, InspectedType } from '../../app/index.js';
 import { inspectProvider } from '../../app/index.js';
 import type { Output } from '../common.js';
-import { fail, output } from '../common.js';
+import { cliContext, fail, output } from '../common.js';
 
 interface InspectOptions {
   overlay?: string;
@@ -24,6 +24,8 @@ export function registerProvidersCommand(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (spec: string, o: InspectOptions) => {
       const out = output(o.json);
+      // Credentials in a document URL are secrets: never printed, even in a fetch error.
+      for (const url of [spec, o.overlay]) if (url) cliContext().redactor.addUrlCredentials(url);
       try {
         const report = await inspectProvider({
           spec,

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import type { PruneReport } from '../../app/index.js';
-import { defaultContext, prune } from '../../app/index.js';
+import { prune } from '../../app/index.js';
 import type { WriterOptions } from '../common.js';
 import {
+  cliContext,
   crashHookFromEnv,
   fail,
   lockFlag,
@@ -52,7 +53,7 @@ export function registerPruneCommand(program: Command): void {
       const out = output(o.json);
       const stop = stopOnSignals(out);
       try {
-        const r = await prune(defaultContext(), {
+        const r = await prune(cliContext(), {
           ...workspaceOptions(dir, o),
           approveDestroy: Boolean(o.approveDestroy),
           lockTimeoutMs: o.lockTimeout * 1000,

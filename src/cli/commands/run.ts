@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { AppEvent, RunReport } from '../../app/index.js';
-import { defaultContext, run } from '../../app/index.js';
+import { run } from '../../app/index.js';
 import type { WriterOptions } from '../common.js';
 import {
+  cliContext,
   crashHookFromEnv,
   fail,
   intOption,
@@ -86,7 +87,7 @@ export function registerRunCommand(program: Command): void {
         if (text) out.line(text);
       };
       try {
-        const result = await run(defaultContext(), {
+        const result = await run(cliContext(), {
           ...workspaceOptions(dir, o),
           intervalMs: o.interval * 1000,
           approveDestroy: Boolean(o.approveDestroy),

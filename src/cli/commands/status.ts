@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { defaultContext, status } from '../../app/index.js';
+import { status } from '../../app/index.js';
 import type { CommonOptions } from '../common.js';
-import { fail, output, workspaceFlags, workspaceOptions } from '../common.js';
+import { cliContext, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { renderLiveFindings } from '../render/live.js';
 
@@ -24,7 +24,7 @@ export function registerStatusCommand(program: Command): void {
     .action(async (dir: string, o: StatusOptions) => {
       const out = output(o.json);
       try {
-        const r = await status(defaultContext(), {
+        const r = await status(cliContext(), {
           ...workspaceOptions(dir, o),
           offline: Boolean(o.offline),
         });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { defaultContext, validate } from '../../app/index.js';
+import { validate } from '../../app/index.js';
 import type { CommonOptions } from '../common.js';
-import { fail, output, printDiagnostics } from '../common.js';
+import { cliContext, fail, output, printDiagnostics } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 
 /** `tend validate [dir]`: checks intent without sending anything to any API (providers' documents are read). */
@@ -17,7 +17,7 @@ export function registerValidateCommand(program: Command): void {
     .action(async (dir: string, o: CommonOptions) => {
       const out = output(o.json);
       try {
-        const r = await validate(defaultContext(), {
+        const r = await validate(cliContext(), {
           dir,
           ...(o.workspace ? { workspace: o.workspace } : {}),
         });

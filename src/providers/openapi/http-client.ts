@@ -1,5 +1,5 @@
-import type { ProviderHealth } from '../../core/index.js';
-import { TendError } from '../../core/index.js';
+import type { ProviderHealth, Redactor } from '../../core/index.js';
+import { displayUrl, TendError } from '../../core/index.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
 import type { HttpMethod } from './derive-types.js';
@@ -46,6 +46,8 @@ export interface HttpClientOptions {
   readonly sleep?: Sleep;
   /** Uniform in [0, 1): the jitter source. */
   readonly random?: () => number;
+  /** What a platform's error body passes through before it is quoted in an error message. */
+  readonly redactor?: Pick<Redactor, 'value'>;
 }
 
 /** One request. */
@@ -136,7 +138,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const slots = new Semaphore(options.concurrency ?? 8);
   const limiter = new RateLimiter({ ceiling: options.rateLimit ?? 0, clock, sleep });
   const base = options.baseUrl.replace(/\/+$/, '');
-  const shownBase = redactUrl(base);
+  const shownBase = displayUrl(base);
   const circuit = new CircuitBreaker({
     target: shownBase,
     clock,
@@ -222,7 +224,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           const err = httpError(
             what,
             status,
-            parsed,
+            options.redactor ? options.redactor.value(parsed) : parsed,
             retryAfter,
             req.method === 'POST' && mutation && !hasKey,
           );
@@ -518,15 +520,4 @@ function buildUrl(
 /** True when a value can be sent as an HTTP header value as it is. */
 export function isHeaderSafe(value: string): boolean {
   return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url;
-  }
 }

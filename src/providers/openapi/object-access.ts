@@ -1,4 +1,4 @@
-import type { Marker, ObservedObject, WriteContext } from '../../core/index.js';
+import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
 import {
   TendError,
   canonicalJson,
@@ -21,6 +21,8 @@ export interface ObjectAccessOptions {
   readonly types: ReadonlyMap<string, DerivedType>;
   /** Records a disagreement between the platform and its document; called once per distinct message. */
   readonly warn: (message: string) => void;
+  /** Where the values of secret fields the platform returns are registered (the redactor). */
+  readonly secrets?: SecretRegistry;
 }
 
 /**
@@ -125,7 +127,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     for (const f of t.parentFields) kept[f] = scope.get(f);
     if (t.embedded && t.info.idField === 'id') kept['id'] = id;
     for (const [k, v] of Object.entries(fields)) {
-      if (t.info.sensitive.includes(k) || t.embeddedFields.includes(k)) continue;
+      if (t.info.sensitive.includes(k)) {
+        options.secrets?.add(v);
+        continue;
+      }
+      if (t.embeddedFields.includes(k)) continue;
       if (t.embedded?.op?.field === k) continue;
       kept[k] = v;
     }

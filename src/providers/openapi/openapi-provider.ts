@@ -5,6 +5,7 @@ import type {
   ObservedObject,
   Provider,
   ProviderDescription,
+  Redactor,
   WriteContext,
 } from '../../core/index.js';
 import { TendError, diffDeclared, topLevelFields } from '../../core/index.js';
@@ -47,6 +48,11 @@ export interface OpenApiProviderOptions {
   readonly wallClock?: Clock;
   readonly sleep?: Sleep;
   readonly random?: () => number;
+  /**
+   * The process's redactor: secret fields the platform returns are registered with it, and what the
+   * platform says in an error body passes through it before it becomes part of an error message.
+   */
+  readonly redactor?: Redactor;
 }
 
 /** The generic provider, plus what it derived from the document (for `tend validate` and tests). */
@@ -87,6 +93,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     ...(options.wallClock ? { wallClock: options.wallClock } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),
     ...(options.random ? { random: options.random } : {}),
+    ...(options.redactor ? { redactor: options.redactor } : {}),
   });
   // Live: disagreements between the platform and its document found while calling it are added.
   const warnings: string[] = [
@@ -99,7 +106,12 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     auditFeed: derived.audit !== undefined,
     warnings,
   };
-  const access = createObjectAccess({ http, types: byName, warn: (m) => warnings.push(m) });
+  const access = createObjectAccess({
+    http,
+    types: byName,
+    warn: (m) => warnings.push(m),
+    ...(options.redactor ? { secrets: options.redactor } : {}),
+  });
 
   const typeOf = (type: string): DerivedType => {
     const t = byName.get(type);

@@ -1,7 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Address, Change, NewChange, Operation, ResourceStatus } from '../../core/index.js';
+import type {
+  Address,
+  Change,
+  NewChange,
+  Operation,
+  Redactor,
+  ResourceStatus,
+} from '../../core/index.js';
 import { TendError } from '../../core/index.js';
 import { GENESIS_HASH, changeHash, verifyChain } from '../ledger-chain.js';
 import type { LedgerHead } from '../ledger-chain.js';
@@ -33,6 +40,11 @@ import type { ChangeRow, OperationRow, StatusRow, TwinRow } from './sqlite-rows.
 export interface SqliteStoreOptions {
   /** The clock stamping when the store recorded a ledger entry or a cursor (default: system time). */
   readonly now?: () => Date;
+  /**
+   * The process's redactor: every value written passes through it first, so that no secret reaches
+   * the database even when a caller forgot (the last line of defence; docs/architecture.md).
+   */
+  readonly redactor?: Redactor;
 }
 
 /** Milliseconds a write waits for another connection's lock before failing as retryable. */
@@ -153,6 +165,8 @@ interface QueuedWrite {
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
   readonly #now: () => Date;
+  /** What every written value passes through (identity without a redactor). */
+  readonly #clean: <T>(value: T) => T;
   readonly #sql: Statements;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
@@ -166,6 +180,8 @@ export class SqliteStore implements Store {
   constructor(db: SqliteDatabase, options: SqliteStoreOptions = {}) {
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
+    const redactor = options.redactor;
+    this.#clean = redactor ? (value) => redactor.value(value) : (value) => value;
     // An in-memory database answers `memory` and stays so; that is expected.
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
@@ -251,7 +267,7 @@ export class SqliteStore implements Store {
 
   putTwin(entry: TwinEntry): Promise<void> {
     return this.#write(() => {
-      this.#sql.putTwin.run(twinToRow(entry));
+      this.#sql.putTwin.run(twinToRow(this.#clean(entry)));
     });
   }
 
@@ -271,7 +287,8 @@ export class SqliteStore implements Store {
         );
       }
       // A single autocommit statement: with synchronous = FULL it is on disk when run() returns.
-      const stamped = this.#fence ? { ...op, epoch: this.#fence.epoch } : op;
+      const clean = this.#clean(op);
+      const stamped = this.#fence ? { ...clean, epoch: this.#fence.epoch } : clean;
       const { changes } = this.#sql.insertOperation.run(operationToRow(stamped));
       if (changes === 0) {
         throw new TendError(
@@ -292,12 +309,13 @@ export class SqliteStore implements Store {
           { phase: 'store' },
         );
       }
+      const clean = this.#clean(settlement);
       const { changes } = this.#sql.settleOperation.run({
         id: opId,
-        state: settlement.state,
-        at: settlement.at,
-        error: settlement.error ?? null,
-        objectId: settlement.objectId ?? null,
+        state: clean.state,
+        at: clean.at,
+        error: clean.error ?? null,
+        objectId: clean.objectId ?? null,
       });
       if (changes === 0 && this.#sql.getOperation.get(opId) === undefined) {
         throw new TendError(
@@ -338,7 +356,7 @@ export class SqliteStore implements Store {
         .transaction(() => {
           const head = this.#head();
           const draft = changeToRow({
-            ...change,
+            ...this.#clean(change),
             seq: head.seq + 1,
             prevHash: head.hash,
             hash: '',
@@ -394,13 +412,13 @@ export class SqliteStore implements Store {
 
   setCursor(provider: string, cursor: string): Promise<void> {
     return this.#write(() => {
-      this.#sql.setCursor.run(provider, cursor, this.#now().toISOString());
+      this.#sql.setCursor.run(provider, this.#clean(cursor), this.#now().toISOString());
     });
   }
 
   putStatus(status: ResourceStatus): Promise<void> {
     return this.#write(() => {
-      this.#sql.putStatus.run(statusToRow(status));
+      this.#sql.putStatus.run(statusToRow(this.#clean(status)));
     });
   }
 
@@ -443,7 +461,7 @@ export class SqliteStore implements Store {
           const lease: Lease = {
             workspace: request.workspace,
             epoch,
-            holder: request.holder,
+            holder: this.#clean(request.holder),
             acquiredAt: now.toISOString(),
             expiresAt: new Date(now.getTime() + request.ttlMs).toISOString(),
           };
@@ -498,7 +516,7 @@ export class SqliteStore implements Store {
 
   setMeta(key: string, value: string): Promise<void> {
     return this.#write(() => {
-      this.#sql.setMeta.run(key, value);
+      this.#sql.setMeta.run(key, this.#clean(value));
     });
   }
 
