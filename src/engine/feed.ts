@@ -2,6 +2,7 @@ import type { Address, Change } from '../core/index.js';
 import { readMarker } from '../core/index.js';
 import { changedFields, redact } from './operator.js';
 import type { Workspace } from './workspace.js';
+import { secretFields } from './workspace.js';
 
 /** What one read of a provider's audit feed brought. */
 export interface FeedResult {
@@ -37,14 +38,14 @@ export async function ingestFeed(
       const address: Address | undefined =
         remembered?.address ?? (marker?.workspace === ws.name ? marker.address : undefined);
       if (!address) continue;
-      let info;
+      let fieldsToHide;
       try {
-        info = ws.typeOf(type).info;
+        fieldsToHide = secretFields(ws, type, address);
       } catch {
         continue;
       }
-      const before = c.before ? redact(info, c.before, ws.secrets) : undefined;
-      const after = c.after ? redact(info, c.after, ws.secrets) : undefined;
+      const before = c.before ? redact(fieldsToHide, c.before, ws.secrets) : undefined;
+      const after = c.after ? redact(fieldsToHide, c.after, ws.secrets) : undefined;
       recorded.push(
         await ws.store.appendChange({
           time: c.time,

@@ -5,7 +5,6 @@ import type {
   ObservedObject,
   Operation,
   OperationAction,
-  ResourceTypeInfo,
   SecretRegistry,
 } from '../core/index.js';
 import { hashValue, operationId, toTendError, TendError } from '../core/index.js';
@@ -14,6 +13,7 @@ import type { CrashHook, WritePoint } from './crash-points.js';
 import { noCrash } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { Workspace } from './workspace.js';
+import { secretFields } from './workspace.js';
 
 /** What one journaled mutation acts on. */
 export interface OperationTarget {
@@ -51,13 +51,13 @@ export interface OperatorOptions {
  * else it shows up, in an error message or another field.
  */
 export function redact(
-  info: ResourceTypeInfo,
+  secretFields: readonly string[],
   fields: Readonly<Record<string, unknown>>,
   secrets: SecretRegistry,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
-    if (info.sensitive.includes(k)) secrets.add(v);
+    if (secretFields.includes(k)) secrets.add(v);
     else out[k] = v;
   }
   return out;
@@ -216,13 +216,13 @@ export class Operator {
 
   /** Remembers an object as the one managing an address. */
   async remember(target: OperationTarget, object: ObservedObject, op?: Operation): Promise<void> {
-    const { info } = this.ws.typeOf(target.type);
+    const hidden = secretFields(this.ws, target.type, target.address);
     const put = () =>
       this.ws.store.putTwin({
         address: target.address,
         type: target.type,
         objectId: object.id,
-        fields: redact(info, object.fields, this.ws.secrets),
+        fields: redact(hidden, object.fields, this.ws.secrets),
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),
@@ -239,9 +239,9 @@ export class Operator {
     after: Readonly<Record<string, unknown>> | undefined,
     note?: string,
   ): Promise<void> {
-    const { info } = this.ws.typeOf(target.type);
-    const b = before ? redact(info, before, this.ws.secrets) : undefined;
-    const a = after ? redact(info, after, this.ws.secrets) : undefined;
+    const hidden = secretFields(this.ws, target.type, target.address);
+    const b = before ? redact(hidden, before, this.ws.secrets) : undefined;
+    const a = after ? redact(hidden, after, this.ws.secrets) : undefined;
     await this.write('ledger', op, () =>
       this.ws.store.appendChange({
         time: this.clock.now().toISOString(),
@@ -513,13 +513,13 @@ export class Operator {
         claimed = again;
       }
     }
-    const { info: typeInfo } = this.ws.typeOf(target.type);
+    const hidden = secretFields(this.ws, target.type, target.address);
     await this.write('twin', op, async () => {
       await this.ws.store.putTwin({
         address: target.address,
         type: target.type,
         objectId: claimed.id,
-        fields: redact(typeInfo, claimed.fields, this.ws.secrets),
+        fields: redact(hidden, claimed.fields, this.ws.secrets),
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),

@@ -16,6 +16,7 @@ import { executePlan } from './executor.js';
 import type { Observation } from './observe.js';
 import { observe } from './observe.js';
 import { changedFields, redact } from './operator.js';
+import { secretFields } from './workspace.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
 import { recoverJournal } from './recovery.js';
@@ -270,9 +271,9 @@ async function recordUnattributedDrift(
     const remembered = observation.twin.get(address);
     const decl = declared.get(address);
     if (!remembered || !decl) continue;
-    const { provider, info } = ws.typeOf(remembered.type);
+    const { provider } = ws.typeOf(remembered.type);
     if (provider.changes) continue;
-    const now = redact(info, obj.fields, ws.secrets);
+    const now = redact(secretFields(ws, remembered.type, address), obj.fields, ws.secrets);
     // Only declared fields: server-owned fields (serials, timestamps) change on their own.
     const fields = changedFields(remembered.fields, now).filter((f) => f in decl.spec);
     if (fields.length === 0) continue;

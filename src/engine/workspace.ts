@@ -6,6 +6,7 @@ import type {
   SecretRegistry,
 } from '../core/index.js';
 import { Redactor, TendError } from '../core/index.js';
+import { isSecretRef } from '../intent/index.js';
 import type { Store } from '../store/index.js';
 
 /**
@@ -71,6 +72,29 @@ export function createWorkspace(parts: WorkspaceParts): Workspace {
       if (parts.ownsStore !== false) await parts.store.close();
     },
   };
+}
+
+const declaredByIntent = new WeakMap<Intent, ReadonlyMap<string, ResourceDecl>>();
+
+/**
+ * The fields of an object of `type` at `address` that are secrets: the ones its type marks
+ * sensitive, and the ones the declared resource fills from a secret reference (a `secrets:` entry
+ * or a sensitive field). Their values are never stored or compared (`redact`).
+ */
+export function secretFields(ws: Workspace, type: string, address?: string): readonly string[] {
+  const { sensitive } = ws.typeOf(type).info;
+  if (address === undefined) return sensitive;
+  let declared = declaredByIntent.get(ws.intent);
+  if (!declared) {
+    declared = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
+    declaredByIntent.set(ws.intent, declared);
+  }
+  const decl = declared.get(address);
+  if (!decl) return sensitive;
+  const fromRefs = Object.keys(decl.spec).filter(
+    (k) => isSecretRef(decl.spec[k]) && !sensitive.includes(k),
+  );
+  return fromRefs.length === 0 ? sensitive : [...sensitive, ...fromRefs];
 }
 
 /** Closes providers that hold resources (connections, timers); errors are ignored. */
