@@ -1,7 +1,7 @@
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import type { Provider, ProviderDecl } from '../core/index.js';
-import { TendError, toTendError } from '../core/index.js';
+import { TendError, fetchFollowingRedirects, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
 import { loadOpenApiProvider } from '../providers/index.js';
 
@@ -63,6 +63,7 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
     concurrency: decl.concurrency,
     rateLimit: decl.rateLimit,
     timeoutMs: decl.timeoutMs,
+    ...(decl.allowRedirectsTo ? { allowRedirectsTo: decl.allowRedirectsTo } : {}),
   });
 }
 
@@ -85,16 +86,32 @@ async function cachedSpec(
   );
   try {
     const sameOrigin = new URL(decl.spec).origin === new URL(decl.endpoint).origin;
-    const res = await fetch(decl.spec, {
-      headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
-      signal: AbortSignal.timeout(decl.timeoutMs),
-    });
+    // Redirects stay within the spec's origin unless the provider allows others; the auth header
+    // never leaves it.
+    const { response: res } = await fetchFollowingRedirects(
+      fetch,
+      decl.spec,
+      {
+        method: 'GET',
+        headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
+        signal: AbortSignal.timeout(decl.timeoutMs),
+      },
+      {
+        what: `cannot fetch ${withoutUserInfo(decl.spec)}`,
+        credentialHeaders: auth ? [auth.header] : [],
+        optIn: `provider ${decl.name}'s allowRedirectsTo`,
+        urlSetting: `provider ${decl.name}'s spec`,
+        ...(decl.allowRedirectsTo ? { allowOrigins: decl.allowRedirectsTo } : {}),
+      },
+    );
     if (!res.ok) return decl.spec; // let the loader report the status the way it does
     const text = await res.text();
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await writeFile(file, text, { mode: 0o600 });
     return file;
   } catch (e) {
+    // A refused redirect is the platform's answer, not an outage: no stale copy stands in for it.
+    if (e instanceof TendError && e.code.startsWith('http.')) throw e;
     if (await exists(file)) return file;
     throw new TendError(
       'provider.spec_unreachable',
@@ -113,4 +130,12 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** A URL without its user:password part, fit for a message. */
+function withoutUserInfo(url: string): string {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString();
 }

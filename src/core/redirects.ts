@@ -48,6 +48,8 @@ export interface FollowRedirectsOptions extends RedirectPolicy {
   readonly credentialHeaders?: readonly string[];
   /** Where the user allows other origins, for the hint: `the provider's allowRedirectsTo`. */
   readonly optIn: string;
+  /** The setting holding the URL, for the hint: `the provider's endpoint` (default `the URL`). */
+  readonly urlSetting?: string;
   /** Statuses answered as they are rather than followed (a check that expects a 301). */
   readonly keepStatuses?: readonly number[];
 }
@@ -82,6 +84,7 @@ export async function fetchFollowingRedirects(
   options: FollowRedirectsOptions,
 ): Promise<FollowedResponse> {
   const max = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const setting = options.urlSetting ?? 'the URL';
   const first = new URL(url).origin;
   const credentials = new Set(
     [...ALWAYS_CREDENTIALS, ...(options.credentialHeaders ?? [])].map((h) => h.toLowerCase()),
@@ -120,14 +123,17 @@ export async function fetchFollowingRedirects(
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw refuse(
         `${from} redirected (${status}) to a ${next.protocol} URL; only http(s) redirects are followed`,
-        'point the URL at where the content really is',
+        `point ${setting} at where the content really is`,
       );
     }
     if (redirects >= max) {
       throw new TendError(
         'http.too_many_redirects',
         `${options.what}: more than ${max} redirects (the last from ${from} to ${next.origin}); not followed`,
-        { status, hint: 'a redirect loop, or a chain too long: point the URL at the final place' },
+        {
+          status,
+          hint: `a redirect loop, or a chain too long: point ${setting} at the final place`,
+        },
       );
     }
     const to = next.origin;
@@ -135,7 +141,7 @@ export async function fetchFollowingRedirects(
     if (crossing && !allowed(to, options.allowOrigins)) {
       throw refuse(
         `${from} redirected (${status}) to another origin, ${to}; not followed, so no credentials or request body went there`,
-        `if ${to} belongs to the same platform, point the URL at it, or list it in ${options.optIn} (credentials and request bodies are never sent to another origin)`,
+        `if ${to} belongs to the same platform, point ${setting} at it, or list it in ${options.optIn} (credentials and request bodies are never sent to another origin)`,
       );
     }
     // 301/302 turn a POST into a GET; 303 anything but GET and HEAD. 307/308 change nothing.
@@ -151,7 +157,7 @@ export async function fetchFollowingRedirects(
       if (body !== undefined) {
         throw refuse(
           `${from} redirected (${status}) to ${to}, which would resend the request body to another origin; not followed (the body may hold secrets)`,
-          `point the URL at ${to} directly if the platform lives there`,
+          `point ${setting} at ${to} directly if the platform lives there`,
         );
       }
       if (next.username !== '' || next.password !== '' || carries(next, secrets)) {

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
 import { FieldReader } from './fields.js';
+import { readAllowedOrigins } from './origins.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
 import { didYouMean, listOf } from './suggest.js';
@@ -20,6 +21,7 @@ const FIELDS = [
   'concurrency',
   'rateLimit',
   'timeoutMs',
+  'allowRedirectsTo',
 ] as const;
 const AUTH_FIELDS = ['header', 'fromEnv', 'fromFile', 'prefix'] as const;
 const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -210,6 +212,8 @@ export async function readProviderDoc(
     fallback: PROVIDER_DEFAULTS.timeoutMs,
   });
 
+  const allowRedirectsTo = readAllowedOrigins(r, value, []);
+
   const diagnostics = r.diagnostics;
   const failed = diagnostics.some((d) => d.severity === 'error');
   if (failed || name === undefined || spec === undefined || endpoint === undefined) {
@@ -226,6 +230,7 @@ export async function readProviderDoc(
     concurrency,
     rateLimit,
     timeoutMs,
+    ...(allowRedirectsTo !== undefined && { allowRedirectsTo }),
     source: sourceOf(doc),
   };
   return { decl, name, diagnostics };

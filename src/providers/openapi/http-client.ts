@@ -369,6 +369,7 @@ async function send(
         what: init.what,
         credentialHeaders: init.credentialHeaders,
         optIn: "the provider's allowRedirectsTo",
+        urlSetting: "the provider's endpoint",
       },
     );
     // The body is read under the same signal: a response that stalls midway is a timeout too.

@@ -237,6 +237,7 @@ async function fetchText(
         what: `cannot fetch ${noun} ${shown}`,
         credentialHeaders: Object.keys(options.headers ?? {}),
         optIn: "the provider's allowRedirectsTo",
+        urlSetting: `the provider's ${what === 'document' ? 'spec' : 'overlay'}`,
         ...(options.allowRedirectsTo ? { allowOrigins: options.allowRedirectsTo } : {}),
       },
     ));
