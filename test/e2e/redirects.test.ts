@@ -150,6 +150,24 @@ describe('a platform that redirects a create to another origin (tend apply)', ()
   });
 });
 
+describe('a platform whose document redirects to another origin (tend validate)', () => {
+  it('the provider does not load; the other server gets nothing', async () => {
+    route = (req, res) => {
+      if (req.url !== '/openapi.json') return false;
+      redirect(res, 302, `${other.url}/openapi.json`);
+      return true;
+    };
+    intent();
+    const r = await runCli(['validate', dir], { env });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain('http.redirect_refused');
+    expect(r.stdout + r.stderr).toContain(
+      `${front.url} redirected (302) to another origin, ${other.url}; not followed`,
+    );
+    expect(other.requests).toEqual([]);
+  });
+});
+
 describe('a platform that redirects within its own origin', () => {
   it('every request, the document included, is followed with the key: apply converges', async () => {
     // Each request is first sent to /v1/…, which redirects (307) to the real path.
