@@ -51,7 +51,9 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
     clock: systemClock,
     process: { pid: process.pid, host: hostname(), startedAt, isAlive: pidAlive },
     providers: defaultProviders,
-    openStore: (location) => openStore(location),
+    // Tend's files found open to others are tightened when the store opens; the user is told.
+    openStore: (location) =>
+      openStore(location, { notice: (note) => process.stderr.write(`tend: ${note}\n`) }),
     ...overrides,
   };
 }

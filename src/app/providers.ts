@@ -1,9 +1,10 @@
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import type { Provider, ProviderDecl } from '../core/index.js';
 import { TendError, fetchFollowingRedirects, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
 import { loadOpenApiProvider } from '../providers/index.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../store/index.js';
 
 /** What connecting one declared provider needs. */
 export interface ProviderRequest {
@@ -106,8 +107,12 @@ async function cachedSpec(
     );
     if (!res.ok) return decl.spec; // let the loader report the status the way it does
     const text = await res.text();
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    // Tend's own files are private: .tend/ and .tend/cache/ 0700, the copy 0600 (an existing one
+    // keeps its mode through writeFile, so it is tightened after).
+    ensurePrivateDir(dirname(dirname(file)), true);
+    ensurePrivateDir(dirname(file), true);
     await writeFile(file, text, { mode: 0o600 });
+    ensurePrivateFile(file);
     return file;
   } catch (e) {
     // A refused redirect is the platform's answer, not an outage: no stale copy stands in for it.
