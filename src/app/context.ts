@@ -28,6 +28,11 @@ export interface AppContext {
   readonly process: ProcessInfo;
   readonly providers: ProviderRegistry;
   readonly openStore: (location: string) => Promise<Store>;
+  /**
+   * Told, one sentence each, about Tend's own files found open to others and tightened (`.tend/`,
+   * the store); a real process prints them on stderr. Default: nobody is told.
+   */
+  readonly notice?: (message: string) => void;
 }
 
 /** Whether `pid` is a live process on this host (signal 0 tests without sending anything). */
@@ -44,6 +49,11 @@ function pidAlive(pid: number): boolean {
 
 const startedAt = new Date().toISOString();
 
+/** Tells the user on stderr (notices are not part of any command's output). */
+function printNotice(message: string): void {
+  process.stderr.write(`tend: ${message}\n`);
+}
+
 /** The context of a real process: process.env, the system clock, built-in providers, SQLite. */
 export function defaultContext(overrides: Partial<AppContext> = {}): AppContext {
   return {
@@ -52,8 +62,8 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
     process: { pid: process.pid, host: hostname(), startedAt, isAlive: pidAlive },
     providers: defaultProviders,
     // Tend's files found open to others are tightened when the store opens; the user is told.
-    openStore: (location) =>
-      openStore(location, { notice: (note) => process.stderr.write(`tend: ${note}\n`) }),
+    openStore: (location) => openStore(location, { notice: printNotice }),
+    notice: printNotice,
     ...overrides,
   };
 }
