@@ -36,6 +36,11 @@ export interface AppContext {
    * `openStore` writes through it; an adapter must pass its output through `redactor.text`.
    */
   readonly redactor: Redactor;
+  /**
+   * Told, one sentence each, about Tend's own files found open to others and tightened (`.tend/`,
+   * the store); a real process prints them on stderr. Default: nobody is told.
+   */
+  readonly notice?: (message: string) => void;
 }
 
 /** Whether `pid` is a live process on this host (signal 0 tests without sending anything). */
@@ -58,6 +63,10 @@ const startedAt = new Date().toISOString();
  */
 export function defaultContext(overrides: Partial<AppContext> = {}): AppContext {
   const redactor = overrides.redactor ?? new Redactor();
+  // Notices go to stderr (they are not part of any command's output), through the redactor too.
+  const printNotice = (message: string) => {
+    process.stderr.write(`tend: ${redactor.text(message)}\n`);
+  };
   return {
     env: process.env,
     clock: systemClock,
@@ -66,8 +75,10 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
     openStore: (location) => {
       // A database URL may carry a password (`postgres://user:pass@host/db`).
       redactor.addUrlCredentials(location);
-      return openStore(location, { redactor });
+      // Tend's files found open to others are tightened when the store opens; the user is told.
+      return openStore(location, { redactor, notice: printNotice });
     },
+    notice: printNotice,
     ...overrides,
     redactor,
   };

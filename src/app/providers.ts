@@ -1,9 +1,10 @@
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import type { Provider, ProviderDecl, Redactor } from '../core/index.js';
-import { displayUrl, TendError, toTendError } from '../core/index.js';
+import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
 import { loadOpenApiProvider } from '../providers/index.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../store/index.js';
 
 /** What connecting one declared provider needs. */
 export interface ProviderRequest {
@@ -73,6 +74,7 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
     rateLimit: decl.rateLimit,
     timeoutMs: decl.timeoutMs,
     redactor,
+    ...(decl.allowRedirectsTo ? { allowRedirectsTo: decl.allowRedirectsTo } : {}),
   });
 }
 
@@ -96,16 +98,36 @@ async function cachedSpec(
   );
   try {
     const sameOrigin = new URL(decl.spec).origin === new URL(decl.endpoint).origin;
-    const res = await fetch(decl.spec, {
-      headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
-      signal: AbortSignal.timeout(decl.timeoutMs),
-    });
+    // Redirects stay within the spec's origin unless the provider allows others; the auth header
+    // never leaves it.
+    const { response: res } = await fetchFollowingRedirects(
+      fetch,
+      decl.spec,
+      {
+        method: 'GET',
+        headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
+        signal: AbortSignal.timeout(decl.timeoutMs),
+      },
+      {
+        what: `cannot fetch ${withoutUserInfo(decl.spec)}`,
+        credentialHeaders: auth ? [auth.header] : [],
+        optIn: `provider ${decl.name}'s allowRedirectsTo`,
+        urlSetting: `provider ${decl.name}'s spec`,
+        ...(decl.allowRedirectsTo ? { allowOrigins: decl.allowRedirectsTo } : {}),
+      },
+    );
     if (!res.ok) return decl.spec; // let the loader report the status the way it does
     const text = await res.text();
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    // Tend's own files are private: .tend/ and .tend/cache/ 0700, the copy 0600 (an existing one
+    // keeps its mode through writeFile, so it is tightened after).
+    ensurePrivateDir(dirname(dirname(file)), true);
+    ensurePrivateDir(dirname(file), true);
     await writeFile(file, text, { mode: 0o600 });
+    ensurePrivateFile(file);
     return file;
   } catch (e) {
+    // A refused redirect is the platform's answer, not an outage: no stale copy stands in for it.
+    if (e instanceof TendError && e.code.startsWith('http.')) throw e;
     if (await exists(file)) return file;
     throw new TendError(
       'provider.spec_unreachable',
@@ -125,4 +147,12 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** A URL without its user:password part, fit for a message. */
+function withoutUserInfo(url: string): string {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString();
 }

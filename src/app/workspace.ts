@@ -7,6 +7,7 @@ import type { Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace } from '../engine/index.js';
 import { loadIntent } from '../intent/index.js';
 import type { Store } from '../store/index.js';
+import { tightenTree } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
 import { connectProvider } from './providers.js';
@@ -122,6 +123,9 @@ export async function loadIntentWithProviders(
   dir: string,
   workspaceHint: string,
 ): Promise<LoadedIntent> {
+  // Tend's own directory is private (0700, files 0600): one left open by an older Tend is tightened
+  // before anything (a cached document, the store) is written into it, and the user is told.
+  for (const note of tightenTree(join(dir, '.tend'))) ctx.notice?.(note);
   const providers = new Map<string, Provider>();
   const describe = async (decl: ProviderDecl) => {
     try {

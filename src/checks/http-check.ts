@@ -1,4 +1,5 @@
 import type { CheckResult, HttpCheckDecl } from '../core/index.js';
+import { TendError, fetchFollowingRedirects } from '../core/index.js';
 import type { CheckContext } from './check-context.js';
 
 function statuses(list: readonly number[]): string {
@@ -18,8 +19,11 @@ function networkReason(e: unknown): string {
 /**
  * Runs an HTTP check: sends the request with the check's timeout and passes when the status is one
  * of `expectStatus` and, if set, the body contains `bodyContains`. References in the URL and the
- * expected text are substituted first. Never throws: every failure is a result saying what was
- * expected and what happened instead (the status, the network error, or the timeout).
+ * expected text are substituted first. Redirects are followed (at most 5) within the URL's origin,
+ * or to an origin in `allowRedirectsTo`; a redirect whose status is expected is not followed; one
+ * to another origin fails the check. Never throws: every failure is a result saying what was
+ * expected and what happened instead (the status, the refused redirect, the network error, or the
+ * timeout).
  */
 export async function runHttpCheck(check: HttpCheckDecl, ctx: CheckContext): Promise<CheckResult> {
   const result = (ok: boolean, message: string): CheckResult => ({
@@ -39,7 +43,18 @@ export async function runHttpCheck(check: HttpCheckDecl, ctx: CheckContext): Pro
   const signal = ctx.signal ? AbortSignal.any([timeout, ctx.signal]) : timeout;
   const doFetch = ctx.fetch ?? fetch;
   try {
-    const res = await doFetch(url, { method: check.method, signal, redirect: 'follow' });
+    const { response: res } = await fetchFollowingRedirects(
+      doFetch,
+      url,
+      { method: check.method, headers: {}, signal },
+      {
+        what,
+        optIn: "the check's allowRedirectsTo",
+        urlSetting: "the check's url",
+        keepStatuses: check.expectStatus,
+        ...(check.allowRedirectsTo ? { allowOrigins: check.allowRedirectsTo } : {}),
+      },
+    );
     const body = expected === undefined ? undefined : await res.text();
     if (expected === undefined) await res.body?.cancel();
     if (!check.expectStatus.includes(res.status)) {
@@ -57,6 +72,8 @@ export async function runHttpCheck(check: HttpCheckDecl, ctx: CheckContext): Pro
     const tail = expected === undefined ? '' : ` and the body contains ${JSON.stringify(expected)}`;
     return result(true, `${what} answered ${res.status}${tail}`);
   } catch (e) {
+    // A refused redirect: its hint says how to allow it.
+    if (e instanceof TendError) return result(false, `${e.message}; ${e.hint ?? e.code}`);
     if (timeout.aborted) return result(false, `${what}: no answer within ${check.timeoutMs} ms`);
     if (ctx.signal?.aborted) return result(false, `${what}: check aborted`);
     return result(false, `${what} failed: ${networkReason(e)}`);

@@ -9,6 +9,7 @@ export * from './intent.js';
 export * from './journal.js';
 export * from './marker.js';
 export * from './provider.js';
+export * from './redirects.js';
 export * from './refs.js';
 export * from './status.js';
 export * from './diff.js';

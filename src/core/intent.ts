@@ -34,6 +34,11 @@ export interface ProviderDecl {
   readonly rateLimit: number;
   /** Request timeout in milliseconds. */
   readonly timeoutMs: number;
+  /**
+   * Origins besides the endpoint's (and the spec's) that redirects may lead to, normalised, or `*`;
+   * credentials and request bodies are never sent there. Absent: redirects stay within the origin.
+   */
+  readonly allowRedirectsTo?: readonly string[];
   readonly source: SourceLocation;
 }
 
@@ -52,6 +57,8 @@ export interface HttpCheckDecl {
   readonly expectStatus: readonly number[];
   readonly bodyContains?: string;
   readonly timeoutMs: number;
+  /** Origins besides the URL's own that redirects may lead to, normalised, or `*`. */
+  readonly allowRedirectsTo?: readonly string[];
   readonly source: SourceLocation;
 }
 

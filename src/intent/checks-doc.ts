@@ -9,6 +9,7 @@ import {
   parseServer,
 } from '../checks/index.js';
 import { FieldReader, isRecord, typeName } from './fields.js';
+import { readAllowedOrigins } from './origins.js';
 import type { ParsedDocument } from './parse-documents.js';
 import type { PathSegment } from './positions.js';
 import { sourceOf } from './report.js';
@@ -20,7 +21,14 @@ export const CHECK_DEFAULTS = { method: 'GET', expectStatus: [200], timeoutMs: 5
 /** Defaults of the optional fields of a `dns` check. */
 export const DNS_CHECK_DEFAULTS = { type: 'A', timeoutMs: 2000 } as const;
 
-const HTTP_FIELDS = ['url', 'method', 'expectStatus', 'bodyContains', 'timeoutMs'] as const;
+const HTTP_FIELDS = [
+  'url',
+  'method',
+  'expectStatus',
+  'bodyContains',
+  'timeoutMs',
+  'allowRedirectsTo',
+] as const;
 const CEL_FIELDS = ['expr', 'name'] as const;
 const DNS_FIELDS = ['server', 'query', 'type', 'expect', 'timeoutMs'] as const;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -96,6 +104,7 @@ function readHttp(
     min: 1,
     fallback: CHECK_DEFAULTS.timeoutMs,
   });
+  const allowRedirectsTo = readAllowedOrigins(r, value, at);
   if (r.diagnostics.length > before || url === undefined) return undefined;
   return {
     kind: 'http',
@@ -105,6 +114,7 @@ function readHttp(
     expectStatus,
     ...(bodyContains !== undefined && { bodyContains }),
     timeoutMs,
+    ...(allowRedirectsTo !== undefined && { allowRedirectsTo }),
     source: sourceOf(doc, at.slice(0, -1)),
   };
 }

@@ -3,6 +3,7 @@ import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
 import type { TrustedDirs } from './confine.js';
 import { fileKind, locate, trustedDirsHint } from './confine.js';
 import { FieldReader } from './fields.js';
+import { readAllowedOrigins } from './origins.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
 import { checkSecretFile } from './secret-rules.js';
@@ -22,6 +23,7 @@ const FIELDS = [
   'concurrency',
   'rateLimit',
   'timeoutMs',
+  'allowRedirectsTo',
 ] as const;
 const AUTH_FIELDS = ['header', 'fromEnv', 'fromFile', 'prefix'] as const;
 const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -240,6 +242,8 @@ export function readProviderDoc(
     fallback: PROVIDER_DEFAULTS.timeoutMs,
   });
 
+  const allowRedirectsTo = readAllowedOrigins(r, value, []);
+
   const diagnostics = r.diagnostics;
   const failed = diagnostics.some((d) => d.severity === 'error');
   if (failed || name === undefined || spec === undefined || endpoint === undefined) {
@@ -256,6 +260,7 @@ export function readProviderDoc(
     concurrency,
     rateLimit,
     timeoutMs,
+    ...(allowRedirectsTo !== undefined && { allowRedirectsTo }),
     source: sourceOf(doc),
   };
   return { decl, name, diagnostics };

@@ -19,7 +19,10 @@ import { RequestValidator } from './validate.js';
 export interface SandboxOptions {
   /** Faults in force at start and after a reset. */
   readonly faults?: Partial<FaultSettings>;
-  /** When set, API routes require this value in the X-API-Key header. Never logged. */
+  /**
+   * When set, API routes and the `/_sandbox/*` admin routes require this value in the X-API-Key
+   * header (the OpenAPI document stays public). Never logged.
+   */
   readonly apiKey?: string;
   /** Where to keep state across restarts (loaded at start if it exists, saved after mutations). */
   readonly stateFile?: string;
@@ -99,7 +102,17 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     c.json({ code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` }, 404),
   );
 
-  // The oracle and admin routes: never counted, never faulted, never behind the API key.
+  // The oracle and admin routes: never counted, never faulted; behind the API key when there is one
+  // (they reset the platform and read every object, secrets' digests included).
+  app.use('/_sandbox/*', async (c, next) => {
+    if (keyDigest && !matches(keyDigest, c.req.header(API_KEY_HEADER))) {
+      return c.json(
+        { code: 'unauthorized', message: `missing or wrong ${API_KEY_HEADER} header` },
+        401,
+      );
+    }
+    return next();
+  });
   app.get('/_sandbox/objects', (c) =>
     c.json({ objects: resources.oracle() satisfies OracleObject[] }),
   );

@@ -563,7 +563,9 @@ describe('secrets', () => {
 describe('auth', () => {
   const apiKey = 'k3y-that-must-not-leak';
 
-  it('API routes need X-API-Key; the document and the oracle do not', async () => {
+  const key = { headers: { 'X-API-Key': apiKey } };
+
+  it('API routes need X-API-Key; the document does not', async () => {
     const { api } = fresh({ apiKey });
     const none = await api.get('/networks');
     expect(none.status).toBe(401);
@@ -572,10 +574,36 @@ describe('auth', () => {
       message: 'missing or wrong X-API-Key header',
     });
     expect((await api.get('/networks', { headers: { 'X-API-Key': 'wrong' } })).status).toBe(401);
-    expect((await api.get('/networks', { headers: { 'X-API-Key': apiKey } })).status).toBe(200);
+    expect((await api.get('/networks', key)).status).toBe(200);
     expect((await api.get('/openapi.json')).status).toBe(200);
-    expect((await api.get('/_sandbox/objects')).status).toBe(200);
-    expect((await api.get('/_sandbox/stats')).body.byStatus).toEqual({ '401': 2, '200': 1 });
+    expect((await api.get('/_sandbox/stats', key)).body.byStatus).toEqual({ '401': 2, '200': 1 });
+  });
+
+  it('the /_sandbox/* admin routes need it too, and do nothing without it', async () => {
+    const { api, sandbox } = fresh({ apiKey });
+    expect((await api.post('/networks', { name: 'n', cidr: '10.0.0.0/24' }, key)).status).toBe(201);
+    const wrong = { headers: { 'X-API-Key': 'wrong' } };
+    for (const [method, path, body] of [
+      ['GET', '/_sandbox/objects', undefined],
+      ['GET', '/_sandbox/stats', undefined],
+      ['GET', '/_sandbox/faults', undefined],
+      ['PUT', '/_sandbox/faults', { errorRate: 1 }],
+      ['POST', '/_sandbox/reset', undefined],
+    ] as const) {
+      for (const options of [{}, wrong]) {
+        const reply = await api.call(method, path, body, options);
+        expect(reply.status, `${method} ${path}`).toBe(401);
+        expect(reply.body).toEqual({
+          code: 'unauthorized',
+          message: 'missing or wrong X-API-Key header',
+        });
+      }
+    }
+    expect(sandbox.state.list('networks')).toHaveLength(1);
+    expect(sandbox.getFaults().errorRate).toBe(0);
+    expect((await api.get('/_sandbox/objects', key)).body.objects).toHaveLength(1);
+    expect((await api.post('/_sandbox/reset', undefined, key)).status).toBe(204);
+    expect(sandbox.state.list('networks')).toHaveLength(0);
   });
 
   it('without an api key nothing is required', async () => {

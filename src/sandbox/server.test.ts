@@ -153,6 +153,15 @@ describe('auth over HTTP', () => {
     const ok = await fetch(`${server.url}/networks`, { headers: { 'X-API-Key': 'sekret' } });
     expect(ok.status).toBe(200);
   });
+
+  it('requires it on /_sandbox/*: a reset without it is 401', async () => {
+    const server = await start({ apiKey: 'sekret' });
+    const reset = (headers: Record<string, string>) =>
+      fetch(`${server.url}/_sandbox/reset`, { method: 'POST', headers });
+    expect((await reset({})).status).toBe(401);
+    expect((await reset({ 'X-API-Key': 'not-it' })).status).toBe(401);
+    expect((await reset({ 'X-API-Key': 'sekret' })).status).toBe(204);
+  });
 });
 
 /** Polls a condition on the event loop (for effects of another connection), failing after 2 s. */

@@ -16,4 +16,11 @@ export type { LedgerHead } from './ledger-chain.js';
 export { openStore } from './open-store.js';
 export type { StoreOptions } from './open-store.js';
 export { SqliteStore, openSqliteStore } from './sqlite/sqlite-store.js';
+export {
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  ensurePrivateDir,
+  ensurePrivateFile,
+  tightenTree,
+} from './private-files.js';
 export type { SqliteStoreOptions } from './sqlite/sqlite-store.js';

@@ -23,6 +23,10 @@ export interface SandboxHandle {
   /** Merges fault settings; resolves to the settings now in force. */
   setFaults(partial: Partial<FaultSettings>): Promise<FaultSettings>;
   stats(): Promise<SandboxStats>;
+  /** Forgets every object, audit entry and counter; faults go back to the start settings. */
+  reset(): Promise<void>;
+  /** The API key the sandbox requires (and its /_sandbox/* admin routes), when it has one. */
+  readonly apiKey?: string;
 }
 
 /** Options for the process: extra environment (e.g. the variable named by --api-key-from-env). */
@@ -61,9 +65,13 @@ export async function startSandboxProcess(
   ]);
   lines.on('line', () => {}); // keep draining stdout (--log lines)
   const url = parseUrl(first);
+  // A sandbox started with --api-key-from-env VAR wants that key on /_sandbox/* too.
+  const keyVar = args[args.indexOf('--api-key-from-env') + 1];
+  const apiKey = args.includes('--api-key-from-env') && keyVar ? options.env?.[keyVar] : undefined;
   let stopping: Promise<void> | undefined;
   return {
-    ...oracle(url),
+    ...oracle(url, apiKey),
+    ...(apiKey !== undefined ? { apiKey } : {}),
     url,
     stop: () => (stopping ??= stopProcess(child, exited)),
   };
@@ -74,7 +82,12 @@ export async function startSandboxInProcess(
   options: SandboxOptions & ListenOptions = {},
 ): Promise<SandboxHandle> {
   const running = await startSandbox(options);
-  return { ...oracle(running.url), url: running.url, stop: () => running.close() };
+  return {
+    ...oracle(running.url, options.apiKey),
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    url: running.url,
+    stop: () => running.close(),
+  };
 }
 
 function parseUrl(line: string): string {
@@ -99,14 +112,27 @@ async function stopProcess(child: ChildProcess, exited: Promise<number | null>):
   }
 }
 
-function oracle(url: string) {
+/** The /_sandbox/* admin calls, with the sandbox's API key when it has one. */
+function oracle(url: string, apiKey: string | undefined) {
+  const send = (path: string, init: RequestInit = {}): Promise<Response> =>
+    fetch(`${url}${path}`, {
+      ...init,
+      headers: {
+        ...(init.headers as Record<string, string> | undefined),
+        ...(apiKey !== undefined ? { 'X-API-Key': apiKey } : {}),
+      },
+    });
   const json = async <T>(path: string, init?: RequestInit): Promise<T> => {
-    const response = await fetch(`${url}${path}`, init);
+    const response = await send(path, init);
     const body = (await response.json()) as T;
     if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
     return body;
   };
   return {
+    reset: async () => {
+      const response = await send('/_sandbox/reset', { method: 'POST' });
+      if (response.status !== 204) throw new Error(`/_sandbox/reset: ${response.status}`);
+    },
     objects: async () => (await json<{ objects: OracleObject[] }>('/_sandbox/objects')).objects,
     setFaults: (partial: Partial<FaultSettings>) =>
       json<FaultSettings>('/_sandbox/faults', {

@@ -1,5 +1,5 @@
-import type { ProviderHealth, Redactor } from '../../core/index.js';
-import { displayUrl, TendError } from '../../core/index.js';
+import type { ProviderHealth, Redactor, RedirectPolicy } from '../../core/index.js';
+import { displayUrl, fetchFollowingRedirects, TendError } from '../../core/index.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
 import type { HttpMethod } from './derive-types.js';
@@ -38,6 +38,11 @@ export interface HttpClientOptions {
   readonly circuitCooldownMs?: number;
   /** The longest cool-down, in ms (default 60000). */
   readonly circuitMaxCooldownMs?: number;
+  /**
+   * Which redirects are followed (default: at most 5, within the base URL's origin). The auth
+   * header and request bodies never go to another origin, whatever the policy.
+   */
+  readonly redirects?: RedirectPolicy;
   readonly fetch?: typeof fetch;
   /** Monotonic milliseconds, for every duration (default performance.now). */
   readonly clock?: Clock;
@@ -201,11 +206,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           // The circuit may have opened while this request waited: admit() fails fast then.
           ticket = circuit.admit(what);
           outcome = await send(doFetch, url, {
+            what,
             method: req.method,
             headers,
             body,
             callerSignal: req.signal,
             timeoutMs: req.timeoutMs ?? timeoutMs,
+            redirects: options.redirects,
+            credentialHeaders: options.auth ? [options.auth.header] : [],
           });
         } finally {
           slots.release();
@@ -243,6 +251,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           continue;
         }
 
+        if (outcome.kind === 'refused') {
+          // The platform answered (with a redirect Tend does not follow): it is up, and retrying
+          // would meet the same redirect.
+          circuit.succeeded(ticket);
+          limiter.succeeded(permit);
+          throw refusedRedirect(outcome.error, mutation);
+        }
         if (outcome.kind === 'aborted') {
           circuit.released(ticket);
           throw aborted(what, mutation);
@@ -315,35 +330,55 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
 type Attempt =
   | { readonly kind: 'response'; readonly response: Response; readonly body: unknown }
+  | { readonly kind: 'refused'; readonly error: TendError }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'aborted' }
   | { readonly kind: 'network'; readonly code: string };
 
-/** One attempt; never throws: every way it can end is a value. */
+/**
+ * One attempt, redirects included (followed by `fetchFollowingRedirects`: within the origin unless
+ * the policy allows others, never with credentials or a body to another origin); never throws:
+ * every way it can end is a value.
+ */
 async function send(
   doFetch: typeof fetch,
   url: string,
   init: {
+    what: string;
     method: string;
     headers: Record<string, string>;
     body: string | undefined;
     callerSignal: AbortSignal | undefined;
     timeoutMs: number;
+    redirects: RedirectPolicy | undefined;
+    credentialHeaders: readonly string[];
   },
 ): Promise<Attempt> {
   const timeout = AbortSignal.timeout(init.timeoutMs);
   const signal = init.callerSignal ? AbortSignal.any([init.callerSignal, timeout]) : timeout;
   try {
-    const response = await doFetch(url, {
-      method: init.method,
-      headers: init.headers,
-      ...(init.body !== undefined ? { body: init.body } : {}),
-      signal,
-    });
+    const { response } = await fetchFollowingRedirects(
+      doFetch,
+      url,
+      {
+        method: init.method,
+        headers: init.headers,
+        ...(init.body !== undefined ? { body: init.body } : {}),
+        signal,
+      },
+      {
+        ...init.redirects,
+        what: init.what,
+        credentialHeaders: init.credentialHeaders,
+        optIn: "the provider's allowRedirectsTo",
+        urlSetting: "the provider's endpoint",
+      },
+    );
     // The body is read under the same signal: a response that stalls midway is a timeout too.
     const text = await response.text();
     return { kind: 'response', response, body: parseBody(text) };
   } catch (e) {
+    if (e instanceof TendError) return { kind: 'refused', error: e };
     if (init.callerSignal?.aborted) return { kind: 'aborted' };
     if (timeout.aborted) return { kind: 'timeout' };
     return { kind: 'network', code: networkCode(e) };
@@ -466,6 +501,21 @@ function transportError(
     `${what}: the connection to ${shownBase} was lost (${code}, ${tries})`,
     { retryable: true },
   );
+}
+
+/**
+ * A redirect Tend did not follow. After a 307/308 the platform has not acted (it asked for the
+ * request elsewhere); after a 301/302/303 to a write it may have (a 303 is how some platforms say
+ * "done, see there"), so the journal looks the object up before anything is sent again.
+ */
+function refusedRedirect(e: TendError, mutation: boolean): TendError {
+  const mayHaveActed = mutation && (e.status === 301 || e.status === 302 || e.status === 303);
+  if (!mayHaveActed) return e;
+  return new TendError(e.code, `${e.message}; the platform may have acted before redirecting`, {
+    outcomeUnknown: true,
+    ...(e.status !== undefined ? { status: e.status } : {}),
+    ...(e.hint !== undefined ? { hint: e.hint } : {}),
+  });
 }
 
 function aborted(what: string, inFlightMutation: boolean): TendError {

@@ -3,7 +3,7 @@ import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dereference } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
-import { TendError } from '../../core/index.js';
+import { TendError, fetchFollowingRedirects } from '../../core/index.js';
 import { applyOverlay, parseOverlay } from './overlay.js';
 import { convertSwagger2 } from './swagger2.js';
 
@@ -41,6 +41,11 @@ export interface LoadDocumentOptions {
    * `definitions`, not the converted `components`). Fetched without the document's headers.
    */
   readonly overlay?: string;
+  /**
+   * Origins besides the document's own that a redirect may lead to (`*`: any); no header of
+   * `headers` and no user-info credential is ever sent there. Default: none.
+   */
+  readonly allowRedirectsTo?: readonly string[];
 }
 
 /**
@@ -214,15 +219,37 @@ async function fetchText(
   const { plainUrl, basic } = splitCredentials(url);
   let response: Response;
   try {
-    response = await doFetch(plainUrl, {
-      headers: {
-        accept: 'application/json, application/yaml, text/yaml, */*',
-        ...(basic ? { authorization: basic } : {}),
-        ...options.headers,
+    // Redirects are followed within the document's origin (or to an allowed one); the credentials
+    // (user-info, the provider's auth header) never go to another origin.
+    ({ response } = await fetchFollowingRedirects(
+      doFetch,
+      plainUrl,
+      {
+        method: 'GET',
+        headers: {
+          accept: 'application/json, application/yaml, text/yaml, */*',
+          ...(basic ? { authorization: basic } : {}),
+          ...options.headers,
+        },
+        signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
       },
-      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
-    });
+      {
+        what: `cannot fetch ${noun} ${shown}`,
+        credentialHeaders: Object.keys(options.headers ?? {}),
+        optIn: "the provider's allowRedirectsTo",
+        urlSetting: `the provider's ${what === 'document' ? 'spec' : 'overlay'}`,
+        ...(options.allowRedirectsTo ? { allowOrigins: options.allowRedirectsTo } : {}),
+      },
+    ));
   } catch (e) {
+    if (e instanceof TendError) {
+      // A refused redirect: as it is, in the load phase.
+      throw new TendError(e.code, e.message, {
+        phase: 'load',
+        ...(e.hint !== undefined ? { hint: e.hint } : {}),
+        ...(e.status !== undefined ? { status: e.status } : {}),
+      });
+    }
     throw new TendError(
       code,
       `cannot fetch ${noun} ${shown} (${describeFetchFailure(e).split(url).join(shown)}); check that the URL is right and the server is up`,

@@ -40,6 +40,11 @@ export interface OpenApiProviderOptions {
   readonly circuitCooldownMs?: number;
   /** Per-request timeout in milliseconds (default 10000). */
   readonly timeoutMs?: number;
+  /**
+   * Origins besides the endpoint's that redirects may lead to (`*`: any); the auth header and
+   * request bodies never go there. Default: redirects stay within the endpoint's origin.
+   */
+  readonly allowRedirectsTo?: readonly string[];
   /** Attempts per request, the first included (default 4). */
   readonly maxAttempts?: number;
   readonly fetch?: typeof fetch;
@@ -81,6 +86,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     concurrency: options.concurrency ?? 8,
     rateLimit: options.rateLimit ?? 0,
     ...(options.auth ? { auth: options.auth } : {}),
+    ...(options.allowRedirectsTo ? { redirects: { allowOrigins: options.allowRedirectsTo } } : {}),
     ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
     ...(options.circuitThreshold !== undefined
       ? { circuitThreshold: options.circuitThreshold }
@@ -257,6 +263,7 @@ export async function loadOpenApiProvider(
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(headers ? { headers } : {}),
     ...(overlay !== undefined ? { overlay } : {}),
+    ...(options.allowRedirectsTo ? { allowRedirectsTo: options.allowRedirectsTo } : {}),
   });
   return createOpenApiProvider({ ...rest, document });
 }

@@ -1,5 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   Address,
@@ -22,6 +21,13 @@ import type {
   Store,
   TwinEntry,
 } from '../store.js';
+import {
+  TEND_DIR_NAME,
+  ensurePrivateDir,
+  ensurePrivateFile,
+  tightenSqliteFiles,
+  tightenTree,
+} from '../private-files.js';
 import { migrate } from './migrations.js';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 import {
@@ -45,6 +51,11 @@ export interface SqliteStoreOptions {
    * the database even when a caller forgot (the last line of defence; docs/architecture.md).
    */
   readonly redactor?: Redactor;
+  /**
+   * Told, one sentence each, about files and directories found open to others and tightened
+   * (see `openSqliteStore`); default: nobody is told.
+   */
+  readonly notice?: (message: string) => void;
 }
 
 /** Milliseconds a write waits for another connection's lock before failing as retryable. */
@@ -53,6 +64,11 @@ const BUSY_TIMEOUT_MS = 5_000;
 /**
  * Opens (creating it and its parent directories when missing) the SQLite store at `path`, or an
  * in-memory one for `:memory:`, and brings its schema up to date.
+ *
+ * The store is private: the database and its -wal/-shm files are 0600, directories it creates 0700.
+ * Looser ones are tightened when opened (each change goes to `options.notice`); so is every file and
+ * directory in the store's directory when that is Tend's own `.tend/`. A directory of another name
+ * that already exists is left as it is (a store may live in a shared directory).
  *
  * Crash safety is the product's core promise: an operation journaled before a request is sent must
  * survive a crash or a power cut right after. So the database runs in WAL mode with
@@ -76,9 +92,15 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
     );
   }
   const memory = path === ':memory:';
+  const notes: string[] = [];
   let db: Database.Database;
   try {
-    if (!memory) mkdirSync(dirname(path), { recursive: true });
+    if (!memory) {
+      const dir = dirname(path);
+      notes.push(...ensurePrivateDir(dir));
+      if (basename(dir) === TEND_DIR_NAME) notes.push(...tightenTree(dir));
+      notes.push(...ensurePrivateFile(path), ...tightenSqliteFiles(path));
+    }
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
     throw new TendError(
@@ -87,12 +109,17 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
       { phase: 'store', hint: 'check that the directory is writable', cause: e },
     );
   }
+  let store: SqliteStore;
   try {
-    return new SqliteStore(db, options);
+    store = new SqliteStore(db, options);
   } catch (e) {
     db.close();
     throw storeError(e);
   }
+  // WAL mode has just created -wal and -shm (with the database's mode): make sure of it.
+  if (!memory) notes.push(...tightenSqliteFiles(path));
+  for (const note of notes) options.notice?.(note);
+  return store;
 }
 
 interface Statements {
