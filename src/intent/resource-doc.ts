@@ -249,7 +249,7 @@ export function readResourceDoc(
   const movedFrom = readMoved(r, value, typeText, addr);
 
   const checks = readChecks(doc, value.checks, addr);
-  r.diagnostics.push(...checks.diagnostics);
+  for (const d of checks.diagnostics) r.diagnostics.push(d);
 
   if (parsedType && specReadable) {
     const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);
