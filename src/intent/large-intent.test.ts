@@ -105,4 +105,37 @@ describe('large intents', () => {
       { tries: 3 },
     );
   });
+
+  it('refuses an intent file holding a YAML alias bomb within a second, at file:line:column', async () => {
+    const lines = [
+      'kind: Resource',
+      'type: sb.networks',
+      'name: n',
+      'spec:',
+      '  name: x',
+      '  tags:',
+    ];
+    lines.push('    a0: &a0 [x, x, x, x, x, x, x, x, x, x]');
+    for (let i = 1; i < 10; i++)
+      lines.push(
+        `    a${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
+    const dir = await intent('bomb', `${lines.join('\n')}\n`);
+    const started = performance.now();
+    const r = await loadIntent(dir, { describe: describeProvider });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(r.intent).toBeUndefined();
+    expect(r.diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'yaml.limit',
+        severity: 'error',
+        file: join(dir, 'main.yaml'),
+        line: 12,
+        message:
+          'YAML document refused: its aliases expand it by more than 1,000,000 values (an alias bomb?)',
+      }),
+    ]);
+  });
 });
