@@ -1078,9 +1078,10 @@ function operation(
 }
 
 function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean): string[] {
-  return Object.entries(view.properties)
-    .filter(([, p]) => test(p))
-    .map(([n]) => n);
+  const out: string[] = [];
+  const props = view.properties;
+  for (const n of Object.keys(props)) if (test(props[n]!)) out.push(n);
+  return out;
 }
 
 function stringList(value: unknown): string[] {

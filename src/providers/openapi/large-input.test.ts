@@ -40,17 +40,6 @@ function document(collections: number, schemas: Obj = {}): Obj {
   };
 }
 
-/** One type whose schema has `n` properties, all required and output-only half of them. */
-function wide(n: number): Obj {
-  const properties: Obj = { name: { type: 'string' } };
-  const required = ['name'];
-  for (let i = 0; i < n; i++) {
-    properties[`p${i}`] = i % 2 === 0 ? { type: 'string' } : { type: 'string', readOnly: true };
-    required.push(`p${i}`);
-  }
-  return document(1, { S: { type: 'object', required, properties } });
-}
-
 const prepared = async (doc: Obj): Promise<Obj> =>
   (await prepareOpenApiDocument(doc, 'inline')).document;
 
@@ -61,13 +50,19 @@ describe('large documents', () => {
     await expectLinear((n) => expect(deriveTypes(docs.get(n)!).types).toHaveLength(n), 300);
   });
 
-  it('derives a type of many properties in time linear in their number', async () => {
-    const docs = new Map<number, Obj>();
-    for (const n of [5_000, 20_000]) docs.set(n, await prepared(wide(n)));
-    await expectLinear((n) => {
-      const [type] = deriveTypes(docs.get(n)!).types;
-      expect(type!.writableFields).toHaveLength(n / 2 + 1);
-    }, 5_000);
+  it('reads a `required` list of 200,000 names in linear time (a search per name is hopeless)', async () => {
+    const required = ['name'];
+    for (let i = 0; i < 200_000; i++) required.push(`p${i}`);
+    const doc = await prepared(
+      document(1, {
+        S: { type: 'object', required, properties: { name: { type: 'string' } } },
+      }),
+    );
+    const started = performance.now();
+    const [type] = deriveTypes(doc).types;
+    // Linear: well under a second; a search of the list per name: 2·10¹⁰ steps, minutes.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(type!.writableFields).toEqual(['name']);
   });
 
   it('reports 130,000 unknown x-tend keys without overflowing the stack', async () => {
