@@ -178,7 +178,7 @@ function declarable(
     if (!Array.isArray(result)) break;
     const unknown = result.filter((p) => p.code === 'schema.unknown_field');
     if (unknown.length === 0) {
-      problems.push(...result.map((p) => p.message));
+      for (const p of result) problems.push(p.message);
       break;
     }
     for (const p of unknown) deletePath(spec, p.path);

@@ -1,7 +1,7 @@
 // `npm run bench`: Tend's benchmarks (issue 3, item 7). Not tests: they measure and print, and fail
 // only when something they set up goes wrong. See docs/benchmarks.md for what each figure means.
 //
-//   node dist/bench/main.js [--quick] [--only apply,nodrift,plan,recovery] [--json FILE] [--keep]
+//   node dist/bench/main.js [--quick] [--only apply,nodrift,plan,recovery,input] [--json FILE] [--keep]
 //
 // --quick (or BENCH_QUICK=1) runs smaller sizes; --json also writes every figure as JSON; --keep
 // leaves the generated intents and stores in the temporary directory it prints.
@@ -12,6 +12,7 @@ import type { Workspace } from '../engine/index.js';
 import type { ApplyRun } from './apply-throughput.js';
 import { runApply } from './apply-throughput.js';
 import { startBenchSandbox } from './bench-sandbox.js';
+import { runInputBench } from './input-bench.js';
 import { runRecovery } from './journal-recovery.js';
 import { describeMachine, load } from './machine.js';
 import { runNoDriftPasses } from './no-drift-pass.js';
@@ -36,11 +37,19 @@ const SIZES = {
     plan: 100_000,
     recovery: 10_000,
     budgetMs: 60_000,
+    input: { entries: 130_000, paths: 5_000, resources: 100_000 },
   },
-  quick: { apply: [200, 1_000], noDrift: 1_000, plan: 10_000, recovery: 1_000, budgetMs: 20_000 },
+  quick: {
+    apply: [200, 1_000],
+    noDrift: 1_000,
+    plan: 10_000,
+    recovery: 1_000,
+    budgetMs: 20_000,
+    input: { entries: 32_000, paths: 1_000, resources: 10_000 },
+  },
 } as const;
 
-const BENCHES = ['apply', 'nodrift', 'plan', 'recovery'] as const;
+const BENCHES = ['apply', 'nodrift', 'plan', 'recovery', 'input'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 interface Args {
@@ -159,6 +168,14 @@ async function main(): Promise<void> {
         load: l,
       };
       say(`  ${Math.round(partial.recovery.journalEmptyMs)} ms`);
+    }
+    if (args.only.has('input')) {
+      say(
+        `input: ${sizes.input.entries} properties, ${sizes.input.paths} paths, ${sizes.input.resources} resources (and a quarter of each)…`,
+      );
+      const l = load();
+      partial.input = { ...(await runInputBench(work, sizes.input)), load: l };
+      for (const r of partial.input.runs) say(`  ${r.label}: ${Math.round(r.ms)} ms`);
     }
   } finally {
     await sandbox.stop();

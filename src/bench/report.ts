@@ -142,6 +142,27 @@ export function renderReport(r: BenchResults): string {
       String(c.load),
     ]);
   }
+  if (r.input) {
+    for (const run of r.input.runs) {
+      const ratio = run.ms / Math.max(run.quarterMs, 1);
+      rows.push([
+        `input: ${run.label.replace('N', n(run.size))}`,
+        `${n(run.ms)} ms (${n(run.cpuMs)} ms CPU); ${n(run.quarterSize)}: ${n(run.quarterMs)} ms → ${ratio.toFixed(1)}× for 4×`,
+        `linear: < ${TARGETS.inputRatio}× for 4×`,
+        verdict(ratio < TARGETS.inputRatio, `${ratio.toFixed(1)}× for 4× the size`),
+        String(r.input.load),
+      ]);
+    }
+    for (const refusal of r.input.refusals) {
+      rows.push([
+        `input: ${refusal.label}`,
+        `refused in ${n(refusal.ms)} ms`,
+        '< 1,000 ms',
+        verdict(refusal.ms < 1000 && !refusal.outcome.startsWith('loaded'), refusal.outcome),
+        '',
+      ]);
+    }
+  }
   lines.push(table(rows), '');
 
   lines.push('details:');
@@ -168,12 +189,20 @@ export function renderReport(r: BenchResults): string {
       `  recovery: ${n(c.pending)} pending, ${n(c.objectsBefore)} objects with markers; open ${n(c.openMs)} ms, observed ${n(c.observedMs)} ms, ${n(c.resolved)} resolved (${JSON.stringify(c.outcomes)}), last at ${c.lastResolvedMs === undefined ? '—' : `${n(c.lastResolvedMs)} ms`}, plan ready ${c.planMs === undefined ? '—' : `${n(c.planMs)} ms`}, first pass ${c.passMs === undefined ? '—' : `${n(c.passMs)} ms`}${c.leftPending === undefined ? '' : `, ${c.leftPending} left pending`}`,
     );
   }
+  if (r.input) {
+    for (const run of r.input.runs)
+      lines.push(`  input ${run.label.replace('N', n(run.size))}: ${run.outcome}`);
+    for (const refusal of r.input.refusals)
+      lines.push(`  input ${refusal.label}: ${refusal.outcome}`);
+  }
   lines.push(`  total benchmark time ${n(r.totalMs / 1000)} s`);
   return lines.join('\n');
 }
 
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const widths = rows[0]!.map((_, i) =>
+    rows.reduce((max, r) => Math.max(max, (r[i] ?? '').length), 0),
+  );
   const line = (r: string[]) =>
     r
       .map((c, i) => c.padEnd(widths[i]!))

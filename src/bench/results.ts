@@ -1,4 +1,5 @@
 import type { ApplyRun } from './apply-throughput.js';
+import type { InputResults } from './input-bench.js';
 import type { Machine } from './machine.js';
 import type { NoDriftRun } from './no-drift-pass.js';
 import type { PlanChildResult } from './plan-child.js';
@@ -27,6 +28,7 @@ export interface BenchResults {
   noDrift?: Loaded<NoDriftRun>;
   plan?: Loaded<PlanChildResult>;
   recovery?: Loaded<RecoveryRun>;
+  input?: Loaded<InputResults>;
   readonly totalMs: number;
 }
 
@@ -42,4 +44,6 @@ export const TARGETS = {
   memoryBytes: 2048,
   /** Restart to an empty journal with 10,000 unsettled operations, milliseconds. */
   recoveryMs: 2000,
+  /** Large input (issue 10, item 7): time at N over time at N/4 (linear is 4, quadratic 16). */
+  inputRatio: 6,
 } as const;

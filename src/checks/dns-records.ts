@@ -128,11 +128,11 @@ function unquote(text: string): Uint8Array[] | undefined {
         }
         const next = text[i + 1];
         if (next === undefined) return undefined;
-        bytes.push(...Buffer.from(next));
+        for (const b of Buffer.from(next)) bytes.push(b);
         i += 2;
         continue;
       }
-      bytes.push(...Buffer.from(c));
+      for (const b of Buffer.from(c)) bytes.push(b);
       i++;
     }
     if (!closed) return undefined;

@@ -294,7 +294,8 @@ export function parseChangeset(text: string, file: string): ParsedChangeset {
     const why = e instanceof Error ? e.message : String(e);
     return fail([{ code: 'changeset.json', path: '$', message: `is not JSON (${why})` }]);
   }
-  const shape = checkShape(raw, '$', 0);
+  const shape: Problem[] = [];
+  checkShape(raw, '$', 0, shape);
   if (shape.length > 0) return fail(shape);
   const problems: Problem[] = [];
   const changeset = readChangeset(raw, problems);
@@ -304,18 +305,24 @@ export function parseChangeset(text: string, file: string): ParsedChangeset {
   return { kind: 'ok', changeset: deepFreeze(changeset) };
 }
 
-/** Refuses prototype-like keys and excessive depth anywhere in a parsed JSON value. */
-function checkShape(v: unknown, path: string, depth: number): Problem[] {
-  if (v === null || typeof v !== 'object') return [];
+/**
+ * Refuses prototype-like keys and excessive depth anywhere in a parsed JSON value, adding the
+ * problems to `out` (one list for the whole walk: spreading a child's list into its parent's costs
+ * time per level and overflows the stack past ~120,000 problems).
+ */
+function checkShape(v: unknown, path: string, depth: number, out: Problem[]): void {
+  if (v === null || typeof v !== 'object') return;
   if (depth >= MAX_DEPTH) {
-    return [
-      { code: 'changeset.depth', path, message: `is nested deeper than ${MAX_DEPTH} levels` },
-    ];
+    out.push({
+      code: 'changeset.depth',
+      path,
+      message: `is nested deeper than ${MAX_DEPTH} levels`,
+    });
+    return;
   }
-  const out: Problem[] = [];
   if (Array.isArray(v)) {
-    v.forEach((item, i) => out.push(...checkShape(item, `${path}[${i}]`, depth + 1)));
-    return out;
+    v.forEach((item, i) => checkShape(item, `${path}[${i}]`, depth + 1, out));
+    return;
   }
   for (const k of Object.keys(v)) {
     const at = childPath(path, k);
@@ -323,9 +330,8 @@ function checkShape(v: unknown, path: string, depth: number): Problem[] {
       out.push({ code: 'changeset.forbidden_key', path: at, message: `the key "${k}" is refused` });
       continue;
     }
-    out.push(...checkShape((v as Record<string, unknown>)[k], at, depth + 1));
+    checkShape((v as Record<string, unknown>)[k], at, depth + 1, out);
   }
-  return out;
 }
 
 function childPath(path: string, key: string): string {

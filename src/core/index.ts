@@ -17,3 +17,4 @@ export * from './plan.js';
 export * from './changeset.js';
 export * from './similar.js';
 export * from './redact.js';
+export * from './yaml-limits.js';

@@ -175,12 +175,13 @@ export async function loadIntent(
 ): Promise<LoadIntentResult> {
   const diagnostics: Diagnostic[] = [];
   const read = await readIntentFiles(dir);
-  diagnostics.push(...read.diagnostics);
+  for (const d of read.diagnostics) diagnostics.push(d);
   const documents: ParsedDocument[] = [];
   for (const file of read.files) {
     const parsed = parseDocuments(file.path, file.text);
-    documents.push(...parsed.documents);
-    diagnostics.push(...parsed.diagnostics);
+    // Loops, not push(...list): spreading a list of 130,000 arguments overflows the stack.
+    for (const d of parsed.documents) documents.push(d);
+    for (const d of parsed.diagnostics) diagnostics.push(d);
   }
   const {
     providers: providerDocs,
@@ -206,7 +207,7 @@ export async function loadIntent(
       specDirs,
       ...(options.env && { env: options.env }),
     });
-    diagnostics.push(...result.diagnostics);
+    for (const d of result.diagnostics) diagnostics.push(d);
     if (result.name === undefined) continue;
     const first = firstByName.get(result.name);
     if (first) {
@@ -267,7 +268,7 @@ export async function loadIntent(
       validator,
       ...(options.env && { env: options.env }),
     });
-    diagnostics.push(...result.diagnostics);
+    for (const d of result.diagnostics) diagnostics.push(d);
     const draft = result.draft;
     if (!draft) continue;
     const first = firstAt.get(draft.address);
@@ -291,8 +292,8 @@ export async function loadIntent(
   }
 
   const refs = checkReferences(drafts);
-  diagnostics.push(...refs.diagnostics);
-  diagnostics.push(...checkMoves(drafts));
+  for (const d of refs.diagnostics) diagnostics.push(d);
+  for (const d of checkMoves(drafts)) diagnostics.push(d);
 
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { diagnostics: sorted };

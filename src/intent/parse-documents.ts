@@ -1,6 +1,7 @@
 import { LineCounter, isScalar, parseAllDocuments } from 'yaml';
 import type { Document } from 'yaml';
-import type { Diagnostic } from '../core/index.js';
+import { checkYamlDocument } from '../core/index.js';
+import type { Diagnostic, YamlProblem } from '../core/index.js';
 
 /** One non-empty YAML document of an intent file, with what is needed to point back into it. */
 export interface ParsedDocument {
@@ -18,8 +19,19 @@ export interface ParsedDocument {
 /** The first line of a yaml error message, without the " at line L, column C" the diagnostic carries anyway. */
 function summary(message: string): string {
   const first = message.split('\n')[0] ?? message;
-  return first.replace(/ at line \d+, column \d+:?$/, '').replace(/:$/, '');
+  const text = first.replace(/ at line \d+, column \d+:?$/, '').replace(/:$/, '');
+  // The parser reports its own stack overflow on deeply nested flow collections as a syntax error.
+  return /call stack/i.test(text) ? 'nested too deeply to read' : text;
 }
+
+const LIMIT_HINTS: Record<YamlProblem['kind'], string> = {
+  'duplicate-key': 'fix the YAML syntax',
+  'too-deep': 'flatten the value',
+  'too-many-aliases': 'write the values out instead of using so many anchors and aliases',
+  'alias-expansion': 'write the values out instead of aliasing aliases',
+  'alias-loop': 'an alias cannot stand for a value that contains it',
+  'alias-unknown': 'set the anchor (&name) before the alias (*name) that uses it',
+};
 
 /**
  * Splits a file into its YAML documents. Syntax errors become `yaml.syntax` diagnostics with the
@@ -31,7 +43,9 @@ export function parseDocuments(
   text: string,
 ): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true });
+  // uniqueKeys: the parser's duplicate-key check is quadratic in a mapping's size;
+  // checkYamlDocument finds duplicates in linear time, and bounds depth and aliases.
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
   const documents: ParsedDocument[] = [];
   const diagnostics: Diagnostic[] = [];
   // parseAllDocuments returns an EmptyStream (an empty array) for a file without documents.
@@ -53,7 +67,26 @@ export function parseDocuments(
     }
     const contents = node.contents;
     if (contents === null || (isScalar(contents) && contents.value === null)) return;
-    documents.push({ file, index, node, lineCounter, value: node.toJS() as unknown });
+    const problems = checkYamlDocument(node);
+    for (const p of problems) {
+      const pos = lineCounter.linePos(p.offset);
+      diagnostics.push({
+        code: p.kind === 'duplicate-key' ? 'yaml.syntax' : 'yaml.limit',
+        severity: 'error',
+        message:
+          p.kind === 'duplicate-key'
+            ? `YAML syntax error: ${p.message}`
+            : `YAML document refused: ${p.message}`,
+        hint: `${LIMIT_HINTS[p.kind]}; nothing else in this document was checked`,
+        file,
+        line: pos.line,
+        column: pos.col,
+      });
+    }
+    if (problems.length > 0) return;
+    // The aliases are bounded above; the package's own bound (maxAliasCount) is quadratic.
+    const value = node.toJS({ maxAliasCount: -1 }) as unknown;
+    documents.push({ file, index, node, lineCounter, value });
   });
   return { documents, diagnostics };
 }

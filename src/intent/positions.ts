@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq } from 'yaml';
-import type { Node } from 'yaml';
+import type { Node, Pair, YAMLMap } from 'yaml';
 import type { ParsedDocument } from './parse-documents.js';
 
 /** One step of a field path: a mapping key or a list index. */
@@ -19,6 +19,22 @@ export function formatPath(path: readonly PathSegment[]): string {
     else out += out === '' ? seg : `.${seg}`;
   }
   return out;
+}
+
+/** The pairs of each mapping by key, built once: a search per lookup is quadratic in a wide mapping. */
+const pairIndex = new WeakMap<object, Map<string, Pair>>();
+
+function pairsOf(node: YAMLMap): Map<string, Pair> {
+  let index = pairIndex.get(node);
+  if (index === undefined) {
+    index = new Map();
+    for (const p of node.items) {
+      // The first pair with a key wins, as a search from the start would find it.
+      if (isScalar(p.key) && !index.has(String(p.key.value))) index.set(String(p.key.value), p);
+    }
+    pairIndex.set(node, index);
+  }
+  return index;
 }
 
 function hasRange(
@@ -52,7 +68,7 @@ export function positionOf(
   let key: Node | null | undefined;
   for (const seg of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+      const pair = pairsOf(node).get(String(seg));
       if (!pair) break;
       key = pair.key as Node;
       node = pair.value as Node | null;

@@ -52,6 +52,7 @@ export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceChec
       report('ref.invalid', `malformed reference \`${bad.raw}\`; write ${REF_FORMAT}`, bad.at);
     }
     const deps: Address[] = [];
+    const depSet = new Set<Address>();
     for (const { ref, at, inSpec } of all) {
       if (ref.target === d.address) {
         if (inSpec) {
@@ -74,7 +75,10 @@ export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceChec
         );
         continue;
       }
-      if (inSpec && !deps.includes(ref.target)) deps.push(ref.target);
+      if (inSpec && !depSet.has(ref.target)) {
+        depSet.add(ref.target);
+        deps.push(ref.target);
+      }
     }
     if (declared.get(d.address) === d) {
       dependsOn.set(d.address, deps);

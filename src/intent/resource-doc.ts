@@ -220,7 +220,7 @@ export function readResourceDoc(
   const listedSecrets = readSecretsList(r, value);
 
   const checks = readChecks(doc, value.checks, addr);
-  r.diagnostics.push(...checks.diagnostics);
+  for (const d of checks.diagnostics) r.diagnostics.push(d);
 
   if (parsedType && specReadable) {
     const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);

@@ -205,7 +205,7 @@ export function createSpecValidator(): SpecValidator {
       if ('unavailable' in entry) return { unavailable: entry.unavailable };
       if (entry.fn(spec)) return [];
       const { opaque, textWithRefs } = exemptions(info, spec);
-      opaque.push(...exempt.map((p) => [...p]));
+      for (const p of exempt) opaque.push([...p]);
       const problems: SpecProblem[] = [];
       const seen = new Set<string>();
       for (const e of entry.fn.errors ?? []) {

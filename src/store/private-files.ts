@@ -53,8 +53,9 @@ export function tightenTree(dir: string): string[] {
   for (const name of names) {
     const path = join(dir, name);
     const kind = kindOf(path);
-    if (kind === 'dir') notes.push(...tightenTree(path));
-    else if (kind === 'file') notes.push(...tighten(path, PRIVATE_FILE_MODE));
+    const found =
+      kind === 'dir' ? tightenTree(path) : kind === 'file' ? tighten(path, PRIVATE_FILE_MODE) : [];
+    for (const n of found) notes.push(n);
   }
   return notes;
 }

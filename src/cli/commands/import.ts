@@ -76,7 +76,7 @@ export function registerImportCommand(program: Command): void {
         out.line(`nothing to import from ${o.provider}: ${r.skipped.length} already declared`);
         printExcluded(out, r.excluded);
       } else {
-        const w = Math.max(...r.imported.map((x) => x.address.length));
+        const w = r.imported.reduce((max, x) => Math.max(max, x.address.length), 0);
         for (const x of r.imported) out.line(`+ ${x.address.padEnd(w)}  ${x.objectId}`);
         out.line(
           `imported ${r.imported.length} object${r.imported.length === 1 ? '' : 's'} of ${o.provider} into ${r.file}` +

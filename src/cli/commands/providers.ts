@@ -57,7 +57,10 @@ export function renderInspect(out: Output, r: InspectReport): void {
   if (r.unmapped.length > 0) {
     out.line('');
     out.line(s.bold('Not managed'));
-    const width = Math.min(48, Math.max(...r.unmapped.map((u) => u.path.length)));
+    const width = Math.min(
+      48,
+      r.unmapped.reduce((max, u) => Math.max(max, u.path.length), 0),
+    );
     for (const u of r.unmapped) out.line(`  ${u.path.padEnd(width)}  ${s.dim(u.reason)}`);
   }
   if (r.warnings.length > 0) {

@@ -47,7 +47,7 @@ export function registerStatusCommand(program: Command): void {
               );
             }
           }
-          const w = Math.max(8, ...r.resources.map((x) => x.address.length));
+          const w = r.resources.reduce((max, x) => Math.max(max, x.address.length), 8);
           out.line(
             s.bold(
               `${'RESOURCE'.padEnd(w)}  ${'STATE'.padEnd(9)}  ${'OBJECT'.padEnd(14)}  CHECKS  DETAIL`,

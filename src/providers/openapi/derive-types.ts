@@ -10,8 +10,10 @@ import {
   normalizeOps,
   unknownTendExtensions,
 } from './annotations.js';
-import type { ObjectView } from './schema-view.js';
+import type { CutReason, ObjectView } from './schema-view.js';
 import {
+  SCHEMA_COPY_DEPTH,
+  SCHEMA_COPY_NODES,
   acyclicCopy,
   hasFlag,
   hasType,
@@ -168,7 +170,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const lifecycle = extensionPath(document, 'x-tend-lifecycle', warnings);
   const audit = extensionPath(document, 'x-tend-audit', warnings);
   const fixedValues = parentValues(document, warnings);
-  warnings.push(...unknownTendExtensions(document));
+  for (const w of unknownTendExtensions(document)) warnings.push(w);
 
   const pathsValue = document['paths'];
   const paths: Record<string, Record<string, unknown>> = {};
@@ -181,12 +183,26 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     warnings.push('`paths` is not an object; the document offers no resource types');
   }
 
+  const copied = { nodes: 0 };
   const handled = new Set<string>();
   if (lifecycle) handled.add(lifecycle.path);
   if (audit) handled.add(audit.path);
   const byName = new Map<string, DerivedType>();
   /** Types by the shape of their item path (`/servers/{}/zones/{}`), to find parents. */
   const byItemShape = new Map<string, DerivedType>();
+
+  // The item paths of each collection path (`/a/{x}` under `/a`), found once: looking them up per
+  // collection would cost time quadratic in the number of paths.
+  const itemPathsOf = new Map<string, string[]>();
+  for (const p of Object.keys(paths)) {
+    const segments = splitPath(p);
+    const last = segments[segments.length - 1];
+    if (last === undefined || !isParam(last)) continue;
+    const key = segments.slice(0, -1).join('/');
+    const list = itemPathsOf.get(key);
+    if (list) list.push(p);
+    else itemPathsOf.set(key, [p]);
+  }
 
   // Shallow paths first, so a parent type exists before its children are looked at.
   const collections = Object.keys(paths)
@@ -199,7 +215,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const last = segments[segments.length - 1];
     if (last === undefined || isParam(last) || handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
-    const itemPaths = Object.keys(paths).filter((p) => isItemPathOf(p, collectionPath));
+    const itemPaths = itemPathsOf.get(segments.join('/')) ?? [];
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -276,6 +292,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
     const built = buildType(name, collectionPath, collection, itemPath, item, params, {
+      copied,
       lifecycle: lifecycle !== undefined,
       warnings,
       parentFieldsOf: (typeName) => byName.get(typeName)?.parentFields ?? [],
@@ -390,7 +407,28 @@ function resolveParams(
   return out;
 }
 
+/** Objects all the schema copies of one document may make together (see acyclicCopy). */
+const DOCUMENT_COPY_NODES = 5_000_000;
+
+/** A plain-data copy of one schema, within its own budget and what is left of the document's. */
+function copySchema(
+  schema: unknown,
+  onCut: (path: string, reason: CutReason) => void,
+  copied: { nodes: number },
+): unknown {
+  const budget = {
+    maxDepth: SCHEMA_COPY_DEPTH,
+    nodes: Math.min(SCHEMA_COPY_NODES, DOCUMENT_COPY_NODES - copied.nodes),
+  };
+  const start = budget.nodes;
+  const out = acyclicCopy(schema, onCut, budget);
+  copied.nodes += start - budget.nodes;
+  return out;
+}
+
 interface BuildContext {
+  /** Objects the schema copies of the document have made so far. */
+  readonly copied: { nodes: number };
   readonly lifecycle: boolean;
   readonly warnings: string[];
   readonly parentFieldsOf: (typeName: string) => readonly string[];
@@ -415,12 +453,16 @@ function buildType(
   if (body === undefined || !isObject(body.schema)) {
     return `POST ${collectionPath} has no JSON request body schema: Tend cannot tell what to send`;
   }
-  const cut = (where: string) => (path: string) =>
+  const cut = (where: string) => (path: string, reason: CutReason) =>
     ctx.warnings.push(
-      `${name}: the ${where} schema is recursive at ${path}; it is not checked below that point`,
+      reason === 'recursive'
+        ? `${name}: the ${where} schema is recursive at ${path}; it is not checked below that point`
+        : reason === 'deep'
+          ? `${name}: the ${where} schema is nested more than ${SCHEMA_COPY_DEPTH} levels deep at ${path}; it is not checked below that depth`
+          : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
-  const createSchema = acyclicCopy(body.schema, cut('create')) as JsonSchema;
-  const readSchema = (acyclicCopy(successSchema(operation(item, 'GET')), cut('read')) ??
+  const createSchema = copySchema(body.schema, cut('create'), ctx.copied) as JsonSchema;
+  const readSchema = (copySchema(successSchema(operation(item, 'GET')), cut('read'), ctx.copied) ??
     {}) as JsonSchema;
   const create = objectView(createSchema);
   const read = objectView(readSchema);
@@ -432,17 +474,21 @@ function buildType(
       return `the create body of ${collectionPath} has a field ${f}, which is also the path parameter {${f}} naming the parent; Tend cannot tell them apart`;
     }
   }
+  // Sets for every membership test below: a schema may have many thousands of properties.
   const embedded = ctx.embeddedFields;
-  const outputInCreate = names(create, isOutputOnly).filter((n) => !embedded.includes(n));
+  const embeddedSet = new Set(embedded);
+  const outputInCreate = names(create, isOutputOnly).filter((n) => !embeddedSet.has(n));
+  const outputInCreateSet = new Set(outputInCreate);
   const outputOnly = unique([...names(read, isOutputOnly), ...outputInCreate]).filter(
-    (n) => !embedded.includes(n),
+    (n) => !embeddedSet.has(n),
   );
   const writableFields = Object.keys(create.properties).filter(
-    (n) => !outputInCreate.includes(n) && !embedded.includes(n),
+    (n) => !outputInCreateSet.has(n) && !embeddedSet.has(n),
   );
+  const writable = new Set(writableFields);
   const sensitive = unique([...names(create, isSensitive), ...names(read, isSensitive)]);
   const serverOwned = unique([...names(create, isServerOwned), ...names(read, isServerOwned)]);
-  const writeOnly = names(create, isWriteOnly).filter((n) => writableFields.includes(n));
+  const writeOnly = names(create, isWriteOnly).filter((n) => writable.has(n));
   const annotated = unique([...names(create, isCreateOnly), ...names(read, isCreateOnly)]);
   for (const view of [create, read]) {
     for (const [field, prop] of Object.entries(view.properties)) {
@@ -465,8 +511,8 @@ function buildType(
   // field moves the object to another parent, which no API does in place.
   const createOnly = unique([
     ...parentFields,
-    ...(updateOp ? annotated.filter((f) => writableFields.includes(f)) : writableFields),
-    ...annotated.filter((f) => writableFields.includes(f)),
+    ...(updateOp ? annotated.filter((f) => writable.has(f)) : writableFields),
+    ...annotated.filter((f) => writable.has(f)),
   ]);
 
   const markerField = MARKER_FIELDS.find((f) => {
@@ -710,14 +756,16 @@ function buildEmbedded(
     return `the items of ${decl.field} have a field ${clash}, which also names the parent`;
   }
   const drop = [...(decl.op ? [decl.op.field] : []), ...names(view, isOutputOnly)];
-  const writableFields = Object.keys(view.properties).filter((n) => !drop.includes(n));
+  const dropped = new Set(drop);
+  const writableFields = Object.keys(view.properties).filter((n) => !dropped.has(n));
+  const writable = new Set(writableFields);
   const keyFields = [...parentFields, ...decl.key];
   const sensitive = names(view, isSensitive);
-  const annotated = names(view, isCreateOnly).filter((f) => writableFields.includes(f));
+  const annotated = names(view, isCreateOnly).filter((f) => writable.has(f));
   // The key of an item is its identity within the parent: a new key is a new item.
   const createOnly = unique([...parentFields, ...decl.key, ...annotated]);
   const serverOwned = names(view, isServerOwned);
-  const writeOnly = names(view, isWriteOnly).filter((f) => writableFields.includes(f));
+  const writeOnly = names(view, isWriteOnly).filter((f) => writable.has(f));
   const idField = 'id' in view.properties ? decl.key[0]! : 'id';
   if ('id' in view.properties) {
     warnings.push(
@@ -806,9 +854,10 @@ function readImportExclude(
   warnings: string[],
 ): ImportExclusion[] {
   const read = importExclusions(value, type);
-  warnings.push(...read.warnings);
+  for (const w of read.warnings) warnings.push(w);
+  const known = new Set(fields);
   return read.rules.filter((r) => {
-    if (fields.includes(r.field)) return true;
+    if (known.has(r.field)) return true;
     warnings.push(
       `${type}: x-tend-import-exclude names ${r.field}, which is not a field of its objects; ignored`,
     );
@@ -1029,9 +1078,10 @@ function operation(
 }
 
 function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean): string[] {
-  return Object.entries(view.properties)
-    .filter(([, p]) => test(p))
-    .map(([n]) => n);
+  const out: string[] = [];
+  const props = view.properties;
+  for (const n of Object.keys(props)) if (test(props[n]!)) out.push(n);
+  return out;
 }
 
 function stringList(value: unknown): string[] {
@@ -1063,14 +1113,4 @@ function shapeOf(path: string): string {
 
 function parentOf(path: string): string {
   return '/' + splitPath(path).slice(0, -1).join('/');
-}
-
-function isItemPathOf(path: string, collectionPath: string): boolean {
-  const segments = splitPath(path);
-  const parent = splitPath(collectionPath);
-  return (
-    segments.length === parent.length + 1 &&
-    parent.every((s, i) => segments[i] === s) &&
-    isParam(segments[segments.length - 1]!)
-  );
 }

@@ -146,7 +146,7 @@ function mergeInto(target: Record<string, unknown>, update: Record<string, unkno
     const current = target[key];
     if (isObject(current) && isObject(value)) mergeInto(current, value);
     else if (Array.isArray(current) && Array.isArray(value))
-      current.push(...(structuredClone(value) as unknown[]));
+      for (const item of structuredClone(value) as unknown[]) current.push(item);
     else target[key] = structuredClone(value);
   }
 }

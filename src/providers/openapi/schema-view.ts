@@ -23,6 +23,7 @@ export interface ObjectView {
 export function objectView(schema: unknown): ObjectView {
   const properties: Record<string, Record<string, unknown>> = {};
   const required: string[] = [];
+  const requiredSet = new Set<string>();
   const visit = (s: unknown, depth: number, seen: Set<unknown>): void => {
     if (!isObject(s) || depth > 16 || seen.has(s)) return;
     seen.add(s);
@@ -36,7 +37,11 @@ export function objectView(schema: unknown): ObjectView {
     }
     const req = s['required'];
     if (Array.isArray(req)) {
-      for (const r of req) if (typeof r === 'string' && !required.includes(r)) required.push(r);
+      for (const r of req) {
+        if (typeof r !== 'string' || requiredSet.has(r)) continue;
+        requiredSet.add(r);
+        required.push(r);
+      }
     }
   };
   visit(schema, 0, new Set());
@@ -58,31 +63,59 @@ export function hasType(schema: unknown, name: string): boolean {
   return t === name || (Array.isArray(t) && t.includes(name));
 }
 
+/** Why `acyclicCopy` cut a schema short. */
+export type CutReason = 'recursive' | 'deep' | 'large';
+
+/** How far `acyclicCopy` goes: nesting (JSON levels) and objects and arrays made, together. */
+export interface CopyBudget {
+  readonly maxDepth: number;
+  /** Objects and arrays it may still make; decremented as it goes (share it to bound several copies). */
+  nodes: number;
+}
+
+/** One schema: 128 levels of JSON (about 60 of schemas), 1,000,000 objects and arrays. */
+export const SCHEMA_COPY_DEPTH = 128;
+export const SCHEMA_COPY_NODES = 1_000_000;
+
 /**
  * A deep copy that is plain data: a schema that refers back to one of its ancestors (recursion) is
- * cut there and replaced by an empty schema, and `onCut` is told where.
+ * cut there and replaced by an empty schema, and `onCut` is told where. Dereferenced schemas share
+ * subschemas, which a copy writes out once per use (a few dozen shared `$ref`s can stand for
+ * billions of values): the copy is also cut below `maxDepth` and once the budget of objects is spent,
+ * each reason told once, so that the copy (and everything that walks it: validators, hashing) stays
+ * small and shallow.
  */
-export function acyclicCopy(value: unknown, onCut: (path: string) => void, path = '#'): unknown {
+export function acyclicCopy(
+  value: unknown,
+  onCut: (path: string, reason: CutReason) => void,
+  budget: CopyBudget = { maxDepth: SCHEMA_COPY_DEPTH, nodes: SCHEMA_COPY_NODES },
+): unknown {
   const stack = new Set<unknown>();
-  const copy = (v: unknown, at: string): unknown => {
+  const told = new Set<CutReason>();
+  const cut = (at: string, reason: CutReason): Record<string, unknown> => {
+    if (reason === 'recursive' || !told.has(reason)) onCut(at, reason);
+    told.add(reason);
+    return {};
+  };
+  const copy = (v: unknown, at: string, depth: number): unknown => {
     if (v === null || typeof v !== 'object') return v;
-    if (stack.has(v)) {
-      onCut(at);
-      return {};
-    }
+    if (stack.has(v)) return cut(at, 'recursive');
+    if (depth > budget.maxDepth) return cut(at, 'deep');
+    if (budget.nodes <= 0) return cut(at, 'large');
+    budget.nodes--;
     stack.add(v);
     let out: unknown;
     if (Array.isArray(v)) {
-      out = v.map((item, i) => copy(item, `${at}/${i}`));
+      out = v.map((item, i) => copy(item, `${at}/${i}`, depth + 1));
     } else {
       const o: Record<string, unknown> = {};
-      for (const [k, item] of Object.entries(v)) o[k] = copy(item, `${at}/${k}`);
+      for (const [k, item] of Object.entries(v)) o[k] = copy(item, `${at}/${k}`, depth + 1);
       out = o;
     }
     stack.delete(v);
     return out;
   };
-  return copy(value, path);
+  return copy(value, '#', 1);
 }
 
 /** The JSON media type of a `content` map and its schema: `application/json` first, then any `*json`. */
@@ -124,7 +157,8 @@ export function withoutProperties(
   view: ObjectView,
   drop: readonly string[],
 ): JsonSchema {
-  const keep = (name: string): boolean => !drop.includes(name);
+  const dropped = new Set(drop);
+  const keep = (name: string): boolean => !dropped.has(name);
   const { allOf: _allOf, properties: _p, required: _r, ...rest } = schema;
   // A schema built with allOf is flattened: removing a field from one member is not enough, since
   // another member may still require it.

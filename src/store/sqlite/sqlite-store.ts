@@ -97,9 +97,10 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
   try {
     if (!memory) {
       const dir = dirname(path);
-      notes.push(...ensurePrivateDir(dir));
-      if (basename(dir) === TEND_DIR_NAME) notes.push(...tightenTree(dir));
-      notes.push(...ensurePrivateFile(path), ...tightenSqliteFiles(path));
+      for (const n of ensurePrivateDir(dir)) notes.push(n);
+      if (basename(dir) === TEND_DIR_NAME) for (const n of tightenTree(dir)) notes.push(n);
+      for (const n of ensurePrivateFile(path)) notes.push(n);
+      for (const n of tightenSqliteFiles(path)) notes.push(n);
     }
     db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
@@ -117,7 +118,7 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
     throw storeError(e);
   }
   // WAL mode has just created -wal and -shm (with the database's mode): make sure of it.
-  if (!memory) notes.push(...tightenSqliteFiles(path));
+  if (!memory) for (const n of tightenSqliteFiles(path)) notes.push(n);
   for (const note of notes) options.notice?.(note);
   return store;
 }
