@@ -15,3 +15,4 @@ export * from './diff.js';
 export * from './plan.js';
 export * from './changeset.js';
 export * from './similar.js';
+export * from './safe-keys.js';

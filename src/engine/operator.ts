@@ -7,7 +7,7 @@ import type {
   OperationAction,
   ResourceTypeInfo,
 } from '../core/index.js';
-import { hashValue, operationId, toTendError, TendError } from '../core/index.js';
+import { hashValue, operationId, setKey, toTendError, TendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook, WritePoint } from './crash-points.js';
 import { noCrash } from './crash-points.js';
@@ -50,7 +50,7 @@ export function redact(
   fields: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) if (!info.sensitive.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(fields)) if (!info.sensitive.includes(k)) setKey(out, k, v);
   return out;
 }
 

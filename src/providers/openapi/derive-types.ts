@@ -1,4 +1,5 @@
 import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
+import { setKey } from '../../core/index.js';
 import type { ImportExclusion } from './annotations.js';
 import {
   importExclusions,
@@ -174,7 +175,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const paths: Record<string, Record<string, unknown>> = {};
   if (isObject(pathsValue)) {
     for (const [p, item] of Object.entries(pathsValue)) {
-      if (isObject(item)) paths[p] = item;
+      if (isObject(item)) setKey(paths, p, item);
       else warnings.push(`path ${p} is not an object; ignored`);
     }
   } else if (pathsValue !== undefined) {
@@ -843,10 +844,10 @@ function withParentFields(schema: JsonSchema, params: readonly PathParam[]): Jso
   if (parents.length === 0) return schema;
   const properties: Record<string, unknown> = {};
   for (const p of parents) {
-    properties[p.param] = {
+    setKey(properties, p.param, {
       type: 'string',
       description: `The id of the ${p.type} object this belongs to; write it as a reference, e.g. \${<provider>.${p.type}/<name>.id}`,
-    };
+    });
   }
   const own = isObject(schema['properties']) ? schema['properties'] : {};
   const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
