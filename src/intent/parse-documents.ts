@@ -1,6 +1,9 @@
 import { LineCounter, isScalar, parseAllDocuments } from 'yaml';
 import type { Document } from 'yaml';
 import type { Diagnostic } from '../core/index.js';
+import { MAX_INPUT_DEPTH, shapeProblems } from '../core/index.js';
+import { forbiddenKeyDiagnostics } from './forbidden-keys.js';
+import { formatPath, positionOf } from './positions.js';
 
 /** One non-empty YAML document of an intent file, with what is needed to point back into it. */
 export interface ParsedDocument {
@@ -15,6 +18,27 @@ export interface ParsedDocument {
   readonly value: unknown;
 }
 
+/** What each shape problem of a parsed document is reported as. */
+const SHAPE_PROBLEMS = {
+  // A key written as an alias of a scalar anchor (`*k: v`) is only known once aliases resolve.
+  'forbidden-key': {
+    code: 'key.forbidden',
+    message:
+      "this key is `__proto__`, `constructor` or `prototype`, which is refused: it could reach an object's prototype",
+    hint: 'remove or rename the key',
+  },
+  'too-deep': {
+    code: 'yaml.too_deep',
+    message: `values are nested more than ${MAX_INPUT_DEPTH} levels deep here`,
+    hint: 'flatten the structure; no resource needs this depth',
+  },
+  cycle: {
+    code: 'yaml.cycle',
+    message: 'this value contains itself (an alias inside its own anchor)',
+    hint: 'an alias may only point at an anchor outside it',
+  },
+} as const;
+
 /** The first line of a yaml error message, without the " at line L, column C" the diagnostic carries anyway. */
 function summary(message: string): string {
   const first = message.split('\n')[0] ?? message;
@@ -24,6 +48,11 @@ function summary(message: string): string {
 /**
  * Splits a file into its YAML documents. Syntax errors become `yaml.syntax` diagnostics with the
  * parser's position, and the broken document is left out (checking it further would only add noise).
+ * So is a document that is hostile rather than wrong: a `__proto__`, `constructor` or `prototype`
+ * key anywhere (`key.forbidden`, at the key), values nested deeper than MAX_INPUT_DEPTH
+ * (`yaml.too_deep`), an alias inside its own anchor (`yaml.cycle`), and aliases that would expand
+ * too far or point at nothing (`yaml.alias`). What comes out is plain, acyclic, shallow data that
+ * nothing downstream can use to reach a prototype or overflow the stack.
  * Empty documents (`---` alone, comments only) are skipped silently.
  */
 export function parseDocuments(
@@ -53,7 +82,42 @@ export function parseDocuments(
     }
     const contents = node.contents;
     if (contents === null || (isScalar(contents) && contents.value === null)) return;
-    documents.push({ file, index, node, lineCounter, value: node.toJS() as unknown });
+    const forbidden = forbiddenKeyDiagnostics(file, contents, lineCounter);
+    if (forbidden.length > 0) {
+      diagnostics.push(...forbidden);
+      return;
+    }
+    const start = lineCounter.linePos(contents.range?.[0] ?? 0);
+    let value: unknown;
+    try {
+      // yaml refuses aliases that expand past its budget (a "billion laughs") and unresolved ones.
+      value = node.toJS();
+    } catch (e) {
+      diagnostics.push({
+        code: 'yaml.alias',
+        severity: 'error',
+        message: `the document cannot be read: ${e instanceof Error ? e.message : String(e)}`,
+        hint: 'write the repeated values out, or use fewer aliases; an alias must follow its anchor',
+        file,
+        line: start.line,
+        column: start.col,
+      });
+      return;
+    }
+    const doc: ParsedDocument = { file, index, node, lineCounter, value };
+    const shape = shapeProblems(value, { maxDepth: MAX_INPUT_DEPTH, limit: 1 });
+    for (const problem of shape) {
+      const pos = positionOf(doc, problem.path);
+      diagnostics.push({
+        ...SHAPE_PROBLEMS[problem.kind],
+        severity: 'error',
+        file,
+        line: pos.line,
+        column: pos.column,
+        ...(problem.path.length > 0 && { path: formatPath(problem.path) }),
+      });
+    }
+    if (shape.length === 0) documents.push(doc);
   });
   return { documents, diagnostics };
 }

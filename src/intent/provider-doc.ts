@@ -1,7 +1,8 @@
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
 import { FieldReader } from './fields.js';
+import { forbiddenKeysInText } from './forbidden-keys.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
 import { didYouMean, listOf } from './suggest.js';
@@ -83,6 +84,21 @@ async function location(
     hint: `${key} paths are relative to the intent directory; an http(s) URL also works`,
   });
   return undefined;
+}
+
+/**
+ * The keys of a local overlay that could reach a prototype (`key.forbidden`, at overlay:line:column,
+ * shown as `shown`). The overlay is merged into the document, so it is checked with the intent, where
+ * its positions are known; an unreadable file is left to the loader, which says why.
+ */
+async function overlayKeyProblems(path: string, shown: string): Promise<Diagnostic[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return forbiddenKeysInText(shown, text);
 }
 
 /** Reads `auth`; every field besides header/fromEnv/fromFile/prefix could only be an inline secret. */
@@ -181,6 +197,10 @@ export async function readProviderDoc(
   const overlayText = r.string(value, 'overlay', [], false);
   const overlay =
     overlayText === undefined ? undefined : await location(r, ctx.dir, 'overlay', overlayText);
+  if (overlay !== undefined && overlayText !== undefined && !isUrl(overlay)) {
+    const shown = isAbsolute(overlayText) ? overlayText : join(ctx.dir, overlayText);
+    r.diagnostics.push(...(await overlayKeyProblems(overlay, shown)));
+  }
 
   const endpoint = r.string(value, 'endpoint', [], true);
   if (endpoint !== undefined && !validHttpUrl(endpoint)) {
