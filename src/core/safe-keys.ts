@@ -150,28 +150,37 @@ export function formatDataPath(path: readonly DataPathSegment[]): string {
  * each object once, so cyclic graphs (a dereferenced OpenAPI document) and any depth are fine.
  */
 export function forbiddenKeyPaths(value: unknown, limit = 10): DataPathSegment[][] {
+  // Paths are linked back to the parent step and spelled out only for what is found: copying them
+  // at every step would make a deep document quadratic.
+  interface Step {
+    readonly v: unknown;
+    readonly key?: DataPathSegment;
+    readonly up?: Step;
+  }
+  const pathOf = (s: Step, last: DataPathSegment): DataPathSegment[] => {
+    const out = [last];
+    for (let at: Step | undefined = s; at?.key !== undefined; at = at.up) out.push(at.key);
+    return out.reverse();
+  };
   const found: DataPathSegment[][] = [];
   const seen = new Set<object>();
-  const stack: { v: unknown; path: DataPathSegment[] }[] = [{ v: value, path: [] }];
-  while (stack.length > 0 && found.length < limit) {
-    const { v, path } = stack.pop()!;
+  const stack: Step[] = [{ v: value }];
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    const v = step.v;
     if (v === null || typeof v !== 'object' || seen.has(v)) continue;
     seen.add(v);
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--)
-        stack.push({ v: v[i] as unknown, path: [...path, i] });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i] as unknown, key: i, up: step });
       continue;
     }
-    const keys = Object.keys(v);
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const k = keys[i]!;
-      if (isForbiddenKey(k)) {
-        found.push([...path, k]);
-        if (found.length >= limit) break;
-        continue;
-      }
-      stack.push({ v: (v as Record<string, unknown>)[k], path: [...path, k] });
+    const children: Step[] = [];
+    for (const k of Object.keys(v)) {
+      if (!isForbiddenKey(k))
+        children.push({ v: (v as Record<string, unknown>)[k], key: k, up: step });
+      else if (found.push(pathOf(step, k)) >= limit) return found;
     }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return found;
 }
