@@ -127,7 +127,11 @@ function normalisedFields(
   const out: Record<string, unknown> = {};
   for (const path of paths) {
     const v = getPath(object.fields, path);
-    setKey(out, path, provider.normalize && v !== undefined ? provider.normalize(info.name, path, v) : v);
+    setKey(
+      out,
+      path,
+      provider.normalize && v !== undefined ? provider.normalize(info.name, path, v) : v,
+    );
   }
   return out;
 }

@@ -2,7 +2,7 @@ import { LineCounter, isScalar, parseAllDocuments } from 'yaml';
 import type { Document } from 'yaml';
 import type { Diagnostic } from '../core/index.js';
 import { MAX_INPUT_DEPTH, shapeProblems } from '../core/index.js';
-import { forbiddenKeyDiagnostics } from './forbidden-keys.js';
+import { keyDiagnostics } from './key-checks.js';
 import { formatPath, positionOf } from './positions.js';
 
 /** One non-empty YAML document of an intent file, with what is needed to point back into it. */
@@ -52,7 +52,8 @@ function summary(message: string): string {
  * key anywhere (`key.forbidden`, at the key), values nested deeper than MAX_INPUT_DEPTH
  * (`yaml.too_deep`), an alias inside its own anchor (`yaml.cycle`), and aliases that would expand
  * too far or point at nothing (`yaml.alias`). What comes out is plain, acyclic, shallow data that
- * nothing downstream can use to reach a prototype or overflow the stack.
+ * nothing downstream can use to reach a prototype or overflow the stack. A key written twice in a
+ * mapping is a `yaml.syntax` error too, found in one pass (the parser's own check is quadratic).
  * Empty documents (`---` alone, comments only) are skipped silently.
  */
 export function parseDocuments(
@@ -60,7 +61,14 @@ export function parseDocuments(
   text: string,
 ): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true });
+  // Keys written twice are found by keyDiagnostics, in linear time (the parser's check is quadratic).
+  const docs = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: true,
+    uniqueKeys: false,
+    // Warnings (a collection used as a key) would go to stderr; the text's problems are diagnostics.
+    logLevel: 'error',
+  });
   const documents: ParsedDocument[] = [];
   const diagnostics: Diagnostic[] = [];
   // parseAllDocuments returns an EmptyStream (an empty array) for a file without documents.
@@ -82,9 +90,9 @@ export function parseDocuments(
     }
     const contents = node.contents;
     if (contents === null || (isScalar(contents) && contents.value === null)) return;
-    const forbidden = forbiddenKeyDiagnostics(file, contents, lineCounter);
-    if (forbidden.length > 0) {
-      diagnostics.push(...forbidden);
+    const keys = keyDiagnostics(file, contents, lineCounter, { duplicates: true });
+    if (keys.length > 0) {
+      diagnostics.push(...keys);
       return;
     }
     const start = lineCounter.linePos(contents.range?.[0] ?? 0);

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
 import { FieldReader } from './fields.js';
-import { forbiddenKeysInText } from './forbidden-keys.js';
+import { forbiddenKeysInText } from './key-checks.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
 import { didYouMean, listOf } from './suggest.js';
