@@ -303,26 +303,35 @@ export function parseChangeset(text: string, file: string): ParsedChangeset {
   return { kind: 'ok', changeset: deepFreeze(changeset) };
 }
 
-/** Refuses prototype-like keys and excessive depth anywhere in a parsed JSON value. */
-function checkShape(v: unknown, path: string, depth: number): Problem[] {
-  if (v === null || typeof v !== 'object') return [];
+/** At most this many shape problems are reported: a hostile file cannot flood the terminal. */
+const MAX_SHAPE_PROBLEMS = 20;
+
+/**
+ * Refuses prototype-like keys and excessive depth anywhere in a parsed JSON value, adding what it
+ * finds to `out` (at most MAX_SHAPE_PROBLEMS).
+ */
+function checkShape(v: unknown, path: string, depth: number, out: Problem[] = []): Problem[] {
+  if (v === null || typeof v !== 'object' || out.length >= MAX_SHAPE_PROBLEMS) return out;
   if (depth >= MAX_DEPTH) {
-    return [
-      { code: 'changeset.depth', path, message: `is nested deeper than ${MAX_DEPTH} levels` },
-    ];
+    out.push({
+      code: 'changeset.depth',
+      path,
+      message: `is nested deeper than ${MAX_DEPTH} levels`,
+    });
+    return out;
   }
-  const out: Problem[] = [];
   if (Array.isArray(v)) {
-    v.forEach((item, i) => out.push(...checkShape(item, `${path}[${i}]`, depth + 1)));
+    v.forEach((item, i) => checkShape(item, `${path}[${i}]`, depth + 1, out));
     return out;
   }
   for (const k of Object.keys(v)) {
+    if (out.length >= MAX_SHAPE_PROBLEMS) break;
     const at = childPath(path, k);
     if (isForbiddenKey(k)) {
       out.push({ code: 'changeset.forbidden_key', path: at, message: `the key "${k}" is refused` });
       continue;
     }
-    out.push(...checkShape((v as Record<string, unknown>)[k], at, depth + 1));
+    checkShape((v as Record<string, unknown>)[k], at, depth + 1, out);
   }
   return out;
 }

@@ -139,6 +139,14 @@ function readWorkspaceDocs(
   return found;
 }
 
+/**
+ * Adds every item to `into`. `into.push(...items)` passes each item as an argument, and a file of
+ * 100,000 documents (or diagnostics) is more arguments than the stack holds.
+ */
+function append<T>(into: T[], items: Iterable<T>): void {
+  for (const item of items) into.push(item);
+}
+
 /** A hash of the intent files (names and contents), so that a changed intent is noticed cheaply. */
 export function intentContentHash(files: readonly { path: string; text: string }[]): string {
   const h = createHash('sha256');
@@ -170,12 +178,12 @@ export async function loadIntent(
 ): Promise<LoadIntentResult> {
   const diagnostics: Diagnostic[] = [];
   const read = await readIntentFiles(dir);
-  diagnostics.push(...read.diagnostics);
+  append(diagnostics, read.diagnostics);
   const documents: ParsedDocument[] = [];
   for (const file of read.files) {
     const parsed = parseDocuments(file.path, file.text);
-    documents.push(...parsed.documents);
-    diagnostics.push(...parsed.diagnostics);
+    append(documents, parsed.documents);
+    append(diagnostics, parsed.diagnostics);
   }
   const {
     providers: providerDocs,
@@ -194,7 +202,7 @@ export async function loadIntent(
       dir,
       ...(options.env && { env: options.env }),
     });
-    diagnostics.push(...result.diagnostics);
+    append(diagnostics, result.diagnostics);
     if (result.name === undefined) continue;
     const first = firstByName.get(result.name);
     if (first) {
@@ -253,7 +261,7 @@ export async function loadIntent(
       validator,
       ...(options.env && { env: options.env }),
     });
-    diagnostics.push(...result.diagnostics);
+    append(diagnostics, result.diagnostics);
     const draft = result.draft;
     if (!draft) continue;
     const first = firstAt.get(draft.address);
@@ -277,8 +285,8 @@ export async function loadIntent(
   }
 
   const refs = checkReferences(drafts);
-  diagnostics.push(...refs.diagnostics);
-  diagnostics.push(...checkMoves(drafts));
+  append(diagnostics, refs.diagnostics);
+  append(diagnostics, checkMoves(drafts));
 
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { diagnostics: sorted };

@@ -92,3 +92,16 @@ describe('keys written twice', () => {
     expect(parsed.diagnostics).toMatchObject([{ code: 'yaml.syntax', line: 40_002, column: 3 }]);
   });
 });
+
+describe('a file that is broken everywhere', () => {
+  it('shows its first 20 syntax errors and says more follow', () => {
+    const lines = Array.from({ length: 5_000 }, (_, i) => `k${i}: ${i}`);
+    const parsed = parseDocuments('main.yaml', yaml('- - - a', ...lines));
+    expect(parsed.documents).toEqual([]);
+    expect(parsed.diagnostics).toHaveLength(21);
+    expect(parsed.diagnostics.every((d) => d.code === 'yaml.syntax')).toBe(true);
+    expect(parsed.diagnostics[20]).toMatchObject({
+      message: 'more YAML syntax errors from here on are not shown (the first 20 are)',
+    });
+  });
+});

@@ -18,6 +18,12 @@ export interface ParsedDocument {
   readonly value: unknown;
 }
 
+/**
+ * Syntax errors reported per file: a broken indentation can make every later line an error, and a
+ * hundred thousand diagnostics help nobody (nor does the memory they take).
+ */
+const MAX_SYNTAX_ERRORS = 20;
+
 /** What each shape problem of a parsed document is reported as. */
 const SHAPE_PROBLEMS = {
   // A key written as an alias of a scalar anchor (`*k: v`) is only known once aliases resolve.
@@ -72,10 +78,25 @@ export function parseDocuments(
   const documents: ParsedDocument[] = [];
   const diagnostics: Diagnostic[] = [];
   // parseAllDocuments returns an EmptyStream (an empty array) for a file without documents.
+  let syntaxErrors = 0;
   docs.forEach((node, index) => {
     if (node.errors.length > 0) {
       for (const e of node.errors) {
         const pos = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
+        if (++syntaxErrors > MAX_SYNTAX_ERRORS) {
+          if (syntaxErrors === MAX_SYNTAX_ERRORS + 1) {
+            diagnostics.push({
+              code: 'yaml.syntax',
+              severity: 'error',
+              message: `more YAML syntax errors from here on are not shown (the first ${MAX_SYNTAX_ERRORS} are)`,
+              hint: 'fix the errors above first; later ones often follow from them',
+              file,
+              line: pos.line,
+              column: pos.col,
+            });
+          }
+          continue;
+        }
         diagnostics.push({
           code: 'yaml.syntax',
           severity: 'error',
@@ -92,7 +113,7 @@ export function parseDocuments(
     if (contents === null || (isScalar(contents) && contents.value === null)) return;
     const keys = keyDiagnostics(file, contents, lineCounter, { duplicates: true });
     if (keys.length > 0) {
-      diagnostics.push(...keys);
+      for (const d of keys) diagnostics.push(d);
       return;
     }
     const start = lineCounter.linePos(contents.range?.[0] ?? 0);

@@ -159,7 +159,8 @@ const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
  * GET paired with an item `/x/{param}` with GET and DELETE, at any depth when each path parameter
  * above the item has a value (a fixed one, or the id of a parent type); and the sub-collections an
  * overlay declares with `x-tend-embedded`. Pure and total: every path it cannot map is listed in
- * `unmapped` with a reason, and odd documents give warnings, never exceptions.
+ * `unmapped` with a reason, and odd documents give warnings, never exceptions. The document holds no
+ * `__proto__`, `constructor` or `prototype` key (its callers refuse such a document first).
  */
 export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const warnings: string[] = [];

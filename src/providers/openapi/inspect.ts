@@ -1,5 +1,5 @@
 import type { IdentityStrategy } from '../../core/index.js';
-import { TendError, setKey } from '../../core/index.js';
+import { TendError, assertNoForbiddenKeys, setKey } from '../../core/index.js';
 import type { ImportExclusion, NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
@@ -80,6 +80,7 @@ export async function inspectOpenApi(
   options: LoadDocumentOptions = {},
 ): Promise<InspectReport> {
   const doc = await loadOpenApiDocument(spec, options);
+  assertNoForbiddenKeys(doc.document, `the OpenAPI document ${doc.location}`);
   try {
     const derived = deriveTypes(doc.document);
     const info = doc.document['info'];
