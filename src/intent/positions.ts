@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq } from 'yaml';
-import type { Node } from 'yaml';
+import type { Node, Pair, YAMLMap } from 'yaml';
 import type { ParsedDocument } from './parse-documents.js';
 
 /** One step of a field path: a mapping key or a list index. */
@@ -37,6 +37,25 @@ function written(
 }
 
 /**
+ * Each mapping's pairs by key, built on first use: a document whose every key has a problem (an
+ * unknown field each) is looked up once per key, and a scan per lookup made that quadratic.
+ */
+const pairsByKey = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+function pairOf(map: YAMLMap, key: string): Pair | undefined {
+  let index = pairsByKey.get(map);
+  if (index === undefined) {
+    index = new Map();
+    for (const p of map.items) {
+      // The first pair wins, as the linear search did (a duplicate key is an error anyway).
+      if (isScalar(p.key) && !index.has(String(p.key.value))) index.set(String(p.key.value), p);
+    }
+    pairsByKey.set(map, index);
+  }
+  return index.get(key);
+}
+
+/**
  * Where a field is written in a document. `key` points at the field's key (for "this field should
  * not be here" problems), `value` at its value (for "this value is wrong"). A path that does not
  * exist in the document resolves to its deepest existing ancestor, so a missing field points at
@@ -52,7 +71,7 @@ export function positionOf(
   let key: Node | null | undefined;
   for (const seg of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+      const pair = pairOf(node, String(seg));
       if (!pair) break;
       key = pair.key as Node;
       node = pair.value as Node | null;
