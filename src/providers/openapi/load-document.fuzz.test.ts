@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TendError } from '../../core/index.js';
 import {
   CASE_BUDGET_MS,
@@ -187,6 +187,15 @@ async function loaded<T>(load: () => Promise<T>): Promise<T | undefined> {
 }
 
 describe('the OpenAPI loader on hostile documents (property-based)', () => {
+  // swagger2openapi prints what it cannot convert (console.warn) before it fails; the failure is
+  // what the property looks at.
+  beforeAll(() => {
+    vi.spyOn(console, 'warn').mockImplementation(() => {});
+  });
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+
   it('prepareOpenApiDocument loads or throws a TendError, and the provider over it describes', async () => {
     const before = prototypeNames();
     const parameters = fuzzParameters<[unknown]>(80);
@@ -194,7 +203,7 @@ describe('the OpenAPI loader on hostile documents (property-based)', () => {
     await fc.assert(
       fc.asyncProperty(documentOf([...INTERNAL_REFS, ...EXTERNAL_REFS]), async (raw) => {
         const started = performance.now();
-        const doc = await loaded(() => prepareOpenApiDocument(structuredClone(raw), 'fuzz.json'));
+        const doc = await loaded(() => prepareOpenApiDocument(raw, 'fuzz.json'));
         if (doc !== undefined) {
           expect(typeof doc.version).toBe('string');
           expect(doc.warnings.every((w) => typeof w === 'string')).toBe(true);
