@@ -3,6 +3,7 @@
 //   sandbox   a stand-in platform: imports nothing of the engine's side
 //   the rest  may import core; nothing imports cli
 import js from '@eslint/js';
+import ts from 'typescript';
 import tseslint from 'typescript-eslint';
 
 // Which layers each folder must not import. Order, from the bottom: core → intent, checks,
@@ -49,6 +50,58 @@ const nodeIo = [
   'worker_threads',
 ].flatMap((m) => [m, `node:${m}`, `${m}/promises`, `node:${m}/promises`]);
 
+// tend/no-unchecked-key-write (docs/decisions/0009-prototype-pollution.md): `obj[key] = value` with
+// a key that may be any string reaches the prototype when the key is `__proto__`, so such writes go
+// through setKey (src/core/safe-keys.ts), which refuses `__proto__`, `constructor` and `prototype`.
+// Type-aware, so writes the types prove safe pass: array elements, number keys, keys of a literal
+// union (`counts[kind]`). Object.assign is refused outright: it copies with [[Set]], and a
+// `__proto__` member of a source replaces the target's prototype; spread copies safely.
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const noUncheckedKeyWrite = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'writes by a string key go through setKey (prototype pollution)' },
+    messages: {
+      write:
+        'a write by a string key can reach the prototype (`__proto__`): use setKey() from core/safe-keys.ts, or a Map (docs/decisions/0009-prototype-pollution.md).',
+      assign:
+        'Object.assign copies with [[Set]]: a `__proto__` member replaces the target prototype. Use spread or mergeInto() from core/safe-keys.ts.',
+    },
+    schema: [],
+  },
+  create(context) {
+    const services = context.sourceCode.parserServices;
+    if (!services?.program) return {};
+    const checker = services.program.getTypeChecker();
+    const typeOf = (node) => checker.getTypeAtLocation(services.esTreeNodeToTSNodeMap.get(node));
+    const OPEN =
+      ts.TypeFlags.String |
+      ts.TypeFlags.Any |
+      ts.TypeFlags.Unknown |
+      ts.TypeFlags.TemplateLiteral |
+      ts.TypeFlags.StringMapping;
+    const anyString = (type) =>
+      type.isUnion()
+        ? type.types.some(anyString)
+        : (type.flags & OPEN) !== 0 || (type.isStringLiteral() && PROTOTYPE_KEYS.has(type.value));
+    const listLike = (type) =>
+      type.isUnion()
+        ? type.types.every(listLike)
+        : checker.isArrayType(type) || checker.isTupleType(type);
+    return {
+      AssignmentExpression(node) {
+        const left = node.left;
+        if (left.type !== 'MemberExpression' || !left.computed) return;
+        if (!anyString(typeOf(left.property)) || listLike(typeOf(left.object))) return;
+        context.report({ node: left, messageId: 'write' });
+      },
+      "CallExpression[callee.object.name='Object'][callee.property.name='assign']"(node) {
+        context.report({ node, messageId: 'assign' });
+      },
+    };
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'reports/**', 'scripts/**', '.ci/**'] },
   js.configs.recommended,
@@ -70,6 +123,14 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: { 'no-restricted-syntax': ['error', ...spreadArguments] },
+  },
+  {
+    // The sandbox is a stand-in platform that may not import core (where setKey lives), and tests
+    // build their own fixtures; everything else that copies parsed data by key goes through setKey.
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'src/sandbox/**'],
+    plugins: { tend: { rules: { 'no-unchecked-key-write': noUncheckedKeyWrite } } },
+    rules: { 'tend/no-unchecked-key-write': 'error' },
   },
   // Every folder of src/ is a layer; each may import only the layers below it (tests compose freely).
   ...Object.entries(LAYERS).map(([folder, banned]) => ({

@@ -3,7 +3,7 @@
 // taken from natural keys. Pure: the command lists the objects and writes the files.
 import { stringify } from 'yaml';
 import type { Address, ObservedObject, ResourceTypeInfo } from '../core/index.js';
-import { address, isMarkerTag, isValidName } from '../core/index.js';
+import { address, isMarkerTag, isValidName, setKey } from '../core/index.js';
 import type { SpecValidator } from '../intent/index.js';
 
 /** The objects of one resource type to import, with what the provider says about the type. */
@@ -154,7 +154,7 @@ function declarable(
       // A secret is never read back; a required one is declared as where it will come from.
       if (needed.has(key)) {
         const name = secretEnv(key);
-        spec[key] = { fromEnv: name };
+        setKey(spec, key, { fromEnv: name });
         secrets.push(name);
       }
       continue;
@@ -166,7 +166,7 @@ function declarable(
       if (Object.keys(kept).length === 0 && Object.keys(value).length > 0) continue;
       value = kept;
     }
-    spec[key] = structuredClone(value);
+    setKey(spec, key, structuredClone(value));
   }
   for (const field of [...info.outputOnly, ...info.sensitive]) {
     if (field.includes('.') && !needed.has(field)) deletePath(spec, field.split('.'));
@@ -306,10 +306,12 @@ export function buildImport(input: ImportInput): {
     for (const [key, value] of Object.entries(spec)) {
       if (key === n.t.info.idField || key === n.t.info.naturalKey) continue;
       if (typeof value === 'string' && (ID_FIELD.test(key) || parent?.field === key)) {
-        spec[key] = reference(key, value) ?? value;
+        setKey(spec, key, reference(key, value) ?? value);
       } else if (Array.isArray(value) && IDS_FIELD.test(key)) {
-        spec[key] = value.map((v: unknown) =>
-          typeof v === 'string' ? (reference(key, v) ?? v) : v,
+        setKey(
+          spec,
+          key,
+          value.map((v: unknown) => (typeof v === 'string' ? (reference(key, v) ?? v) : v)),
         );
       }
     }

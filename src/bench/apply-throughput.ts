@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Workspace } from '../engine/index.js';
 import { openWorkspaceAt } from '../app/index.js';
+import { setKey } from '../core/index.js';
 import { reconcilePass, systemClock, tendActor } from '../engine/index.js';
 import type { BenchSandbox } from './bench-sandbox.js';
 import { writeIntentFixture } from './intent-fixture.js';
@@ -87,7 +88,7 @@ export async function runApply(
   const byStatus: Record<string, number> = {};
   for (const [status, n] of Object.entries(after.byStatus)) {
     const d = n - (before.byStatus[status] ?? 0);
-    if (d > 0) byStatus[status] = d;
+    if (d > 0) setKey(byStatus, status, d);
   }
   return {
     ws,

@@ -5,6 +5,7 @@
 // quadratic).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setKey } from '../core/index.js';
 import { loadIntent } from '../intent/index.js';
 import { deriveTypes, loadOpenApiDocument } from '../providers/index.js';
 import { writeIntentFixture } from './intent-fixture.js';
@@ -51,15 +52,15 @@ const ok = { responses: { '200': { description: 'ok' } } };
 function manyPaths(collections: number, schema: unknown = { $ref: '#/components/schemas/S' }) {
   const paths: Record<string, unknown> = {};
   for (let i = 0; i < collections; i++) {
-    paths[`/c${i}`] = { post: op(schema), get: ok };
-    paths[`/c${i}/{id}`] = {
+    setKey(paths, `/c${i}`, { post: op(schema), get: ok });
+    setKey(paths, `/c${i}/{id}`, {
       get: {
         responses: {
           '200': { description: 'ok', content: { 'application/json': { schema } } },
         },
       },
       delete: { responses: { '204': { description: 'gone' } } },
-    };
+    });
   }
   return {
     openapi: '3.0.3',
@@ -82,7 +83,7 @@ function wideSchema(n: number) {
   const properties: Record<string, unknown> = { name: { type: 'string' } };
   const required = ['name'];
   for (let i = 0; i < n; i++) {
-    properties[`p${i}`] = { type: 'string', maxLength: 64 };
+    setKey(properties, `p${i}`, { type: 'string', maxLength: 64 });
     required.push(`p${i}`);
   }
   const doc = manyPaths(1);

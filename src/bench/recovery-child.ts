@@ -3,6 +3,7 @@
 // a budget can end it (process.exit) even while recovery is still working. Prints one JSON line (a
 // RecoveryChildResult) on stdout.
 import { openWorkspaceAt } from '../app/index.js';
+import { setKey } from '../core/index.js';
 import { reconcilePass, systemClock, tendActor } from '../engine/index.js';
 import { passProbe } from './pass-probe.js';
 
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
       lastResolvedMs = since();
       // "adopted i-1234 (…)" and "adopted i-5678 (…)" are one kind of outcome.
       const kind = e.outcome.split(/[ :]/)[0] ?? e.outcome;
-      outcomes[kind] = (outcomes[kind] ?? 0) + 1;
+      setKey(outcomes, kind, (outcomes[kind] ?? 0) + 1);
     } else if (e.kind === 'plan') planMs = since();
   });
   await reconcilePass(ws, {

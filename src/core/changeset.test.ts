@@ -603,6 +603,17 @@ describe('parseChangeset: hostile input', () => {
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
+  it('reports at most 20 shape problems, for 200,000 refused keys too', () => {
+    const text = `{"steps": [${Array<string>(200_000).fill('{"__proto__": 1}').join(',')}]}`;
+    const parsed = parseChangeset(text, 'p.json');
+    expect(parsed.kind).toBe('invalid');
+    if (parsed.kind !== 'invalid') return;
+    expect(parsed.diagnostics).toHaveLength(20);
+    expect(parsed.diagnostics[0]!.message).toBe(
+      'p.json: $.steps[0].__proto__: the key "__proto__" is refused',
+    );
+  });
+
   // A property test in the spirit of fast-check (not installed): thousands of seeded mutations of a
   // valid changeset. The property: parsing never throws, and every answer is a changeset or
   // diagnostics that name the file and a JSON path. With fast-check, replace `mutations` by

@@ -7,6 +7,7 @@ import { canonicalJson, hashValue, sha256 } from './hash.js';
 import type { Intent } from './intent.js';
 import type { Plan, PlanStep } from './plan.js';
 import { STEP_KINDS } from './plan.js';
+import { MAX_INPUT_DEPTH, defineKey, isForbiddenKey, setKey } from './safe-keys.js';
 
 /**
  * A changeset is a saved plan pinned to what it was computed from (DESIGN.md §2): the workspace, a
@@ -130,7 +131,7 @@ export function pinOf(input: {
   if (!object) return { kind: 'absent', address, type };
   const fields: Record<string, string> = {};
   for (const path of Object.keys(input.fields ?? {}).sort()) {
-    fields[path] = hashValue(input.fields![path] ?? null);
+    setKey(fields, path, hashValue(input.fields![path] ?? null));
   }
   return {
     kind: 'present',
@@ -259,10 +260,8 @@ export type ParsedChangeset =
   | { readonly kind: 'ok'; readonly changeset: Changeset }
   | { readonly kind: 'invalid'; readonly diagnostics: readonly Diagnostic[] };
 
-/** Keys refused anywhere in a changeset: they could reach an object's prototype when copied. */
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** Deeper values are refused (a hand-made file cannot make the checks overflow the stack). */
-const MAX_DEPTH = 64;
+const MAX_DEPTH = MAX_INPUT_DEPTH;
 
 interface Problem {
   readonly code: string;
@@ -305,13 +304,15 @@ export function parseChangeset(text: string, file: string): ParsedChangeset {
   return { kind: 'ok', changeset: deepFreeze(changeset) };
 }
 
+/** At most this many shape problems are reported: a hostile file cannot flood the terminal. */
+const MAX_SHAPE_PROBLEMS = 20;
+
 /**
- * Refuses prototype-like keys and excessive depth anywhere in a parsed JSON value, adding the
- * problems to `out` (one list for the whole walk: spreading a child's list into its parent's costs
- * time per level and overflows the stack past ~120,000 problems).
+ * Refuses prototype-like keys and excessive depth anywhere in a parsed JSON value, adding what it
+ * finds to `out` (at most MAX_SHAPE_PROBLEMS).
  */
 function checkShape(v: unknown, path: string, depth: number, out: Problem[]): void {
-  if (v === null || typeof v !== 'object') return;
+  if (v === null || typeof v !== 'object' || out.length >= MAX_SHAPE_PROBLEMS) return;
   if (depth >= MAX_DEPTH) {
     out.push({
       code: 'changeset.depth',
@@ -325,8 +326,9 @@ function checkShape(v: unknown, path: string, depth: number, out: Problem[]): vo
     return;
   }
   for (const k of Object.keys(v)) {
+    if (out.length >= MAX_SHAPE_PROBLEMS) break;
     const at = childPath(path, k);
-    if (FORBIDDEN_KEYS.has(k)) {
+    if (isForbiddenKey(k)) {
       out.push({ code: 'changeset.forbidden_key', path: at, message: `the key "${k}" is refused` });
       continue;
     }
@@ -795,7 +797,7 @@ function readPin(problems: Problem[], path: string, raw: unknown): Pin | undefin
       });
     } else {
       for (const [f, h] of Object.entries(fieldsRaw)) {
-        if (typeof h === 'string' && /^[0-9a-f]{16}$/.test(h)) fields[f] = h;
+        if (typeof h === 'string' && /^[0-9a-f]{16}$/.test(h)) setKey(fields, f, h);
         else
           problems.push({
             code: 'changeset.type',
@@ -922,7 +924,7 @@ function sortedKeys(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k] = sortedKeys(v);
+      if (v !== undefined) defineKey(out, k, sortedKeys(v));
     }
     return out;
   }

@@ -1,5 +1,6 @@
 import { canonicalJson } from './hash.js';
 import { isUnknown } from './refs.js';
+import { ownValue, setKey } from './safe-keys.js';
 
 /** One declared field whose observed value differs from its declared value. */
 export interface FieldChange {
@@ -59,7 +60,7 @@ export function diffDeclared(
       const dv = d[key];
       const path = prefix ? `${prefix}.${key}` : key;
       if (options.ignore?.has(path)) continue;
-      const ov = o?.[key];
+      const ov = o === undefined ? undefined : ownValue(o, key);
       if (isUnknown(dv)) {
         out.push({ path, before: ov, after: dv });
       } else if (isPlainObject(dv) && isPlainObject(ov)) {
@@ -87,8 +88,8 @@ function deepMerge(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    out[k] = isPlainObject(v) && isPlainObject(b) ? deepMerge(b, v) : v;
+    const b = ownValue(out, k);
+    setKey(out, k, isPlainObject(v) && isPlainObject(b) ? deepMerge(b, v) : v);
   }
   return out;
 }
@@ -105,9 +106,9 @@ export function updateBody(
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const key of topLevelFields(changes)) {
-    const d = desired[key];
-    const o = observed[key];
-    body[key] = isPlainObject(d) && isPlainObject(o) ? deepMerge(o, d) : d;
+    const d = ownValue(desired, key);
+    const o = ownValue(observed, key);
+    setKey(body, key, isPlainObject(d) && isPlainObject(o) ? deepMerge(o, d) : d);
   }
   return body;
 }

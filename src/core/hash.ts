@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { defineKey } from './safe-keys.js';
 
 /**
  * Canonical JSON: object keys sorted, `undefined` members dropped. Two values that are equal as data
@@ -14,7 +15,7 @@ function sortKeys(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k] = sortKeys(v);
+      if (v !== undefined) defineKey(out, k, sortKeys(v));
     }
     return out;
   }

@@ -18,3 +18,4 @@ export * from './changeset.js';
 export * from './similar.js';
 export * from './redact.js';
 export * from './yaml-limits.js';
+export * from './safe-keys.js';

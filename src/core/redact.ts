@@ -1,5 +1,6 @@
 // One redactor for every output (docs/architecture.md, "Secrets in output"). Pure: it holds the
 // secret values it was told about and rewrites text and plain data; it reads nothing itself.
+import { defineKey } from './safe-keys.js';
 
 /** What a registered secret is replaced with in every output. */
 export const REDACTED = '«redacted»';
@@ -212,5 +213,8 @@ function walk(v: unknown, f: (s: string) => string): unknown {
   if (!changed) return v;
   // fromEntries defines own properties, so a `__proto__` key stays data and never a prototype.
   const out = Object.fromEntries(entries) as Record<string, unknown>;
-  return proto === null ? Object.assign(Object.create(null) as object, out) : out;
+  if (proto !== null) return out;
+  const bare = Object.create(null) as Record<string, unknown>;
+  for (const [k, x] of entries) defineKey(bare, k, x);
+  return bare;
 }

@@ -1,4 +1,5 @@
 import { TendError } from './errors.js';
+import { setKey } from './safe-keys.js';
 
 /**
  * Redirects, followed by Tend itself so that credentials never cross origins. Every HTTP request
@@ -192,7 +193,7 @@ export function originOf(text: string): string | undefined {
 
 function lowerKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(headers)) setKey(out, k.toLowerCase(), v);
   return out;
 }
 
@@ -201,7 +202,7 @@ function without(
   names: readonly string[],
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (!names.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(headers)) if (!names.includes(k)) setKey(out, k, v);
   return out;
 }
 

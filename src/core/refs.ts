@@ -1,5 +1,6 @@
 import type { Address } from './address.js';
 import { parseAddress } from './address.js';
+import { setKey } from './safe-keys.js';
 
 /**
  * A reference `${type/name.path}` inside a declared value: the value depends on a field of another
@@ -119,7 +120,7 @@ export function resolveReferences(value: unknown, lookup: RefLookup): unknown {
   if (value !== null && typeof value === 'object' && !isUnknown(value)) {
     const out: Record<string, unknown> = {};
     const from = value as Record<string, unknown>;
-    for (const k of Object.keys(from)) out[k] = resolveReferences(from[k], lookup);
+    for (const k of Object.keys(from)) setKey(out, k, resolveReferences(from[k], lookup));
     return out;
   }
   return value;

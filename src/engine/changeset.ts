@@ -18,6 +18,7 @@ import {
   pinOf,
   toChangeset,
   touchedAddresses,
+  setKey,
 } from '../core/index.js';
 import type { Observation } from './observe.js';
 import type { PlannedPass } from './planner.js';
@@ -126,7 +127,11 @@ function normalisedFields(
   const out: Record<string, unknown> = {};
   for (const path of paths) {
     const v = getPath(object.fields, path);
-    out[path] = provider.normalize && v !== undefined ? provider.normalize(info.name, path, v) : v;
+    setKey(
+      out,
+      path,
+      provider.normalize && v !== undefined ? provider.normalize(info.name, path, v) : v,
+    );
   }
   return out;
 }

@@ -7,7 +7,7 @@ import type {
   OperationAction,
   SecretRegistry,
 } from '../core/index.js';
-import { hashValue, operationId, toTendError, TendError } from '../core/index.js';
+import { hashValue, operationId, setKey, toTendError, TendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook, WritePoint } from './crash-points.js';
 import { noCrash } from './crash-points.js';
@@ -58,7 +58,7 @@ export function redact(
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
     if (secretFields.includes(k)) secrets.add(v);
-    else out[k] = v;
+    else setKey(out, k, v);
   }
   return out;
 }

@@ -25,6 +25,7 @@ import {
   TendError,
   topoOrder,
   toTendError,
+  setKey,
 } from '../core/index.js';
 import type { Observation } from './observe.js';
 import { isSecretRef, withoutSecrets } from './secrets.js';
@@ -166,7 +167,7 @@ export async function evaluateChanges(
   const forcedUnknown = unknownFields.filter((f) => info.createOnly.includes(f));
   const known: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(desired)) {
-    if (!containsUnknown(v) && !info.sensitive.includes(k)) known[k] = v;
+    if (!containsUnknown(v) && !info.sensitive.includes(k)) setKey(known, k, v);
   }
   const knownChanges = changes.filter((c) => !containsUnknown(c.after));
   const ev: LifecycleEvaluation =

@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { resolve } from 'node:path';
 import type { SecretRegistry } from '../core/index.js';
-import { TendError } from '../core/index.js';
+import { setKey, TendError } from '../core/index.js';
 import { SECRET_DIRS_VARIABLE, inAnyRoot, isSecretRef, trustedDirs } from '../intent/index.js';
 
 // What counts as a secret reference is what intent validation accepted as one.
@@ -108,7 +108,7 @@ function readConfined(path: string, roots: readonly string[]): string {
 /** The spec without its secret references: what may be hashed, compared and shown. */
 export function withoutSecrets(spec: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(spec)) if (!isSecretRef(v)) out[k] = v;
+  for (const [k, v] of Object.entries(spec)) if (!isSecretRef(v)) setKey(out, k, v);
   return out;
 }
 
@@ -125,6 +125,6 @@ export function sendableSpec(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...desired };
   for (const [k, v] of Object.entries(spec))
-    if (isSecretRef(v)) out[k] = readSecret(v, env, baseDir, secrets);
+    if (isSecretRef(v)) setKey(out, k, readSecret(v, env, baseDir, secrets));
   return out;
 }

@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../core/index.js';
+import { setKey } from '../core/index.js';
 
 type Node = Record<string, unknown>;
 
@@ -128,7 +129,7 @@ export function closeSchema(schema: JsonSchema): JsonSchema {
     } else {
       const node: Node = {};
       for (const [k, item] of Object.entries(v)) {
-        node[k] = copyValue(item, `${pointer}/${escapePointer(k)}`);
+        setKey(node, k, copyValue(item, `${pointer}/${escapePointer(k)}`));
       }
       out = node;
     }

@@ -1422,3 +1422,14 @@ describe('loadIntent reports everything at once', () => {
     expect(diagnostics.map((d) => d.code)).toEqual(['field.invalid']);
   });
 });
+
+describe('loadIntent on a very large file', () => {
+  it('reports 130,000 bad documents without running out of stack', async () => {
+    const dir = await fixture({ 'main.yaml': '--- 1\n'.repeat(130_000) });
+    const { describe: d } = fakeDescribe();
+    const result = await loadIntent(dir, { describe: d });
+    expect(result.intent).toBeUndefined();
+    expect(result.diagnostics).toHaveLength(130_000);
+    expect(result.diagnostics[0]).toMatchObject({ code: 'document.invalid', line: 1 });
+  });
+});

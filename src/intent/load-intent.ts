@@ -144,6 +144,14 @@ function readWorkspaceDocs(
   return found;
 }
 
+/**
+ * Adds every item to `into`. `into.push(...items)` passes each item as an argument, and a file of
+ * 100,000 documents (or diagnostics) is more arguments than the stack holds.
+ */
+function append<T>(into: T[], items: Iterable<T>): void {
+  for (const item of items) into.push(item);
+}
+
 /** A hash of the intent files (names and contents), so that a changed intent is noticed cheaply. */
 export function intentContentHash(files: readonly { path: string; text: string }[]): string {
   const h = createHash('sha256');
@@ -175,13 +183,12 @@ export async function loadIntent(
 ): Promise<LoadIntentResult> {
   const diagnostics: Diagnostic[] = [];
   const read = await readIntentFiles(dir);
-  for (const d of read.diagnostics) diagnostics.push(d);
+  append(diagnostics, read.diagnostics);
   const documents: ParsedDocument[] = [];
   for (const file of read.files) {
     const parsed = parseDocuments(file.path, file.text);
-    // Loops, not push(...list): spreading a list of 130,000 arguments overflows the stack.
-    for (const d of parsed.documents) documents.push(d);
-    for (const d of parsed.diagnostics) diagnostics.push(d);
+    append(documents, parsed.documents);
+    append(diagnostics, parsed.diagnostics);
   }
   const {
     providers: providerDocs,
@@ -207,7 +214,7 @@ export async function loadIntent(
       specDirs,
       ...(options.env && { env: options.env }),
     });
-    for (const d of result.diagnostics) diagnostics.push(d);
+    append(diagnostics, result.diagnostics);
     if (result.name === undefined) continue;
     const first = firstByName.get(result.name);
     if (first) {
@@ -268,7 +275,7 @@ export async function loadIntent(
       validator,
       ...(options.env && { env: options.env }),
     });
-    for (const d of result.diagnostics) diagnostics.push(d);
+    append(diagnostics, result.diagnostics);
     const draft = result.draft;
     if (!draft) continue;
     const first = firstAt.get(draft.address);
@@ -292,8 +299,8 @@ export async function loadIntent(
   }
 
   const refs = checkReferences(drafts);
-  for (const d of refs.diagnostics) diagnostics.push(d);
-  for (const d of checkMoves(drafts)) diagnostics.push(d);
+  append(diagnostics, refs.diagnostics);
+  append(diagnostics, checkMoves(drafts));
 
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { diagnostics: sorted };

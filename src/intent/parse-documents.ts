@@ -1,7 +1,9 @@
 import { LineCounter, isScalar, parseAllDocuments } from 'yaml';
 import type { Document } from 'yaml';
-import { checkYamlDocument } from '../core/index.js';
 import type { Diagnostic, YamlProblem } from '../core/index.js';
+import { checkYamlDocument, MAX_INPUT_DEPTH, shapeProblems } from '../core/index.js';
+import { keyDiagnostics } from './key-checks.js';
+import { formatPath, positionOf } from './positions.js';
 
 /** One non-empty YAML document of an intent file, with what is needed to point back into it. */
 export interface ParsedDocument {
@@ -15,6 +17,33 @@ export interface ParsedDocument {
   /** The document as plain data. */
   readonly value: unknown;
 }
+
+/**
+ * Syntax errors reported per file: a broken indentation can make every later line an error, and a
+ * hundred thousand diagnostics help nobody (nor does the memory they take).
+ */
+const MAX_SYNTAX_ERRORS = 20;
+
+/** What each shape problem of a parsed document is reported as. */
+const SHAPE_PROBLEMS = {
+  // A key written as an alias of a scalar anchor (`*k: v`) is only known once aliases resolve.
+  'forbidden-key': {
+    code: 'key.forbidden',
+    message:
+      "this key is `__proto__`, `constructor` or `prototype`, which is refused: it could reach an object's prototype",
+    hint: 'remove or rename the key',
+  },
+  'too-deep': {
+    code: 'yaml.too_deep',
+    message: `values are nested more than ${MAX_INPUT_DEPTH} levels deep here`,
+    hint: 'flatten the structure; no resource needs this depth',
+  },
+  cycle: {
+    code: 'yaml.cycle',
+    message: 'this value contains itself (an alias inside its own anchor)',
+    hint: 'an alias may only point at an anchor outside it',
+  },
+} as const;
 
 /** The first line of a yaml error message, without the " at line L, column C" the diagnostic carries anyway. */
 function summary(message: string): string {
@@ -36,6 +65,12 @@ const LIMIT_HINTS: Record<YamlProblem['kind'], string> = {
 /**
  * Splits a file into its YAML documents. Syntax errors become `yaml.syntax` diagnostics with the
  * parser's position, and the broken document is left out (checking it further would only add noise).
+ * So is a document that is hostile rather than wrong: a `__proto__`, `constructor` or `prototype`
+ * key anywhere (`key.forbidden`, at the key), values nested deeper than MAX_INPUT_DEPTH
+ * (`yaml.too_deep`), an alias inside its own anchor (`yaml.cycle`), and aliases that would expand
+ * too far or point at nothing (`yaml.alias`). What comes out is plain, acyclic, shallow data that
+ * nothing downstream can use to reach a prototype or overflow the stack. A key written twice in a
+ * mapping is a `yaml.syntax` error too, found in one pass (the parser's own check is quadratic).
  * Empty documents (`---` alone, comments only) are skipped silently.
  */
 export function parseDocuments(
@@ -45,14 +80,35 @@ export function parseDocuments(
   const lineCounter = new LineCounter();
   // uniqueKeys: the parser's duplicate-key check is quadratic in a mapping's size;
   // checkYamlDocument finds duplicates in linear time, and bounds depth and aliases.
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
+  const docs = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: true,
+    uniqueKeys: false,
+    // Warnings (a collection used as a key) would go to stderr; the text's problems are diagnostics.
+    logLevel: 'error',
+  });
   const documents: ParsedDocument[] = [];
   const diagnostics: Diagnostic[] = [];
   // parseAllDocuments returns an EmptyStream (an empty array) for a file without documents.
+  let syntaxErrors = 0;
   docs.forEach((node, index) => {
     if (node.errors.length > 0) {
       for (const e of node.errors) {
         const pos = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
+        if (++syntaxErrors > MAX_SYNTAX_ERRORS) {
+          if (syntaxErrors === MAX_SYNTAX_ERRORS + 1) {
+            diagnostics.push({
+              code: 'yaml.syntax',
+              severity: 'error',
+              message: `more YAML syntax errors from here on are not shown (the first ${MAX_SYNTAX_ERRORS} are)`,
+              hint: 'fix the errors above first; later ones often follow from them',
+              file,
+              line: pos.line,
+              column: pos.col,
+            });
+          }
+          continue;
+        }
         diagnostics.push({
           code: 'yaml.syntax',
           severity: 'error',
@@ -84,9 +140,28 @@ export function parseDocuments(
       });
     }
     if (problems.length > 0) return;
+    // Keys that could reach a prototype (duplicates were found above).
+    const keys = keyDiagnostics(file, contents, lineCounter, { duplicates: false });
+    if (keys.length > 0) {
+      for (const d of keys) diagnostics.push(d);
+      return;
+    }
     // The aliases are bounded above; the package's own bound (maxAliasCount) is quadratic.
     const value = node.toJS({ maxAliasCount: -1 }) as unknown;
-    documents.push({ file, index, node, lineCounter, value });
+    const doc: ParsedDocument = { file, index, node, lineCounter, value };
+    const shape = shapeProblems(value, { maxDepth: MAX_INPUT_DEPTH, limit: 1 });
+    for (const problem of shape) {
+      const pos = positionOf(doc, problem.path);
+      diagnostics.push({
+        ...SHAPE_PROBLEMS[problem.kind],
+        severity: 'error',
+        file,
+        line: pos.line,
+        column: pos.column,
+        ...(problem.path.length > 0 && { path: formatPath(problem.path) }),
+      });
+    }
+    if (shape.length === 0) documents.push(doc);
   });
   return { documents, diagnostics };
 }

@@ -16,6 +16,15 @@ const TEXT = [
 ].join('\n');
 
 describe('positionOf', () => {
+  it('finds every key of a 20,000-key mapping in linear time (each key an unknown field)', () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `  k${i}: ${i}`);
+    const big = parseDocuments('f.yaml', ['spec:', ...keys].join('\n')).documents[0]!;
+    const started = performance.now();
+    for (let i = 0; i < 20_000; i += 1) positionOf(big, ['spec', `k${i}`], 'key');
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(positionOf(big, ['spec', 'k19999'], 'key')).toEqual({ line: 20_001, column: 3 });
+  });
+
   const doc = parseDocuments('f.yaml', TEXT).documents[0]!;
   const cases: {
     name: string;

@@ -51,7 +51,6 @@ function written(
   if (isScalar(node) && node.value === null && node.range[0] === node.range[1]) return false;
   return true;
 }
-
 /**
  * Where a field is written in a document. `key` points at the field's key (for "this field should
  * not be here" problems), `value` at its value (for "this value is wrong"). A path that does not

@@ -1,9 +1,11 @@
-import { resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
 import type { TrustedDirs } from './confine.js';
 import { fileKind, locate, trustedDirsHint } from './confine.js';
 import { FieldReader } from './fields.js';
 import { readAllowedOrigins } from './origins.js';
+import { forbiddenKeysInText } from './key-checks.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
 import { checkSecretFile } from './secret-rules.js';
@@ -114,6 +116,23 @@ function location(
   return abs;
 }
 
+/**
+ * The keys of a local overlay that could reach a prototype (`key.forbidden`, at overlay:line:column,
+ * shown as `shown`). The overlay is merged into the document, so it is checked with the intent, where
+ * its positions are known; an unreadable file is left to the loader, which says why.
+ */
+function overlayKeyProblems(path: string, shown: string): Diagnostic[] {
+  let text: string;
+  try {
+    // Only a regular file is read (a FIFO would block); anything else is reported by `location`.
+    if (!statSync(path).isFile()) return [];
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return forbiddenKeysInText(shown, text);
+}
+
 /** Reads `auth`; every field besides header/fromEnv/fromFile/prefix could only be an inline secret. */
 function readAuth(
   r: FieldReader,
@@ -213,6 +232,10 @@ export function readProviderDoc(
   const spec = specText === undefined ? undefined : location(r, ctx, 'spec', specText);
   const overlayText = r.string(value, 'overlay', [], false);
   const overlay = overlayText === undefined ? undefined : location(r, ctx, 'overlay', overlayText);
+  if (overlay !== undefined && overlayText !== undefined && !isUrl(overlay)) {
+    const shown = isAbsolute(overlayText) ? overlayText : join(ctx.dir, overlayText);
+    for (const d of overlayKeyProblems(overlay, shown)) r.diagnostics.push(d);
+  }
 
   const endpoint = r.string(value, 'endpoint', [], true);
   if (endpoint !== undefined && !validHttpUrl(endpoint)) {

@@ -6,7 +6,7 @@ import type { ActorContext } from '../../core/index.js';
  */
 export function actorHeaders(actor: ActorContext): Record<string, string> {
   const out: Record<string, string> = {};
-  const put = (name: string, value: string | undefined) => {
+  const put = (name: 'X-Tend-Actor' | 'X-Tend-Intent' | 'X-Tend-Motivation', value?: string) => {
     if (value === undefined || value.trim() === '') return;
     out[name] = /^[\x20-\x7e\x80-\xff]*$/.test(value) ? value : encodeURIComponent(value);
   };

@@ -1,4 +1,5 @@
 import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
+import { setKey } from '../../core/index.js';
 import type { ImportExclusion } from './annotations.js';
 import {
   importExclusions,
@@ -160,7 +161,8 @@ const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
  * GET paired with an item `/x/{param}` with GET and DELETE, at any depth when each path parameter
  * above the item has a value (a fixed one, or the id of a parent type); and the sub-collections an
  * overlay declares with `x-tend-embedded`. Pure and total: every path it cannot map is listed in
- * `unmapped` with a reason, and odd documents give warnings, never exceptions.
+ * `unmapped` with a reason, and odd documents give warnings, never exceptions. The document holds no
+ * `__proto__`, `constructor` or `prototype` key (its callers refuse such a document first).
  */
 export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const warnings: string[] = [];
@@ -176,7 +178,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const paths: Record<string, Record<string, unknown>> = {};
   if (isObject(pathsValue)) {
     for (const [p, item] of Object.entries(pathsValue)) {
-      if (isObject(item)) paths[p] = item;
+      if (isObject(item)) setKey(paths, p, item);
       else warnings.push(`path ${p} is not an object; ignored`);
     }
   } else if (pathsValue !== undefined) {
@@ -892,10 +894,10 @@ function withParentFields(schema: JsonSchema, params: readonly PathParam[]): Jso
   if (parents.length === 0) return schema;
   const properties: Record<string, unknown> = {};
   for (const p of parents) {
-    properties[p.param] = {
+    setKey(properties, p.param, {
       type: 'string',
       description: `The id of the ${p.type} object this belongs to; write it as a reference, e.g. \${<provider>.${p.type}/<name>.id}`,
-    };
+    });
   }
   const own = isObject(schema['properties']) ? schema['properties'] : {};
   const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];

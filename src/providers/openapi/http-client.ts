@@ -1,5 +1,5 @@
 import type { ProviderHealth, Redactor, RedirectPolicy } from '../../core/index.js';
-import { displayUrl, fetchFollowingRedirects, TendError } from '../../core/index.js';
+import { displayUrl, fetchFollowingRedirects, setKey, TendError } from '../../core/index.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
 import type { HttpMethod } from './derive-types.js';
@@ -179,7 +179,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const url = buildUrl(base, req.path, req.query);
       const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
       if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
-      if (options.auth) headers[options.auth.header] = options.auth.value;
+      if (options.auth) setKey(headers, options.auth.header, options.auth.value);
       const body = req.body === undefined ? undefined : JSON.stringify(req.body);
 
       for (let attempt = 1; ; attempt++) {

@@ -1,5 +1,5 @@
 import type { IdentityStrategy } from '../../core/index.js';
-import { TendError } from '../../core/index.js';
+import { TendError, assertNoForbiddenKeys, setKey } from '../../core/index.js';
 import type { ImportExclusion, NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
@@ -80,6 +80,7 @@ export async function inspectOpenApi(
   options: LoadDocumentOptions = {},
 ): Promise<InspectReport> {
   const doc = await loadOpenApiDocument(spec, options);
+  assertNoForbiddenKeys(doc.document, `the OpenAPI document ${doc.location}`);
   try {
     const derived = deriveTypes(doc.document);
     const info = doc.document['info'];
@@ -109,7 +110,7 @@ export async function inspectOpenApi(
 function inspectType(t: DerivedType): InspectedType {
   const i = t.info;
   const fixed: Record<string, string> = {};
-  for (const p of t.params) if (p.kind === 'fixed') fixed[p.param] = p.value;
+  for (const p of t.params) if (p.kind === 'fixed') setKey(fixed, p.param, p.value);
   const view = objectView(i.schema);
   const normalize: Record<string, NormalizeOp[]> = {};
   for (const [field, prop] of Object.entries({
@@ -117,7 +118,7 @@ function inspectType(t: DerivedType): InspectedType {
     ...view.properties,
   })) {
     const { ops } = normalizeOps(prop);
-    if (ops.length > 0) normalize[field] = ops;
+    if (ops.length > 0) setKey(normalize, field, ops);
   }
   const op = (o: { method: string; path: string }) => ({ method: o.method, path: o.path });
   return {

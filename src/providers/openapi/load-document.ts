@@ -8,6 +8,7 @@ import {
   YAML_LIMITS,
   checkYamlDocument,
   fetchFollowingRedirects,
+  setKey,
 } from '../../core/index.js';
 import { applyOverlay, parseOverlay } from './overlay.js';
 import { convertSwagger2 } from './swagger2.js';
@@ -320,7 +321,7 @@ function copyAndScan(
           configurable: true,
         });
       } else {
-        (to as Record<string, unknown>)[key] = copied;
+        setKey(to as Record<string, unknown>, key, copied);
       }
     }
     if (!Array.isArray(to) && typeof to['$ref'] === 'string') {

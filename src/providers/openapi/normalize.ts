@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../core/index.js';
+import { canonicalJson, ownValue, setKey } from '../../core/index.js';
 import type { NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
 import { isObject, objectView } from './schema-view.js';
@@ -77,12 +77,12 @@ export function normalizeValue(
     const props = isObject(schema) ? objectView(schema).properties : {};
     const out: Record<string, unknown> = {};
     for (const [k, prop] of Object.entries(props)) {
-      if (value[k] === undefined && isObject(prop) && prop['default'] !== undefined) {
-        out[k] = normalizeValue(prop, prop['default'], stringOps, depth + 1);
+      if (ownValue(value, k) === undefined && isObject(prop) && prop['default'] !== undefined) {
+        setKey(out, k, normalizeValue(prop, prop['default'], stringOps, depth + 1));
       }
     }
     for (const [k, v] of Object.entries(value)) {
-      out[k] = normalizeValue(props[k], v, stringOps, depth + 1);
+      setKey(out, k, normalizeValue(props[k], v, stringOps, depth + 1));
     }
     return out;
   }
@@ -114,7 +114,7 @@ export function canonicalValue(
     const props = isObject(schema) ? objectView(schema).properties : {};
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = canonicalValue(props[k], v, stringOps, depth + 1);
+      setKey(out, k, canonicalValue(props[k], v, stringOps, depth + 1));
     }
     return out;
   }

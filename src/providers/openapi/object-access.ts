@@ -5,6 +5,7 @@ import {
   isMarkerTag,
   markerTags,
   readMarker,
+  setKey,
   toTendError,
 } from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
@@ -124,7 +125,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     // Observed fields end up in the store and the ledger, where secrets never go: a sensitive field
     // is dropped even if the platform echoes it. An embedded sub-collection is another type's data.
     const kept: Record<string, unknown> = {};
-    for (const f of t.parentFields) kept[f] = scope.get(f);
+    for (const f of t.parentFields) setKey(kept, f, scope.get(f));
     if (t.embedded && t.info.idField === 'id') kept['id'] = id;
     for (const [k, v] of Object.entries(fields)) {
       if (t.info.sensitive.includes(k)) {
@@ -133,7 +134,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       }
       if (t.embeddedFields.includes(k)) continue;
       if (t.embedded?.op?.field === k) continue;
-      kept[k] = v;
+      setKey(kept, k, v, `the answer for ${t.info.name}`);
     }
     const version = versionOf(t, fields) ?? etag;
     return {
@@ -248,7 +249,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(canon)) {
       if (t.parentFields.includes(k) || t.serverOwned.includes(k)) continue;
-      out[k] = v;
+      setKey(out, k, v);
     }
     return out;
   };
@@ -262,7 +263,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
     const headers = actorHeaders(ctx.actor);
     if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
-      headers[t.idempotencyHeader] = ctx.idempotencyKey;
+      setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
     }
     const path = fillPath(t.collectionPath, scope);
     const r = await http.request({
@@ -477,7 +478,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const base: Record<string, unknown> = {};
     for (const k of [...t.embedded!.key, ...required]) {
       if (current.fields[k] !== undefined && !t.parentFields.includes(k))
-        base[k] = current.fields[k];
+        setKey(base, k, current.fields[k]);
     }
     return putEmbedded(t, scope, { ...base, ...bodyOf(t, desired) }, ctx);
   };
@@ -485,7 +486,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   const removeEmbedded = async (t: DerivedType, id: string, ctx: WriteContext): Promise<void> => {
     const { scope, own } = splitId(t, id);
     const item: Record<string, unknown> = {};
-    t.embedded!.key.forEach((k, i) => (item[k] = own[i]));
+    t.embedded!.key.forEach((k, i) => setKey(item, k, own[i]));
     await changeItem(t, scope, item, 'delete', ctx);
   };
 
@@ -543,9 +544,9 @@ export function itemChangeBody(
   const out: Record<string, unknown> = {};
   const keys = action === 'delete' ? e.key : Object.keys(item);
   for (const k of keys) {
-    if (!t.parentFields.includes(k) && item[k] !== undefined) out[k] = item[k];
+    if (!t.parentFields.includes(k) && item[k] !== undefined) setKey(out, k, item[k]);
   }
-  if (e.op) out[e.op.field] = action === 'delete' ? e.op.delete : e.op.replace;
+  if (e.op) setKey(out, e.op.field, action === 'delete' ? e.op.delete : e.op.replace);
   return { [e.field]: [out] };
 }
 
@@ -590,7 +591,7 @@ function writableOf(
       t.writableFields.length > 0
         ? t.writableFields.includes(k)
         : !t.info.outputOnly.includes(k) && k !== t.info.idField;
-    if (writable) out[k] = v;
+    if (writable) setKey(out, k, v);
   }
   return out;
 }

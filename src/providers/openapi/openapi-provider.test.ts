@@ -697,3 +697,35 @@ describe('openapi provider on the sandbox: object versions', () => {
     expect(dangling.types.find((t) => t.info.name === 'networks')!.versionField).toBeUndefined();
   });
 });
+
+describe('openapi provider: keys that could reach a prototype (issue 10)', () => {
+  it('refuses a document holding one, naming where', async () => {
+    const err = await failure(
+      variant((doc) => {
+        const schemas = (doc['components'] as Record<string, Record<string, unknown>>)['schemas']!;
+        schemas['Evil'] = JSON.parse('{"__proto__": {"polluted": true}}') as unknown;
+      }),
+    );
+    expect(err.code).toBe('input.forbidden_key');
+    expect(err.message).toBe(
+      "the key `__proto__` at $.components.schemas.Evil.__proto__ in the OpenAPI document variant is refused: it could reach an object's prototype",
+    );
+  });
+
+  it('refuses a platform answer holding one, before anything reads it', async () => {
+    const answer =
+      '{"items": [{"id": "net-1", "name": "a", "constructor": {"prototype": {"polluted": true}}}]}';
+    const p = await variant(() => {}, {
+      fetch: () =>
+        Promise.resolve(
+          new Response(answer, { status: 200, headers: { 'content-type': 'application/json' } }),
+        ),
+    });
+    const err = await failure(p.list('networks'));
+    expect(err.code).toBe('input.forbidden_key');
+    expect(err.message).toBe(
+      "the key `constructor` at $.items[0].constructor in the answer to GET /networks is refused: it could reach an object's prototype",
+    );
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});

@@ -8,7 +8,13 @@ import type {
   Redactor,
   WriteContext,
 } from '../../core/index.js';
-import { TendError, diffDeclared, topLevelFields } from '../../core/index.js';
+import {
+  TendError,
+  assertNoForbiddenKeys,
+  diffDeclared,
+  setKey,
+  topLevelFields,
+} from '../../core/index.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
 import type { HttpClient, HttpClientHealth } from './http-client.js';
@@ -77,30 +83,39 @@ export { actorHeaders } from './actor-headers.js';
  * through one HTTP client per provider (so the concurrency bound and rate limit cover every call).
  */
 export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiProvider {
+  // Nothing downstream copies a key that could reach a prototype: the document is refused whole.
+  assertNoForbiddenKeys(
+    options.document.document,
+    `the OpenAPI document ${options.document.location}`,
+  );
   const derived = deriveTypes(options.document.document);
   const byName = new Map(derived.types.map((t) => [t.info.name, t]));
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const http: HttpClient = createHttpClient({
-    baseUrl: options.endpoint,
-    timeoutMs,
-    concurrency: options.concurrency ?? 8,
-    rateLimit: options.rateLimit ?? 0,
-    ...(options.auth ? { auth: options.auth } : {}),
-    ...(options.allowRedirectsTo ? { redirects: { allowOrigins: options.allowRedirectsTo } } : {}),
-    ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
-    ...(options.circuitThreshold !== undefined
-      ? { circuitThreshold: options.circuitThreshold }
-      : {}),
-    ...(options.circuitCooldownMs !== undefined
-      ? { circuitCooldownMs: options.circuitCooldownMs }
-      : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.wallClock ? { wallClock: options.wallClock } : {}),
-    ...(options.sleep ? { sleep: options.sleep } : {}),
-    ...(options.random ? { random: options.random } : {}),
-    ...(options.redactor ? { redactor: options.redactor } : {}),
-  });
+  const http: HttpClient = checkedAnswers(
+    createHttpClient({
+      baseUrl: options.endpoint,
+      timeoutMs,
+      concurrency: options.concurrency ?? 8,
+      rateLimit: options.rateLimit ?? 0,
+      ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.allowRedirectsTo
+        ? { redirects: { allowOrigins: options.allowRedirectsTo } }
+        : {}),
+      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      ...(options.circuitThreshold !== undefined
+        ? { circuitThreshold: options.circuitThreshold }
+        : {}),
+      ...(options.circuitCooldownMs !== undefined
+        ? { circuitCooldownMs: options.circuitCooldownMs }
+        : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.wallClock ? { wallClock: options.wallClock } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.redactor ? { redactor: options.redactor } : {}),
+    }),
+  );
   // Live: disagreements between the platform and its document found while calling it are added.
   const warnings: string[] = [
     ...options.document.warnings,
@@ -165,7 +180,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
       const t = typeOf(type);
       const compared: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(desired)) {
-        if (!t.info.sensitive.includes(k)) compared[k] = v;
+        if (!t.info.sensitive.includes(k)) setKey(compared, k, v);
       }
       if (derived.lifecycle) {
         return evaluateOnPlatform(derived.lifecycle.path, t, current, compared);
@@ -316,6 +331,21 @@ function toChange(entry: unknown): ObservedChange | undefined {
     id,
     ...(isObject(before) ? { before } : {}),
     ...(isObject(after) ? { after } : {}),
+  };
+}
+
+/**
+ * The client with every answer checked before anything reads it: a body holding `__proto__`,
+ * `constructor` or `prototype` as a key anywhere is refused (`input.forbidden_key`, not retried).
+ */
+function checkedAnswers(http: HttpClient): HttpClient {
+  return {
+    async request(req) {
+      const r = await http.request(req);
+      assertNoForbiddenKeys(r.body, `the answer to ${req.method} ${req.path}`);
+      return r;
+    },
+    health: () => http.health(),
   };
 }
 

@@ -177,3 +177,68 @@ describe('parseOverlay', () => {
     );
   });
 });
+
+describe('parseOverlay: keys that could reach a prototype', () => {
+  const hostile = (text: string): unknown => JSON.parse(text);
+  it.each([
+    {
+      name: '__proto__ in an update',
+      raw: hostile(
+        '{"overlay": "1.0.0", "info": {}, "actions": [{"target": "$", "update": {"__proto__": {"x": 1}}}]}',
+      ),
+      message:
+        "o.yaml: the key `__proto__` at $.actions[0].update.__proto__ is refused: merged into the document, it would reach an object's prototype",
+    },
+    {
+      name: 'constructor deep in an update',
+      raw: hostile(
+        '{"overlay": "1.0.0", "info": {}, "actions": [{"target": "$", "update": {"a": [{"constructor": {"prototype": {}}}]}}]}',
+      ),
+      message:
+        "o.yaml: the key `constructor` at $.actions[0].update.a[0].constructor is refused: merged into the document, it would reach an object's prototype",
+    },
+    {
+      name: 'prototype at the top',
+      raw: hostile('{"overlay": "1.0.0", "prototype": {}, "actions": []}'),
+      message:
+        "o.yaml: the key `prototype` at $.prototype is refused: merged into the document, it would reach an object's prototype",
+    },
+    {
+      name: 'a target naming __proto__',
+      raw: overlay([{ target: "$.paths['__proto__']", update: { x: 1 } }]),
+      message:
+        "o.yaml: actions[0].target names `__proto__`, which is refused: it could reach an object's prototype",
+    },
+    {
+      name: 'a target naming constructor.prototype',
+      raw: overlay([{ target: '$.constructor.prototype', update: { x: 1 } }]),
+      message:
+        "o.yaml: actions[0].target names `constructor`, which is refused: it could reach an object's prototype",
+    },
+  ])('refuses $name', ({ raw, message }) => {
+    let err: unknown;
+    try {
+      parseOverlay(raw, 'o.yaml');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TendError);
+    expect((err as TendError).code).toBe('overlay.forbidden_key');
+    expect((err as TendError).message).toBe(message);
+    expect(({} as Record<string, unknown>)['x']).toBeUndefined();
+  });
+
+  it('refuses an overlay that contains itself (a YAML alias inside its own anchor)', () => {
+    const raw = overlay([{ target: '$', update: { a: {} } }]) as Record<string, unknown>;
+    raw['loop'] = raw;
+    expect(() => parseOverlay(raw, 'o.yaml')).toThrow(
+      'o.yaml is not an OpenAPI Overlay 1.0 document: $.loop contains itself (a YAML alias inside its own anchor)',
+    );
+  });
+
+  it('replaces a scalar selected under a key as an own property of its parent', () => {
+    const doc = { info: { title: 'old' } };
+    applyOverlay(doc, parseOverlay(overlay([{ target: '$.info.title', update: 'new' }]), 'o.yaml'));
+    expect(doc).toEqual({ info: { title: 'new' } });
+  });
+});

@@ -1,5 +1,12 @@
 import { JSONPath } from 'jsonpath-plus';
-import { TendError } from '../../core/index.js';
+import {
+  FORBIDDEN_KEYS,
+  TendError,
+  formatDataPath,
+  mergeInto,
+  setKey,
+  shapeProblems,
+} from '../../core/index.js';
 import { isObject } from './schema-view.js';
 
 /** One action of an Overlay 1.0 document. */
@@ -25,7 +32,9 @@ export interface Overlay {
 /**
  * Checks that a parsed value is an OpenAPI Overlay 1.0 document (`overlay: 1.0.x`, `info`, a non-empty
  * `actions` list whose entries have a `target` starting with `$` and an `update` or `remove`). Throws
- * a TendError (code `overlay.invalid`) naming the first problem and where it is.
+ * a TendError (code `overlay.invalid`) naming the first problem and where it is, and one coded
+ * `overlay.forbidden_key` for a `__proto__`, `constructor` or `prototype` key anywhere in it (or
+ * in a target): an overlay is merged into the document, and such a key would reach a prototype.
  */
 export function parseOverlay(raw: unknown, location: string): Overlay {
   const bad = (what: string): never => {
@@ -35,6 +44,20 @@ export function parseOverlay(raw: unknown, location: string): Overlay {
       { phase: 'load' },
     );
   };
+  const [shape] = shapeProblems(raw, { limit: 1 });
+  if (shape?.kind === 'forbidden-key') {
+    throw new TendError(
+      'overlay.forbidden_key',
+      `${location}: the key \`${String(shape.path.at(-1))}\` at ${formatDataPath(shape.path)} is refused: merged into the document, it would reach an object's prototype`,
+      { phase: 'load', hint: 'remove the key; no OpenAPI document needs it' },
+    );
+  }
+  if (shape?.kind === 'too-deep') return bad(`${formatDataPath(shape.path)} is nested too deeply`);
+  if (shape?.kind === 'cycle') {
+    return bad(
+      `${formatDataPath(shape.path)} contains itself (a YAML alias inside its own anchor)`,
+    );
+  }
   if (!isObject(raw)) return bad('it is not a mapping');
   const version = raw['overlay'];
   if (typeof version !== 'string' || !/^1\.0\.\d+$/.test(version)) {
@@ -54,6 +77,14 @@ export function parseOverlay(raw: unknown, location: string): Overlay {
     const target = a['target'];
     if (typeof target !== 'string' || !target.startsWith('$')) {
       return bad(`${at}.target must be a JSONPath starting with $`);
+    }
+    const named = [...FORBIDDEN_KEYS].find((k) => target.includes(k));
+    if (named !== undefined) {
+      throw new TendError(
+        'overlay.forbidden_key',
+        `${location}: ${at}.target names \`${named}\`, which is refused: it could reach an object's prototype`,
+        { phase: 'load', hint: "target the document's own fields" },
+      );
     }
     const remove = a['remove'];
     if (remove !== undefined && typeof remove !== 'boolean') {
@@ -124,11 +155,24 @@ export function applyOverlay(document: Record<string, unknown>, overlay: Overlay
       if (Array.isArray(m.value)) {
         m.value.push(structuredClone(action.update));
       } else if (isObject(m.value) && isObject(action.update)) {
-        mergeInto(m.value, action.update);
-      } else if (m.parent !== null && m.parent !== undefined && !isObject(action.update)) {
+        mergeInto(m.value, action.update, {
+          arrays: 'append',
+          copy: (v) => structuredClone(v),
+          where: overlay.location,
+        });
+      } else if (
+        !isObject(action.update) &&
+        Array.isArray(m.parent) &&
+        typeof m.parentProperty === 'number'
+      ) {
         // A scalar target is replaced by a scalar update.
-        (m.parent as Record<string | number, unknown>)[m.parentProperty] = structuredClone(
-          action.update,
+        m.parent[m.parentProperty] = structuredClone(action.update);
+      } else if (!isObject(action.update) && isObject(m.parent)) {
+        setKey(
+          m.parent,
+          String(m.parentProperty),
+          structuredClone(action.update),
+          overlay.location,
         );
       } else {
         warnings.push(
@@ -138,17 +182,6 @@ export function applyOverlay(document: Record<string, unknown>, overlay: Overlay
     }
   });
   return warnings;
-}
-
-/** Overlay 1.0 merge: objects merge recursively, arrays are appended to, anything else is replaced. */
-function mergeInto(target: Record<string, unknown>, update: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(update)) {
-    const current = target[key];
-    if (isObject(current) && isObject(value)) mergeInto(current, value);
-    else if (Array.isArray(current) && Array.isArray(value))
-      for (const item of structuredClone(value) as unknown[]) current.push(item);
-    else target[key] = structuredClone(value);
-  }
 }
 
 function describe(value: unknown): string {

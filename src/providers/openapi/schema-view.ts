@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../../core/index.js';
+import { nullRecord, setKey } from '../../core/index.js';
 
 /**
  * Small, cycle-safe readers over dereferenced OpenAPI schemas. Dereferenced recursive schemas are
@@ -10,7 +11,10 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** The top-level shape of an object schema: its properties and required names, `allOf` merged. */
+/**
+ * The top-level shape of an object schema: its properties and required names, `allOf` merged.
+ * `properties` has no prototype: looking up a field name from data finds only declared fields.
+ */
 export interface ObjectView {
   readonly properties: Readonly<Record<string, Record<string, unknown>>>;
   readonly required: readonly string[];
@@ -21,7 +25,7 @@ export interface ObjectView {
  * bounded depth). `oneOf`/`anyOf` are not merged: which branch applies is not knowable statically.
  */
 export function objectView(schema: unknown): ObjectView {
-  const properties: Record<string, Record<string, unknown>> = {};
+  const properties = nullRecord<Record<string, unknown>>();
   const required: string[] = [];
   const requiredSet = new Set<string>();
   const visit = (s: unknown, depth: number, seen: Set<unknown>): void => {
@@ -32,7 +36,7 @@ export function objectView(schema: unknown): ObjectView {
     const props = s['properties'];
     if (isObject(props)) {
       for (const [name, prop] of Object.entries(props)) {
-        if (isObject(prop)) properties[name] = { ...properties[name], ...prop };
+        if (isObject(prop)) setKey(properties, name, { ...properties[name], ...prop });
       }
     }
     const req = s['required'];
@@ -109,7 +113,7 @@ export function acyclicCopy(
       out = v.map((item, i) => copy(item, `${at}/${i}`, depth + 1));
     } else {
       const o: Record<string, unknown> = {};
-      for (const [k, item] of Object.entries(v)) o[k] = copy(item, `${at}/${k}`, depth + 1);
+      for (const [k, item] of Object.entries(v)) setKey(o, k, copy(item, `${at}/${k}`, depth + 1));
       out = o;
     }
     stack.delete(v);
@@ -164,7 +168,7 @@ export function withoutProperties(
   // another member may still require it.
   const properties: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(view.properties))
-    if (keep(name)) properties[name] = prop;
+    if (keep(name)) setKey(properties, name, prop);
   const out: JsonSchema = { ...rest, properties };
   const required = view.required.filter(keep);
   if (required.length > 0) out['required'] = required;

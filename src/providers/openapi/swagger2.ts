@@ -1,5 +1,5 @@
 import s2o from 'swagger2openapi';
-import { TendError } from '../../core/index.js';
+import { TendError, assertNoForbiddenKeys } from '../../core/index.js';
 import { isObject } from './schema-view.js';
 
 /** Where the converter writes a problem it tolerated, in place of throwing. */
@@ -17,7 +17,8 @@ export interface ConvertedDocument {
  * Converts a parsed Swagger 2.0 document to OpenAPI 3.0 with swagger2openapi, in its forgiving mode:
  * small spec bugs are patched and reported as warnings, never fatal. Vendor extensions (`x-…`) are
  * kept where they were, so overlay annotations written against the 2.0 document survive. Throws a
- * TendError only when the converter cannot produce a document at all.
+ * TendError only when the converter cannot produce a document at all, or (`input.forbidden_key`)
+ * when the document holds a `__proto__`, `constructor` or `prototype` key.
  */
 export async function convertSwagger2(
   raw: Record<string, unknown>,
@@ -28,6 +29,8 @@ export async function convertSwagger2(
     warnOnly: true,
     resolve: false,
   };
+  // The converter copies the document by key: one that could reach a prototype never gets there.
+  assertNoForbiddenKeys(raw, location);
   let converted: Record<string, unknown>;
   try {
     const result = await s2o.convertObj(structuredClone(raw), options);
