@@ -931,7 +931,13 @@ function parseText(
     );
   }
   // Aliases are bounded above; the package's own bound (maxAliasCount) costs time quadratic in them.
-  return doc.toJS({ maxAliasCount: -1 }) as unknown;
+  try {
+    return doc.toJS({ maxAliasCount: -1 }) as unknown;
+  } catch (e) {
+    // What the parser accepts but cannot turn into data (a merge key `<<` on a scalar, found by
+    // fuzzing) is a broken document, never a crash.
+    throw neither((messageOf(e).split('\n')[0] ?? '').replace(/\.$/, ''));
+  }
 }
 
 /** Whether a tree of plain data (a JSON value) nests deeper than `max`; no recursion. */
