@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access, rename, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import type { Provider, ProviderDecl, Redactor } from '../core/index.js';
 import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../core/index.js';
@@ -122,8 +122,12 @@ async function cachedSpec(
     // keeps its mode through writeFile, so it is tightened after).
     ensurePrivateDir(dirname(dirname(file)), true);
     ensurePrivateDir(dirname(file), true);
-    await writeFile(file, text, { mode: 0o600 });
-    ensurePrivateFile(file);
+    // Written beside it and renamed into place: another `tend` reading the copy at the same moment
+    // (a second apply started together) sees the old copy or the new one, never a half-written one.
+    const partial = `${file}.${process.pid}.partial`;
+    await writeFile(partial, text, { mode: 0o600 });
+    ensurePrivateFile(partial);
+    await rename(partial, file);
     return file;
   } catch (e) {
     // A refused redirect is the platform's answer, not an outage: no stale copy stands in for it.

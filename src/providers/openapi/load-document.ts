@@ -899,7 +899,13 @@ function parseText(
   // Merge keys (`<<: *anchor`) are YAML 1.1, but real documents (PowerDNS's) rely on them. The
   // package's duplicate-key check is quadratic in a mapping's size: checkYamlDocument does it.
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { merge: true, uniqueKeys: false, lineCounter });
+  // logLevel: warnings would go to stderr; the document's problems are errors or warnings of our own.
+  const doc = parseDocument(text, {
+    merge: true,
+    uniqueKeys: false,
+    lineCounter,
+    logLevel: 'error',
+  });
   const error = doc.errors[0];
   if (error !== undefined) {
     const first = messageOf(error).split('\n')[0] ?? '';
