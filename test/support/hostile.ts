@@ -389,6 +389,13 @@ function toYaml(value: unknown): string {
   }
 }
 
+/** Up to `max` documents serialised as one YAML text, `---` between them. */
+export function yamlDocuments(documents: fc.Arbitrary<unknown>, max = 3): fc.Arbitrary<string> {
+  return fc
+    .array(documents, { minLength: 1, maxLength: max })
+    .map((ds) => ds.map(toYaml).join('---\n'));
+}
+
 /**
  * YAML texts: documents serialised from `documents`, some spliced with hostile fragments or cut
  * short, hostile fragments alone, and noise. `bombs: false` leaves alias bombs out (for a parser
@@ -398,9 +405,7 @@ export function hostileYamlText(
   documents: fc.Arbitrary<unknown>,
   options: { bombs: boolean; maxDocuments?: number },
 ): fc.Arbitrary<string> {
-  const docs = fc
-    .array(documents, { minLength: 1, maxLength: options.maxDocuments ?? 3 })
-    .map((ds) => ds.map(toYaml).join('---\n'));
+  const docs = yamlDocuments(documents, options.maxDocuments);
   const fragment = snippets(options.bombs);
   return fc.oneof(
     { weight: 4, arbitrary: docs },
