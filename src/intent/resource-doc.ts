@@ -12,7 +12,7 @@ import { FieldReader, isRecord, typeName } from './fields.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { reportAt, sourceOf } from './report.js';
 import type { SpecValidator } from './schema-validate.js';
-import { checkSecrets, readSecretsList } from './secret-rules.js';
+import { checkSecrets, readSecretsList, valueAt } from './secret-rules.js';
 import type { SecretContext } from './secret-rules.js';
 import { didYouMean, listOf } from './suggest.js';
 
@@ -47,15 +47,6 @@ export interface ResourceDocContext extends SecretContext {
   /** Every declared provider name; the description when it could be loaded. */
   readonly providers: ReadonlyMap<string, ProviderDescription | undefined>;
   readonly validator: SpecValidator;
-}
-
-function valueAt(spec: unknown, path: readonly string[]): unknown {
-  let cur = spec;
-  for (const seg of path) {
-    if (!isRecord(cur)) return undefined;
-    cur = cur[seg];
-  }
-  return cur;
 }
 
 /** The resource type a `type` field names, reporting `type.unknown` with what does exist. */

@@ -271,7 +271,8 @@ export function checkSecrets(
   return exempt;
 }
 
-function valueAt(spec: unknown, path: readonly string[]): unknown {
+/** The value at a path of field names in a spec, or undefined where the path leaves the objects. */
+export function valueAt(spec: unknown, path: readonly string[]): unknown {
   let cur = spec;
   for (const seg of path) {
     if (!isRecord(cur)) return undefined;
