@@ -86,7 +86,7 @@ export function secretFields(ws: Workspace, type: string, address?: string): rea
   if (address === undefined) return sensitive;
   let declared = declaredByIntent.get(ws.intent);
   if (!declared) {
-    declared = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
+    declared = declaredByAddress(ws.intent);
     declaredByIntent.set(ws.intent, declared);
   }
   const decl = declared.get(address);
