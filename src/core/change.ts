@@ -1,4 +1,6 @@
 import type { Address } from './address.js';
+import type { RecordedDecision } from './arbitration.js';
+import type { ActorKind, Motivation } from './attribution.js';
 
 /** Where Tend learned of a change. */
 export type ChangeSource = 'tend' | 'audit' | 'announcement' | 'unknown';
@@ -12,19 +14,24 @@ export interface Change {
   readonly seq: number;
   readonly time: string;
   readonly actor: string;
+  readonly actorKind?: ActorKind;
+  /** The goal the change serves: an INTENT_WORDS word or a custom one. */
   readonly intent?: string;
-  readonly motivation?: string;
+  /** Why now. */
+  readonly motivation?: Motivation;
   readonly source: ChangeSource;
   /** The managed resource, when the object is one. */
   readonly address?: Address;
   /** `provider.resourceType`. */
   readonly type: string;
   readonly objectId: string;
-  readonly action: 'create' | 'update' | 'delete';
+  readonly action: 'create' | 'update' | 'move' | 'delete';
   /** Names of the fields that changed. */
   readonly fields: readonly string[];
   readonly before?: Readonly<Record<string, unknown>>;
   readonly after?: Readonly<Record<string, unknown>>;
+  /** What Tend decided about this change (drift only), with the rule and the reason. */
+  readonly decision?: RecordedDecision;
   /** Hash of the previous entry and of this one (tamper evidence). */
   readonly prevHash: string;
   readonly hash: string;

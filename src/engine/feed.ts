@@ -1,5 +1,5 @@
 import type { Address, Change } from '../core/index.js';
-import { readMarker } from '../core/index.js';
+import { parseMotivation, readMarker } from '../core/index.js';
 import { changedFields, redact } from './operator.js';
 import type { Workspace } from './workspace.js';
 import { secretFields } from './workspace.js';
@@ -44,6 +44,12 @@ export async function ingestFeed(
       } catch {
         continue;
       }
+      const parsed = c.motivation ? parseMotivation(c.motivation, new Date(c.time)) : undefined;
+      const motivation = parsed?.ok
+        ? parsed.value
+        : parsed
+          ? { kind: 'unparsed', ref: c.motivation }
+          : undefined;
       const before = c.before ? redact(fieldsToHide, c.before, ws.secrets) : undefined;
       const after = c.after ? redact(fieldsToHide, c.after, ws.secrets) : undefined;
       recorded.push(
@@ -51,7 +57,7 @@ export async function ingestFeed(
           time: c.time,
           actor: c.actor,
           ...(c.intent ? { intent: c.intent } : {}),
-          ...(c.motivation ? { motivation: c.motivation } : {}),
+          ...(motivation ? { motivation } : {}),
           source: 'audit',
           address,
           type,

@@ -2,12 +2,20 @@ import type {
   ActorContext,
   Address,
   Marker,
+  Motivation,
   ObservedObject,
   Operation,
   OperationAction,
   SecretRegistry,
 } from '../core/index.js';
-import { hashValue, operationId, setKey, toTendError, TendError } from '../core/index.js';
+import {
+  CUSTOM_WORD,
+  hashValue,
+  operationId,
+  setKey,
+  toTendError,
+  TendError,
+} from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook, WritePoint } from './crash-points.js';
 import { noCrash } from './crash-points.js';
@@ -61,6 +69,19 @@ export function redact(
     else setKey(out, k, v);
   }
   return out;
+}
+
+/**
+ * The motivation Tend records for its own writes: the note of the step (`create`, `update`, `adopt`,
+ * `move from <address>`) as the kind, with the rest as the reference.
+ */
+export function motivationOfNote(note: string): Motivation {
+  const space = note.indexOf(' ');
+  const kind = (space < 0 ? note : note.slice(0, space)).toLowerCase();
+  const ref = space < 0 ? undefined : note.slice(space + 1);
+  return CUSTOM_WORD.test(kind)
+    ? { kind, ...(ref ? { ref } : {}) }
+    : { kind: 'reconcile', ref: note };
 }
 
 /** The names of top-level fields that differ between two objects. */
@@ -247,7 +268,8 @@ export class Operator {
         time: this.clock.now().toISOString(),
         actor: this.actor.actor,
         ...(this.actor.intent ? { intent: this.actor.intent } : {}),
-        motivation: note ?? this.actor.motivation ?? 'apply',
+        actorKind: 'tend',
+        motivation: motivationOfNote(note ?? this.actor.motivation ?? 'apply'),
         source: 'tend',
         address: target.address,
         type: target.type,

@@ -403,7 +403,7 @@ export function describeStore(
         const c = change(1, {
           actor: 'Zoë 🤖',
           intent: 'コスト',
-          motivation: 'incident\nline two\t"quoted"',
+          motivation: { kind: 'incident', ref: 'line one\nline two\t"quoted"' },
           before: AWKWARD,
           after: { ...AWKWARD, size: 20 },
         });
@@ -641,7 +641,7 @@ function change(n: number, overrides: Partial<NewChange> = {}): NewChange {
     time: T(n),
     actor: 'tend',
     intent: 'consistency',
-    motivation: 'scheduled',
+    motivation: { kind: 'scheduled' },
     source: 'tend',
     address: `sb.volumes/v${n}`,
     type: 'sb.volumes',

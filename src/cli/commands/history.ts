@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { history } from '../../app/index.js';
 import type { Address } from '../../core/index.js';
+import { formatMotivation } from '../../core/index.js';
 import type { CommonOptions } from '../common.js';
 import {
   cliContext,
@@ -42,7 +43,9 @@ export function registerHistoryCommand(program: Command): void {
         if (out.json) out.data({ changes, ledger });
         else {
           for (const c of changes) {
-            const why = [c.intent, c.motivation].filter(Boolean).join('/');
+            const why = [c.intent, c.motivation && formatMotivation(c.motivation)]
+              .filter(Boolean)
+              .join('/');
             const fields = describeFieldChanges(c);
             out.line(
               `${c.seq.toString().padStart(4)} ${c.time}  ${c.actor.padEnd(10)} ${c.source.padEnd(6)} ${c.action.padEnd(6)} ${c.address ?? c.objectId}${why ? `  (${why})` : ''}${fields ? `  ${fields}` : ''}`,

@@ -1,5 +1,5 @@
 import type { AppEvent } from '../../app/index.js';
-import { formatDiagnostic } from '../../core/index.js';
+import { formatDiagnostic, formatMotivation } from '../../core/index.js';
 import { describeFieldChanges } from './field-changes.js';
 import type { Style } from './style.js';
 
@@ -46,7 +46,10 @@ export function renderEvent(e: AppEvent, s: Style, verbose: boolean): string | u
         : s.red(`  ✗ ${e.address}  check ${e.result.name} failed: ${e.result.message}`);
     case 'change-observed': {
       const c = e.change;
-      const why = [c.intent && `intent: ${c.intent}`, c.motivation && `motivation: ${c.motivation}`]
+      const why = [
+        c.intent && `intent: ${c.intent}`,
+        c.motivation && `motivation: ${formatMotivation(c.motivation)}`,
+      ]
         .filter(Boolean)
         .join(', ');
       const fields = describeFieldChanges(c);
