@@ -119,6 +119,11 @@ export interface FieldClaim extends Attribution {
   readonly then?: Exclude<DecisionKind, 'hold'>;
   /** The ledger entry of the change this claim stands on. */
   readonly seq?: number;
+  /**
+   * Hash of the declared value when the decision was made: when the intent comes to declare another
+   * value, its author has taken the field back and the claim lapses.
+   */
+  readonly declaredHash?: string;
 }
 
 /** Everything a decision about one drifted field depends on. */

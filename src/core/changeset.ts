@@ -5,7 +5,7 @@ import type { FieldChange } from './diff.js';
 import { TendError } from './errors.js';
 import { canonicalJson, hashValue, sha256 } from './hash.js';
 import type { Intent } from './intent.js';
-import type { Plan, PlanStep } from './plan.js';
+import type { FoundBy, Plan, PlanStep } from './plan.js';
 import { STEP_KINDS } from './plan.js';
 import { MAX_INPUT_DEPTH, defineKey, isForbiddenKey, setKey } from './safe-keys.js';
 
@@ -600,17 +600,19 @@ const STEP_KEYS: Record<PlanStep['kind'], readonly string[]> = {
   conflict: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'owner'],
 };
 
-/** `marker` or `natural-key`: how an adopted object was found. */
+/** `marker`, `natural-key` or `record`: how an adopted object was found. */
 function foundByOf(
   problems: Problem[],
   path: string,
   value: string | undefined,
-): 'marker' | 'natural-key' | undefined {
-  if (value === undefined || value === 'marker' || value === 'natural-key') return value;
+): FoundBy | undefined {
+  if (value === undefined || value === 'marker' || value === 'natural-key' || value === 'record') {
+    return value;
+  }
   problems.push({
     code: 'changeset.type',
     path,
-    message: `must be marker or natural-key, not ${quoted(value)}`,
+    message: `must be marker, natural-key or record, not ${quoted(value)}`,
   });
   return undefined;
 }

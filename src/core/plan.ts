@@ -44,7 +44,7 @@ export interface ReplaceStep extends StepBase {
    */
   readonly movedFrom?: Address;
   /** Set when Tend had no record of the replaced object (see AdoptStep). */
-  readonly adopted?: 'marker' | 'natural-key';
+  readonly adopted?: FoundBy;
   /** True when the step waits for --approve-destroy (see `gateOf`); `gate` says why. */
   readonly gated: boolean;
   readonly gate?: string;
@@ -87,6 +87,13 @@ export interface MoveStep extends StepBase {
 }
 
 /**
+ * How an adopted object was found: by Tend's marker or its natural key (Tend had no record of it), or
+ * by Tend's record when its ownership marker was removed or altered by someone (`record`: the marker
+ * is put back, whatever the arbitration policy says about other fields).
+ */
+export type FoundBy = 'marker' | 'natural-key' | 'record';
+
+/**
  * An object found by Tend's marker or by its natural key while Tend's memory has no record of it
  * (the store was lost, or the object was made by hand or imported). Executing it records the object
  * under its address (and puts the marker on it where the type has tags); then sends `changes` in
@@ -95,7 +102,7 @@ export interface MoveStep extends StepBase {
 export interface AdoptStep extends StepBase {
   readonly kind: 'adopt';
   readonly objectId: string;
-  readonly foundBy: 'marker' | 'natural-key';
+  readonly foundBy: FoundBy;
   readonly changes: readonly FieldChange[];
 }
 
@@ -162,7 +169,7 @@ export interface StepInput {
   /** The object is recorded (or marked) under this other address: the resource moved. */
   readonly movedFrom?: Address;
   /** Tend has no record of the object; it was found by its marker or natural key. */
-  readonly adoptedBy?: 'marker' | 'natural-key';
+  readonly adoptedBy?: FoundBy;
   /** The object with this resource's natural key belongs to another workspace. */
   readonly conflict?: { readonly objectId: string; readonly owner: string };
 }

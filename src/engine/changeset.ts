@@ -21,7 +21,7 @@ import {
   setKey,
 } from '../core/index.js';
 import type { Observation } from './observe.js';
-import type { PlannedPass } from './planner.js';
+import type { PlannedPass, PlanOptions } from './planner.js';
 import { planPass } from './planner.js';
 import { isSecretRef } from './secrets.js';
 import type { Workspace } from './workspace.js';
@@ -232,8 +232,12 @@ export async function unexpectedSteps(
   ws: Workspace,
   changeset: Changeset,
   observation: Observation,
+  overrides?: PlanOptions['overrides'],
 ): Promise<Address[]> {
-  const fresh = await planPass(ws, observation, changeset.options);
+  const fresh = await planPass(ws, observation, {
+    ...changeset.options,
+    ...(overrides ? { overrides } : {}),
+  });
   const saved = new Map(changeset.plan.steps.map((s) => [s.address, canonicalJson(s)] as const));
   const got = new Map(fresh.plan.steps.map((s) => [s.address, canonicalJson(s)] as const));
   const out = new Set<Address>();
@@ -277,6 +281,7 @@ export async function checkChangeset(
   ws: Workspace,
   changeset: Changeset,
   observation: Observation,
+  overrides?: PlanOptions['overrides'],
 ): Promise<ChangesetVerdict> {
   const refusal = changesetRefusal(ws, changeset);
   if (refusal) return { kind: 'refused', error: refusal, stale: [], unexpected: [] };
@@ -284,7 +289,7 @@ export async function checkChangeset(
   if (stale.length > 0) {
     return { kind: 'refused', error: staleChangesetError(stale), stale, unexpected: [] };
   }
-  const unexpected = await unexpectedSteps(ws, changeset, observation);
+  const unexpected = await unexpectedSteps(ws, changeset, observation, overrides);
   if (unexpected.length > 0) {
     return {
       kind: 'refused',

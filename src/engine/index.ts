@@ -21,7 +21,14 @@ export type { CrashHook, CrashWhen, WritePoint } from './crash-points.js';
 export { CRASH_ACTIONS, crashHookFrom, noCrash, WRITE_POINTS } from './crash-points.js';
 export type { EngineEvent, Reporter } from './events.js';
 export type { ResourceOutcome } from './executor.js';
-export { ingestFeed } from './feed.js';
+export type {
+  ArbitrationOutcome,
+  FeedBatch,
+  FeedEvent,
+  FieldDecision,
+  FieldOverride,
+} from './arbitrate.js';
+export { arbitrate, commitFeeds, policyOfWorkspace, readFeeds } from './arbitrate.js';
 export type { Observation } from './observe.js';
 export { observe } from './observe.js';
 export type { PassOptions, PassResult } from './reconciler.js';

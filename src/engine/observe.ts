@@ -1,4 +1,5 @@
 import type {
+  FoundBy,
   Address,
   ObservedObject,
   Operation,
@@ -45,7 +46,7 @@ export interface Observation {
    */
   readonly moves: Map<Address, Address>;
   /** Declared addresses whose object Tend has no record of: found by its marker or natural key. */
-  readonly adoptions: Map<Address, 'marker' | 'natural-key'>;
+  readonly adoptions: Map<Address, FoundBy>;
   /**
    * Declared addresses whose natural key is taken by an object carrying another workspace's marker:
    * never matched, never adopted.
@@ -192,7 +193,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   };
 
   const moves = new Map<Address, Address>();
-  const adoptions = new Map<Address, 'marker' | 'natural-key'>();
+  const adoptions = new Map<Address, FoundBy>();
   const conflicts = new Map<Address, { objectId: string; owner: string }>();
   // Remembered objects of addresses no longer declared, by type and id: a declared address that finds
   // one of them took over a removed address's object (a move), which must never be deleted.
@@ -240,6 +241,10 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     }
     if (decl && movedFrom !== undefined) moves.set(address, movedFrom);
     else if (decl && !remembered) adoptions.set(address, foundBy);
+    else if (decl && remembered && found.id === remembered.objectId && markerLost(found, address)) {
+      // Someone removed or altered Tend's marker on an object Tend knows by its id: put it back.
+      adoptions.set(address, 'record');
+    }
     let current = found;
     let extra = mine.filter((o) => o.id !== current.id);
     if (extra.length > 0) {
@@ -268,6 +273,13 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       for (const o of extra) claimed.add(key(type, o.id));
     }
     return current;
+  };
+
+  /** True when the type carries markers and the object's does not name this workspace and address. */
+  const markerLost = (o: ObservedObject, address: Address): boolean => {
+    const type = twin.get(address)?.type;
+    if (type === undefined || ws.typeOf(type).info.markerField === undefined) return false;
+    return o.marker?.workspace !== ws.name || o.marker.address !== address;
   };
 
   /**

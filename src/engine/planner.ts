@@ -27,6 +27,7 @@ import {
   toTendError,
   setKey,
 } from '../core/index.js';
+import type { FieldOverride } from './arbitrate.js';
 import type { Observation } from './observe.js';
 import { isSecretRef, withoutSecrets } from './secrets.js';
 import type { Workspace } from './workspace.js';
@@ -60,6 +61,11 @@ export interface PlanOptions {
    * one's create did land — and the reason is kept for their outcome.
    */
   readonly held?: ReadonlyMap<Address, string>;
+  /**
+   * Field values the arbitration policy wants instead of the declared ones (a field yielded to or
+   * held for another actor keeps its observed value; an outranking claim's value is put back).
+   */
+  readonly overrides?: ReadonlyMap<Address, readonly FieldOverride[]>;
   readonly signal?: AbortSignal;
 }
 
@@ -113,11 +119,11 @@ export function diffResource(
   observed: ObservedObject,
 ): FieldChange[] {
   const { provider, info } = ws.typeOf(decl.type);
-  return diffDeclared(desired, observed.fields, diffOptionsOf(provider, info));
+  return diffDeclared(desired, observed.fields, diffOptionsFor(provider, info));
 }
 
 /** How to compare a type's fields: secrets ignored, values normalised as the provider says. */
-function diffOptionsOf(provider: Provider, info: ResourceTypeInfo): DiffOptions {
+export function diffOptionsFor(provider: Provider, info: ResourceTypeInfo): DiffOptions {
   const normalize = provider.normalize?.bind(provider);
   return {
     ignore: new Set(info.sensitive),
@@ -289,12 +295,14 @@ async function planDeclared(
     }
     const conflict = observation.conflicts.get(address);
     const observed = conflict ? undefined : observation.objects.get(address);
-    const desired = resolveDesired(decl, known, changingFields.size > 0 ? changing : undefined);
+    const resolved = resolveDesired(decl, known, changingFields.size > 0 ? changing : undefined);
+    const overrides = observed ? options.overrides?.get(address) : undefined;
+    const desired = overrides ? withOverrides(resolved, overrides) : resolved;
     let changes: FieldChange[] = [];
     let evaluation: LifecycleEvaluation | undefined;
     if (observed) {
       let diff = diffOptions.get(decl.type);
-      if (!diff) diffOptions.set(decl.type, (diff = diffOptionsOf(provider, info)));
+      if (!diff) diffOptions.set(decl.type, (diff = diffOptionsFor(provider, info)));
       changes = diffDeclared(desired, observed.fields, diff);
       if (changes.length > 0) {
         try {
@@ -333,6 +341,30 @@ async function planDeclared(
     }
   }
   return { steps, waiting };
+}
+
+/** A desired spec with some field paths set to other values (a copy; the spec is not changed). */
+function withOverrides(
+  desired: Readonly<Record<string, unknown>>,
+  overrides: readonly FieldOverride[],
+): Record<string, unknown> {
+  const out = structuredClone(desired) as Record<string, unknown>;
+  for (const { path, value } of overrides) {
+    const parts = path.split('.');
+    let at: Record<string, unknown> = out;
+    for (const part of parts.slice(0, -1)) {
+      const next = at[part];
+      if (next === null || typeof next !== 'object' || Array.isArray(next)) {
+        const fresh: Record<string, unknown> = {};
+        setKey(at, part, fresh);
+        at = fresh;
+      } else {
+        at = next as Record<string, unknown>;
+      }
+    }
+    setKey(at, parts[parts.length - 1]!, value);
+  }
+  return out;
 }
 
 /**

@@ -15,8 +15,8 @@ import type { ResourceOutcome } from './executor.js';
 import { executePlan } from './executor.js';
 import type { Observation } from './observe.js';
 import { observe } from './observe.js';
-import { changedFields, redact } from './operator.js';
-import { secretFields } from './workspace.js';
+import type { ArbitrationOutcome, FeedBatch } from './arbitrate.js';
+import { arbitrate, commitFeeds, readFeeds } from './arbitrate.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
 import { recoverJournal } from './recovery.js';
@@ -71,6 +71,8 @@ export interface PassResult {
   readonly recovered: number;
   /** Set when a saved plan (`changeset`) was refused. */
   readonly refused?: ChangesetRefusal;
+  /** What arbitration decided this pass (absent when a saved plan was refused before it). */
+  readonly arbitration?: ArbitrationOutcome;
 }
 
 /** The standard actor context of Tend's own writes. */
@@ -105,7 +107,11 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
   report({ kind: 'observed', objects: observation.objects.size, ms: clock.now().getTime() - t0 });
 
   if (options.changeset && options.mode === 'apply') {
-    return applyChangeset(ws, options, observation, options.changeset, t0);
+    // A saved plan was made with the arbitration decisions of its time: the same are made (not
+    // recorded) to check it; the next pass records them.
+    const feed = await readFeedsOrNothing(ws, options);
+    const arbitration = await arbitrate(ws, observation, { now: clock.now(), record: false, feed });
+    return applyChangeset(ws, options, observation, options.changeset, t0, arbitration);
   }
 
   let recovered = 0;
@@ -119,7 +125,16 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
       options.crash,
     );
     if (recovered > 0) observation = await observe(ws, { ...observeOpts, now: clock.now() });
-    await recordUnattributedDrift(ws, observation, clock);
+  }
+  const feed = await readFeedsOrNothing(ws, options);
+  const arbitration = await arbitrate(ws, observation, {
+    now: clock.now(),
+    record: options.mode === 'apply',
+    feed,
+  });
+  if (options.mode === 'apply') {
+    await commitFeeds(ws, feed);
+    for (const change of arbitration.recorded) report({ kind: 'change-observed', change });
   }
   // An operation recovery could not resolve (the platform did not answer the lookup) may still
   // have landed: its address is left alone this pass, never acted on twice.
@@ -137,14 +152,35 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     approveDestroy: options.approveDestroy,
     prune: options.prune,
     ...(held.size > 0 ? { held } : {}),
+    ...(arbitration.overrides.size > 0 ? { overrides: arbitration.overrides } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   report({ kind: 'plan', plan: planned.plan });
   if (options.mode === 'plan') {
-    return { plan: planned.plan, observation, outcomes: new Map(), applied: false, recovered };
+    return {
+      plan: planned.plan,
+      observation,
+      outcomes: new Map(),
+      applied: false,
+      recovered,
+      arbitration,
+    };
   }
-  return executePlanned(ws, options, planned, recovered, t0);
+  return executePlanned(ws, options, planned, recovered, t0, arbitration);
+}
+
+/** The feeds' news since the stored cursors; nothing (and a warning) when a feed cannot be read. */
+async function readFeedsOrNothing(ws: Workspace, options: PassOptions): Promise<FeedBatch> {
+  try {
+    return await readFeeds(ws, options.actor.actor, options.signal);
+  } catch (e) {
+    options.report({
+      kind: 'warning',
+      message: `audit feed: ${toTendError(e).message}; changes are attributed from what Tend last saw`,
+    });
+    return { events: [], ignored: 0, cursors: new Map() };
+  }
 }
 
 /**
@@ -158,6 +194,7 @@ async function applyChangeset(
   observation: Observation,
   changeset: Changeset,
   t0: number,
+  arbitration: ArbitrationOutcome,
 ): Promise<PassResult> {
   const refuse = (refused: ChangesetRefusal): PassResult => ({
     plan: changeset.plan,
@@ -183,7 +220,7 @@ async function applyChangeset(
       unexpected: [],
     });
   }
-  const verdict = await checkChangeset(ws, changeset, observation);
+  const verdict = await checkChangeset(ws, changeset, observation, arbitration.overrides);
   if (verdict.kind === 'refused') {
     return refuse({
       error: verdict.error,
@@ -197,7 +234,7 @@ async function applyChangeset(
     observation,
     waiting: [...observation.pendingVisibility],
   };
-  return executePlanned(ws, options, planned, 0, t0);
+  return executePlanned(ws, options, planned, 0, t0, arbitration);
 }
 
 /** Asks before destructive steps, executes the plan, records each resource's status. */
@@ -207,6 +244,7 @@ async function executePlanned(
   planned: PlannedPass,
   recovered: number,
   t0: number,
+  arbitration: ArbitrationOutcome,
 ): Promise<PassResult> {
   const { clock, report } = options;
   const observation = planned.observation;
@@ -214,10 +252,17 @@ async function executePlanned(
     (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated,
   );
   if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
-    return { plan: planned.plan, observation, outcomes: new Map(), applied: false, recovered };
+    return {
+      plan: planned.plan,
+      observation,
+      outcomes: new Map(),
+      applied: false,
+      recovered,
+      arbitration,
+    };
   }
 
-  const outcomes = await executePlan(ws, planned, {
+  const executed = await executePlan(ws, planned, {
     actor: options.actor,
     clock,
     report,
@@ -226,6 +271,7 @@ async function executePlanned(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.crash ? { crash: options.crash } : {}),
   });
+  const outcomes = withDecisions(executed, arbitration);
   const states: Record<ResourceState, number> = {
     converged: 0,
     drifted: 0,
@@ -254,45 +300,26 @@ async function executePlanned(
     }),
   );
   report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
-  return { plan: planned.plan, observation, outcomes, applied: true, recovered };
+  return { plan: planned.plan, observation, outcomes, applied: true, recovered, arbitration };
 }
 
 /**
- * Where a provider has no audit feed, a change Tend did not make is still recorded: a managed object
- * whose fields differ from what Tend last saw was changed by someone, actor unknown.
+ * A resource whose field an actor holds (or that was escalated for a human) is not converged, even
+ * when the plan had nothing to do: its status says so, and why.
  */
-async function recordUnattributedDrift(
-  ws: Workspace,
-  observation: Observation,
-  clock: Clock,
-): Promise<void> {
-  const declared = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
-  for (const [address, obj] of observation.objects) {
-    const remembered = observation.twin.get(address);
-    const decl = declared.get(address);
-    if (!remembered || !decl) continue;
-    const { provider } = ws.typeOf(remembered.type);
-    if (provider.changes) continue;
-    const now = redact(secretFields(ws, remembered.type, address), obj.fields, ws.secrets);
-    // Only declared fields: server-owned fields (serials, timestamps) change on their own.
-    const fields = changedFields(remembered.fields, now).filter((f) => f in decl.spec);
-    if (fields.length === 0) continue;
-    const pick = (o: Readonly<Record<string, unknown>>) =>
-      Object.fromEntries(fields.map((f) => [f, o[f]]));
-    await ws.store.appendChange({
-      time: clock.now().toISOString(),
-      actor: 'unknown',
-      source: 'unknown',
-      address,
-      type: remembered.type,
-      objectId: obj.id,
-      action: 'update',
-      fields,
-      before: pick(remembered.fields),
-      after: pick(now),
-    });
-    await ws.store.putTwin({ ...remembered, fields: now, observedAt: clock.now().toISOString() });
+function withDecisions(
+  outcomes: ReadonlyMap<Address, ResourceOutcome>,
+  arbitration: ArbitrationOutcome,
+): Map<Address, ResourceOutcome> {
+  const out = new Map(outcomes);
+  for (const [address, note] of arbitration.notes) {
+    const o = out.get(address);
+    if (!o || (o.state !== 'converged' && !(note.state === 'blocked' && o.state === 'drifted'))) {
+      continue;
+    }
+    out.set(address, { ...o, state: note.state, message: note.message });
   }
+  return out;
 }
 
 /** The store setting holding a provider's state after the last pass: `provider-state:<name>`. */

@@ -1,6 +1,5 @@
 import type { TendError } from '../core/index.js';
 import { toTendError } from '../core/index.js';
-import { ingestFeed } from './feed.js';
 import type { PassOptions, PassResult } from './reconciler.js';
 import { reconcilePass } from './reconciler.js';
 import type { Workspace } from './workspace.js';
@@ -59,19 +58,24 @@ export async function runContinuously(
     wake?.();
   };
 
+  // The feeds only wake the loop: each pass reads them from the stored cursors and records what they
+  // say together with what it decides. The watch keeps its own cursor in memory.
   const feeds = [...ws.providers.entries()]
     .filter(([, p]) => p.changes !== undefined)
-    .map(async ([name]) => {
+    .map(async ([name, provider]) => {
       let backoff = 500;
+      let cursor = await ws.store.getCursor(name).catch(() => undefined);
       while (!feedSignal.aborted) {
         try {
-          const r = await ingestFeed(ws, name, options.actor.actor, options.feedWaitMs, feedSignal);
+          const page = await provider.changes!(cursor, {
+            waitMs: options.feedWaitMs,
+            signal: feedSignal,
+          });
           backoff = 500;
-          for (const change of r.recorded) report({ kind: 'change-observed', change });
-          if (r.recorded.length > 0) {
-            const c = r.recorded[0]!;
-            trigger(`audit: ${c.actor} ${c.action}d ${c.address ?? c.objectId}`);
-          }
+          cursor = page.cursor;
+          const other = page.changes.find((c) => c.actor !== options.actor.actor);
+          if (other)
+            trigger(`audit: ${other.actor} ${other.action}d ${name}.${other.type} ${other.id}`);
         } catch (e) {
           if (feedSignal.aborted) break;
           report({ kind: 'warning', message: `audit feed of ${name}: ${toTendError(e).message}` });

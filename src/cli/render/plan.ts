@@ -1,4 +1,4 @@
-import type { FieldChange, Plan, PlanStep } from '../../core/index.js';
+import type { FieldChange, FoundBy, Plan, PlanStep } from '../../core/index.js';
 import { hasChanges, isUnknown } from '../../core/index.js';
 import type { Style } from './style.js';
 
@@ -40,8 +40,12 @@ function blastLine(radius: readonly string[], s: Style): string {
     : s.dim('      blast radius: none (nothing declared depends on it)');
 }
 
-function foundBy(by: 'marker' | 'natural-key'): string {
-  return by === 'marker' ? "Tend's marker" : 'its natural key';
+function foundBy(by: FoundBy): string {
+  return by === 'marker'
+    ? "Tend's marker"
+    : by === 'natural-key'
+      ? 'its natural key'
+      : "Tend's record (its ownership marker was removed or altered: it is put back)";
 }
 
 /** Renders a plan like Terraform does: a symbol per resource, changed fields, blast radius, summary. */

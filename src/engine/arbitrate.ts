@@ -1,0 +1,658 @@
+import type {
+  Address,
+  ArbitrationPolicy,
+  Attribution,
+  Change,
+  ChangeSource,
+  Decision,
+  DecisionKind,
+  FieldClaim,
+  NewChange,
+  ObservedChange,
+  ResourceDecl,
+} from '../core/index.js';
+import {
+  canonicalJson,
+  containsUnknown,
+  DEFAULT_POLICY,
+  decide,
+  diffDeclared,
+  getPath,
+  hashValue,
+  matchesDrift,
+  parseMotivation,
+  policyOf,
+  readMarker,
+  setKey,
+} from '../core/index.js';
+import type { Announcement } from '../core/index.js';
+import type { Observation } from './observe.js';
+import { changedFields, redact } from './operator.js';
+import { diffOptionsFor, resolveDesired } from './planner.js';
+import type { Workspace } from './workspace.js';
+import { secretFields } from './workspace.js';
+
+/** One audit-feed entry about an object Tend manages. */
+export interface FeedEvent {
+  readonly provider: string;
+  readonly address: Address;
+  /** `provider.resourceType`. */
+  readonly type: string;
+  readonly change: ObservedChange;
+}
+
+/** What the feeds brought since the stored cursors, and the cursors to store once it is recorded. */
+export interface FeedBatch {
+  readonly events: readonly FeedEvent[];
+  /** Entries about objects Tend does not manage are counted, never recorded. */
+  readonly ignored: number;
+  readonly cursors: ReadonlyMap<string, string>;
+}
+
+/** Most feed pages read in one pass (per provider); the rest waits for the next pass. */
+const MAX_FEED_PAGES = 50;
+
+/**
+ * Reads every provider's audit feed from its stored cursor, without waiting and without advancing the
+ * cursor (see `commitFeeds`): the entries about managed objects by actors other than `ownActor`.
+ */
+export async function readFeeds(
+  ws: Workspace,
+  ownActor: string,
+  signal?: AbortSignal,
+): Promise<FeedBatch> {
+  const events: FeedEvent[] = [];
+  const cursors = new Map<string, string>();
+  let ignored = 0;
+  const twin = await ws.store.listTwin();
+  const byObject = new Map(twin.map((t) => [`${t.type}\u0000${t.objectId}`, t.address] as const));
+  for (const [name, provider] of ws.providers) {
+    if (!provider.changes) continue;
+    const stored = await ws.store.getCursor(name);
+    let cursor = stored;
+    for (let page = 0; page < MAX_FEED_PAGES; page++) {
+      const got = await provider.changes(cursor, { waitMs: 0, ...(signal ? { signal } : {}) });
+      for (const c of got.changes) {
+        if (c.actor === ownActor) continue;
+        const type = `${name}.${c.type}`;
+        const marker = readMarker((c.after ?? c.before)?.['tags']);
+        const address =
+          byObject.get(`${type}\u0000${c.id}`) ??
+          (marker?.workspace === ws.name ? marker.address : undefined);
+        if (address === undefined) ignored++;
+        else events.push({ provider: name, address, type, change: c });
+      }
+      if (got.cursor === cursor || got.changes.length === 0) break;
+      cursor = got.cursor;
+    }
+    if (cursor !== undefined && cursor !== stored) cursors.set(name, cursor);
+  }
+  return { events, ignored, cursors };
+}
+
+/** Stores the cursors of a batch once its entries are in the ledger. */
+export async function commitFeeds(ws: Workspace, batch: FeedBatch): Promise<void> {
+  for (const [name, cursor] of batch.cursors) await ws.store.setCursor(name, cursor);
+}
+
+/** A field value the plan should want instead of the declared one. */
+export interface FieldOverride {
+  readonly path: string;
+  readonly value: unknown;
+}
+
+/** What arbitration decided about one drifted field. */
+export interface FieldDecision {
+  readonly address: Address;
+  readonly field: string;
+  readonly observed: unknown;
+  readonly declared: unknown;
+  readonly by: Attribution & { readonly source: ChangeSource };
+  readonly decision: Decision;
+  /** False when an earlier pass decided it and this pass only keeps to it. */
+  readonly fresh: boolean;
+}
+
+/** The result of arbitrating one pass. */
+export interface ArbitrationOutcome {
+  /** Per address, the values the plan wants instead of the declared ones. */
+  readonly overrides: ReadonlyMap<Address, readonly FieldOverride[]>;
+  /** Per address, the state a decision gives it when nothing else is wrong, and why. */
+  readonly notes: ReadonlyMap<
+    Address,
+    { readonly state: 'drifted' | 'blocked'; readonly message: string }
+  >;
+  readonly decisions: readonly FieldDecision[];
+  /** Ledger entries written (none in plan mode). */
+  readonly recorded: readonly Change[];
+}
+
+/** The workspace's policy: its Arbitration documents, else the default. */
+export function policyOfWorkspace(ws: Workspace): ArbitrationPolicy {
+  return ws.intent.arbitration.length > 0 ? policyOf(ws.intent.arbitration) : DEFAULT_POLICY;
+}
+
+/** The meta key marking an announcement as used to explain a change (`announcement-used:<id>`). */
+const USED = (id: string) => `announcement-used:${id}`;
+
+/** Rank of a motivation kind in a precedence list: lower is stronger; unlisted kinds rank last. */
+function rankOf(policy: ArbitrationPolicy, kind: string | undefined): number {
+  const i = kind === undefined ? -1 : policy.precedence.indexOf(kind);
+  return i < 0 ? policy.precedence.length : i;
+}
+
+/** The attribution an audit entry carries (its motivation parsed; an unparsable one kept as a ref). */
+export function attributionOf(c: ObservedChange): Attribution {
+  const at = Number.isNaN(Date.parse(c.time)) ? new Date(0) : new Date(c.time);
+  const parsed = c.motivation ? parseMotivation(c.motivation, at) : undefined;
+  const motivation = parsed?.ok
+    ? parsed.value
+    : c.motivation
+      ? { kind: 'unparsed', ref: c.motivation.slice(0, 200) }
+      : undefined;
+  return {
+    actor: c.actor,
+    ...(c.actorKind ? { actorKind: c.actorKind } : {}),
+    ...(c.intent ? { intent: c.intent } : {}),
+    ...(motivation ? { motivation } : {}),
+  };
+}
+
+interface Explanation {
+  readonly by: Attribution & { readonly source: ChangeSource };
+  readonly at: string;
+  /** The feed entry, when one explains it. */
+  readonly event?: FeedEvent;
+  readonly announcement?: Announcement;
+}
+
+/**
+ * The arbitrate step of the loop (DESIGN.md §4): for every declared field whose observed value
+ * differs from the declared one because someone changed it on the platform (an audit-feed entry, an
+ * announcement, or a difference from what Tend last saw), find who changed it and why, ask the policy
+ * (`decide`, pure) and keep to the decision: the claims of actors whose change was accepted, yielded
+ * to, held or escalated are remembered (field ownership), and the plan wants their values instead of
+ * the declared ones. With `record`, decisions and every change of a managed object go to the ledger,
+ * deletions included; without it (a plan) nothing is written.
+ */
+export async function arbitrate(
+  ws: Workspace,
+  observation: Observation,
+  options: { readonly now: Date; readonly record: boolean; readonly feed: FeedBatch },
+): Promise<ArbitrationOutcome> {
+  const { now, record } = options;
+  const nowIso = now.toISOString();
+  const policy = policyOfWorkspace(ws);
+  const overrides = new Map<Address, FieldOverride[]>();
+  const notes = new Map<Address, { state: 'drifted' | 'blocked'; message: string }>();
+  const decisions: FieldDecision[] = [];
+  const recorded: Change[] = [];
+
+  const claims = new Map<Address, Map<string, FieldClaim>>();
+  for (const c of await ws.store.claims()) {
+    let m = claims.get(c.address);
+    if (!m) claims.set(c.address, (m = new Map()));
+    m.set(c.field, c);
+  }
+  const active: Announcement[] = [];
+  for (const a of await ws.store.announcements({ activeAt: nowIso })) {
+    if ((await ws.store.getMeta(USED(a.id))) === undefined) active.push(a);
+  }
+  const eventsOf = new Map<Address, FeedEvent[]>();
+  for (const e of options.feed.events) {
+    const l = eventsOf.get(e.address);
+    if (l) l.push(e);
+    else eventsOf.set(e.address, [e]);
+  }
+  const failedTypes = new Set(observation.failures.map((f) => f.type));
+  const explained = new Set<FeedEvent>();
+  const append = async (entry: NewChange): Promise<void> => {
+    if (record) recorded.push(await ws.store.appendChange(entry));
+  };
+
+  for (const decl of ws.intent.resources) {
+    const address = decl.address;
+    const obj = observation.objects.get(address);
+    const twin = observation.twin.get(address);
+    const events = eventsOf.get(address) ?? [];
+    const hidden = secretFields(ws, decl.type, address);
+    if (!obj) {
+      const gone =
+        twin !== undefined &&
+        !observation.pendingVisibility.has(address) &&
+        !failedTypes.has(decl.type) &&
+        !observation.conflicts.has(address);
+      if (!gone) continue;
+      const event = events.find(
+        (e) => e.change.action === 'delete' && e.change.id === twin.objectId,
+      );
+      if (event) explained.add(event);
+      const by = event
+        ? { ...attributionOf(event.change), source: 'audit' as const }
+        : { actor: 'unknown', source: 'unknown' as const };
+      const who =
+        by.actor === 'unknown' ? 'someone (no audit entry or announcement says who)' : by.actor;
+      await append({
+        time: event?.change.time || nowIso,
+        ...by,
+        address,
+        type: decl.type,
+        objectId: twin.objectId,
+        action: 'delete',
+        fields: [],
+        before: redact(hidden, twin.fields, ws.secrets),
+        decision: {
+          decision: 'enforce',
+          rule: 'declared',
+          reason: `${address} was deleted by ${who}; the intent still declares it, so Tend creates it again`,
+          restore: 'declared',
+          fields: [],
+        },
+      });
+      if (record) {
+        await ws.store.deleteTwin(address);
+        for (const field of claims.get(address)?.keys() ?? [])
+          await ws.store.deleteClaim(address, field);
+      }
+      continue;
+    }
+
+    const { provider, info } = ws.typeOf(decl.type);
+    const diffOptions = diffOptionsFor(provider, info);
+    const norm = diffOptions.normalize ?? ((_p: string, v: unknown) => v);
+    const same = (path: string, a: unknown, b: unknown): boolean =>
+      a === b || canonicalJson(norm(path, a) ?? null) === canonicalJson(norm(path, b) ?? null);
+    const desired = resolveDesired(decl, (a) => observation.objects.get(a));
+    const drift = diffDeclared(desired, obj.fields, diffOptions).filter(
+      (c) => !containsUnknown(c.after),
+    );
+    const drifted = new Set(drift.map((c) => c.path));
+    const mine = claims.get(address) ?? new Map<string, FieldClaim>();
+    // A claim on a field that is no longer drifted (the platform went back, or the intent now says
+    // the same): the intent owns the field again.
+    for (const [field] of mine) {
+      if (drifted.has(field)) continue;
+      mine.delete(field);
+      if (record) await ws.store.deleteClaim(address, field);
+    }
+
+    /** Entries to write for this object, keyed by who explains them and what was decided. */
+    const groups = new Map<
+      string,
+      { explanation: Explanation; decision?: Decision; fields: string[] }
+    >();
+    const group = (explanation: Explanation, decision: Decision | undefined, field: string) => {
+      const key = `${explanation.event?.change.cursor ?? ''}\u0000${explanation.announcement?.id ?? ''}\u0000${explanation.by.actor}\u0000${decision?.decision ?? ''}\u0000${decision?.rule ?? ''}`;
+      const g = groups.get(key);
+      if (g) g.fields.push(field);
+      else groups.set(key, { explanation, ...(decision ? { decision } : {}), fields: [field] });
+    };
+
+    let platformChanged = false;
+    for (const change of drift) {
+      const path = change.path;
+      const observed = change.before;
+      const declared = change.after;
+      if (hidden.includes(path.split('.')[0]!)) continue;
+      let claim = mine.get(path);
+      if (
+        claim &&
+        claim.declaredHash !== undefined &&
+        claim.declaredHash !== hashValue(declared ?? null)
+      ) {
+        // The intent now declares another value: its author took the field back.
+        mine.delete(path);
+        if (record) await ws.store.deleteClaim(address, path);
+        claim = undefined;
+      }
+      const seen = twin === undefined ? undefined : getPath(twin.fields, path);
+      const changedHere = twin !== undefined && !same(path, seen, observed);
+      if (changedHere) platformChanged = true;
+      const explanation = explain(
+        policy,
+        address,
+        path,
+        observed,
+        events,
+        active,
+        changedHere,
+        same,
+        nowIso,
+      );
+      if (explanation?.event) explained.add(explanation.event);
+
+      let decision: Decision;
+      let fresh = true;
+      const keepsClaim = claim !== undefined && same(path, claim.value, observed);
+      if (keepsClaim && (!explanation || explanation.by.source === 'unknown')) {
+        // Nothing new happened to a field an actor holds: keep to the decision made, unless a hold ended.
+        const ended =
+          claim!.decision === 'hold' && claim!.until !== undefined && claim!.until <= nowIso;
+        if (!ended) {
+          keep(address, claim!.decision, claim!.value, path);
+          decisions.push({
+            address,
+            field: path,
+            observed,
+            declared,
+            by: { ...claimAttribution(claim!), source: 'tend' },
+            decision: { decision: claim!.decision, rule: claim!.rule, reason: claimReason(claim!) },
+            fresh: false,
+          });
+          continue;
+        }
+        decision = decide(
+          policy,
+          factsOf(decl, path, declared, observed, claimAsChange(claim!), claim, nowIso),
+        );
+        fresh = true;
+        group({ by: { ...claimAttribution(claim!), source: 'tend' }, at: nowIso }, decision, path);
+      } else if (!explanation) {
+        // No sign that anyone changed the platform (the intent changed, or the field never matched):
+        // the plan makes it as declared, as always.
+        continue;
+      } else {
+        decision = decide(
+          policy,
+          factsOf(
+            decl,
+            path,
+            declared,
+            observed,
+            { ...explanation.by, at: explanation.at },
+            claim,
+            nowIso,
+          ),
+        );
+        group(explanation, decision, path);
+      }
+      decisions.push({
+        address,
+        field: path,
+        observed,
+        declared,
+        by: explanation?.by ?? { actor: 'unknown', source: 'unknown' },
+        decision,
+        fresh,
+      });
+
+      if (decision.decision === 'enforce') {
+        if (decision.restore === 'claim' && claim) {
+          setOverride(address, path, claim.value);
+        } else if (claim) {
+          mine.delete(path);
+          if (record) await ws.store.deleteClaim(address, path);
+        }
+        continue;
+      }
+      keep(address, decision.decision, observed, path);
+      if (record) {
+        const by = explanation?.by ?? claimAttribution(claim!);
+        const next: FieldClaim = {
+          address,
+          field: path,
+          value: observed,
+          actor: by.actor,
+          ...(by.actorKind ? { actorKind: by.actorKind } : {}),
+          ...(by.intent ? { intent: by.intent } : {}),
+          ...(by.motivation ? { motivation: by.motivation } : {}),
+          decision: decision.decision,
+          rule: decision.rule,
+          since: nowIso,
+          ...(decision.until ? { until: decision.until } : {}),
+          ...(decision.then ? { then: decision.then } : {}),
+          declaredHash: hashValue(declared ?? null),
+        };
+        await ws.store.putClaim(next);
+      }
+    }
+
+    if (observation.adoptions.get(address) === 'record' && info.markerField !== undefined) {
+      // The ownership marker was removed or altered: always put back (the plan adopts the object
+      // again by Tend's record), whoever did it and whatever the policy says about other fields.
+      const field = info.markerField;
+      const event = events.find(
+        (e) => !explained.has(e) && e.change.action === 'update' && e.change.after !== undefined,
+      );
+      if (event) explained.add(event);
+      const by = event
+        ? { ...attributionOf(event.change), source: 'audit' as const }
+        : { actor: 'unknown', source: 'unknown' as const };
+      platformChanged = true;
+      group(
+        { by, at: event?.change.time || nowIso, ...(event ? { event } : {}) },
+        {
+          decision: 'enforce',
+          rule: 'marker',
+          reason: `the ownership marker on ${address} was removed or altered by ${by.actor}: Tend always puts it back`,
+          restore: 'declared',
+        },
+        field,
+      );
+    }
+
+    // Entries that explain nothing drifted are history too: changes to fields the intent does not
+    // declare, or to declared fields that are as declared again.
+    for (const e of events) {
+      if (explained.has(e)) continue;
+      explained.add(e);
+      group(
+        { by: { ...attributionOf(e.change), source: 'audit' }, at: e.change.time, event: e },
+        undefined,
+        '',
+      );
+    }
+    if (!provider.changes && twin !== undefined && events.length === 0) {
+      // No feed: changes to declared fields seen since the last pass, actor unknown.
+      for (const c of diffDeclared(pickDeclared(twin.fields, desired), obj.fields, diffOptions)) {
+        if (drifted.has(c.path) || hidden.includes(c.path.split('.')[0]!)) continue;
+        platformChanged = true;
+        group({ by: { actor: 'unknown', source: 'unknown' }, at: nowIso }, undefined, c.path);
+      }
+    }
+
+    for (const g of groups.values()) {
+      const e = g.explanation.event?.change;
+      const fields = g.fields.filter((f) => f !== '');
+      const before = e?.before
+        ? redact(hidden, e.before, ws.secrets)
+        : twin
+          ? pick(redact(hidden, twin.fields, ws.secrets), fields)
+          : undefined;
+      const after = e?.after
+        ? redact(hidden, e.after, ws.secrets)
+        : pick(redact(hidden, obj.fields, ws.secrets), fields);
+      const action = e?.action ?? 'update';
+      await append({
+        time: g.explanation.at || nowIso,
+        ...g.explanation.by,
+        address,
+        type: decl.type,
+        objectId: obj.id,
+        action,
+        fields: e && fields.length === 0 ? changedFields(before, after) : fields,
+        ...(before ? { before } : {}),
+        ...(after ? { after } : {}),
+        ...(g.decision ? { decision: { ...g.decision, fields } } : {}),
+      });
+      if (record && g.explanation.announcement) {
+        await ws.store.setMeta(USED(g.explanation.announcement.id), nowIso);
+      }
+    }
+    if (record && twin && (platformChanged || groups.size > 0)) {
+      await ws.store.putTwin({
+        ...twin,
+        objectId: obj.id,
+        fields: redact(hidden, obj.fields, ws.secrets),
+        observedAt: nowIso,
+      });
+    }
+  }
+
+  // Feed entries about managed objects no declared resource covers (removed resources, unmatched).
+  for (const e of options.feed.events) {
+    if (explained.has(e)) continue;
+    const hidden = secretFields(ws, e.type, e.address);
+    const before = e.change.before ? redact(hidden, e.change.before, ws.secrets) : undefined;
+    const after = e.change.after ? redact(hidden, e.change.after, ws.secrets) : undefined;
+    await append({
+      time: e.change.time || nowIso,
+      ...attributionOf(e.change),
+      source: 'audit',
+      address: e.address,
+      type: e.type,
+      objectId: e.change.id,
+      action: e.change.action,
+      fields: changedFields(before, after),
+      ...(before ? { before } : {}),
+      ...(after ? { after } : {}),
+    });
+  }
+  return { overrides, notes, decisions, recorded };
+
+  function setOverride(address: Address, path: string, value: unknown): void {
+    const l = overrides.get(address);
+    if (l) l.push({ path, value });
+    else overrides.set(address, [{ path, value }]);
+  }
+
+  /** Keeps the observed value of a field an actor holds, and notes what it means for the status. */
+  function keep(address: Address, kind: DecisionKind, value: unknown, path: string): void {
+    setOverride(address, path, value);
+    if (kind === 'hold' || kind === 'escalate' || kind === 'accept') {
+      const prev = notes.get(address);
+      const state = kind === 'escalate' || prev?.state === 'blocked' ? 'blocked' : 'drifted';
+      const text =
+        kind === 'escalate'
+          ? `${path}: escalated for a human (tend explain ${address})`
+          : kind === 'hold'
+            ? `${path}: held (tend explain ${address})`
+            : `${path}: accepted; take it into the intent with tend accept ${address} ${path} --write`;
+      notes.set(address, { state, message: prev ? `${prev.message}; ${text}` : text });
+    }
+  }
+}
+
+/**
+ * Who changed a drifted field to its observed value: an announcement that matches it (the announcer
+ * is what the ledger records), else the strongest of the feed entries that set that value (by the
+ * policy's precedence: two changes to the same value, the incident response is kept on record), else
+ * — when the value differs from what Tend last saw — an unknown actor. Undefined when nothing shows
+ * that the platform changed.
+ */
+function explain(
+  policy: ArbitrationPolicy,
+  address: Address,
+  path: string,
+  observed: unknown,
+  events: readonly FeedEvent[],
+  announcements: readonly Announcement[],
+  changedHere: boolean,
+  same: (path: string, a: unknown, b: unknown) => boolean,
+  nowIso: string,
+): Explanation | undefined {
+  const now = new Date(nowIso);
+  const setting = events.filter(
+    (e) =>
+      e.change.action !== 'delete' &&
+      e.change.after !== undefined &&
+      same(path, getPath(e.change.after, path), observed),
+  );
+  const announced = announcements.find((a) =>
+    matchesDrift(a, address, path, observed, now, (x, y) => same(path, x, y)),
+  );
+  if (announced) {
+    const { actor, actorKind, intent, motivation } = announced;
+    return {
+      by: {
+        actor,
+        ...(actorKind ? { actorKind } : {}),
+        ...(intent ? { intent } : {}),
+        ...(motivation ? { motivation } : {}),
+        source: 'announcement',
+      },
+      at: setting[0]?.change.time || nowIso,
+      announcement: announced,
+      ...(setting[0] ? { event: setting[0] } : {}),
+    };
+  }
+  if (setting.length > 0) {
+    const best = [...setting].sort(
+      (a, b) =>
+        rankOf(policy, attributionOf(a.change).motivation?.kind) -
+          rankOf(policy, attributionOf(b.change).motivation?.kind) ||
+        (a.change.time < b.change.time ? 1 : a.change.time > b.change.time ? -1 : 0),
+    )[0]!;
+    return {
+      by: { ...attributionOf(best.change), source: 'audit' },
+      at: best.change.time || nowIso,
+      event: best,
+    };
+  }
+  if (changedHere) return { by: { actor: 'unknown', source: 'unknown' }, at: nowIso };
+  return undefined;
+}
+
+/** The facts `decide` needs about one drifted field. */
+function factsOf(
+  decl: ResourceDecl,
+  field: string,
+  declared: unknown,
+  observed: unknown,
+  change: Attribution & { readonly source: ChangeSource; readonly at: string },
+  claim: FieldClaim | undefined,
+  now: string,
+) {
+  return {
+    address: decl.address,
+    type: decl.type,
+    labels: decl.labels,
+    field,
+    declared,
+    observed,
+    change,
+    ...(claim ? { claim } : {}),
+    now,
+  };
+}
+
+function claimAttribution(c: FieldClaim): Attribution {
+  return {
+    actor: c.actor,
+    ...(c.actorKind ? { actorKind: c.actorKind } : {}),
+    ...(c.intent ? { intent: c.intent } : {}),
+    ...(c.motivation ? { motivation: c.motivation } : {}),
+  };
+}
+
+/** A claim whose hold ended, presented to `decide` as the change to decide on again. */
+function claimAsChange(c: FieldClaim): Attribution & { source: ChangeSource; at: string } {
+  return { ...claimAttribution(c), source: 'tend', at: c.since };
+}
+
+function claimReason(c: FieldClaim): string {
+  const until = c.until ? ` until ${c.until}` : '';
+  return `${c.field} is ${c.decision === 'yield' ? 'yielded to' : c.decision === 'accept' ? 'accepted from' : c.decision === 'hold' ? 'held for' : 'escalated for'} ${c.actor}${until} (rule ${c.rule})`;
+}
+
+/** The declared paths of `desired` read from `fields` (what Tend last saw of them). */
+function pickDeclared(
+  fields: Readonly<Record<string, unknown>>,
+  desired: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(desired)) {
+    if (Object.hasOwn(fields, k)) setKey(out, k, fields[k]);
+  }
+  return out;
+}
+
+/** The values of some field paths, keyed by path. */
+function pick(
+  fields: Readonly<Record<string, unknown>>,
+  paths: readonly string[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of paths) setKey(out, p, getPath(fields, p) ?? null);
+  return out;
+}
