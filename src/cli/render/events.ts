@@ -53,9 +53,12 @@ export function renderEvent(e: AppEvent, s: Style, verbose: boolean): string | u
         .filter(Boolean)
         .join(', ');
       const fields = describeFieldChanges(c);
-      return s.cyan(
-        `[${time()}] ! ${c.address ?? c.objectId}  ${c.action}d by ${c.actor}${why ? ` (${why})` : ''}: ${fields}`,
+      const by = c.actorKind ? `${c.actor} (${c.actorKind})` : c.actor;
+      const line = s.cyan(
+        `[${time()}] ! ${c.address ?? c.objectId}  ${c.action === 'move' ? 'moved' : `${c.action}d`} by ${by}${why ? ` (${why})` : ''}: ${fields}`,
       );
+      if (!c.decision) return line;
+      return `${line}\n${s.magenta(`      → ${c.decision.decision}: ${c.decision.reason}`)}`;
     }
     case 'drift':
       return s.yellow(`  ~ ${e.address}  drift on ${e.fields.join(', ')}: correcting`);

@@ -1,5 +1,5 @@
 import type { Change } from '../../core/index.js';
-import { canonicalJson, isMarkerTag } from '../../core/index.js';
+import { canonicalJson, getPath, isMarkerTag } from '../../core/index.js';
 import { showValue } from './plan.js';
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -28,7 +28,9 @@ export function describeFieldChanges(
   };
   for (const f of change.fields) {
     if (f === 'updated_at' || f === 'updatedAt') continue;
-    walk(f, change.before?.[f], change.after?.[f]);
+    const at = (o: Readonly<Record<string, unknown>> | undefined) =>
+      o === undefined ? undefined : Object.hasOwn(o, f) ? o[f] : getPath(o, f);
+    walk(f, at(change.before), at(change.after));
   }
   return parts.join(', ');
 }

@@ -4,6 +4,7 @@ export interface Style {
   readonly yellow: (s: string) => string;
   readonly red: (s: string) => string;
   readonly cyan: (s: string) => string;
+  readonly magenta: (s: string) => string;
   readonly dim: (s: string) => string;
   readonly bold: (s: string) => string;
 }
@@ -19,6 +20,7 @@ export function styleFor(stream: NodeJS.WriteStream): Style {
     yellow: wrap(on, 33, 39),
     red: wrap(on, 31, 39),
     cyan: wrap(on, 36, 39),
+    magenta: wrap(on, 35, 39),
     dim: wrap(on, 2, 22),
     bold: wrap(on, 1, 22),
   };
