@@ -282,7 +282,10 @@ rules:
     const ws = workspace('same-value');
     expect((await ws.apply()).code).toBe(0);
     await ws.change({ replicas: 5 }, hpa('1h'));
-    await ws.change({ replicas: 5 }, incident('1h'));
+    // The on-call engineer sets the same value (and tags the service with the incident): the
+    // platform records an update whose replicas are the ones the autoscaler already set.
+    const tags = (await ws.service())['tags'] as Record<string, string>;
+    await ws.change({ replicas: 5, tags: { ...tags, incident: 'INC-42' } }, incident('1h'));
     await ws.apply();
     const decided = (await ws.decisions()).at(-1)!;
     expect(decided).toMatchObject({
