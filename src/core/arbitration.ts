@@ -527,7 +527,7 @@ function rank(precedence: readonly string[], kind: string | undefined): number {
   return i < 0 ? precedence.length : i;
 }
 
-/** The decision of the first matching rule, or `enforce` by `default`. `notes` prefix the reason. */
+/** The decision of the first matching rule, or `enforce` by `default`; `prefix` starts the reason. */
 function byRules(
   policy: ArbitrationPolicy,
   facts: DriftFacts,
@@ -543,8 +543,9 @@ function byRules(
   const changedMs = msOf(c.at, nowMs);
   const changedAt = new Date(Number.isNaN(changedMs) ? 0 : changedMs);
   const passed: string[] = [];
+  // After an ended hold (the prefix) the holds passed over are that same hold: say it once.
   const say = (text: string) =>
-    `${prefix}${text}${passed.length > 0 ? `; ${passed.join('; ')}` : ''}`;
+    `${prefix}${text}${passed.length > 0 && prefix === '' ? `; ${passed.join('; ')}` : ''}`;
   for (const rule of policy.rules) {
     const match = matches(rule.when, facts, policy.windows, changedAt);
     if (!match) continue;

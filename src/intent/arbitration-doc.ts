@@ -26,7 +26,6 @@ import type {
   RuleConditions,
   SourceLocation,
   TimeWindow,
-  Urgency,
   Weekday,
 } from '../core/index.js';
 import { FieldReader, isRecord, typeName } from './fields.js';
@@ -182,14 +181,6 @@ function readPrecedence(r: FieldReader, value: Record<string, unknown>): string[
   return vocabulary(r, unique, 'motivation');
 }
 
-/** Reads one entry of `days`: `mon` … `sun` (or the day's full name), any case. */
-function weekday(text: string): Weekday | undefined {
-  const t = text.toLowerCase();
-  return WEEKDAYS.find(
-    (d) => t === d || (t.length > 3 && t.slice(0, 3) === d && FULL_DAYS[d] === t),
-  );
-}
-
 const FULL_DAYS: Readonly<Record<Weekday, string>> = {
   sun: 'sunday',
   mon: 'monday',
@@ -199,6 +190,12 @@ const FULL_DAYS: Readonly<Record<Weekday, string>> = {
   fri: 'friday',
   sat: 'saturday',
 };
+
+/** Reads one entry of `days`: `mon` … `sun` or the day's full name, in any case. */
+function weekday(text: string): Weekday | undefined {
+  const t = text.toLowerCase();
+  return WEEKDAYS.find((d) => t === d || t === FULL_DAYS[d]);
+}
 
 function readWindow(
   r: FieldReader,
@@ -375,7 +372,7 @@ function readWhen(
       );
     } else {
       const u = checkUrgency(urgency);
-      if (u.ok) conditions.urgency = u.value satisfies Urgency;
+      if (u.ok) conditions.urgency = u.value;
       else r.report('arbitration.urgency', `${u.error}.${didYouMean(urgency, URGENCIES)}`, uAt);
     }
   }
