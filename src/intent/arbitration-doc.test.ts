@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -156,6 +156,20 @@ describe('the Arbitration document', () => {
       { id: 'scaling#otherwise', when: {}, decide: 'enforce' },
     ]);
     expect(doc!.rules[1]!.source).toMatchObject({ line: 11, column: 5 });
+  });
+
+  it('reads every Arbitration example of the docs without a diagnostic', async () => {
+    const examples: string[] = [];
+    for (const file of ['docs/arbitration.md', 'docs/intent.md']) {
+      const text = await readFile(join(import.meta.dirname, '../..', file), 'utf8');
+      for (const m of text.matchAll(/```yaml\n(kind: Arbitration\n[\s\S]*?)```/g))
+        examples.push(m[1]!);
+    }
+    expect(examples.length).toBeGreaterThanOrEqual(5);
+    for (const example of examples) {
+      const { diagnostics } = await load({ 'policy.yaml': example });
+      expect(diagnostics, example).toEqual([]);
+    }
   });
 
   it('leaves the default policy in place without a document', async () => {
