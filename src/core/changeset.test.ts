@@ -165,6 +165,12 @@ describe('intentHash', () => {
       same: false,
     },
     {
+      name: 'labels',
+      reason: 'labels steer arbitration, not the plan: a saved changeset stays valid',
+      other: { ...intent, resources: [{ ...r, labels: { tier: 'web' } }] },
+      same: true,
+    },
+    {
       name: 'stateful',
       reason: 'lifecycle settings change what a plan may do',
       other: { ...intent, resources: [{ ...r, lifecycle: { stateful: true } }] },

@@ -98,7 +98,8 @@ export function touchedAddresses(plan: Plan): Address[] {
 /**
  * A hash of the intent's content: providers and resources as validated, without where they were
  * written (line numbers, the directory; documents inside it by relative path) — moving the intent
- * or a document, or adding a comment, changes nothing.
+ * or a document, or adding a comment, changes nothing. Resource labels and Arbitration documents are
+ * left out too: they steer arbitration of drift, never what a plan does.
  */
 export function intentHash(intent: Intent): string {
   // Documents inside the intent directory are named relative to it, so a checkout elsewhere (CI)
@@ -111,7 +112,7 @@ export function intentHash(intent: Intent): string {
       spec: rel(p.spec),
       ...(p.overlay !== undefined ? { overlay: rel(p.overlay) } : {}),
     })),
-    resources: intent.resources.map(({ source: _s, checks, ...r }) => ({
+    resources: intent.resources.map(({ source: _s, labels: _l, checks, ...r }) => ({
       ...r,
       checks: checks.map(({ source: _c, ...c }) => c),
     })),

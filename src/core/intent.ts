@@ -1,4 +1,5 @@
 import type { Address } from './address.js';
+import type { ArbitrationDecl } from './arbitration.js';
 
 /** Where something was written: 1-based line and column in a file. */
 export interface SourceLocation {
@@ -110,6 +111,12 @@ export interface ResourceDecl {
   /** Declared fields. String values may hold `${type/name.path}` references; secrets are SecretRefs. */
   readonly spec: Readonly<Record<string, unknown>>;
   readonly lifecycle: LifecycleDecl;
+  /**
+   * Tend's own metadata about the resource (`tier: web`), matched by arbitration rules; never sent
+   * to the platform, never part of the spec or the plan. loadIntent always sets it (empty when the
+   * document has none); a declaration built by hand may leave it out, which means none.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
   readonly checks: readonly CheckDecl[];
   /** Addresses this resource references, in order of first appearance. */
   readonly dependsOn: readonly Address[];
@@ -140,10 +147,16 @@ export interface Intent {
   readonly contentHash: string;
   readonly providers: readonly ProviderDecl[];
   readonly resources: readonly ResourceDecl[];
+  /**
+   * The Arbitration documents in load order (file name, then position); `policyOf` makes them one
+   * policy. loadIntent always sets it; an intent built by hand may leave it out, which means none
+   * (the default policy).
+   */
+  readonly arbitration?: readonly ArbitrationDecl[];
 }
 
 /** The document kinds Tend understands today. */
-export const KNOWN_KINDS = ['Provider', 'Resource', 'Workspace'] as const;
+export const KNOWN_KINDS = ['Provider', 'Resource', 'Workspace', 'Arbitration'] as const;
 
 /** What a workspace name may look like: it goes into tags and labels on every platform. */
 export const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;

@@ -9,6 +9,8 @@ import type {
   ProviderDescription,
   ResourceDecl,
 } from '../core/index.js';
+import { arbitrationDecl, checkArbitration, readArbitrationDoc } from './arbitration-doc.js';
+import type { ArbitrationDraft } from './arbitration-doc.js';
 import { SECRET_DIRS_VARIABLE, SPEC_DIRS_VARIABLE, trustedDirs } from './confine.js';
 import { isRecord } from './fields.js';
 import { parseDocuments } from './parse-documents.js';
@@ -51,10 +53,11 @@ interface Classified {
   readonly providers: { doc: ParsedDocument; value: Record<string, unknown> }[];
   readonly resources: { doc: ParsedDocument; value: Record<string, unknown> }[];
   readonly workspaces: { doc: ParsedDocument; value: Record<string, unknown> }[];
+  readonly arbitrations: { doc: ParsedDocument; value: Record<string, unknown> }[];
 }
 
 function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[]): Classified {
-  const out: Classified = { providers: [], resources: [], workspaces: [] };
+  const out: Classified = { providers: [], resources: [], workspaces: [], arbitrations: [] };
   for (const doc of documents) {
     const value = doc.value;
     if (!isRecord(value)) {
@@ -83,6 +86,8 @@ function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[
       out.resources.push({ doc, value });
     } else if (kind === 'Workspace') {
       out.workspaces.push({ doc, value });
+    } else if (kind === 'Arbitration') {
+      out.arbitrations.push({ doc, value });
     } else {
       const text = typeof kind === 'string' ? kind : JSON.stringify(kind);
       diagnostics.push(
@@ -175,7 +180,7 @@ function where(d: { source: { file: string; line: number } }): string {
  * reported at once with file, line, column and field path; `intent` is present only when there are
  * no errors (warnings do not block). Providers are described through `options.describe`; resources
  * are checked against the described types, and their references must form an acyclic graph of
- * declared addresses.
+ * declared addresses. Arbitration documents are checked on their own and together (docs/arbitration.md).
  */
 export async function loadIntent(
   dir: string,
@@ -194,6 +199,7 @@ export async function loadIntent(
     providers: providerDocs,
     resources: resourceDocs,
     workspaces: workspaceDocs,
+    arbitrations: arbitrationDocs,
   } = classify(documents, diagnostics);
   const workspace = readWorkspaceDocs(workspaceDocs, diagnostics);
   const secretDirs = trustedDirs(dir, options.env, SECRET_DIRS_VARIABLE);
@@ -302,6 +308,15 @@ export async function loadIntent(
   append(diagnostics, refs.diagnostics);
   append(diagnostics, checkMoves(drafts));
 
+  // Arbitration documents, in load order: their rules are tried in this order.
+  const arbitration: ArbitrationDraft[] = [];
+  for (const { doc, value } of arbitrationDocs) {
+    const result = readArbitrationDoc(doc, value);
+    append(diagnostics, result.diagnostics);
+    arbitration.push(result.draft);
+  }
+  append(diagnostics, checkArbitration(arbitration));
+
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { diagnostics: sorted };
   const resources: ResourceDecl[] = drafts.map((d) => ({
@@ -312,6 +327,7 @@ export async function loadIntent(
     resourceType: d.resourceType,
     name: d.name,
     spec: d.spec,
+    labels: d.labels,
     lifecycle: { stateful: d.stateful },
     checks: d.checks,
     dependsOn: refs.dependsOn.get(d.address) ?? [],
@@ -325,6 +341,7 @@ export async function loadIntent(
       contentHash: intentContentHash(read.files),
       providers,
       resources,
+      arbitration: arbitration.map(arbitrationDecl),
     },
     diagnostics: sorted,
   };

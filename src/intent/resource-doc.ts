@@ -9,6 +9,7 @@ import type {
 } from '../core/index.js';
 import { readChecks } from './checks-doc.js';
 import { FieldReader, isRecord, typeName } from './fields.js';
+import { readLabels } from './labels.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { reportAt, sourceOf } from './report.js';
 import type { SpecValidator } from './schema-validate.js';
@@ -16,7 +17,17 @@ import { checkSecrets, readSecretsList, valueAt } from './secret-rules.js';
 import type { SecretContext } from './secret-rules.js';
 import { didYouMean, listOf } from './suggest.js';
 
-const FIELDS = ['kind', 'type', 'name', 'spec', 'secrets', 'lifecycle', 'checks', 'moved'] as const;
+const FIELDS = [
+  'kind',
+  'type',
+  'name',
+  'labels',
+  'spec',
+  'secrets',
+  'lifecycle',
+  'checks',
+  'moved',
+] as const;
 
 /** A Resource document read as far as it could be: enough to check addresses and references. */
 export interface ResourceDraft {
@@ -28,6 +39,8 @@ export interface ResourceDraft {
   readonly name: string;
   /** The spec as written; empty when missing or not a mapping. */
   readonly spec: Readonly<Record<string, unknown>>;
+  /** The valid labels; empty when there are none. */
+  readonly labels: Readonly<Record<string, string>>;
   readonly stateful: boolean;
   readonly checks: readonly CheckDecl[];
   /** The `checks` value as written, searched for references. */
@@ -145,8 +158,8 @@ function readMoved(
 }
 
 /**
- * Reads a `kind: Resource` document: its structure (`type`, `name`, `spec`, `secrets`, `lifecycle`,
- * `checks`), its type against the declared providers, and its spec against the type's schema,
+ * Reads a `kind: Resource` document: its structure (`type`, `name`, `labels`, `spec`, `secrets`,
+ * `lifecycle`, `checks`), its type against the declared providers, and its spec against the type's schema,
  * output-only fields and secret rules (secret-rules.ts). Returns a draft whenever type and name form an address, so that
  * duplicates and references can be checked even for documents with other errors.
  */
@@ -207,6 +220,9 @@ export function readResourceDoc(
     } else stateful = lifecycle.stateful === true;
   }
 
+  // Labels are Tend's own metadata: kept beside the spec, never in it.
+  const labels = readLabels(r, value, 'labels', []) ?? {};
+
   const movedFrom = readMoved(r, value, typeText, addr);
   const listedSecrets = readSecretsList(r, value);
 
@@ -247,6 +263,7 @@ export function readResourceDoc(
     resourceType: parsedType.resourceType,
     name: nameText,
     spec,
+    labels,
     stateful,
     checks: checks.checks,
     rawChecks: value.checks,
