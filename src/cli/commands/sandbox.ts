@@ -149,10 +149,14 @@ function faultsFromFlags(flags: SandboxFlags, fail: (message: string) => never):
 
 /** One line about a mutation: text for people, JSON with --json. Entries never carry secrets. */
 function logLine(entry: AuditEntry, json: boolean | undefined): string {
-  const { seq, time, action, type, id, actor, intent, motivation } = entry;
-  if (json) return JSON.stringify({ seq, time, action, type, id, actor, intent, motivation });
-  const why = [intent && `intent=${intent}`, motivation && `motivation=${motivation}`].filter(
-    Boolean,
-  );
-  return [time, action, `${type}/${id}`, `actor=${actor}`, ...why].join(' ');
+  const { seq, time, action, type, id, actor, actorKind, intent, motivation } = entry;
+  if (json) {
+    return JSON.stringify({ seq, time, action, type, id, actor, actorKind, intent, motivation });
+  }
+  const who = [
+    actorKind && `kind=${actorKind}`,
+    intent && `intent=${intent}`,
+    motivation && `motivation=${motivation}`,
+  ].filter(Boolean);
+  return [time, action, `${type}/${id}`, `actor=${actor}`, ...who].join(' ');
 }
