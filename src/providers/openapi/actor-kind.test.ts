@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ActorContext, ObservedChange } from '../../core/index.js';
-import { buildOpenApiDocument, startSandbox, type RunningSandbox } from '../../sandbox/index.js';
+import { parseMotivation } from '../../core/index.js';
+import {
+  autoscaler,
+  buildOpenApiDocument,
+  consoleEdit,
+  costOptimiser,
+  sandboxClient,
+  scanner,
+  startSandbox,
+  type RunningSandbox,
+} from '../../sandbox/index.js';
 import { prepareOpenApiDocument } from './load-document.js';
 import {
   actorHeaders,
@@ -154,5 +164,55 @@ describe('the actor kind through the real sandbox', () => {
     const [change] = (await provider.changes!(undefined)).changes;
     expect(change).toMatchObject({ actor: 'r2', id: 'by-a-robot' });
     expect(change).not.toHaveProperty('actorKind');
+  });
+
+  it("the scripted actors' changes arrive with known kinds and motivations Tend can parse", async () => {
+    const api = sandboxClient(sb.url);
+    const created = await api.post('/services', { name: 'api', image: 'nginx:1.25.3' });
+    expect(created.status).toBe(201);
+    const clock = () => Date.parse('2030-06-01T12:00:00Z');
+    await autoscaler(api, 'api', { load: 450, ttl: '2h', now: clock });
+    await costOptimiser(api, 'api', { target: 3, now: clock });
+    await scanner(api, 'api', { image: '1.25.4', cve: 'CVE-2030-1234', now: clock });
+    await consoleEdit(api, 'api', { actor: 'alice', patch: { replicas: 4 }, now: clock });
+    const changes = (await provider.changes!(undefined)).changes.filter(
+      (c) => c.action === 'update',
+    );
+    const parsed = changes.map((c) => ({
+      actor: c.actor,
+      actorKind: c.actorKind,
+      intent: c.intent,
+      motivation:
+        c.motivation === undefined ? undefined : parseMotivation(c.motivation, new Date(c.time)),
+    }));
+    const expires = new Date(Date.parse(changes[0]!.time) + 2 * 3_600_000).toISOString();
+    expect(parsed).toEqual([
+      {
+        actor: 'hpa',
+        actorKind: 'controller',
+        intent: 'availability',
+        motivation: {
+          ok: true,
+          value: {
+            kind: 'traffic',
+            ref: 'load 450 at 2030-06-01T12:00:00.000Z',
+            expiresAt: expires,
+          },
+        },
+      },
+      {
+        actor: 'cost-optimiser',
+        actorKind: 'controller',
+        intent: 'cost',
+        motivation: { ok: true, value: { kind: 'budget', ref: '2030-06' } },
+      },
+      {
+        actor: 'scanner',
+        actorKind: 'controller',
+        intent: 'security',
+        motivation: { ok: true, value: { kind: 'cve', ref: 'CVE-2030-1234', urgency: 'high' } },
+      },
+      { actor: 'alice', actorKind: 'human', intent: undefined, motivation: undefined },
+    ]);
   });
 });
