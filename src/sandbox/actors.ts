@@ -479,7 +479,7 @@ function canonical(value: unknown): string {
 }
 
 function show(value: unknown): string {
-  return typeof value === 'string' ? value : (JSON.stringify(value) ?? 'nothing');
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '(unset)');
 }
 
 function fail(option: string, message: string): never {
