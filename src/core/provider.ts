@@ -1,3 +1,4 @@
+import type { ActorKind } from './attribution.js';
 import type { Marker } from './marker.js';
 
 /** A JSON Schema, as plain data. */
@@ -85,6 +86,8 @@ export interface ObservedObject {
 /** Who is acting, sent with every mutation so the platform's audit feed attributes it. */
 export interface ActorContext {
   readonly actor: string;
+  /** Sent as `X-Tend-Actor-Kind`; absent sends no such header. */
+  readonly actorKind?: ActorKind;
   readonly intent?: string;
   readonly motivation?: string;
 }
@@ -115,6 +118,8 @@ export interface ObservedChange {
   readonly cursor: string;
   readonly time: string;
   readonly actor: string;
+  /** The kind of actor, when the feed says and it is one of ACTOR_KINDS (anything else is dropped). */
+  readonly actorKind?: ActorKind;
   readonly intent?: string;
   readonly motivation?: string;
   readonly action: 'create' | 'update' | 'delete';

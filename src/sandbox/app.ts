@@ -276,6 +276,7 @@ function idOf(c: Context): string {
 function attribution(c: Context): Attribution {
   return {
     actor: c.req.header('X-Tend-Actor') || 'anonymous',
+    actorKind: c.req.header('X-Tend-Actor-Kind') || null,
     intent: c.req.header('X-Tend-Intent') || null,
     motivation: c.req.header('X-Tend-Motivation') || null,
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSandbox } from './app.js';
 import { sandboxClient, type SandboxReply } from './client.js';
-import type { AuditEntry } from './store.js';
+import { SandboxState, type AuditEntry, type StateSnapshot } from './store.js';
 
 function fresh() {
   let now = Date.parse('2030-01-01T00:00:00Z');
@@ -20,6 +20,7 @@ describe('GET /audit', () => {
     const { api, tick } = fresh();
     const who = {
       'X-Tend-Actor': 'oncall:alice',
+      'X-Tend-Actor-Kind': 'human',
       'X-Tend-Intent': 'availability',
       'X-Tend-Motivation': 'incident',
     };
@@ -38,6 +39,7 @@ describe('GET /audit', () => {
           seq: 1,
           time: '2030-01-01T00:00:00.000Z',
           actor: 'oncall:alice',
+          actorKind: 'human',
           intent: 'availability',
           motivation: 'incident',
           action: 'create',
@@ -50,6 +52,7 @@ describe('GET /audit', () => {
           seq: 2,
           time: '2030-01-01T00:00:01.000Z',
           actor: 'anonymous',
+          actorKind: null,
           intent: null,
           motivation: null,
           action: 'update',
@@ -62,6 +65,7 @@ describe('GET /audit', () => {
           seq: 3,
           time: '2030-01-01T00:00:02.000Z',
           actor: 'tend',
+          actorKind: null,
           intent: null,
           motivation: null,
           action: 'delete',
@@ -72,6 +76,31 @@ describe('GET /audit', () => {
         },
       ],
     });
+  });
+
+  it('records the actor kind and the motivation text as sent, without judging them', async () => {
+    // The sandbox is a platform, not Tend: it keeps what the headers say; Tend checks them when it
+    // reads the feed (an unknown kind is dropped there, an unparsable motivation kept as text).
+    const { api } = fresh();
+    await api.post(
+      '/buckets',
+      { name: 'judged-later' },
+      {
+        headers: {
+          'X-Tend-Actor': 'keda',
+          'X-Tend-Actor-Kind': 'robot',
+          'X-Tend-Motivation': 'traffic:spike at 09:00; ttl=2h',
+        },
+      },
+    );
+    expect(entries(await api.get('/audit'))).toMatchObject([
+      {
+        actor: 'keda',
+        actorKind: 'robot',
+        intent: null,
+        motivation: 'traffic:spike at 09:00; ttl=2h',
+      },
+    ]);
   });
 
   it('records nothing for refusals, replays and no-op updates', async () => {
@@ -148,5 +177,30 @@ describe('GET /audit', () => {
     const reply = await api.get(`/audit?${query}`);
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ code: 'invalid', field, message });
+  });
+});
+
+describe('audit entries from a state file written before actor kinds', () => {
+  it('read back with actorKind null', () => {
+    const old = {
+      seq: 1,
+      time: '2029-12-31T00:00:00.000Z',
+      actor: 'alice',
+      intent: null,
+      motivation: null,
+      action: 'create',
+      type: 'buckets',
+      id: 'old',
+      before: null,
+      after: { name: 'old' },
+    };
+    const snapshot = {
+      version: 1,
+      seq: 1,
+      objects: [],
+      idempotency: {},
+      audit: [old],
+    } as unknown as StateSnapshot;
+    expect(new SandboxState(snapshot).auditAfter(0, 10)).toEqual([{ ...old, actorKind: null }]);
   });
 });

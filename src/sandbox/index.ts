@@ -17,3 +17,27 @@ export type { OracleObject } from './resources.js';
 export type { LifecycleEvaluation } from './lifecycle.js';
 export { sandboxClient } from './client.js';
 export type { CallOptions, SandboxClient, SandboxReply, SandboxTarget } from './client.js';
+export {
+  ActorError,
+  autoscaler,
+  consoleEdit,
+  costOptimiser,
+  findService,
+  planAutoscaler,
+  planConsole,
+  planCostOptimiser,
+  planScanner,
+  scanner,
+  SCRIPTED_ACTORS,
+} from './actors.js';
+export type {
+  ActorOptions,
+  ActorPlan,
+  ActorResult,
+  AutoscalerOptions,
+  ConsoleOptions,
+  CostOptimiserOptions,
+  ScannerOptions,
+  ScriptedActor,
+  ServiceObject,
+} from './actors.js';

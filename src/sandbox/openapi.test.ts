@@ -50,6 +50,25 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/audit'].get.operationId).toBe('listAudit');
   });
 
+  it('documents the attribution headers on every mutation and the actor kind in audit entries', () => {
+    const headers = ['Actor', 'ActorKind', 'Intent', 'Motivation'].map((name) => ({
+      $ref: `#/components/parameters/${name}`,
+    }));
+    expect(doc.components.parameters.ActorKind).toMatchObject({
+      name: 'X-Tend-Actor-Kind',
+      in: 'header',
+      required: false,
+    });
+    for (const t of TYPES) {
+      const item = doc.paths[`/${t.name}/{${t.idField}}`];
+      for (const operation of [doc.paths[`/${t.name}`].post, item.patch, item.put, item.delete]) {
+        expect(operation.parameters).toEqual(expect.arrayContaining(headers));
+      }
+    }
+    expect(schemas.AuditEntry.required).toContain('actorKind');
+    expect(schemas.AuditEntry.properties.actorKind).toMatchObject({ type: ['string', 'null'] });
+  });
+
   it('has the six operations per type, with ids named after the type', () => {
     for (const t of TYPES) {
       const s = t.singular;

@@ -52,6 +52,7 @@ function resourceSchema(spec: TypeSpec, mode: 'resource' | 'patch'): JsonSchema 
 
 const MUTATION_HEADERS = [
   ref('parameters', 'Actor'),
+  ref('parameters', 'ActorKind'),
   ref('parameters', 'Intent'),
   ref('parameters', 'Motivation'),
 ];
@@ -177,6 +178,7 @@ const AUDIT_ENTRY: JsonSchema = {
     'seq',
     'time',
     'actor',
+    'actorKind',
     'intent',
     'motivation',
     'action',
@@ -191,6 +193,12 @@ const AUDIT_ENTRY: JsonSchema = {
     actor: {
       type: 'string',
       description: 'The X-Tend-Actor header of the request, or "anonymous".',
+    },
+    actorKind: {
+      type: ['string', 'null'],
+      description:
+        'The X-Tend-Actor-Kind header of the request (human, controller, agent, pipeline, tend), ' +
+        'recorded as sent.',
     },
     intent: { type: ['string', 'null'], description: 'The X-Tend-Intent header of the request.' },
     motivation: {
@@ -324,8 +332,8 @@ export function buildOpenApiDocument(): JsonSchema {
       description:
         'A local stand-in for a cloud, shipped with Tend for demos and tests: networks, instances, ' +
         'volumes, buckets and services, a lifecycle endpoint, an attributed audit feed, and ' +
-        'switchable faults. Send X-Tend-Actor, X-Tend-Intent and X-Tend-Motivation with mutations ' +
-        'to have them recorded in the audit feed.',
+        'switchable faults. Send X-Tend-Actor, X-Tend-Actor-Kind, X-Tend-Intent and X-Tend-Motivation ' +
+        'with mutations to have them recorded in the audit feed.',
     },
     'x-tend-lifecycle': { path: '/lifecycle/evaluate' },
     'x-tend-audit': { path: '/audit' },
@@ -354,6 +362,15 @@ export function buildOpenApiDocument(): JsonSchema {
           required: false,
           description:
             'Who is making the change (recorded in the audit feed; default "anonymous").',
+          schema: { type: 'string' },
+        },
+        ActorKind: {
+          name: 'X-Tend-Actor-Kind',
+          in: 'header',
+          required: false,
+          description:
+            'What kind of actor is making the change: human, controller, agent, pipeline or tend ' +
+            '(recorded in the audit feed as sent).',
           schema: { type: 'string' },
         },
         Intent: {

@@ -5,9 +5,11 @@ import { TYPES, typeSpec, type TypeName, type TypeSpec } from './spec.js';
 import type { AuditEntry, SandboxState, StoredObject } from './store.js';
 import type { RequestValidator } from './validate.js';
 
-/** Who makes a change and why, from the X-Tend-Actor / -Intent / -Motivation headers. */
+/** Who makes a change and why, from the X-Tend-Actor / -Actor-Kind / -Intent / -Motivation headers. */
 export interface Attribution {
   readonly actor: string;
+  /** The kind of actor (human, controller, agent, …) as the header said it; not checked. */
+  readonly actorKind: string | null;
   readonly intent: string | null;
   readonly motivation: string | null;
 }
@@ -341,6 +343,7 @@ export class Resources {
     const entry = this.state.appendAudit({
       time: new Date(this.options.now()).toISOString(),
       actor: by.actor,
+      actorKind: by.actorKind,
       intent: by.intent,
       motivation: by.motivation,
       action,

@@ -15,6 +15,8 @@ export interface AuditEntry {
   readonly seq: number;
   readonly time: string;
   readonly actor: string;
+  /** The X-Tend-Actor-Kind header, recorded as sent (null when absent, and in older state files). */
+  readonly actorKind: string | null;
   readonly intent: string | null;
   readonly motivation: string | null;
   readonly action: 'create' | 'update' | 'delete';
@@ -162,6 +164,7 @@ export class SandboxState {
       objects.set(object.id, object);
     }
     this.idempotency = new Map(Object.entries(snapshot.idempotency));
-    this.audit = [...snapshot.audit];
+    // State files written before the actor kind was recorded have entries without it.
+    this.audit = snapshot.audit.map((e) => ({ ...e, actorKind: e.actorKind ?? null }));
   }
 }

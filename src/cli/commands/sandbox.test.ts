@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../test/support/cli.js';
 import { startSandboxProcess } from '../../../test/support/sandbox-process.js';
 import { registerSandboxCommand } from './sandbox.js';
 
@@ -60,6 +63,103 @@ describe('tend sandbox: flag validation', () => {
       args: ['--api-key-from-env', 'TEND_TEST_SURELY_UNSET_VARIABLE'],
       message:
         'error: --api-key-from-env: environment variable TEND_TEST_SURELY_UNSET_VARIABLE is not set or empty',
+    },
+  ])('$args → exit 1', async ({ args, message }) => {
+    expect(await usageError(args)).toEqual({ message, exitCode: 1 });
+  });
+});
+
+describe('tend sandbox actor: flag validation (nothing is sent)', () => {
+  const act = (...args: string[]) => ['actor', ...args];
+  it.each([
+    {
+      args: act('autoscaler', '--service', 'api'),
+      message: 'error: autoscaler needs --load',
+    },
+    {
+      args: act('scanner', '--service', 'api', '--image', '1.25.4'),
+      message: 'error: scanner needs --ref',
+    },
+    {
+      args: act('console', '--service', 'api'),
+      message: 'error: console needs --field and --value',
+    },
+    {
+      args: act('scanner', '--service', 'api', '--image', '1.2', '--ref', 'CVE-1', '--load', '5'),
+      message:
+        'error: --load does not apply to scanner (it takes --image, --ref, --actor, --actor-kind)',
+    },
+    {
+      args: act(
+        'console',
+        '--service',
+        'api',
+        '--field',
+        'replicas',
+        '--value',
+        '5',
+        '--ttl',
+        '2h',
+      ),
+      message:
+        'error: --ttl does not apply to console (it takes --field, --value, --actor, --intent, --motivation)',
+    },
+    {
+      args: act('autoscaler', '--service', 'api', '--load', 'lots'),
+      message: 'error: --load must be a number, got "lots"',
+    },
+    {
+      args: act('cost-optimiser', '--service', 'api', '--target', ''),
+      message: 'error: --target must be a number, got ""',
+    },
+    {
+      args: act(
+        'scanner',
+        '--service',
+        'api',
+        '--image',
+        '1.2',
+        '--ref',
+        'CVE-1',
+        '--actor-kind',
+        'human',
+      ),
+      message: 'error: --actor-kind of a scanner is controller or agent, got "human"',
+    },
+    {
+      args: act('autoscaler', '--service', 'api', '--load', '5', '--url', 'ftp://sandbox'),
+      message: 'error: --url must be an http(s) URL, got "ftp://sandbox"',
+    },
+    {
+      args: act('autoscaler', '--service', 'api', '--load', '5', '--log'),
+      message: 'error: --log is a flag of `tend sandbox` (the server), not of `tend sandbox actor`',
+    },
+    {
+      args: ['--port', '0', ...act('autoscaler', '--service', 'api', '--load', '5')],
+      message:
+        'error: --port is a flag of `tend sandbox` (the server), not of `tend sandbox actor`',
+    },
+    {
+      args: act(
+        'autoscaler',
+        '--service',
+        'api',
+        '--load',
+        '5',
+        '--api-key-from-env',
+        'TEND_TEST_SURELY_UNSET_VARIABLE',
+      ),
+      message:
+        'error: --api-key-from-env: environment variable TEND_TEST_SURELY_UNSET_VARIABLE is not set or empty',
+    },
+    {
+      args: act('robot', '--service', 'api'),
+      message:
+        "error: command-argument value 'robot' is invalid for argument 'actor'. Allowed choices are autoscaler, cost-optimiser, scanner, console.",
+    },
+    {
+      args: act('autoscaler', '--load', '5'),
+      message: "error: required option '--service <name-or-id>' not specified",
     },
   ])('$args → exit 1', async ({ args, message }) => {
     expect(await usageError(args)).toEqual({ message, exitCode: 1 });
@@ -155,6 +255,141 @@ describe.skipIf(!built && process.env['CI'] !== 'true')(
       }
     });
 
+    it('actor: each action shows in the audit feed with its actor, kind, intent and motivation', async () => {
+      const env = { SANDBOX_TEST_KEY: 'actor-key' };
+      const sandbox = await startSandboxProcess(['--api-key-from-env', 'SANDBOX_TEST_KEY'], {
+        env,
+      });
+      const key = { 'X-API-Key': 'actor-key' };
+      try {
+        const created = await fetch(`${sandbox.url}/services`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...key },
+          body: JSON.stringify({ name: 'api', image: 'nginx:1.25.3', replicas: 2 }),
+        });
+        const { id } = (await created.json()) as { id: string };
+        const actor = (...args: string[]) =>
+          runCli(
+            [
+              'sandbox',
+              'actor',
+              ...args,
+              '--url',
+              sandbox.url,
+              '--api-key-from-env',
+              'SANDBOX_TEST_KEY',
+            ],
+            { env },
+          );
+
+        const scaled = await actor(
+          'autoscaler',
+          '--service',
+          'api',
+          '--load',
+          '450',
+          '--ttl',
+          '2h',
+          '--json',
+        );
+        expect(scaled.stderr).toBe('');
+        expect(scaled.code).toBe(0);
+        const result = JSON.parse(scaled.stdout) as Record<string, unknown>;
+        expect(result).toMatchObject({
+          acted: true,
+          plan: { actor: 'autoscaler', service: id, patch: { replicas: 5 } },
+          after: { replicas: 5 },
+          audit: {
+            action: 'update',
+            id,
+            actor: 'hpa',
+            actorKind: 'controller',
+            intent: 'availability',
+            motivation: expect.stringMatching(/^traffic:load 450 at \S+Z; ttl=2h$/),
+          },
+        });
+
+        const clicked = await actor(
+          'console',
+          '--service',
+          id,
+          '--field',
+          'replicas',
+          '--value',
+          '3',
+          '--actor',
+          'alice',
+        );
+        expect(clicked.code).toBe(0);
+        expect(clicked.stdout.split('\n')).toEqual([
+          `console changed services/${id} (api): alice sets replicas 5 → 3 in the console`,
+          '  sent:  X-Tend-Actor: alice, X-Tend-Actor-Kind: human',
+          expect.stringMatching(
+            new RegExp(`^  audit: #3 \\S+Z update services/${id} actor=alice kind=human$`),
+          ),
+          '',
+        ]);
+
+        const idle = await actor('cost-optimiser', '--service', 'api', '--target', '4');
+        expect(idle.code).toBe(0);
+        expect(idle.stdout).toBe(
+          `cost-optimiser left services/${id} (api) alone: it has 3 replicas, within the budget of 4\n`,
+        );
+
+        const audit = (await (await fetch(`${sandbox.url}/audit`, { headers: key })).json()) as {
+          entries: Record<string, unknown>[];
+        };
+        expect(
+          audit.entries.map((e) => [
+            e['actor'],
+            e['actorKind'],
+            e['intent'],
+            e['motivation'] === null,
+          ]),
+        ).toEqual([
+          ['anonymous', null, null, true],
+          ['hpa', 'controller', 'availability', false],
+          ['alice', 'human', null, true],
+        ]);
+      } finally {
+        await sandbox.stop();
+      }
+    }, 90_000);
+
+    it('actor: no sandbox at the URL, or something else there, is an error naming the URL, exit 1', async () => {
+      const port = await closedPort();
+      const other = createHttpServer((_req, res) => res.end('<html>not a sandbox</html>'));
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      const otherUrl = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+      try {
+        const act = (url: string) =>
+          runCli([
+            'sandbox',
+            'actor',
+            'autoscaler',
+            '--service',
+            'api',
+            '--load',
+            '5',
+            '--url',
+            url,
+          ]);
+        const [nothing, something] = await Promise.all([
+          act(`http://127.0.0.1:${port}`),
+          act(otherUrl),
+        ]);
+        expect(nothing.code).toBe(1);
+        expect(nothing.stdout).toBe('');
+        expect(nothing.stderr).toMatch(
+          `error: cannot reach the sandbox at http://127.0.0.1:${port} (is \`tend sandbox\` running there?): fetch failed`,
+        );
+        expect(something.code).toBe(1);
+        expect(something.stderr).toMatch(`error: ${otherUrl} did not answer like a sandbox: `);
+      } finally {
+        other.close();
+      }
+    });
+
     it('a bad flag exits 1 before listening, saying which flag and why', async () => {
       await expect(startSandboxProcess(['--error-rate', '1.5'])).rejects.toThrow(
         'tend sandbox exited with code 1 before listening: error: --error-rate must be a number between 0 and 1, got "1.5"',
@@ -162,3 +397,12 @@ describe.skipIf(!built && process.env['CI'] !== 'true')(
     });
   },
 );
+
+/** A port nothing listens on (one just closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -1,11 +1,21 @@
-import type { Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import {
+  ActorError,
+  autoscaler,
+  consoleEdit,
+  costOptimiser,
   mergeFaults,
   NO_FAULTS,
+  sandboxClient,
   SandboxError,
+  scanner,
+  SCRIPTED_ACTORS,
   startSandbox,
+  type ActorResult,
   type AuditEntry,
   type FaultSettings,
+  type SandboxClient,
+  type ScriptedActor,
 } from '../../sandbox/index.js';
 
 interface SandboxFlags {
@@ -40,9 +50,12 @@ const FAULT_FLAGS: Record<string, keyof FaultSettings> = {
   rateLimit: 'rateLimit',
 };
 
-/** `tend sandbox`: serves the sandbox platform until SIGINT or SIGTERM, then closes cleanly. */
+/**
+ * `tend sandbox`: serves the sandbox platform until SIGINT or SIGTERM, then closes cleanly.
+ * `tend sandbox actor <name>`: one action of a scripted actor against a running sandbox.
+ */
 export function registerSandboxCommand(program: Command): void {
-  program
+  const sandbox = program
     .command('sandbox')
     .description('run the sandbox platform: a local stand-in for a cloud, with switchable faults')
     .option('--port <n>', 'port to listen on (0 picks a free port)', '7781')
@@ -117,6 +130,7 @@ export function registerSandboxCommand(program: Command): void {
       await running.close();
       process.exitCode = 0;
     });
+  registerActorCommand(sandbox);
 }
 
 /** The fault settings the flags ask for, validated; `fail` reports a bad flag and exits. */
@@ -149,10 +163,275 @@ function faultsFromFlags(flags: SandboxFlags, fail: (message: string) => never):
 
 /** One line about a mutation: text for people, JSON with --json. Entries never carry secrets. */
 function logLine(entry: AuditEntry, json: boolean | undefined): string {
-  const { seq, time, action, type, id, actor, intent, motivation } = entry;
-  if (json) return JSON.stringify({ seq, time, action, type, id, actor, intent, motivation });
-  const why = [intent && `intent=${intent}`, motivation && `motivation=${motivation}`].filter(
-    Boolean,
-  );
-  return [time, action, `${type}/${id}`, `actor=${actor}`, ...why].join(' ');
+  const { seq, time, action, type, id, actor, actorKind, intent, motivation } = entry;
+  if (json) {
+    return JSON.stringify({ seq, time, action, type, id, actor, actorKind, intent, motivation });
+  }
+  const who = [
+    actorKind && `kind=${actorKind}`,
+    intent && `intent=${intent}`,
+    motivation && `motivation=${motivation}`,
+  ].filter(Boolean);
+  return [time, action, `${type}/${id}`, `actor=${actor}`, ...who].join(' ');
+}
+
+interface ActorFlags {
+  service: string;
+  url: string;
+  apiKeyFromEnv?: string;
+  load?: string;
+  perReplica?: string;
+  max?: string;
+  target?: string;
+  step?: string;
+  image?: string;
+  field?: string;
+  value?: string;
+  actor?: string;
+  actorKind?: string;
+  intent?: string;
+  motivation?: string;
+  ref?: string;
+  ttl?: string;
+  json?: boolean;
+}
+
+type ActorFlag = Exclude<keyof ActorFlags, 'service' | 'url' | 'apiKeyFromEnv' | 'json'>;
+
+/** The flags each actor needs and the ones it may take (any other actor flag is a usage error). */
+const ACTOR_FLAGS: Record<ScriptedActor, { needs: ActorFlag[]; takes: ActorFlag[] }> = {
+  autoscaler: { needs: ['load'], takes: ['perReplica', 'max', 'ref', 'ttl', 'actor'] },
+  'cost-optimiser': { needs: ['target'], takes: ['step', 'ref', 'actor'] },
+  scanner: { needs: ['image', 'ref'], takes: ['actor', 'actorKind'] },
+  console: { needs: ['field', 'value'], takes: ['actor', 'intent', 'motivation'] },
+};
+
+/** The flag that sets each actor option (the scanner's CVE id comes from --ref). */
+const FLAG_OF_OPTION: Record<string, string> = {
+  perReplica: '--per-replica',
+  actorKind: '--actor-kind',
+  cve: '--ref',
+  patch: '--field',
+};
+
+/** The parent's flags that `tend sandbox actor` reads too (commander hands them to the parent). */
+const SHARED_FLAGS = new Set(['json', 'apiKeyFromEnv']);
+
+const DEFAULT_URL = 'http://127.0.0.1:7781';
+
+function registerActorCommand(sandbox: Command): void {
+  sandbox
+    .command('actor')
+    .description(
+      'act once as a scripted actor (autoscaler, cost-optimiser, scanner, console) on a running sandbox; prints what it did and the audit entry',
+    )
+    .addArgument(new Argument('<actor>', 'who acts').choices(SCRIPTED_ACTORS))
+    .requiredOption('--service <name-or-id>', 'the service to act on: its id (svc-…) or name')
+    .option('--url <url>', 'the sandbox', DEFAULT_URL)
+    .option('--api-key-from-env <VAR>', 'send X-API-Key from this environment variable')
+    .option('--load <n>', 'autoscaler: the load now (replicas = ceil(load / per-replica))')
+    .option('--per-replica <n>', 'autoscaler: the load one replica carries (default 100)')
+    .option('--max <n>', 'autoscaler: the most replicas it asks for (default 10)')
+    .option('--target <n>', 'cost-optimiser: the replicas the budget pays for')
+    .option('--step <n>', 'cost-optimiser: at most this many fewer per action')
+    .option('--image <tag>', 'scanner: the patched tag (1.25.4) or image (nginx:1.25.4)')
+    .option('--field <name>', 'console: the field to set')
+    .option('--value <v>', 'console: its value (JSON when it parses as JSON, else text)')
+    .option('--actor <name>', 'who acts (console: the person; default none, an anonymous click)')
+    .option('--actor-kind <kind>', 'scanner: controller (default) or agent')
+    .option('--intent <word>', 'console: X-Tend-Intent (default none)')
+    .option('--motivation <text>', 'console: X-Tend-Motivation (default none)')
+    .option('--ref <text>', 'the motivation reference (scanner: the CVE id)')
+    .option('--ttl <duration>', 'autoscaler: how long its reason holds (default 15m)')
+    .option('--json', 'print the result as one JSON object')
+    .action(async (name: ScriptedActor, local: ActorFlags, command: Command) => {
+      const fail = (message: string): never =>
+        command.error(`error: ${message}`, { exitCode: 1, code: 'tend.sandbox.actor' });
+      const flags = actorFlags(local, command, fail);
+      const run = actorRun(name, flags, fail);
+      let apiKey: string | undefined;
+      if (flags.apiKeyFromEnv !== undefined) {
+        apiKey = process.env[flags.apiKeyFromEnv];
+        if (!apiKey) {
+          fail(
+            `--api-key-from-env: environment variable ${flags.apiKeyFromEnv} is not set or empty`,
+          );
+        }
+      }
+      const url = flags.url.replace(/\/+$/, '');
+      if (!/^https?:\/\/[^/]/.test(url)) fail(`--url must be an http(s) URL, got "${flags.url}"`);
+      const client = sandboxClient(url, apiKey === undefined ? {} : { 'X-API-Key': apiKey });
+      let result: ActorResult;
+      try {
+        result = await run(client, flags.service);
+      } catch (error) {
+        if (
+          error instanceof ActorError &&
+          error.option !== undefined &&
+          error.option !== 'service'
+        ) {
+          return fail(withFlag(error));
+        }
+        const message =
+          error instanceof ActorError
+            ? error.message
+            : error instanceof TypeError && error.message === 'fetch failed'
+              ? `cannot reach the sandbox at ${url} (is \`tend sandbox\` running there?): ${causeOf(error)}`
+              : `${url} did not answer like a sandbox: ${causeOf(error)}`;
+        process.stderr.write(`error: ${message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const print = (line: string) => process.stdout.write(`${line}\n`);
+      if (flags.json) print(JSON.stringify(result));
+      else for (const line of describeResult(name, result)) print(line);
+      process.exitCode = 0;
+    });
+}
+
+/**
+ * The actor's flags, with the two it shares with `tend sandbox` (which commander gives the parent
+ * when they follow `actor`); a server flag given here is a usage error rather than silently ignored.
+ */
+function actorFlags(
+  local: ActorFlags,
+  command: Command,
+  fail: (message: string) => never,
+): ActorFlags {
+  const parent = command.parent;
+  if (!parent) return local;
+  for (const option of parent.options) {
+    const key = option.attributeName();
+    if (parent.getOptionValueSource(key) === 'cli' && !SHARED_FLAGS.has(key)) {
+      fail(
+        `${option.long} is a flag of \`tend sandbox\` (the server), not of \`tend sandbox actor\``,
+      );
+    }
+  }
+  const shared = parent.opts<{ json?: boolean; apiKeyFromEnv?: string }>();
+  const json = local.json ?? shared.json;
+  const apiKeyFromEnv = local.apiKeyFromEnv ?? shared.apiKeyFromEnv;
+  return {
+    ...local,
+    ...(json ? { json } : {}),
+    ...(apiKeyFromEnv === undefined ? {} : { apiKeyFromEnv }),
+  };
+}
+
+/** The action the flags ask for, checked: a flag the actor needs is there, no flag it ignores. */
+function actorRun(
+  name: ScriptedActor,
+  flags: ActorFlags,
+  fail: (message: string) => never,
+): (client: SandboxClient, service: string) => Promise<ActorResult> {
+  const { needs, takes } = ACTOR_FLAGS[name];
+  const flag = (key: string) => FLAG_OF_OPTION[key] ?? `--${key}`;
+  for (const key of Object.keys(flags) as (keyof ActorFlags)[]) {
+    if (key === 'service' || key === 'url' || SHARED_FLAGS.has(key)) continue;
+    if (!(needs as string[]).includes(key) && !(takes as string[]).includes(key)) {
+      fail(
+        `${flag(key)} does not apply to ${name} (it takes ${[...needs, ...takes].map(flag).join(', ')})`,
+      );
+    }
+  }
+  const missing = needs.filter((key) => flags[key] === undefined);
+  if (missing.length > 0) fail(`${name} needs ${missing.map(flag).join(' and ')}`);
+  const number = (key: 'load' | 'perReplica' | 'max' | 'target' | 'step'): number | undefined => {
+    const text = flags[key];
+    if (text === undefined) return undefined;
+    const value = text.trim() === '' ? NaN : Number(text);
+    if (!Number.isFinite(value)) fail(`${flag(key)} must be a number, got "${text}"`);
+    return value;
+  };
+  const common = { ...(flags.actor === undefined ? {} : { actor: flags.actor }) };
+  const ref = flags.ref === undefined ? {} : { ref: flags.ref };
+  switch (name) {
+    case 'autoscaler': {
+      const perReplica = number('perReplica');
+      const max = number('max');
+      const options = {
+        ...common,
+        ...ref,
+        load: number('load')!,
+        ...(perReplica === undefined ? {} : { perReplica }),
+        ...(max === undefined ? {} : { max }),
+        ...(flags.ttl === undefined ? {} : { ttl: flags.ttl }),
+      };
+      return (client, service) => autoscaler(client, service, options);
+    }
+    case 'cost-optimiser': {
+      const step = number('step');
+      const options = {
+        ...common,
+        ...ref,
+        target: number('target')!,
+        ...(step === undefined ? {} : { step }),
+      };
+      return (client, service) => costOptimiser(client, service, options);
+    }
+    case 'scanner': {
+      const kind = flags.actorKind;
+      if (kind !== undefined && !isScannerKind(kind)) {
+        fail(`--actor-kind of a scanner is controller or agent, got "${kind}"`);
+      }
+      const options = {
+        ...common,
+        image: flags.image!,
+        cve: flags.ref!,
+        ...(kind === undefined ? {} : { actorKind: kind }),
+      };
+      return (client, service) => scanner(client, service, options);
+    }
+    case 'console': {
+      const options = {
+        ...common,
+        patch: { [flags.field!]: valueOf(flags.value!) },
+        ...(flags.intent === undefined ? {} : { intent: flags.intent }),
+        ...(flags.motivation === undefined ? {} : { motivation: flags.motivation }),
+      };
+      return (client, service) => consoleEdit(client, service, options);
+    }
+  }
+}
+
+function isScannerKind(kind: string): kind is 'controller' | 'agent' {
+  return kind === 'controller' || kind === 'agent';
+}
+
+/** `--value`: JSON when it parses as JSON (`5`, `true`, `{"a":"b"}`), else the text itself. */
+function valueOf(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** An actor's complaint about an option, said with the flag (`ttl "x" …` → `--ttl "x" …`). */
+function withFlag(error: ActorError): string {
+  const option = error.option ?? '';
+  const flag = FLAG_OF_OPTION[option] ?? `--${option}`;
+  return error.message.startsWith(option)
+    ? `${flag}${error.message.slice(option.length)}`
+    : `${flag}: ${error.message}`;
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  return cause === undefined ? text(error) : `${text(error)} (${text(cause)})`;
+}
+
+/** What an actor did, for people: the decision, the headers sent, the audit entry. */
+function describeResult(name: ScriptedActor, result: ActorResult): string[] {
+  const { plan } = result;
+  const label = typeof result.before['name'] === 'string' ? ` (${result.before['name']})` : '';
+  const target = `services/${plan.service}${label}`;
+  const headers = Object.entries(plan.headers).map(([k, v]) => `${k}: ${v}`);
+  if (!result.acted) return [`${name} left ${target} alone: ${plan.reason}`];
+  return [
+    `${name} changed ${target}: ${plan.reason}`,
+    `  sent:  ${headers.length > 0 ? headers.join(', ') : 'no attribution headers (an anonymous change)'}`,
+    `  audit: ${result.audit ? `#${result.audit.seq} ${logLine(result.audit, false)}` : 'no entry (the sandbox saw no change)'}`,
+  ];
 }

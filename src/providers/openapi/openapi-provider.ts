@@ -11,6 +11,7 @@ import type {
 import {
   TendError,
   assertNoForbiddenKeys,
+  checkActorKind,
   diffDeclared,
   setKey,
   topLevelFields,
@@ -318,12 +319,16 @@ function toChange(entry: unknown): ObservedChange | undefined {
     typeof v === 'string' && v !== '' ? v : undefined;
   const intent = text(entry['intent']);
   const motivation = text(entry['motivation']);
+  // Platforms record the kind header as sent; a kind Tend does not know says nothing it can use.
+  const kindText = text(entry['actorKind']);
+  const actorKind = kindText === undefined ? undefined : checkActorKind(kindText);
   const before = entry['before'];
   const after = entry['after'];
   return {
     cursor,
     time: text(entry['time']) ?? '',
     actor: text(entry['actor']) ?? 'unknown',
+    ...(actorKind?.ok ? { actorKind: actorKind.value } : {}),
     ...(intent !== undefined ? { intent } : {}),
     ...(motivation !== undefined ? { motivation } : {}),
     action,
