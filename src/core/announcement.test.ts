@@ -164,7 +164,11 @@ describe('readAnnouncement: valid input', () => {
   ];
   it.each(cases)('$name: $reason', ({ input, want }) => {
     const got = readAnnouncement(input, NOW);
-    expect(got).toEqual({ ok: true, value: { ...want, id: expect.any(String) as string } });
+    expect(got).toEqual({
+      ok: true,
+      value: { ...want, id: expect.any(String) as string },
+      warnings: [],
+    });
     if (got.ok) {
       expect(got.value).toStrictEqual({ ...want, id: announcementId(want) });
       expect(got.value.id).toMatch(/^[0-9a-f]{12}$/);
@@ -373,8 +377,8 @@ describe('readAnnouncement: bad input', () => {
       reason: 'a reference belongs to a reason',
       input: { ...base, ref: 'INC-1', urgency: 'high' },
       errors: [
-        'ref: belongs to a motivation, and none is given; add motivation: <kind>, e.g. incident, cve, traffic, scheduled',
-        'urgency: belongs to a motivation, and none is given; add motivation: <kind>, e.g. incident, cve, traffic, scheduled',
+        'ref: belongs to a motivation, and none is given; add motivation with its kind, e.g. incident, cve, traffic, scheduled',
+        'urgency: belongs to a motivation, and none is given; add motivation with its kind, e.g. incident, cve, traffic, scheduled',
       ],
     },
     {
@@ -488,6 +492,22 @@ describe('readAnnouncement: bad input', () => {
       '--actor-kind',
       '--ttl',
     ]);
+  });
+});
+
+describe('readAnnouncement: warnings', () => {
+  it('warns of a custom word one edit from a known one, and stores it as given', () => {
+    const got = readAnnouncement({ ...base, intent: 'availabilty', motivation: 'trafic' }, NOW);
+    expect(got.ok && got.value.intent).toBe('availabilty');
+    expect(got.ok && got.warnings).toEqual([
+      'intent: "availabilty" is not an intent Tend knows (did you mean availability?); it is recorded as a custom word, and rules for availability will not match it',
+      'motivation: "trafic" is not a motivation kind Tend knows (did you mean traffic?); it is recorded as a custom word, and rules for traffic will not match it',
+    ]);
+  });
+
+  it('does not warn of a custom word far from every known one', () => {
+    const got = readAnnouncement({ ...base, intent: 'carbon', motivation: 'green-hours' }, NOW);
+    expect(got.ok && got.warnings).toEqual([]);
   });
 });
 
@@ -682,7 +702,7 @@ describe('properties', () => {
         const a = got.value;
         expect(JSON.parse(JSON.stringify(a))).toStrictEqual(a);
         const again = readAnnouncement(JSON.parse(JSON.stringify(announcementInput(a))), NOW);
-        expect(again).toStrictEqual({ ok: true, value: a });
+        expect(again).toStrictEqual({ ok: true, value: a, warnings: [] });
       }),
       { numRuns: 500 },
     );

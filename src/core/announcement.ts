@@ -98,11 +98,18 @@ const SET_BY_TEND: Readonly<Record<string, string>> = {
 export interface AnnouncementProblem {
   readonly path: string;
   readonly message: string;
+  /** `key` when the key itself is wrong (unknown, or set by Tend), not its value. */
+  readonly at?: 'key';
 }
 
 /** The outcome of reading an announcement: the announcement, or every problem at once. */
 export type AnnouncementRead =
-  | { readonly ok: true; readonly value: Announcement }
+  | {
+      readonly ok: true;
+      readonly value: Announcement;
+      /** Stored as given, but perhaps a typo: a custom word one or two edits from a known one. */
+      readonly warnings: string[];
+    }
   | {
       readonly ok: false;
       /** Each problem as `<key>: <what is wrong; what to write instead>`. */
@@ -131,12 +138,14 @@ export function readAnnouncement(
   options: ReadAnnouncementOptions = {},
 ): AnnouncementRead {
   const problems: AnnouncementProblem[] = [];
-  const problem = (path: string, message: string): void => {
-    problems.push({ path, message });
+  const label = options.label ?? ((p: string) => p);
+  const problem = (path: string, message: string, at?: 'key'): void => {
+    problems.push(at ? { path, message, at } : { path, message });
   };
   const result = (value: Announcement | undefined): AnnouncementRead => {
-    if (value !== undefined && problems.length === 0) return { ok: true, value };
-    const label = options.label ?? ((p: string) => p);
+    if (value !== undefined && problems.length === 0) {
+      return { ok: true, value, warnings: customWordWarnings(value, label) };
+    }
     return {
       ok: false,
       problems,
@@ -163,8 +172,7 @@ export function readAnnouncement(
     const reason = Object.prototype.hasOwnProperty.call(SET_BY_TEND, key)
       ? SET_BY_TEND[key]
       : undefined;
-    if (reason !== undefined) problem(key, reason);
-    else problem(key, unknownKeyMessage(key, ANNOUNCEMENT_KEYS));
+    problem(key, reason ?? unknownKeyMessage(key, ANNOUNCEMENT_KEYS), 'key');
   }
 
   const address = readAddress(get('address'), problem);
@@ -189,13 +197,14 @@ export function readAnnouncement(
         },
   );
   const note = readNote(get('note'), problem);
-  const expiresAt = readExpiry(get('ttl'), get('expiresAt'), nowMs, problem);
+  const expiresAt = readExpiry(get('ttl'), get('expiresAt'), nowMs, problem, label);
   const motivation = readMotivationInput(
     get('motivation'),
     get('ref'),
     get('urgency'),
     now,
     problem,
+    label,
   );
 
   if (
@@ -223,6 +232,28 @@ export function readAnnouncement(
     ...(note !== undefined ? { note } : {}),
   };
   return result({ id: announcementId(content), ...content });
+}
+
+/** Warnings for custom intent and motivation words that look like typos of known ones. */
+function customWordWarnings(a: Announcement, label: (path: string) => string): string[] {
+  const out: string[] = [];
+  const check = (
+    word: string | undefined,
+    known: readonly string[],
+    path: string,
+    what: string,
+  ) => {
+    if (word === undefined || known.includes(word)) return;
+    const near = nearMatches(word, known, 1);
+    if (near.length > 0) {
+      out.push(
+        `${label(path)}: "${word}" is not ${what} Tend knows (did you mean ${near[0]}?); it is recorded as a custom word, and rules for ${near[0]} will not match it`,
+      );
+    }
+  };
+  check(a.intent, INTENT_WORDS, 'intent', 'an intent');
+  check(a.motivation?.kind, MOTIVATION_KINDS, 'motivation', 'a motivation kind');
+  return out;
 }
 
 /** The id of an announcement: 12 hex digits of the SHA-256 of its canonical JSON without `id`. */
@@ -282,7 +313,7 @@ export function announcementExpired(a: Announcement, at: Date): boolean {
 
 // ---------------------------------------------------------------------------------------------------
 
-type Report = (path: string, message: string) => void;
+type Report = (path: string, message: string, at?: 'key') => void;
 
 /** The largest time a Date holds (ECMAScript: 100,000,000 days either side of 1970). */
 const MAX_TIME_MS = 8.64e15;
@@ -569,12 +600,13 @@ function readExpiry(
   expiresAt: unknown,
   nowMs: number,
   problem: Report,
+  label: (path: string) => string,
 ): string | undefined {
   const range = `between ${formatDuration(MIN_ANNOUNCE_TTL_MS)} and ${formatDuration(MAX_ANNOUNCE_TTL_MS)}`;
   if (ttl !== undefined && expiresAt !== undefined) {
     problem(
       'ttl',
-      'is given together with expiresAt; give one of them: ttl counts from now (e.g. 2h), expiresAt is an ISO time',
+      `is given together with ${label('expiresAt')}; give one of them: ${label('ttl')} counts from now (e.g. 2h), ${label('expiresAt')} is an ISO time`,
     );
     return undefined;
   }
@@ -655,6 +687,7 @@ function readMotivationInput(
   urgency: unknown,
   now: Date,
   problem: Report,
+  label: (path: string) => string,
 ): Motivation | undefined {
   let m: MotivationParts | undefined;
   let ok = true;
@@ -688,7 +721,7 @@ function readMotivationInput(
       if (key !== '') {
         problem(
           key,
-          `belongs to a motivation, and none is given; add motivation: <kind>, e.g. ${MOTIVATION_KINDS.slice(0, 4).join(', ')}`,
+          `belongs to a motivation, and none is given; add ${label('motivation')} with its kind, e.g. ${MOTIVATION_KINDS.slice(0, 4).join(', ')}`,
         );
       }
     }
@@ -697,12 +730,18 @@ function readMotivationInput(
   if (!ok || m === undefined) return undefined;
   if (extraRef !== undefined) {
     if (m.ref !== undefined && m.ref !== extraRef) {
-      problem('ref', `is given twice (also in motivation as ${quote(m.ref)}); give it once`);
+      problem(
+        'ref',
+        `is given twice (also in ${label('motivation')} as ${quote(m.ref)}); give it once`,
+      );
     } else m.ref = extraRef;
   }
   if (extraUrgency !== undefined) {
     if (m.urgency !== undefined && m.urgency !== extraUrgency) {
-      problem('urgency', `is given twice (also in motivation as ${m.urgency}); give it once`);
+      problem(
+        'urgency',
+        `is given twice (also in ${label('motivation')} as ${m.urgency}); give it once`,
+      );
     } else m.urgency = extraUrgency;
   }
   if (m.ref !== undefined && hasControl(m.ref)) {
@@ -727,13 +766,13 @@ function readMotivationRecord(
   report: Report,
 ): MotivationParts | undefined {
   let failed = false;
-  const problem: Report = (path, message) => {
+  const problem: Report = (path, message, at) => {
     failed = true;
-    report(path, message);
+    report(path, message, at);
   };
   for (const key of Object.keys(v)) {
     if (!(MOTIVATION_KEYS as readonly string[]).includes(key)) {
-      problem(`motivation.${key}`, unknownKeyMessage(key, MOTIVATION_KEYS));
+      problem(`motivation.${key}`, unknownKeyMessage(key, MOTIVATION_KEYS), 'key');
     }
   }
   const kindValue = ownValue(v, 'kind');
