@@ -43,6 +43,20 @@ export type { HistoryReport, HistoryRequest } from './history.js';
 export { history } from './history.js';
 export type { ExcludedObject, ImportReport, ImportRequest } from './import.js';
 export { importObjects } from './import.js';
+export type {
+  AnnounceReport,
+  AnnounceRequest,
+  AnnouncementItem,
+  AnnouncementList,
+  ListAnnouncementsRequest,
+} from './announce.js';
+export {
+  ANNOUNCE_LOCK_WAIT_MS,
+  announce,
+  AnnouncementError,
+  listAnnouncements,
+  readAnnouncementFile,
+} from './announce.js';
 export type { InspectRequest } from './inspect.js';
 export type { InspectReport, InspectedType } from '../providers/index.js';
 export { inspectProvider } from './inspect.js';

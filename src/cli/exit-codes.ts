@@ -6,6 +6,8 @@ export const EXIT = {
   error: 1,
   /** `plan`: there are changes. */
   changes: 2,
+  /** `announce`: the announcement is invalid (every problem is listed; nothing was stored). */
+  invalidInput: 2,
   /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
   blocked: 3,
   /** Interrupted by a signal. */

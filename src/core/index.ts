@@ -1,5 +1,6 @@
 // The pure core: model, addresses, references, graph, diff and plan. No I/O, no clock, no randomness.
 export * from './address.js';
+export * from './announcement.js';
 export * from './arbitration.js';
 export * from './attribution.js';
 export * from './change.js';

@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Address, NewChange, Operation, ResourceStatus } from '../core/index.js';
+import type {
+  Address,
+  Announcement,
+  FieldClaim,
+  NewChange,
+  Operation,
+  ResourceStatus,
+} from '../core/index.js';
 import { TendError } from '../core/index.js';
 import { GENESIS_HASH, changeHash } from './ledger-chain.js';
 import type { LeaseHolder, Store, TwinEntry } from './store.js';
@@ -424,6 +431,169 @@ export function describeStore(
       });
     });
 
+    describe('announcements', () => {
+      it('is empty before anything is announced', async () => {
+        expect(await store.announcements()).toEqual([]);
+        expect(await store.announcements({ activeAt: T(0) })).toEqual([]);
+      });
+
+      it('returns exactly the announcement it stored, with and without optional members', async () => {
+        const full = announcement(1, {
+          actorKind: 'controller',
+          intent: 'availability',
+          motivation: { kind: 'traffic', ref: 'spike', urgency: 'high', expiresAt: T(3600) },
+          note: 'Black Friday',
+        });
+        const minimal = announcement(2);
+        await store.putAnnouncement(full);
+        await store.putAnnouncement(minimal);
+        expect(await store.announcements()).toStrictEqual([full, minimal]);
+      });
+
+      it('stores the same id once: announcing it again is a no-op', async () => {
+        const a = announcement(1);
+        await store.putAnnouncement(a);
+        await store.putAnnouncement({ ...a });
+        expect(await store.announcements()).toStrictEqual([a]);
+      });
+
+      it('lists oldest first by the time they were made, then in storing order', async () => {
+        await store.putAnnouncement(announcement(1, { createdAt: T(30) }));
+        await store.putAnnouncement(announcement(2, { createdAt: T(10) }));
+        await store.putAnnouncement(announcement(3, { createdAt: T(20) }));
+        await store.putAnnouncement(announcement(4, { createdAt: T(20) }));
+        expect((await store.announcements()).map((a) => a.id)).toEqual(['a2', 'a3', 'a4', 'a1']);
+      });
+
+      it('orders by time, not by how the time is spelt', async () => {
+        await store.putAnnouncement(announcement(1, { createdAt: '2026-01-01T00:00:01Z' }));
+        await store.putAnnouncement(announcement(2, { createdAt: '2026-01-01T00:00:00.500Z' }));
+        expect((await store.announcements()).map((a) => a.id)).toEqual(['a2', 'a1']);
+      });
+
+      it('filters by address and by what is still active at a time', async () => {
+        await store.putAnnouncement(announcement(1, { expiresAt: T(100) }));
+        await store.putAnnouncement(
+          announcement(2, { address: 'sb.services/web', expiresAt: T(200) }),
+        );
+        await store.putAnnouncement(announcement(3, { expiresAt: T(300) }));
+        const ids = async (q: Parameters<Store['announcements']>[0]) =>
+          (await store.announcements(q)).map((a) => a.id);
+        expect(await ids({ address: 'sb.services/api' })).toEqual(['a1', 'a3']);
+        expect(await ids({ activeAt: T(99) })).toEqual(['a1', 'a2', 'a3']);
+        // An announcement has expired at its expiry.
+        expect(await ids({ activeAt: T(100) })).toEqual(['a2', 'a3']);
+        expect(await ids({ activeAt: T(250), address: 'sb.services/api' })).toEqual(['a3']);
+        expect(await ids({ activeAt: T(300) })).toEqual([]);
+        expect(await ids({ address: 'sb.services/none' })).toEqual([]);
+      });
+
+      it('refuses an activeAt that is not a time', async () => {
+        await expectTendError(
+          store.announcements({ activeAt: 'soon' }),
+          'store.invalid-query',
+          'activeAt must be an ISO time, got "soon"',
+        );
+      });
+
+      it('round-trips awkward values and text exactly', async () => {
+        const a = announcement(1, {
+          field: 'tags.名前 "quoted"',
+          value: AWKWARD,
+          actor: "Zoë 🤖 'o'brien\" \\",
+          intent: 'コスト',
+          motivation: { kind: 'incident', ref: 'line one\nline two\t"quoted"' },
+          note: 'multi\nline\r\nnote with nul \u0000 and 🚀',
+        });
+        const values = [null, '', 'text', 0, -1.5, false, [], {}, ['a', { b: null }]];
+        await store.putAnnouncement(a);
+        for (const [i, value] of values.entries()) {
+          await store.putAnnouncement(announcement(10 + i, { value }));
+        }
+        const read = await store.announcements();
+        expect(read[0]).toStrictEqual(a);
+        expect(read.slice(1).map((x) => x.value)).toStrictEqual(values);
+      });
+    });
+
+    describe('field claims', () => {
+      it('is empty before anything is claimed', async () => {
+        expect(await store.claims()).toEqual([]);
+        expect(await store.claims('sb.services/api')).toEqual([]);
+      });
+
+      it('returns exactly the claim it stored, with and without optional members', async () => {
+        const full = claim('sb.services/api', 'replicas', {
+          actorKind: 'controller',
+          intent: 'availability',
+          motivation: { kind: 'traffic', urgency: 'high', expiresAt: T(3600) },
+          decision: 'hold',
+          until: T(3600),
+          then: 'enforce',
+          seq: 42,
+        });
+        const minimal = claim('sb.services/api', 'image');
+        await store.putClaim(full);
+        await store.putClaim(minimal);
+        expect(await store.claims()).toStrictEqual([minimal, full]);
+      });
+
+      it('keeps one claim per address and field: putting one replaces it', async () => {
+        await store.putClaim(claim('sb.services/api', 'replicas', { value: 5 }));
+        const newer = claim('sb.services/api', 'replicas', {
+          value: 7,
+          actor: 'alice',
+          decision: 'accept',
+        });
+        await store.putClaim(newer);
+        await store.putClaim(claim('sb.services/web', 'replicas'));
+        expect(await store.claims('sb.services/api')).toStrictEqual([newer]);
+        expect(await store.claims()).toHaveLength(2);
+      });
+
+      it('lists by address, then field, and filters by address', async () => {
+        await store.putClaim(claim('sb.services/web', 'replicas'));
+        await store.putClaim(claim('sb.services/api', 'tags.team'));
+        await store.putClaim(claim('sb.networks/main', 'cidr'));
+        await store.putClaim(claim('sb.services/api', 'image'));
+        const keys = (cs: FieldClaim[]) => cs.map((c) => `${c.address} ${c.field}`);
+        expect(keys(await store.claims())).toEqual([
+          'sb.networks/main cidr',
+          'sb.services/api image',
+          'sb.services/api tags.team',
+          'sb.services/web replicas',
+        ]);
+        expect(keys(await store.claims('sb.services/api'))).toEqual([
+          'sb.services/api image',
+          'sb.services/api tags.team',
+        ]);
+      });
+
+      it('deletes a claim, and deleting a missing one is a no-op', async () => {
+        await store.putClaim(claim('sb.services/api', 'replicas'));
+        await store.putClaim(claim('sb.services/api', 'image'));
+        await store.deleteClaim('sb.services/api', 'replicas');
+        await store.deleteClaim('sb.services/api', 'never');
+        await store.deleteClaim('sb.services/none', 'replicas');
+        expect((await store.claims()).map((c) => c.field)).toEqual(['image']);
+      });
+
+      it('round-trips awkward values and text, null and undefined apart', async () => {
+        const awkward = claim('sb.services/api', 'tags.ключ "x"\ny', {
+          value: AWKWARD,
+          actor: 'Zoë 🤖 "quoted" \\ \'single\'',
+          rule: 'hotfix#1 — “on call”',
+          motivation: { kind: 'incident', ref: 'line one\nline two\t"quoted"' },
+        });
+        const nothing = claim('sb.services/api', 'gone', { value: undefined });
+        const nul = claim('sb.services/api', 'nulled', { value: null });
+        await store.putClaim(awkward);
+        await store.putClaim(nothing);
+        await store.putClaim(nul);
+        expect(await store.claims()).toStrictEqual([nothing, nul, awkward]);
+      });
+    });
+
     describe('meta', () => {
       it('keeps a setting and overwrites it', async () => {
         expect(await store.getMeta('workspace')).toBeUndefined();
@@ -501,6 +671,24 @@ export function describeStore(
         expect(await a.renewLease('prod', 1, 30_000)).toBe(false);
         await b.journal(operation(2, { id: 'op-new' }));
         expect(await b.getOperation('op-new')).toMatchObject({ epoch: 2 });
+      });
+
+      it('fences announcements and claims like every other write', async () => {
+        await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
+        await a.putClaim(claim('sb.services/api', 'replicas'));
+        now += 30_001;
+        await b.acquireLease({
+          workspace: 'prod',
+          holder: holder('tend announce', 2),
+          ttlMs: 30_000,
+        });
+        await expectTendError(a.putAnnouncement(announcement(1)), 'store.lease-lost');
+        await expectTendError(a.putClaim(claim('sb.services/api', 'image')), 'store.lease-lost');
+        await expectTendError(a.deleteClaim('sb.services/api', 'replicas'), 'store.lease-lost');
+        expect(await b.announcements()).toEqual([]);
+        expect((await b.claims()).map((c) => c.field)).toEqual(['replicas']);
+        await b.putAnnouncement(announcement(2));
+        expect((await b.announcements()).map((x) => x.id)).toEqual(['a2']);
       });
 
       it('keeps a renewed lease past its first expiry', async () => {
@@ -650,6 +838,32 @@ function change(n: number, overrides: Partial<NewChange> = {}): NewChange {
     fields: ['size'],
     before: { size: n },
     after: { size: n + 1 },
+    ...overrides,
+  };
+}
+
+function announcement(n: number, overrides: Partial<Announcement> = {}): Announcement {
+  return {
+    id: `a${n}`,
+    address: 'sb.services/api',
+    field: 'replicas',
+    value: n,
+    actor: 'hpa',
+    createdAt: T(n),
+    expiresAt: T(n + 3600),
+    ...overrides,
+  };
+}
+
+function claim(address: Address, field: string, overrides: Partial<FieldClaim> = {}): FieldClaim {
+  return {
+    address,
+    field,
+    value: 5,
+    actor: 'hpa',
+    decision: 'yield',
+    rule: 'default#1',
+    since: T(1),
     ...overrides,
   };
 }

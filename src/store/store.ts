@@ -1,4 +1,12 @@
-import type { Address, Change, NewChange, Operation, ResourceStatus } from '../core/index.js';
+import type {
+  Address,
+  Announcement,
+  Change,
+  FieldClaim,
+  NewChange,
+  Operation,
+  ResourceStatus,
+} from '../core/index.js';
 
 /**
  * The twin cache entry of one managed resource: the object Tend last observed for an address. It is
@@ -75,14 +83,21 @@ export interface ChangeQuery {
   readonly limit?: number;
 }
 
+/** Filters for reading announcements. */
+export interface AnnouncementQuery {
+  readonly address?: Address;
+  /** Only announcements not expired at this time (ISO): their expiry is after it. */
+  readonly activeAt?: string;
+}
+
 /** The result of checking the ledger's hash chain. */
 export type LedgerVerification =
   | { readonly ok: true; readonly entries: number }
   | { readonly ok: false; readonly brokenAt: number; readonly reason: string };
 
 /**
- * Tend's memory: the twin cache, the operation journal, the change ledger, feed cursors and resource
- * status. Every implementation runs the shared suite in `describe-store.ts`. Nothing stored may hold
+ * Tend's memory: the twin cache, the operation journal, the change ledger, feed cursors, resource
+ * status, announcements and field claims. Every implementation runs the shared suite in `describe-store.ts`. Nothing stored may hold
  * a secret: callers pass hashes of desired state, never the resolved values of secret references.
  */
 export interface Store {
@@ -115,6 +130,28 @@ export interface Store {
   putStatus(status: ResourceStatus): Promise<void>;
   listStatus(): Promise<ResourceStatus[]>;
   deleteStatus(address: Address): Promise<void>;
+
+  /**
+   * Announcements: what actors declared they set, with why and until when (core/announcement.ts).
+   * Memory like the twin, not the ledger: they explain drift when it is observed. Storing the same id
+   * again is a no-op (the id is a hash of the content and the time it was made). The caller passes
+   * values already redacted: an announcement never holds a secret.
+   */
+  putAnnouncement(announcement: Announcement): Promise<void>;
+  /** Announcements oldest first (by createdAt, then in storing order), filtered by the query. */
+  announcements(query?: AnnouncementQuery): Promise<Announcement[]>;
+
+  /**
+   * Field ownership: the claim an actor holds on a field after a decision in its favour
+   * (core/arbitration.ts). One claim per address and field; putting one replaces the one there. The
+   * intent owns every declared field no claim covers. Values are stored as JSON, as the caller passes
+   * them: already redacted, never a secret.
+   */
+  putClaim(claim: FieldClaim): Promise<void>;
+  /** Removes the claim on a field; removing one that is not there is a no-op. */
+  deleteClaim(address: Address, field: string): Promise<void>;
+  /** Every claim (of one address, when given), ordered by address, then field. */
+  claims(address?: Address): Promise<FieldClaim[]>;
 
   /**
    * Leases (one writer per workspace). `acquireLease` tries once: it takes a free or expired lease (or

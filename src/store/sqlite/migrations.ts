@@ -136,6 +136,52 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT 'workspace', 'default' WHERE EXISTS (SELECT 1 FROM operations) OR EXISTS (SELECT 1 FROM twin);
     `,
   },
+  {
+    version: 4,
+    name: 'announcements and field claims',
+    sql: `
+      -- What actors declared they set (memory like the twin, not the ledger). seq is the storing
+      -- order, the tie-break between announcements made at the same instant; the *_ms columns hold
+      -- the times as numbers so that filtering and ordering never depend on how the ISO text is spelt.
+      -- value is JSON text; NULL only for a value JSON cannot write (undefined).
+      CREATE TABLE announcements (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        id          TEXT NOT NULL UNIQUE,
+        address     TEXT NOT NULL,
+        field       TEXT NOT NULL,
+        value       TEXT,
+        actor       TEXT NOT NULL,
+        actor_kind  TEXT,
+        intent      TEXT,
+        motivation  TEXT,
+        note        TEXT,
+        created_at  TEXT NOT NULL,
+        created_ms  INTEGER NOT NULL,
+        expires_at  TEXT NOT NULL,
+        expires_ms  INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX announcements_by_address ON announcements (address, created_ms, seq);
+      CREATE INDEX announcements_by_expiry ON announcements (expires_ms);
+
+      -- Field ownership: the claim an actor holds on one field after a decision in its favour.
+      CREATE TABLE field_claims (
+        address     TEXT NOT NULL,
+        field       TEXT NOT NULL,
+        value       TEXT,
+        actor       TEXT NOT NULL,
+        actor_kind  TEXT,
+        intent      TEXT,
+        motivation  TEXT,
+        decision    TEXT NOT NULL,
+        rule        TEXT NOT NULL,
+        since       TEXT NOT NULL,
+        hold_until  TEXT,
+        then_decide TEXT,
+        seq         INTEGER,
+        PRIMARY KEY (address, field)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

@@ -69,6 +69,27 @@ describe('SQLite store with a redactor: the last line of defence', () => {
     });
     await store.setCursor('sb', SECRET);
     await store.setMeta('note', SECRET);
+    await store.putAnnouncement({
+      id: 'a1',
+      address: 'sb.instances/web',
+      field: 'note',
+      value: { note: SECRET },
+      actor: `bot ${SECRET}`,
+      motivation: { kind: 'incident', ref: SECRET },
+      createdAt: '2026-01-01T00:00:04.000Z',
+      expiresAt: '2026-01-01T01:00:04.000Z',
+      note: SECRET,
+    });
+    await store.putClaim({
+      address: 'sb.instances/web',
+      field: 'note',
+      value: SECRET,
+      actor: 'alice',
+      motivation: { kind: 'incident', ref: SECRET },
+      decision: 'hold',
+      rule: 'r',
+      since: '2026-01-01T00:00:05.000Z',
+    });
 
     // Every write is committed (reads flush the queue) and nothing has been checkpointed yet.
     expect(await store.listStatus()).toHaveLength(1);

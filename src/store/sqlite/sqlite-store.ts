@@ -2,7 +2,9 @@ import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   Address,
+  Announcement,
   Change,
+  FieldClaim,
   NewChange,
   Operation,
   Redactor,
@@ -12,6 +14,7 @@ import { TendError } from '../../core/index.js';
 import { GENESIS_HASH, changeHash, verifyChain } from '../ledger-chain.js';
 import type { LedgerHead } from '../ledger-chain.js';
 import type {
+  AnnouncementQuery,
   ChangeQuery,
   Lease,
   LeaseAttempt,
@@ -29,6 +32,7 @@ import {
   tightenTree,
 } from '../private-files.js';
 import { migrate } from './migrations.js';
+import { OwnershipStatements } from './sqlite-ownership.js';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 import {
   changeFromRow,
@@ -196,6 +200,8 @@ export class SqliteStore implements Store {
   /** What every written value passes through (identity without a redactor). */
   readonly #clean: <T>(value: T) => T;
   readonly #sql: Statements;
+  /** Announcements and field claims (sqlite-ownership.ts). */
+  readonly #ownership: OwnershipStatements;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
@@ -280,6 +286,7 @@ export class SqliteStore implements Store {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       setMeta: p('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
     };
+    this.#ownership = new OwnershipStatements(db);
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
@@ -458,6 +465,32 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       this.#sql.deleteStatus.run(address);
     });
+  }
+
+  putAnnouncement(announcement: Announcement): Promise<void> {
+    return this.#write(() => {
+      this.#ownership.putAnnouncement(this.#clean(announcement));
+    });
+  }
+
+  announcements(query: AnnouncementQuery = {}): Promise<Announcement[]> {
+    return this.#read(() => this.#ownership.announcements(query));
+  }
+
+  putClaim(claim: FieldClaim): Promise<void> {
+    return this.#write(() => {
+      this.#ownership.putClaim(this.#clean(claim));
+    });
+  }
+
+  deleteClaim(address: Address, field: string): Promise<void> {
+    return this.#write(() => {
+      this.#ownership.deleteClaim(address, field);
+    });
+  }
+
+  claims(address?: Address): Promise<FieldClaim[]> {
+    return this.#read(() => this.#ownership.claims(address));
   }
 
   acquireLease(request: LeaseRequest): Promise<LeaseAttempt> {
