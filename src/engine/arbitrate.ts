@@ -129,7 +129,8 @@ export interface ArbitrationOutcome {
 
 /** The workspace's policy: its Arbitration documents, else the default. */
 export function policyOfWorkspace(ws: Workspace): ArbitrationPolicy {
-  return ws.intent.arbitration.length > 0 ? policyOf(ws.intent.arbitration) : DEFAULT_POLICY;
+  const docs = ws.intent.arbitration ?? [];
+  return docs.length > 0 ? policyOf(docs) : DEFAULT_POLICY;
 }
 
 /** The meta key marking an announcement as used to explain a change (`announcement-used:<id>`). */
@@ -606,7 +607,7 @@ function factsOf(
   return {
     address: decl.address,
     type: decl.type,
-    labels: decl.labels,
+    labels: decl.labels ?? {},
     field,
     declared,
     observed,
