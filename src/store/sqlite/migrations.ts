@@ -136,6 +136,20 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT 'workspace', 'default' WHERE EXISTS (SELECT 1 FROM operations) OR EXISTS (SELECT 1 FROM twin);
     `,
   },
+  {
+    version: 4,
+    name: 'ledger v2: keyed entries',
+    sql: `
+      -- Entries are signed with a key kept outside the database (HMAC, see ledger-chain.ts) and carry
+      -- the actor kind, the decision (JSON) and the id of the key. Rows written before stay exactly as
+      -- they were (format 1, plain SHA-256, motivation as free text): the table is append-only and
+      -- adding columns rewrites no row. New rows are format 2.
+      ALTER TABLE changes ADD COLUMN actor_kind TEXT;
+      ALTER TABLE changes ADD COLUMN decision TEXT;
+      ALTER TABLE changes ADD COLUMN key_id TEXT;
+      ALTER TABLE changes ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */
