@@ -6,6 +6,11 @@ export const EXIT = {
   error: 1,
   /** `plan`: there are changes. */
   changes: 2,
+  /**
+   * `ledger verify`, `ledger checkpoint`: the check could not be made — no ledger key, a key other
+   * than the one that wrote the ledger, an unreadable checkpoint, no store.
+   */
+  usage: 2,
   /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
   blocked: 3,
   /** Interrupted by a signal. */
