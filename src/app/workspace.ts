@@ -207,7 +207,12 @@ export async function openWorkspace(
   }
   try {
     if (ledgerKey) {
-      const changed = keyChangeNotice((await store.changes({ limit: 1 }))[0], ledgerKey);
+      // Best effort: a last entry that cannot be read is for `tend ledger verify` to report.
+      const last = await store.changes({ limit: 1 }).then(
+        ([entry]) => entry,
+        () => undefined,
+      );
+      const changed = keyChangeNotice(last, ledgerKey);
       if (changed) ctx.notice?.(changed);
     }
     const chosen = chooseWorkspaceName({

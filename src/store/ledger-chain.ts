@@ -206,12 +206,12 @@ export function verifyChain(
           ? broken(
               seq,
               'wrong-key',
-              `the keyed entries, from entry ${seq}, were written with key id ${String(entry.keyId)}; you gave key id ${key.id}`,
+              `the keyed entries, from entry ${seq}, were written with key id ${entry.keyId || '(none)'}; you gave key id ${key.id}`,
             )
           : broken(
               seq,
               'key-changed',
-              `entry ${seq} was written with key id ${String(entry.keyId)}, but ${span(firstKeyed, seq - 1)} with key id ${key.id} (the key you gave): the key changed at entry ${seq}, or the entry was forged with another key`,
+              `entry ${seq} was written with key id ${entry.keyId || '(none)'}, but ${span(firstKeyed, seq - 1)} with key id ${key.id} (the key you gave): the key changed at entry ${seq}, or the entry was forged with another key`,
             );
       } else if (keyedHash(key, entry) !== entry.hash) {
         return broken(

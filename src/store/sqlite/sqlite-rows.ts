@@ -267,9 +267,15 @@ export function changeFromRecord(record: LedgerRecord): Change {
   return change;
 }
 
-/** The ledger entry a row holds, as read (see `recordFromRow` and `changeFromRecord`). */
+/**
+ * The ledger entry a row holds, as read (see `recordFromRow` and `changeFromRecord`). A row of a
+ * format no Tend writes (only an edit makes one) is read as the current format, so that history
+ * still shows it; verifying the ledger reports it.
+ */
 export function changeFromRow(row: ChangeRow): Change {
-  return changeFromRecord(recordFromRow(row));
+  const format = row.format ?? 1;
+  const known = format === 1 || format === LEDGER_FORMAT;
+  return changeFromRecord(recordFromRow(known ? row : { ...row, format: LEDGER_FORMAT }));
 }
 
 /** The row holding a resource status. */

@@ -802,3 +802,32 @@ describe('SQLite store: the ledger key stays out of the database', () => {
     await b.close();
   });
 });
+
+describe('SQLite store: reading a damaged ledger', () => {
+  it('still shows an entry whose format was edited, and verification reports it', async () => {
+    const path = await ledgerFile(2);
+    tamper(path, 'UPDATE changes SET format = 7 WHERE seq = 2');
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
+    expect((await store.changes()).map((c) => [c.seq, c.keyId])).toEqual([
+      [1, KEY.id],
+      [2, KEY.id],
+    ]);
+    expect(await store.verifyLedger()).toMatchObject({
+      ok: false,
+      brokenAt: 2,
+      problem: 'unknown-format',
+    });
+    await store.close();
+  });
+
+  it('names an entry without a key id as such', async () => {
+    const path = await ledgerFile(2);
+    tamper(path, 'UPDATE changes SET key_id = NULL WHERE seq = 2');
+    expect(await verify(path)).toMatchObject({
+      ok: false,
+      brokenAt: 2,
+      problem: 'key-changed',
+      reason: expect.stringMatching(/^entry 2 was written with key id \(none\), but entry 1 with/),
+    });
+  });
+});
