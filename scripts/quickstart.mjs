@@ -215,6 +215,11 @@ async function main() {
   say(`The change ledger (npx tend history ${intentDir} --store ${store})`);
   const history = start(['history', intentDir, '--store', store, '--limit', '20']);
   await new Promise((r2) => history.on('exit', r2));
+  say(
+    `Every entry is signed with your ledger key (npx tend ledger verify ${intentDir} --store ${store})`,
+  );
+  const verify = start(['ledger', 'verify', intentDir, '--store', store]);
+  await new Promise((r2) => verify.on('exit', r2));
   say('Done. Run `npm test` for the whole suite; README.md explains what you just saw.');
 }
 

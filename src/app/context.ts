@@ -2,8 +2,10 @@ import { hostname } from 'node:os';
 import { Redactor } from '../core/index.js';
 import type { Clock } from '../engine/index.js';
 import { systemClock } from '../engine/index.js';
-import type { Store } from '../store/index.js';
+import type { LedgerKey, Store } from '../store/index.js';
 import { openStore } from '../store/index.js';
+import type { LedgerKeyUse } from './ledger-key.js';
+import { resolveLedgerKey } from './ledger-key.js';
 import type { ProviderRegistry } from './providers.js';
 import { defaultProviders } from './providers.js';
 
@@ -28,7 +30,18 @@ export interface AppContext {
   readonly clock: Clock;
   readonly process: ProcessInfo;
   readonly providers: ProviderRegistry;
-  readonly openStore: (location: string) => Promise<Store>;
+  /**
+   * Opens a store; with `ledgerKey` it signs the change ledger (commands that record changes), and
+   * without one it can read the ledger but not append to it.
+   */
+  readonly openStore: (location: string, options?: StoreOpenOptions) => Promise<Store>;
+  /**
+   * The key that signs the change ledger (src/app/ledger-key.ts): from TEND_LEDGER_KEY,
+   * TEND_LEDGER_KEY_FILE or the per-user key file, which `sign` creates when missing and `verify`
+   * never does (an error instead). `storeDir` is where the store it signs for lives (a key file
+   * there earns a warning). Resolved once per process; never stored, never printed.
+   */
+  readonly ledgerKey: (use: LedgerKeyUse, storeDir?: string) => LedgerKey;
   /**
    * The process's one redactor: every secret Tend resolves is registered with it (secret references,
    * provider credentials, secret fields a platform returns, URL user-info), and every output passes
@@ -41,6 +54,11 @@ export interface AppContext {
    * the store); a real process prints them on stderr. Default: nobody is told.
    */
   readonly notice?: (message: string) => void;
+}
+
+/** What `AppContext.openStore` is told besides the location. */
+export interface StoreOpenOptions {
+  readonly ledgerKey?: LedgerKey;
 }
 
 /** Whether `pid` is a live process on this host (signal 0 tests without sending anything). */
@@ -63,20 +81,35 @@ const startedAt = new Date().toISOString();
  */
 export function defaultContext(overrides: Partial<AppContext> = {}): AppContext {
   const redactor = overrides.redactor ?? new Redactor();
+  const env = overrides.env ?? process.env;
   // Notices go to stderr (they are not part of any command's output), through the redactor too.
   const printNotice = (message: string) => {
     process.stderr.write(`tend: ${redactor.text(message)}\n`);
   };
+  const notice = overrides.notice ?? printNotice;
+  let key: LedgerKey | undefined;
   return {
-    env: process.env,
+    env,
     clock: systemClock,
     process: { pid: process.pid, host: hostname(), startedAt, isAlive: pidAlive },
     providers: defaultProviders,
-    openStore: (location) => {
+    openStore: (location, options = {}) => {
       // A database URL may carry a password (`postgres://user:pass@host/db`).
       redactor.addUrlCredentials(location);
       // Tend's files found open to others are tightened when the store opens; the user is told.
-      return openStore(location, { redactor, notice: printNotice });
+      return openStore(location, { redactor, notice: printNotice, ...options });
+    },
+    ledgerKey: (use, storeDir) => {
+      if (key) return key;
+      // The material is registered with the redactor: no output can carry it.
+      const resolved = resolveLedgerKey({
+        env,
+        use,
+        secrets: redactor,
+        ...(storeDir !== undefined ? { storeDir } : {}),
+      });
+      for (const n of resolved.notices) notice(n);
+      return (key = resolved.key);
     },
     notice: printNotice,
     ...overrides,

@@ -19,7 +19,7 @@ export interface HistoryReport {
 
 /** Reads the change ledger; read-only. */
 export async function history(ctx: AppContext, request: HistoryRequest): Promise<HistoryReport> {
-  const { ws } = await openWorkspace(ctx, request);
+  const { ws } = await openWorkspace(ctx, request, 'read');
   try {
     const changes = await ws.store.changes({
       limit: request.limit,

@@ -1,6 +1,6 @@
 // The application layer (DESIGN.md §7): every use case as a function returning plain data and
 // reporting events. The CLI (and later the HTTP API and the MCP server) only parse and render.
-export type { AppContext, ProcessInfo } from './context.js';
+export type { AppContext, ProcessInfo, StoreOpenOptions } from './context.js';
 export { defaultContext } from './context.js';
 export type { AppEvent, AppReporter } from './events.js';
 export type { ProviderFactory, ProviderRegistry, ProviderRequest } from './providers.js';
@@ -9,6 +9,7 @@ export type {
   LoadedIntent,
   OpenedWorkspace,
   OpenWorkspaceAtOptions,
+  WorkspaceAccess,
   WorkspaceNameSource,
   WorkspaceSelection,
 } from './workspace.js';
@@ -41,6 +42,21 @@ export type { StatusReport, StatusRequest } from './status.js';
 export { status } from './status.js';
 export type { HistoryReport, HistoryRequest } from './history.js';
 export { history } from './history.js';
+export type {
+  LedgerCheckpoint,
+  LedgerCheckpointRequest,
+  LedgerReport,
+  LedgerVerdict,
+  LedgerVerifyRequest,
+} from './ledger.js';
+export { checkpointLedger, readCheckpoint, verifyLedger, writeCheckpoint } from './ledger.js';
+export type { LedgerKeySource, LedgerKeyUse, ResolvedLedgerKey } from './ledger-key.js';
+export {
+  LEDGER_KEY_FILE_VARIABLE,
+  LEDGER_KEY_VARIABLE,
+  resolveLedgerKey,
+  userLedgerKeyPath,
+} from './ledger-key.js';
 export type { ExcludedObject, ImportReport, ImportRequest } from './import.js';
 export { importObjects } from './import.js';
 export type {

@@ -63,7 +63,7 @@ export function liveFindings(observation: Observation): LiveFindings {
  * waits for a writer) and writes nothing.
  */
 export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request);
+  const { ws, nameSource } = await openWorkspace(ctx, request, 'read');
   try {
     const result = await reconcilePass(ws, {
       mode: 'plan',

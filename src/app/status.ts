@@ -29,7 +29,7 @@ export interface StatusReport extends Partial<LiveFindings> {
 
 /** Reads what Tend knows of a workspace; read-only (never waits for a writer's lease). */
 export async function status(ctx: AppContext, request: StatusRequest): Promise<StatusReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request);
+  const { ws, nameSource } = await openWorkspace(ctx, request, 'read');
   try {
     const stored = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
     const resources: ResourceStatus[] = ws.intent.resources.map(

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Diagnostic, Intent, Provider, ProviderDecl } from '../core/index.js';
 import { hasErrors, TendError, toTendError, WORKSPACE_NAME } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
@@ -10,6 +10,7 @@ import type { Store } from '../store/index.js';
 import { tightenTree } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
+import { keyChangeNotice } from './ledger-key.js';
 import { connectProvider } from './providers.js';
 
 /** Which workspace a command works on: an intent directory, and optionally where its store is. */
@@ -162,6 +163,13 @@ export async function loadIntentWithProviders(
   return { intent, providers, diagnostics };
 }
 
+/**
+ * What a command does with the workspace's store: `write` records changes (its store signs the
+ * change ledger with the ledger key, resolved before anything else), `read` only reads (no key: the
+ * ledger can be read and its links checked, not appended to).
+ */
+export type WorkspaceAccess = 'read' | 'write';
+
 /** An open workspace and where its name came from. */
 export interface OpenedWorkspace {
   readonly ws: Workspace;
@@ -171,13 +179,18 @@ export interface OpenedWorkspace {
 
 /**
  * The composition root of a command: validates the intent (throws IntentError with every diagnostic),
- * connects providers through the registry, opens the store and decides the workspace name.
+ * connects providers through the registry, opens the store (with the ledger key for `write`) and
+ * decides the workspace name.
  */
 export async function openWorkspace(
   ctx: AppContext,
   selection: WorkspaceSelection,
+  access: WorkspaceAccess = 'write',
 ): Promise<OpenedWorkspace> {
   const dir = resolve(selection.dir);
+  const location = selection.store ?? defaultStorePath(dir);
+  // A writer that cannot sign its ledger fails here, before anything is read or sent.
+  const ledgerKey = access === 'write' ? ctx.ledgerKey('sign', dirname(location)) : undefined;
   const hint = chooseWorkspaceName({
     flag: selection.workspace,
     env: ctx.env['TEND_WORKSPACE'],
@@ -187,12 +200,21 @@ export async function openWorkspace(
   if (!loaded.intent) throw new IntentError(loaded.diagnostics);
   let store: Store;
   try {
-    store = await ctx.openStore(selection.store ?? defaultStorePath(dir));
+    store = await ctx.openStore(location, ledgerKey ? { ledgerKey } : {});
   } catch (e) {
     await closeProviders(loaded.providers.values());
     throw e;
   }
   try {
+    if (ledgerKey) {
+      // Best effort: a last entry that cannot be read is for `tend ledger verify` to report.
+      const last = await store.changes({ limit: 1 }).then(
+        ([entry]) => entry,
+        () => undefined,
+      );
+      const changed = keyChangeNotice(last, ledgerKey);
+      if (changed) ctx.notice?.(changed);
+    }
     const chosen = chooseWorkspaceName({
       flag: selection.workspace,
       env: ctx.env['TEND_WORKSPACE'],

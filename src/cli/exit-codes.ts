@@ -8,6 +8,11 @@ export const EXIT = {
   changes: 2,
   /** `announce`: the announcement is invalid (every problem is listed; nothing was stored). */
   invalidInput: 2,
+  /**
+   * `ledger verify`, `ledger checkpoint`: the check could not be made — no ledger key, a key other
+   * than the one that wrote the ledger, an unreadable checkpoint, no store.
+   */
+  usage: 2,
   /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
   blocked: 3,
   /** Interrupted by a signal. */

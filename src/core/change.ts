@@ -32,10 +32,15 @@ export interface Change {
   readonly after?: Readonly<Record<string, unknown>>;
   /** What Tend decided about this change (drift only), with the rule and the reason. */
   readonly decision?: RecordedDecision;
+  /**
+   * The id of the ledger key that signed the entry (HMAC); absent on entries written before the
+   * ledger was keyed. Assigned by the store.
+   */
+  readonly keyId?: string;
   /** Hash of the previous entry and of this one (tamper evidence). */
   readonly prevHash: string;
   readonly hash: string;
 }
 
 /** A change before the store gives it a position and hashes. */
-export type NewChange = Omit<Change, 'seq' | 'prevHash' | 'hash'>;
+export type NewChange = Omit<Change, 'seq' | 'keyId' | 'prevHash' | 'hash'>;

@@ -8,26 +8,46 @@ import type {
   ResourceStatus,
 } from '../core/index.js';
 import { TendError } from '../core/index.js';
-import { GENESIS_HASH, changeHash } from './ledger-chain.js';
-import type { LeaseHolder, Store, TwinEntry } from './store.js';
+import { GENESIS_HASH, keyedHash } from './ledger-chain.js';
+import type { LedgerKey } from './ledger-key.js';
+import { ledgerKey } from './ledger-key.js';
+import type { LeaseHolder, LedgerVerification, Store, TwinEntry } from './store.js';
 
-/** Two handles on one storage, as two processes would open it, sharing a clock the test moves. */
-export type OpenTwoHandles = (now: () => Date) => Promise<[Store, Store]>;
+/** How the suite opens a store: with the key its ledger is signed with, or none. */
+export interface SuiteStoreOptions {
+  readonly ledgerKey?: LedgerKey;
+}
+
+/** A fresh, empty store. */
+export type OpenStoreForSuite = (options: SuiteStoreOptions) => Promise<Store>;
+
+/**
+ * Two handles on one storage, as two processes would open it, sharing a clock the test moves; each
+ * handle opened with its own options (default: the suite's key for both).
+ */
+export type OpenTwoHandles = (
+  now: () => Date,
+  options?: readonly [SuiteStoreOptions, SuiteStoreOptions],
+) => Promise<[Store, Store]>;
+
+/** The ledger key the suite signs with, and another one. */
+export const SUITE_LEDGER_KEY = ledgerKey('suite-ledger-key-0123456789abcdef');
+const OTHER_LEDGER_KEY = ledgerKey('another-ledger-key-0123456789abcdef');
 
 /**
  * The conformance suite every Store implementation runs (like hono's shared router cases): it states
- * the contract of `Store` as tests. `open` must return a fresh, empty store each time it is called;
- * the suite closes every store it opens.
+ * the contract of `Store` as tests. `open` must return a fresh, empty store each time it is called,
+ * signing its ledger with the key it is given; the suite closes every store it opens.
  */
 export function describeStore(
   name: string,
-  open: () => Promise<Store>,
+  open: OpenStoreForSuite,
   twoHandles?: OpenTwoHandles,
 ): void {
   describe(`Store conformance: ${name}`, () => {
     let store: Store;
     beforeEach(async () => {
-      store = await open();
+      store = await open({ ledgerKey: SUITE_LEDGER_KEY });
     });
     afterEach(async () => {
       await store.close();
@@ -256,10 +276,10 @@ export function describeStore(
     describe('ledger', () => {
       it('is empty and valid before anything is appended', async () => {
         expect(await store.changes()).toEqual([]);
-        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 0 });
+        expect(await store.verifyLedger()).toEqual(intact(0, GENESIS_HASH));
       });
 
-      it('numbers entries from 1 and chains each hash to the previous one', async () => {
+      it('numbers entries from 1, chains each hash to the previous one and signs it with the key', async () => {
         const a = await store.appendChange(change(1));
         const b = await store.appendChange(change(2));
         const c = await store.appendChange(change(3));
@@ -270,30 +290,123 @@ export function describeStore(
         for (const e of [a, b, c]) {
           const { hash, ...rest } = e;
           expect(hash).toMatch(/^[0-9a-f]{64}$/);
-          expect(hash).toBe(changeHash(rest));
+          expect(rest.keyId).toBe(SUITE_LEDGER_KEY.id);
+          expect(hash).toBe(
+            keyedHash(SUITE_LEDGER_KEY, { ...rest, format: 2, keyId: SUITE_LEDGER_KEY.id }),
+          );
         }
         expect(new Set([a.hash, b.hash, c.hash]).size).toBe(3);
+        expect(await store.verifyLedger()).toEqual(intact(3, c.hash));
       });
 
-      it('returns the stored entry: the change plus seq, prevHash and hash', async () => {
+      it('returns the stored entry: the change plus seq, keyId, prevHash and hash', async () => {
         const input = change(1);
         const stored = await store.appendChange(input);
         expect(stored).toStrictEqual({
           ...input,
           seq: 1,
+          keyId: SUITE_LEDGER_KEY.id,
           prevHash: GENESIS_HASH,
           hash: stored.hash,
         });
         expect(await store.changes()).toStrictEqual([stored]);
       });
 
-      it('ignores seq, prevHash and hash passed in by the caller', async () => {
-        const forged = { ...change(1), seq: 42, prevHash: 'f'.repeat(64), hash: 'e'.repeat(64) };
+      it('round-trips the actor kind, a structured motivation, a decision and a move', async () => {
+        const input = change(1, {
+          actor: 'autoscaler',
+          actorKind: 'controller',
+          intent: 'availability',
+          motivation: {
+            kind: 'traffic',
+            ref: 'spike 2026-11-24',
+            urgency: 'high',
+            expiresAt: '2026-11-24T14:00:00.000Z',
+          },
+          source: 'audit',
+          action: 'move',
+          decision: {
+            decision: 'hold',
+            rule: 'traffic-holds#1',
+            reason: 'autoscaler raised replicas for traffic: held until the spike ends',
+            until: '2026-11-24T14:00:00.000Z',
+            then: 'enforce',
+            restore: 'declared',
+            fields: ['replicas', 'tags.team'],
+          },
+        });
+        const stored = await store.appendChange(input);
+        expect(stored).toStrictEqual({
+          ...input,
+          seq: 1,
+          keyId: SUITE_LEDGER_KEY.id,
+          prevHash: GENESIS_HASH,
+          hash: stored.hash,
+        });
+        expect(await store.changes()).toStrictEqual([stored]);
+        expect(await store.verifyLedger()).toEqual(intact(1, stored.hash));
+      });
+
+      it('ignores seq, keyId, prevHash and hash passed in by the caller', async () => {
+        const forged = {
+          ...change(1),
+          seq: 42,
+          keyId: OTHER_LEDGER_KEY.id,
+          prevHash: 'f'.repeat(64),
+          hash: 'e'.repeat(64),
+        };
         const stored = await store.appendChange(forged);
         expect(stored.seq).toBe(1);
+        expect(stored.keyId).toBe(SUITE_LEDGER_KEY.id);
         expect(stored.prevHash).toBe(GENESIS_HASH);
         expect(stored.hash).not.toBe(forged.hash);
-        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 1 });
+        expect(await store.verifyLedger()).toEqual(intact(1, stored.hash));
+      });
+
+      it('refuses to append without a ledger key, and appends nothing', async () => {
+        const keyless = await open({});
+        try {
+          await expectTendError(
+            keyless.appendChange(change(1)),
+            'store.ledger-read-only',
+            'cannot append to the change ledger: this store was opened without the ledger key, so it can read the ledger but not sign new entries',
+          );
+          expect(await keyless.changes()).toEqual([]);
+          expect(await keyless.verifyLedger()).toEqual({
+            ok: true,
+            entries: 0,
+            head: GENESIS_HASH,
+            unkeyed: 0,
+            unchecked: 0,
+            warnings: [],
+          });
+        } finally {
+          await keyless.close();
+        }
+      });
+
+      it('verifies against a checkpoint it still holds, and reports one it no longer does', async () => {
+        const a = await store.appendChange(change(1));
+        const b = await store.appendChange(change(2));
+        await store.appendChange(change(3));
+        expect(await store.verifyLedger({ checkpoint: { seq: 2, hash: b.hash } })).toMatchObject({
+          ok: true,
+          entries: 3,
+        });
+        expect(await store.verifyLedger({ checkpoint: { seq: 2, hash: a.hash } })).toEqual({
+          ok: false,
+          brokenAt: 2,
+          problem: 'checkpoint',
+          reason:
+            'entry 2 differs from the checkpoint: the checkpoint records another hash for it (the ledger was rewritten up to there)',
+        });
+        expect(await store.verifyLedger({ checkpoint: { seq: 5, hash: b.hash } })).toEqual({
+          ok: false,
+          brokenAt: 4,
+          problem: 'missing',
+          reason:
+            'entries 4–5 are missing: the ledger ends at 3 but the checkpoint records 5 (entries were deleted)',
+        });
       });
 
       it('reads entries in append order, filtered by address and seq, limited to the most recent', async () => {
@@ -331,7 +444,8 @@ export function describeStore(
 
       it('verifies a chain it wrote', async () => {
         for (let i = 1; i <= 5; i++) await store.appendChange(change(i));
-        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 5 });
+        const [last] = await store.changes({ limit: 1 });
+        expect(await store.verifyLedger()).toEqual(intact(5, last!.hash));
       });
 
       it('keeps a valid chain when 200 callers append at once', async () => {
@@ -344,7 +458,7 @@ export function describeStore(
         const read = await store.changes();
         expect(read.map((c) => c.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
         expect(new Set(read.map((c) => c.objectId)).size).toBe(200);
-        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 200 });
+        expect(await store.verifyLedger()).toEqual(intact(200, read[199]!.hash));
       });
 
       it('round-trips an entry with only the required fields', async () => {
@@ -362,8 +476,51 @@ export function describeStore(
         expect(stored).toStrictEqual({
           ...minimal,
           seq: 1,
+          keyId: SUITE_LEDGER_KEY.id,
           prevHash: GENESIS_HASH,
           hash: stored.hash,
+        });
+      });
+    });
+
+    // A ledger written with one key and read with none, or with another: two handles on one storage.
+    describe.skipIf(twoHandles === undefined)('ledger keys (two handles on one storage)', () => {
+      const now = () => new Date(Date.UTC(2026, 0, 1));
+      const handles: Store[] = [];
+      afterEach(async () => {
+        for (const h of handles.splice(0)) await h.close();
+      });
+      async function pair(reader: SuiteStoreOptions): Promise<[Store, Store]> {
+        const opened = await twoHandles!(now, [{ ledgerKey: SUITE_LEDGER_KEY }, reader]);
+        for (const h of opened) handles.push(h);
+        return opened;
+      }
+
+      it('reads a keyed ledger without the key: entries, links and head are checked, signatures are not', async () => {
+        const [writer, reader] = await pair({});
+        for (let i = 1; i <= 3; i++) await writer.appendChange(change(i));
+        expect(await reader.changes()).toStrictEqual(await writer.changes());
+        const last = (await writer.changes({ limit: 1 }))[0]!;
+        expect(await reader.verifyLedger()).toEqual({
+          ok: true,
+          entries: 3,
+          head: last.hash,
+          unkeyed: 0,
+          unchecked: 3,
+          warnings: [
+            'entries 1–3 were not checked against the ledger key (none was given): the links hold, but an edit re-hashed without the key would not show',
+          ],
+        });
+      });
+
+      it('says which key wrote the ledger when verified with another', async () => {
+        const [writer, reader] = await pair({ ledgerKey: OTHER_LEDGER_KEY });
+        await writer.appendChange(change(1));
+        expect(await reader.verifyLedger()).toEqual({
+          ok: false,
+          brokenAt: 1,
+          problem: 'wrong-key',
+          reason: `the keyed entries, from entry 1, were written with key id ${SUITE_LEDGER_KEY.id}; you gave key id ${OTHER_LEDGER_KEY.id}`,
         });
       });
     });
@@ -417,7 +574,7 @@ export function describeStore(
         const stored = await store.appendChange(c);
         expect(await store.changes()).toStrictEqual([stored]);
         expect(stored).toMatchObject(c);
-        expect(await store.verifyLedger()).toEqual({ ok: true, entries: 1 });
+        expect(await store.verifyLedger()).toEqual(intact(1, stored.hash));
 
         const s = status('data', {
           message: 'réponse: ✓',
@@ -764,7 +921,7 @@ export function describeStore(
 
     describe('close', () => {
       it('can be closed twice, and refuses calls once closed', async () => {
-        const other = await open();
+        const other = await open({ ledgerKey: SUITE_LEDGER_KEY });
         await other.close();
         await other.close();
         await expectTendError(
@@ -776,6 +933,19 @@ export function describeStore(
       });
     });
   });
+}
+
+/** The verification of an intact ledger of `entries` keyed entries ending in `head`. */
+function intact(entries: number, head: string): LedgerVerification {
+  return {
+    ok: true,
+    entries,
+    head,
+    unkeyed: 0,
+    unchecked: 0,
+    keyId: SUITE_LEDGER_KEY.id,
+    warnings: [],
+  };
 }
 
 /** A fixed instant `n` seconds into 2026. */

@@ -7,13 +7,30 @@ export type {
   LeaseAttempt,
   LeaseHolder,
   LeaseRequest,
+  LedgerCheck,
+  LedgerProblem,
   LedgerVerification,
   Settlement,
   Store,
   TwinEntry,
 } from './store.js';
-export { GENESIS_HASH, changeHash, verifyChain } from './ledger-chain.js';
-export type { LedgerHead } from './ledger-chain.js';
+export {
+  GENESIS_HASH,
+  LEDGER_FORMAT,
+  keyedHash,
+  unkeyedHash,
+  verifyChain,
+} from './ledger-chain.js';
+export type {
+  ForeignRecord,
+  KeyedRecord,
+  LedgerHead,
+  LedgerRecord,
+  UnkeyedRecord,
+  VerifyChainOptions,
+} from './ledger-chain.js';
+export { MIN_LEDGER_KEY_LENGTH, ledgerKey } from './ledger-key.js';
+export type { LedgerKey } from './ledger-key.js';
 export { openStore } from './open-store.js';
 export type { StoreOptions } from './open-store.js';
 export { SqliteStore, openSqliteStore } from './sqlite/sqlite-store.js';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TendError } from '../core/index.js';
+import { ledgerKey } from './ledger-key.js';
 import { openStore } from './open-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 
@@ -79,6 +80,26 @@ describe('openStore', () => {
       phase: 'store',
     });
     expect(JSON.stringify(e.toJSON())).not.toContain('s3cret-pw');
+  });
+
+  it('passes the ledger key on to the store: with it the store appends, without it it refuses', async () => {
+    const change = {
+      time: '2031-01-01T00:00:00.000Z',
+      actor: 'tend',
+      source: 'tend' as const,
+      type: 'sb.volumes',
+      objectId: 'vol-1',
+      action: 'create' as const,
+      fields: [],
+    };
+    const key = ledgerKey('open-store-ledger-key-0123456789abcdef');
+    const keyed = await openStore(':memory:', { ledgerKey: key });
+    expect((await keyed.appendChange(change)).keyId).toBe(key.id);
+    await keyed.close();
+    const keyless = await openStore(':memory:');
+    const error = await keyless.appendChange(change).catch((e: unknown) => e);
+    expect((error as TendError).code).toBe('store.ledger-read-only');
+    await keyless.close();
   });
 
   it('passes the clock on to the store', async () => {

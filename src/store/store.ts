@@ -7,6 +7,7 @@ import type {
   Operation,
   ResourceStatus,
 } from '../core/index.js';
+import type { LedgerHead } from './ledger-chain.js';
 
 /**
  * The twin cache entry of one managed resource: the object Tend last observed for an address. It is
@@ -90,10 +91,60 @@ export interface AnnouncementQuery {
   readonly activeAt?: string;
 }
 
+/**
+ * Why a ledger failed its check: an entry `edited` (its hash does not match), entries `missing`
+ * (a gap, or a tail shorter than the head or a checkpoint), entries `inserted` around the store, an
+ * entry `reordered`, a `broken-link` (an entry does not follow the one before it), the last entry
+ * `replaced` (not the recorded head), a `downgrade` (an unkeyed entry after keyed ones), an
+ * `unknown-format`, keyed entries written with another key than the one given (`wrong-key`: every
+ * keyed entry; `key-changed`: from some entry on), or an entry that no longer matches a checkpoint.
+ */
+export type LedgerProblem =
+  | 'edited'
+  | 'missing'
+  | 'inserted'
+  | 'reordered'
+  | 'broken-link'
+  | 'replaced'
+  | 'downgrade'
+  | 'unknown-format'
+  | 'wrong-key'
+  | 'key-changed'
+  | 'checkpoint';
+
 /** The result of checking the ledger's hash chain. */
 export type LedgerVerification =
-  | { readonly ok: true; readonly entries: number }
-  | { readonly ok: false; readonly brokenAt: number; readonly reason: string };
+  | {
+      readonly ok: true;
+      readonly entries: number;
+      /** The last entry's hash (64 zeros when empty): what a checkpoint records. */
+      readonly head: string;
+      /** Entries 1 to `unkeyed` predate the keyed ledger (plain SHA-256): 0 when none do. */
+      readonly unkeyed: number;
+      /** Keyed entries whose hash was not checked because no key was given: 0 with a key. */
+      readonly unchecked: number;
+      /** The id of the key the keyed entries were checked with, when one was given. */
+      readonly keyId?: string;
+      /** What the check could not cover, one sentence each. */
+      readonly warnings: readonly string[];
+    }
+  | {
+      readonly ok: false;
+      /** The first entry found bad. */
+      readonly brokenAt: number;
+      readonly problem: LedgerProblem;
+      /** What is wrong with it, in plain words. */
+      readonly reason: string;
+    };
+
+/** What the ledger is verified against besides itself. */
+export interface LedgerCheck {
+  /**
+   * A checkpoint kept outside the store (`tend ledger checkpoint`): the entry at its seq must still
+   * have its hash, and the ledger must not have shrunk below it.
+   */
+  readonly checkpoint?: LedgerHead;
+}
 
 /**
  * Tend's memory: the twin cache, the operation journal, the change ledger, feed cursors, resource
@@ -117,10 +168,19 @@ export interface Store {
   /** Recent operations, newest last, optionally for one address. */
   operations(query?: { address?: Address; limit?: number }): Promise<Operation[]>;
 
-  /** Ledger: appends a change, giving it the next seq and chaining its hash; returns the stored entry. */
+  /**
+   * Ledger: appends a change, giving it the next seq, chaining it to the previous entry and signing
+   * it with the ledger key the store was opened with (`store.ledger-read-only` without one); returns
+   * the stored entry.
+   */
   appendChange(change: NewChange): Promise<Change>;
+  /** Ledger entries oldest first; needs no key. Entries from before the keyed ledger read as written. */
   changes(query?: ChangeQuery): Promise<Change[]>;
-  verifyLedger(): Promise<LedgerVerification>;
+  /**
+   * Checks the whole ledger (see `verifyChain`): with the store's key every keyed entry's hash is
+   * checked; without one only the links, the head and the unkeyed entries are, and the result says so.
+   */
+  verifyLedger(check?: LedgerCheck): Promise<LedgerVerification>;
 
   /** Audit feed cursors, per provider name. */
   getCursor(provider: string): Promise<string | undefined>;

@@ -87,7 +87,12 @@ function expectTheStory(plain: string): void {
   expect(plain).toMatch(
     /tend\s+tend\s+update sb\.services\/api\s+\(consistency\/drift\)\s+replicas 5 → 2/,
   );
-  expect(plain).toContain('ledger intact (7 entries, hash chain verified)');
+  expect(plain).toContain(
+    'ledger links intact (7 entries); signatures not checked: run tend ledger verify',
+  );
+  expect(plain).toMatch(
+    /ledger intact: 7 entries of workspace \S+, verified with key id [0-9a-f]{16}/,
+  );
 }
 
 /** Every entry under a folder with its size and modification time. */

@@ -51,10 +51,16 @@ export function registerHistoryCommand(program: Command): void {
               `${c.seq.toString().padStart(4)} ${c.time}  ${c.actor.padEnd(10)} ${c.source.padEnd(6)} ${c.action.padEnd(6)} ${c.address ?? c.objectId}${why ? `  (${why})` : ''}${fields ? `  ${fields}` : ''}`,
             );
           }
+          // history opens the store without the ledger key: it follows the chain's links and checks
+          // the head; `tend ledger verify` checks every signature with the key.
           out.line(
-            ledger.ok
-              ? out.style.dim(`ledger intact (${ledger.entries} entries, hash chain verified)`)
-              : out.style.red(`ledger TAMPERED at entry ${ledger.brokenAt}: ${ledger.reason}`),
+            !ledger.ok
+              ? out.style.red(`ledger TAMPERED at entry ${ledger.brokenAt}: ${ledger.reason}`)
+              : ledger.unchecked > 0
+                ? out.style.dim(
+                    `ledger links intact (${ledger.entries} entries); signatures not checked: run tend ledger verify`,
+                  )
+                : out.style.dim(`ledger intact (${ledger.entries} entries, hash chain verified)`),
           );
         }
         process.exitCode = ledger.ok ? EXIT.ok : EXIT.error;

@@ -178,8 +178,23 @@ export const MIGRATIONS: readonly Migration[] = [
         hold_until  TEXT,
         then_decide TEXT,
         seq         INTEGER,
+        declared_hash TEXT,
         PRIMARY KEY (address, field)
       ) STRICT;
+    `,
+  },
+  {
+    version: 5,
+    name: 'ledger v2: keyed entries',
+    sql: `
+      -- Entries are signed with a key kept outside the database (HMAC, see ledger-chain.ts) and carry
+      -- the actor kind, the decision (JSON) and the id of the key. Rows written before stay exactly as
+      -- they were (format 1, plain SHA-256, motivation as free text): the table is append-only and
+      -- adding columns rewrites no row. New rows are format 2.
+      ALTER TABLE changes ADD COLUMN actor_kind TEXT;
+      ALTER TABLE changes ADD COLUMN decision TEXT;
+      ALTER TABLE changes ADD COLUMN key_id TEXT;
+      ALTER TABLE changes ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
     `,
   },
 ];

@@ -46,6 +46,7 @@ export interface ClaimRow {
   readonly hold_until: string | null;
   readonly then_decide: string | null;
   readonly seq: number | null;
+  readonly declared_hash: string | null;
 }
 
 /** A value as JSON text; NULL for undefined (which JSON cannot write), so the two never mix. */
@@ -118,6 +119,7 @@ export function claimToRow(c: FieldClaim): ClaimRow {
     hold_until: c.until ?? null,
     then_decide: c.then ?? null,
     seq: c.seq ?? null,
+    declared_hash: c.declaredHash ?? null,
   };
 }
 
@@ -137,6 +139,7 @@ export function claimFromRow(row: ClaimRow): FieldClaim {
     ...(row.hold_until === null ? {} : { until: row.hold_until }),
     ...(row.then_decide === null ? {} : { then: row.then_decide as Exclude<DecisionKind, 'hold'> }),
     ...(row.seq === null ? {} : { seq: row.seq }),
+    ...(row.declared_hash === null ? {} : { declaredHash: row.declared_hash }),
   };
 }
 
@@ -170,9 +173,9 @@ export class OwnershipStatements {
     );
     this.#putClaim = p(
       `INSERT OR REPLACE INTO field_claims (address, field, value, actor, actor_kind, intent, motivation,
-         decision, rule, since, hold_until, then_decide, seq)
+         decision, rule, since, hold_until, then_decide, seq, declared_hash)
        VALUES (@address, @field, @value, @actor, @actor_kind, @intent, @motivation,
-         @decision, @rule, @since, @hold_until, @then_decide, @seq)`,
+         @decision, @rule, @since, @hold_until, @then_decide, @seq, @declared_hash)`,
     );
     this.#deleteClaim = p('DELETE FROM field_claims WHERE address = ? AND field = ?');
     this.#claims = p('SELECT * FROM field_claims ORDER BY address, field');

@@ -1,15 +1,20 @@
 import type {
+  ActorKind,
   Address,
   Change,
-  Motivation,
   ChangeSource,
   CheckResult,
   Marker,
+  Motivation,
   Operation,
   OperationAction,
+  RecordedDecision,
   ResourceState,
   ResourceStatus,
 } from '../../core/index.js';
+import { TendError } from '../../core/index.js';
+import { LEDGER_FORMAT } from '../ledger-chain.js';
+import type { LedgerRecord } from '../ledger-chain.js';
 import type { TwinEntry } from '../store.js';
 
 // Rows as the tables in migrations.ts hold them: snake_case columns, JSON as TEXT, absent as NULL.
@@ -47,12 +52,17 @@ export interface OperationRow {
   readonly error: string | null;
 }
 
-/** A `changes` row (without `recorded_at`, which is not part of the entry). */
+/**
+ * A `changes` row (without `recorded_at`, which is not part of the entry). `actor_kind`, `decision`,
+ * `key_id` and `format` came with schema version 4; rows written before are format 1.
+ */
 export interface ChangeRow {
   readonly seq: number;
   readonly time: string;
   readonly actor: string;
+  readonly actor_kind?: string | null;
   readonly intent: string | null;
+  /** JSON in format 2; free text in format 1. */
   readonly motivation: string | null;
   readonly source: string;
   readonly address: string | null;
@@ -62,6 +72,9 @@ export interface ChangeRow {
   readonly fields: string;
   readonly before: string | null;
   readonly after: string | null;
+  readonly decision?: string | null;
+  readonly key_id?: string | null;
+  readonly format?: number;
   readonly prev_hash: string;
   readonly hash: string;
 }
@@ -144,12 +157,13 @@ export function operationFromRow(row: OperationRow): Operation {
   };
 }
 
-/** The row holding a ledger entry. */
+/** The row holding a keyed ledger entry (the store writes no other format). */
 export function changeToRow(entry: Change): ChangeRow {
   return {
     seq: entry.seq,
     time: entry.time,
     actor: entry.actor,
+    actor_kind: entry.actorKind ?? null,
     intent: entry.intent ?? null,
     motivation: entry.motivation === undefined ? null : JSON.stringify(entry.motivation),
     source: entry.source,
@@ -160,16 +174,21 @@ export function changeToRow(entry: Change): ChangeRow {
     fields: JSON.stringify(entry.fields),
     before: entry.before === undefined ? null : JSON.stringify(entry.before),
     after: entry.after === undefined ? null : JSON.stringify(entry.after),
+    decision: entry.decision === undefined ? null : JSON.stringify(entry.decision),
+    key_id: entry.keyId ?? null,
+    format: LEDGER_FORMAT,
     prev_hash: entry.prevHash,
     hash: entry.hash,
   };
 }
 
 /**
- * The ledger entry a row holds. With `lenient`, a JSON column that does not parse is returned as its
- * raw text instead of throwing, so that verifying a damaged ledger reports the entry as edited.
+ * The ledger entry a row holds, in the format it was written in. A format-1 row keeps its
+ * motivation as the free text it was (its hash covers that text) and ignores the columns format 1
+ * did not have. With `lenient`, a JSON column that does not parse is returned as its raw text instead
+ * of throwing, so that verifying a damaged ledger reports the entry as edited.
  */
-export function changeFromRow(row: ChangeRow, lenient = false): Change {
+export function recordFromRow(row: ChangeRow, lenient = false): LedgerRecord {
   const parse = (text: string): unknown => {
     if (!lenient) return JSON.parse(text);
     try {
@@ -178,23 +197,85 @@ export function changeFromRow(row: ChangeRow, lenient = false): Change {
       return text;
     }
   };
-  return {
+  const format = row.format ?? 1;
+  if (format !== 1 && format !== LEDGER_FORMAT) {
+    return {
+      format: 'foreign',
+      stored: format,
+      seq: row.seq,
+      prevHash: row.prev_hash,
+      hash: row.hash,
+    };
+  }
+  const common = {
     seq: row.seq,
     time: row.time,
     actor: row.actor,
     ...(row.intent === null ? {} : { intent: row.intent }),
-    ...(row.motivation === null ? {} : { motivation: parse(row.motivation) as Motivation }),
     source: row.source as ChangeSource,
     ...(row.address === null ? {} : { address: row.address as Address }),
     type: row.type,
     objectId: row.object_id,
-    action: row.action as Change['action'],
     fields: parse(row.fields) as string[],
     ...(row.before === null ? {} : { before: parse(row.before) as Record<string, unknown> }),
     ...(row.after === null ? {} : { after: parse(row.after) as Record<string, unknown> }),
     prevHash: row.prev_hash,
     hash: row.hash,
   };
+  if (format === 1) {
+    return {
+      format: 1,
+      ...common,
+      ...(row.motivation === null ? {} : { motivation: row.motivation }),
+      action: row.action,
+    };
+  }
+  const actorKind = row.actor_kind ?? null;
+  const decision = row.decision ?? null;
+  return {
+    format: LEDGER_FORMAT,
+    ...common,
+    ...(actorKind === null ? {} : { actorKind: actorKind as ActorKind }),
+    ...(row.motivation === null ? {} : { motivation: parse(row.motivation) as Motivation }),
+    action: row.action as Change['action'],
+    ...(decision === null ? {} : { decision: parse(decision) as RecordedDecision }),
+    keyId: row.key_id ?? '',
+  };
+}
+
+/**
+ * The ledger entry a record presents: a format-1 entry's free-text motivation becomes
+ * `{ kind: <text> }`; a record of an unknown format cannot be read.
+ */
+export function changeFromRecord(record: LedgerRecord): Change {
+  if (record.format === 'foreign') {
+    throw new TendError(
+      'store.ledger-format',
+      `ledger entry ${record.seq} has format ${JSON.stringify(record.stored)}, which no Tend writes`,
+      { phase: 'store', hint: 'verify the ledger: the entry was edited' },
+    );
+  }
+  if (record.format === 1) {
+    const { format: _, motivation, action, ...rest } = record;
+    return {
+      ...rest,
+      ...(motivation === undefined ? {} : { motivation: { kind: motivation } }),
+      action: action as Change['action'],
+    };
+  }
+  const { format: _, ...change } = record;
+  return change;
+}
+
+/**
+ * The ledger entry a row holds, as read (see `recordFromRow` and `changeFromRecord`). A row of a
+ * format no Tend writes (only an edit makes one) is read as the current format, so that history
+ * still shows it; verifying the ledger reports it.
+ */
+export function changeFromRow(row: ChangeRow): Change {
+  const format = row.format ?? 1;
+  const known = format === 1 || format === LEDGER_FORMAT;
+  return changeFromRecord(recordFromRow(known ? row : { ...row, format: LEDGER_FORMAT }));
 }
 
 /** The row holding a resource status. */

@@ -1,12 +1,13 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NewChange, Operation } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
-import { describeStore } from '../describe-store.js';
-import { changeHash } from '../ledger-chain.js';
+import { SUITE_LEDGER_KEY, describeStore } from '../describe-store.js';
+import { GENESIS_HASH, keyedHash, unkeyedHash } from '../ledger-chain.js';
+import { ledgerKey } from '../ledger-key.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { changeFromRow, changeToRow } from './sqlite-rows.js';
 import type { ChangeRow } from './sqlite-rows.js';
@@ -23,16 +24,21 @@ function freshPath(): string {
   return join(dir, `store-${files}.db`);
 }
 
-describeStore('sqlite :memory:', () => openSqliteStore(':memory:'));
-// Leases are tested with two connections to one file: `:memory:` cannot be opened twice.
+describeStore('sqlite :memory:', (options) => openSqliteStore(':memory:', options));
+// Leases and ledger keys are tested with two connections to one file: `:memory:` cannot be opened twice.
 describeStore(
   'sqlite file',
-  () => openSqliteStore(freshPath()),
-  async (now) => {
+  (options) => openSqliteStore(freshPath(), options),
+  async (now, options) => {
     const path = freshPath();
-    return [await openSqliteStore(path, { now }), await openSqliteStore(path, { now })];
+    const [a, b] = options ?? [{ ledgerKey: SUITE_LEDGER_KEY }, { ledgerKey: SUITE_LEDGER_KEY }];
+    return [await openSqliteStore(path, { now, ...a }), await openSqliteStore(path, { now, ...b })];
   },
 );
+
+/** The key this file's ledgers are signed with. */
+const KEY_MATERIAL = 'sqlite-store-test-ledger-key-9f8e7d6c5b4a';
+const KEY = ledgerKey(KEY_MATERIAL);
 
 const op: Operation = {
   id: 'op-1',
@@ -63,7 +69,7 @@ function change(n: number): NewChange {
 /** Writes `count` entries to a new ledger file, closes it, and returns its path. */
 async function ledgerFile(count: number): Promise<string> {
   const path = freshPath();
-  const store = await openSqliteStore(path);
+  const store = await openSqliteStore(path, { ledgerKey: KEY });
   for (let i = 1; i <= count; i++) await store.appendChange(change(i));
   await store.close();
   return path;
@@ -81,7 +87,7 @@ function tamper(path: string, sql: string): void {
 }
 
 async function verify(path: string): Promise<unknown> {
-  const store = await openSqliteStore(path);
+  const store = await openSqliteStore(path, { ledgerKey: KEY });
   try {
     return await store.verifyLedger();
   } finally {
@@ -142,13 +148,13 @@ describe('SQLite store: files', () => {
 
   it('keeps every entry and the chain across reopen, and continues the chain', async () => {
     const path = await ledgerFile(3);
-    const store = await openSqliteStore(path);
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
     const third = (await store.changes({ limit: 1 }))[0];
     expect(third?.seq).toBe(3);
     const next = await store.appendChange(change(4));
     expect(next.seq).toBe(4);
     expect(next.prevHash).toBe(third?.hash);
-    expect(await store.verifyLedger()).toEqual({ ok: true, entries: 4 });
+    expect(await store.verifyLedger()).toMatchObject({ ok: true, entries: 4, head: next.hash });
     await store.close();
   });
 
@@ -172,7 +178,10 @@ describe('SQLite store: files', () => {
 
   it('stamps ledger entries and cursors with the injected clock', async () => {
     const path = freshPath();
-    const store = await openSqliteStore(path, { now: () => new Date('2030-05-06T07:08:09.000Z') });
+    const store = await openSqliteStore(path, {
+      now: () => new Date('2030-05-06T07:08:09.000Z'),
+      ledgerKey: KEY,
+    });
     await store.appendChange(change(1));
     await store.setCursor('sb', '7');
     await store.close();
@@ -399,7 +408,7 @@ describe('SQLite store: tamper evidence', () => {
       'the change ledger is append-only',
     );
     db.close();
-    expect(await verify(path)).toEqual({ ok: true, entries: 2 });
+    expect(await verify(path)).toMatchObject({ ok: true, entries: 2 });
   });
 
   it.each([
@@ -407,36 +416,46 @@ describe('SQLite store: tamper evidence', () => {
       name: 'an edited actor',
       sql: `UPDATE changes SET actor = 'mallory' WHERE seq = 3`,
       brokenAt: 3,
-      reason: 'entry 3 was edited after it was written: its hash does not match its contents',
+      problem: 'edited',
+      reason:
+        'entry 3 was edited after it was written: its hash does not match its contents under the ledger key (a hash recomputed without the key never does)',
     },
     {
       name: 'an edited JSON value',
       sql: `UPDATE changes SET after = '{"size":999}' WHERE seq = 2`,
       brokenAt: 2,
-      reason: 'entry 2 was edited after it was written: its hash does not match its contents',
+      problem: 'edited',
+      reason:
+        'entry 2 was edited after it was written: its hash does not match its contents under the ledger key (a hash recomputed without the key never does)',
     },
     {
       name: 'a JSON value that no longer parses',
       sql: `UPDATE changes SET fields = '["size"' WHERE seq = 4`,
       brokenAt: 4,
-      reason: 'entry 4 was edited after it was written: its hash does not match its contents',
+      problem: 'edited',
+      reason:
+        'entry 4 was edited after it was written: its hash does not match its contents under the ledger key (a hash recomputed without the key never does)',
     },
     {
       name: 'a removed optional value',
       sql: `UPDATE changes SET before = NULL WHERE seq = 1`,
       brokenAt: 1,
-      reason: 'entry 1 was edited after it was written: its hash does not match its contents',
+      problem: 'edited',
+      reason:
+        'entry 1 was edited after it was written: its hash does not match its contents under the ledger key (a hash recomputed without the key never does)',
     },
     {
       name: 'a deleted entry in the middle',
       sql: 'DELETE FROM changes WHERE seq = 2',
       brokenAt: 2,
+      problem: 'missing',
       reason: 'entry 2 is missing: the ledger jumps from 1 to 3 (an entry was deleted)',
     },
     {
       name: 'deleted newest entries',
       sql: 'DELETE FROM changes WHERE seq >= 4',
       brokenAt: 4,
+      problem: 'missing',
       reason:
         'entries 4 to 5 are missing: the ledger ends at 3 but its head records 5 (entries were deleted)',
     },
@@ -444,25 +463,58 @@ describe('SQLite store: tamper evidence', () => {
       name: 'an entry whose hash was recomputed to hide an edit',
       sql: `UPDATE changes SET hash = '${'a'.repeat(64)}' WHERE seq = 2`,
       brokenAt: 2,
-      reason: 'entry 2 was edited after it was written: its hash does not match its contents',
+      problem: 'edited',
+      reason:
+        'entry 2 was edited after it was written: its hash does not match its contents under the ledger key (a hash recomputed without the key never does)',
     },
     {
       name: 'a renumbered ledger after a delete',
       sql: 'DELETE FROM changes WHERE seq = 2; UPDATE changes SET seq = seq - 1 WHERE seq > 2;',
       brokenAt: 2,
+      problem: 'broken-link',
       reason:
         "entry 2 does not follow entry 1: its prevHash differs from that entry's hash (an earlier entry was edited or replaced)",
     },
-  ])('reports $name', async ({ sql, brokenAt, reason }) => {
+    {
+      name: 'an entry turned into the old unkeyed format',
+      sql: `UPDATE changes SET format = 1 WHERE seq = 3`,
+      brokenAt: 3,
+      problem: 'downgrade',
+      reason:
+        'entry 3 is in the old unkeyed format but follows keyed entries: unkeyed entries only come before the keyed ledger (the entry was rewritten without the key)',
+    },
+    {
+      name: 'an entry of a format no Tend writes',
+      sql: `UPDATE changes SET format = 9 WHERE seq = 5`,
+      brokenAt: 5,
+      problem: 'unknown-format',
+      reason: 'entry 5 has format 9, which no Tend writes (the entry was edited)',
+    },
+    {
+      name: 'an entry claiming another key',
+      sql: `UPDATE changes SET key_id = '${'b'.repeat(16)}' WHERE seq = 4`,
+      brokenAt: 4,
+      problem: 'key-changed',
+      reason: `entry 4 was written with key id ${'b'.repeat(16)}, but entries 1–3 with key id ${KEY.id} (the key you gave): the key changed at entry 4, or the entry was forged with another key`,
+    },
+    {
+      name: 'an edited decision',
+      sql: `UPDATE changes SET decision = '{"decision":"yield","rule":"x","reason":"y","fields":[]}' WHERE seq = 2`,
+      brokenAt: 2,
+      problem: 'edited',
+      reason:
+        'entry 2 was edited after it was written: its hash does not match its contents under the ledger key (a hash recomputed without the key never does)',
+    },
+  ])('reports $name', async ({ sql, brokenAt, problem, reason }) => {
     const path = await ledgerFile(5);
     tamper(path, sql);
-    expect(await verify(path)).toEqual({ ok: false, brokenAt, reason });
+    expect(await verify(path)).toEqual({ ok: false, brokenAt, problem, reason });
   });
 
   it('reports a consistent rewrite of an entry at the next entry, which still points at the old hash', async () => {
     const path = await ledgerFile(3);
-    // Rewrite entry 2 and give it a correct hash for its new contents, using the store's own hashing.
-    const honest = await openSqliteStore(':memory:');
+    // Rewrite entry 2 and give it a correct hash for its new contents, with the key itself.
+    const honest = await openSqliteStore(':memory:', { ledgerKey: KEY });
     await honest.appendChange(change(1));
     const forged = await honest.appendChange({ ...change(2), actor: 'mallory' });
     await honest.close();
@@ -470,6 +522,7 @@ describe('SQLite store: tamper evidence', () => {
     expect(await verify(path)).toEqual({
       ok: false,
       brokenAt: 3,
+      problem: 'broken-link',
       reason:
         "entry 3 does not follow entry 2: its prevHash differs from that entry's hash (an earlier entry was edited or replaced)",
     });
@@ -481,18 +534,26 @@ describe('SQLite store: tamper evidence', () => {
     const last = changeFromRow(
       db.prepare('SELECT * FROM changes WHERE seq = 2').get() as ChangeRow,
     );
-    const unhashed = { ...change(3), seq: 3, prevHash: last.hash };
-    const row = changeToRow({ ...unhashed, hash: changeHash(unhashed) });
+    // Signed with the key itself: only the head, kept apart from the rows, shows the insertion.
+    const unhashed = {
+      ...change(3),
+      format: 2 as const,
+      seq: 3,
+      keyId: KEY.id,
+      prevHash: last.hash,
+    };
+    const row = changeToRow({ ...unhashed, hash: keyedHash(KEY, unhashed) });
     db.prepare(
-      `INSERT INTO changes (seq, time, actor, intent, motivation, source, address, type, object_id,
-         action, fields, before, after, prev_hash, hash, recorded_at)
-       VALUES (@seq, @time, @actor, @intent, @motivation, @source, @address, @type, @object_id,
-         @action, @fields, @before, @after, @prev_hash, @hash, 'x')`,
+      `INSERT INTO changes (seq, time, actor, actor_kind, intent, motivation, source, address, type,
+         object_id, action, fields, before, after, decision, key_id, format, prev_hash, hash, recorded_at)
+       VALUES (@seq, @time, @actor, @actor_kind, @intent, @motivation, @source, @address, @type,
+         @object_id, @action, @fields, @before, @after, @decision, @key_id, @format, @prev_hash, @hash, 'x')`,
     ).run(row);
     db.close();
     expect(await verify(path)).toEqual({
       ok: false,
       brokenAt: 3,
+      problem: 'inserted',
       reason:
         'entry 3 was not appended by the store: the ledger head records 2 entries (entries were inserted)',
     });
@@ -501,14 +562,272 @@ describe('SQLite store: tamper evidence', () => {
   it('breaks the chain for good: later appends do not hide a deleted tail', async () => {
     const path = await ledgerFile(3);
     tamper(path, 'DELETE FROM changes WHERE seq = 3');
-    const store = await openSqliteStore(path);
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
     const next = await store.appendChange(change(4));
     expect(next.seq).toBe(4);
     expect(await store.verifyLedger()).toEqual({
       ok: false,
       brokenAt: 3,
+      problem: 'missing',
       reason: 'entry 3 is missing: the ledger jumps from 2 to 4 (an entry was deleted)',
     });
     await store.close();
+  });
+});
+
+/**
+ * A database as Tend wrote it before the keyed ledger (schema version 3): format-1 rows, motivation
+ * as free text, each hashed with plain SHA-256, and the head beside them.
+ */
+function legacyLedgerFile(count: number): string {
+  const path = freshPath();
+  const db = new Database(path);
+  migrate(db, MIGRATIONS.slice(0, 3));
+  const insert = db.prepare(
+    `INSERT INTO changes (seq, time, actor, intent, motivation, source, address, type, object_id,
+       action, fields, before, after, prev_hash, hash, recorded_at)
+     VALUES (@seq, @time, @actor, @intent, @motivation, @source, @address, @type, @object_id,
+       @action, @fields, @before, @after, @prev_hash, @hash, 'then')`,
+  );
+  let prevHash = GENESIS_HASH;
+  for (let n = 1; n <= count; n++) {
+    const entry = {
+      seq: n,
+      time: `2025-06-01T00:00:0${n}.000Z`,
+      actor: 'alice',
+      intent: 'availability',
+      motivation: 'incident',
+      source: 'audit' as const,
+      address: 'sb.volumes/data' as const,
+      type: 'sb.volumes',
+      objectId: 'vol-1',
+      action: 'update',
+      fields: ['size'],
+      before: { size: n },
+      after: { size: n + 1 },
+      prevHash,
+    };
+    const hash = unkeyedHash(entry);
+    insert.run({
+      ...entry,
+      object_id: entry.objectId,
+      fields: JSON.stringify(entry.fields),
+      before: JSON.stringify(entry.before),
+      after: JSON.stringify(entry.after),
+      prev_hash: prevHash,
+      hash,
+    });
+    prevHash = hash;
+  }
+  db.prepare('UPDATE ledger_head SET seq = ?, hash = ? WHERE id = 1').run(count, prevHash);
+  db.close();
+  return path;
+}
+
+/** The columns a format-1 row had, exactly as stored. */
+function legacyColumns(path: string): unknown[] {
+  const db = new Database(path, { readonly: true });
+  const rows = db
+    .prepare(
+      `SELECT seq, time, actor, intent, motivation, source, address, type, object_id, action, fields,
+         before, after, prev_hash, hash, recorded_at FROM changes WHERE seq <= 2 ORDER BY seq`,
+    )
+    .all();
+  db.close();
+  return rows;
+}
+
+describe('SQLite store: a ledger from before the keyed ledger (schema 3 → 5)', () => {
+  const PREDATE =
+    'entries 1–2 predate the keyed ledger: an edit there followed by re-hashing cannot be detected';
+
+  it('adds the keyed columns without rewriting a row, and reads old entries with motivation { kind }', async () => {
+    const path = legacyLedgerFile(2);
+    const before = legacyColumns(path);
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
+    const [first] = await store.changes();
+    expect(first).toStrictEqual({
+      seq: 1,
+      time: '2025-06-01T00:00:01.000Z',
+      actor: 'alice',
+      intent: 'availability',
+      motivation: { kind: 'incident' },
+      source: 'audit',
+      address: 'sb.volumes/data',
+      type: 'sb.volumes',
+      objectId: 'vol-1',
+      action: 'update',
+      fields: ['size'],
+      before: { size: 1 },
+      after: { size: 2 },
+      prevHash: GENESIS_HASH,
+      hash: first!.hash,
+    });
+    await store.close();
+    expect(legacyColumns(path)).toEqual(before);
+    const db = new Database(path, { readonly: true });
+    const columns = (db.pragma('table_info(changes)') as { name: string }[]).map((c) => c.name);
+    expect(columns).toEqual(expect.arrayContaining(['actor_kind', 'decision', 'key_id', 'format']));
+    expect(db.prepare('SELECT DISTINCT format FROM changes').pluck().all()).toEqual([1]);
+    db.close();
+  });
+
+  it('verifies old entries by the old rule and says they are unprotected', async () => {
+    const path = legacyLedgerFile(2);
+    expect(await verify(path)).toEqual({
+      ok: true,
+      entries: 2,
+      head: legacyColumns(path).map((r) => (r as { hash: string }).hash)[1],
+      unkeyed: 2,
+      unchecked: 0,
+      keyId: KEY.id,
+      warnings: [PREDATE],
+    });
+  });
+
+  it('continues the chain across the boundary with keyed entries', async () => {
+    const path = legacyLedgerFile(2);
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
+    const [, second] = await store.changes();
+    const next = await store.appendChange(change(3));
+    expect(next).toMatchObject({ seq: 3, prevHash: second!.hash, keyId: KEY.id });
+    expect(await store.verifyLedger()).toEqual({
+      ok: true,
+      entries: 3,
+      head: next.hash,
+      unkeyed: 2,
+      unchecked: 0,
+      keyId: KEY.id,
+      warnings: [PREDATE],
+    });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT format FROM changes ORDER BY seq').pluck().all()).toEqual([1, 1, 2]);
+    db.close();
+  });
+
+  it('still detects an edit of an old entry that was not re-hashed', async () => {
+    const path = legacyLedgerFile(2);
+    await (await openSqliteStore(path)).close(); // migrates
+    tamper(path, `UPDATE changes SET actor = 'mallory' WHERE seq = 1`);
+    expect(await verify(path)).toEqual({
+      ok: false,
+      brokenAt: 1,
+      problem: 'edited',
+      reason: 'entry 1 was edited after it was written: its hash does not match its contents',
+    });
+  });
+
+  it('ignores columns an old entry did not have, so one written there is never shown', async () => {
+    const path = legacyLedgerFile(2);
+    await (await openSqliteStore(path)).close();
+    tamper(
+      path,
+      `UPDATE changes SET actor_kind = 'human', key_id = 'x', decision = '{"decision":"yield"}' WHERE seq = 1`,
+    );
+    const store = await openSqliteStore(path);
+    const [first] = await store.changes();
+    expect(first).not.toHaveProperty('decision');
+    expect(first).not.toHaveProperty('actorKind');
+    expect(first).not.toHaveProperty('keyId');
+    await store.close();
+  });
+
+  it('reports an old entry appended after keyed ones as a downgrade', async () => {
+    const path = legacyLedgerFile(2);
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
+    const third = await store.appendChange(change(3));
+    await store.close();
+    const forged = {
+      seq: 4,
+      time: '2026-01-01T00:00:04.000Z',
+      actor: 'mallory',
+      source: 'tend' as const,
+      type: 'sb.volumes',
+      objectId: 'vol-1',
+      action: 'delete',
+      fields: [],
+      prevHash: third.hash,
+    };
+    const hash = unkeyedHash(forged);
+    tamper(
+      path,
+      `INSERT INTO changes (seq, time, actor, source, type, object_id, action, fields, prev_hash, hash, recorded_at, format)
+         VALUES (4, '${forged.time}', 'mallory', 'tend', 'sb.volumes', 'vol-1', 'delete', '[]', '${third.hash}', '${hash}', 'x', 1);
+       UPDATE ledger_head SET seq = 4, hash = '${hash}' WHERE id = 1;`,
+    );
+    expect(await verify(path)).toEqual({
+      ok: false,
+      brokenAt: 4,
+      problem: 'downgrade',
+      reason:
+        'entry 4 is in the old unkeyed format but follows keyed entries: unkeyed entries only come before the keyed ledger (the entry was rewritten without the key)',
+    });
+  });
+});
+
+describe('SQLite store: the ledger key stays out of the database', () => {
+  it('writes neither the key material nor its bytes to the database or its log', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
+    for (let i = 1; i <= 3; i++) await store.appendChange(change(i));
+    const entries = await store.changes();
+    const raw = () =>
+      [path, `${path}-wal`]
+        .filter((p) => existsSync(p))
+        .map((p) => readFileSync(p))
+        .reduce((all, b) => Buffer.concat([all, b]), Buffer.alloc(0));
+    const hex = Buffer.from(KEY_MATERIAL, 'utf8').toString('hex');
+    for (const bytes of [raw()]) {
+      expect(bytes.includes(Buffer.from(KEY_MATERIAL, 'utf8'))).toBe(false);
+      expect(bytes.includes(Buffer.from(hex))).toBe(false);
+      expect(bytes.includes(Buffer.from(KEY.id))).toBe(true); // the id is, and is meant to be
+    }
+    await store.close();
+    const bytes = readFileSync(path);
+    expect(bytes.includes(Buffer.from(KEY_MATERIAL, 'utf8'))).toBe(false);
+    expect(entries.every((e) => e.keyId === KEY.id)).toBe(true);
+  });
+
+  it('signs a change so that the same change under another key has another hash', async () => {
+    const a = await openSqliteStore(':memory:', { ledgerKey: KEY });
+    const b = await openSqliteStore(':memory:', {
+      ledgerKey: ledgerKey('a-different-ledger-key-0123456789abcdef'),
+    });
+    const [ea, eb] = [await a.appendChange(change(1)), await b.appendChange(change(1))];
+    expect(ea.hash).not.toBe(eb.hash);
+    const { hash, ...rest } = ea;
+    expect(hash).toBe(keyedHash(KEY, { ...rest, format: 2, keyId: KEY.id }));
+    await a.close();
+    await b.close();
+  });
+});
+
+describe('SQLite store: reading a damaged ledger', () => {
+  it('still shows an entry whose format was edited, and verification reports it', async () => {
+    const path = await ledgerFile(2);
+    tamper(path, 'UPDATE changes SET format = 7 WHERE seq = 2');
+    const store = await openSqliteStore(path, { ledgerKey: KEY });
+    expect((await store.changes()).map((c) => [c.seq, c.keyId])).toEqual([
+      [1, KEY.id],
+      [2, KEY.id],
+    ]);
+    expect(await store.verifyLedger()).toMatchObject({
+      ok: false,
+      brokenAt: 2,
+      problem: 'unknown-format',
+    });
+    await store.close();
+  });
+
+  it('names an entry without a key id as such', async () => {
+    const path = await ledgerFile(2);
+    tamper(path, 'UPDATE changes SET key_id = NULL WHERE seq = 2');
+    expect(await verify(path)).toMatchObject({
+      ok: false,
+      brokenAt: 2,
+      problem: 'key-changed',
+      reason: expect.stringMatching(/^entry 2 was written with key id \(none\), but entry 1 with/),
+    });
   });
 });

@@ -11,14 +11,16 @@ import type {
   ResourceStatus,
 } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
-import { GENESIS_HASH, changeHash, verifyChain } from '../ledger-chain.js';
-import type { LedgerHead } from '../ledger-chain.js';
+import { GENESIS_HASH, keyedHash, verifyChain } from '../ledger-chain.js';
+import type { KeyedRecord, LedgerHead } from '../ledger-chain.js';
+import type { LedgerKey } from '../ledger-key.js';
 import type {
   AnnouncementQuery,
   ChangeQuery,
   Lease,
   LeaseAttempt,
   LeaseRequest,
+  LedgerCheck,
   LedgerVerification,
   Settlement,
   Store,
@@ -35,9 +37,11 @@ import { migrate } from './migrations.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 import {
+  changeFromRecord,
   changeFromRow,
   changeToRow,
   operationFromRow,
+  recordFromRow,
   operationToRow,
   statusFromRow,
   statusToRow,
@@ -60,6 +64,12 @@ export interface SqliteStoreOptions {
    * (see `openSqliteStore`); default: nobody is told.
    */
   readonly notice?: (message: string) => void;
+  /**
+   * The key that signs the entries this store appends to the change ledger and checks them when it
+   * is verified. Without one the ledger can be read and its links checked, but not appended to. The
+   * store never reads a key from anywhere itself and never writes it.
+   */
+  readonly ledgerKey?: LedgerKey;
 }
 
 /** Milliseconds a write waits for another connection's lock before failing as retryable. */
@@ -197,6 +207,7 @@ interface QueuedWrite {
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
   readonly #now: () => Date;
+  readonly #ledgerKey: LedgerKey | undefined;
   /** What every written value passes through (identity without a redactor). */
   readonly #clean: <T>(value: T) => T;
   readonly #sql: Statements;
@@ -214,6 +225,7 @@ export class SqliteStore implements Store {
   constructor(db: SqliteDatabase, options: SqliteStoreOptions = {}) {
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
+    this.#ledgerKey = options.ledgerKey;
     const redactor = options.redactor;
     this.#clean = redactor ? (value) => redactor.value(value) : (value) => value;
     // An in-memory database answers `memory` and stays so; that is expected.
@@ -256,10 +268,11 @@ export class SqliteStore implements Store {
       ledgerHead: p('SELECT seq, hash FROM ledger_head WHERE id = 1'),
       setLedgerHead: p('INSERT OR REPLACE INTO ledger_head (id, seq, hash) VALUES (1, ?, ?)'),
       insertChange: p(
-        `INSERT INTO changes (seq, time, actor, intent, motivation, source, address, type, object_id,
-           action, fields, before, after, prev_hash, hash, recorded_at)
-         VALUES (@seq, @time, @actor, @intent, @motivation, @source, @address, @type, @object_id,
-           @action, @fields, @before, @after, @prev_hash, @hash, @recorded_at)`,
+        `INSERT INTO changes (seq, time, actor, actor_kind, intent, motivation, source, address, type,
+           object_id, action, fields, before, after, decision, key_id, format, prev_hash, hash, recorded_at)
+         VALUES (@seq, @time, @actor, @actor_kind, @intent, @motivation, @source, @address, @type,
+           @object_id, @action, @fields, @before, @after, @decision, @key_id, @format, @prev_hash, @hash,
+           @recorded_at)`,
       ),
       changes: p(recentChanges('')),
       changesFor: p(recentChanges('AND address = @address')),
@@ -385,6 +398,19 @@ export class SqliteStore implements Store {
   }
 
   appendChange(change: NewChange): Promise<Change> {
+    const key = this.#ledgerKey;
+    if (key === undefined) {
+      return Promise.reject(
+        new TendError(
+          'store.ledger-read-only',
+          'cannot append to the change ledger: this store was opened without the ledger key, so it can read the ledger but not sign new entries',
+          {
+            phase: 'store',
+            hint: 'open the store with a ledger key: commands that record changes (apply, run, prune, import) do',
+          },
+        ),
+      );
+    }
     return this.#write(() =>
       // IMMEDIATE: the head read and the insert happen under the write lock, as one step.
       this.#db
@@ -393,18 +419,19 @@ export class SqliteStore implements Store {
           const draft = changeToRow({
             ...this.#clean(change),
             seq: head.seq + 1,
+            keyId: key.id,
             prevHash: head.hash,
             hash: '',
           });
           // Hash the entry as it will read back, so appending and verifying always agree.
-          const { hash: _, ...unhashed } = changeFromRow(draft);
-          const entry: Change = { ...unhashed, hash: changeHash(unhashed) };
+          const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
+          const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
           this.#sql.insertChange.run({
             ...changeToRow(entry),
             recorded_at: this.#now().toISOString(),
           });
           this.#sql.setLedgerHead.run(entry.seq, entry.hash);
-          return entry;
+          return changeFromRecord(entry);
         })
         .immediate(),
     );
@@ -422,7 +449,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  verifyLedger(): Promise<LedgerVerification> {
+  verifyLedger(check: LedgerCheck = {}): Promise<LedgerVerification> {
     return this.#read(() =>
       // One read transaction: entries appended meanwhile by another process are not half-seen.
       this.#db.transaction(() => {
@@ -430,9 +457,13 @@ export class SqliteStore implements Store {
         const rows = this.#sql.allChanges.iterate() as IterableIterator<ChangeRow>;
         return verifyChain(
           (function* () {
-            for (const row of rows) yield changeFromRow(row, true);
+            for (const row of rows) yield recordFromRow(row, true);
           })(),
-          head,
+          {
+            head,
+            ...(this.#ledgerKey ? { key: this.#ledgerKey } : {}),
+            ...(check.checkpoint ? { checkpoint: check.checkpoint } : {}),
+          },
         );
       })(),
     );
