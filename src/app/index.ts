@@ -73,6 +73,8 @@ export {
   listAnnouncements,
   readAnnouncementFile,
 } from './announce.js';
+export type { AcceptReport, AcceptRequest, AcceptValueSource } from './accept.js';
+export { accept, ACCEPT_USAGE_ERRORS } from './accept.js';
 export type { InspectRequest } from './inspect.js';
 export type { InspectReport, InspectedType } from '../providers/index.js';
 export { inspectProvider } from './inspect.js';

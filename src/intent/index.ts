@@ -14,3 +14,7 @@ export { formatPath, positionOf } from './positions.js';
 export type { PathSegment, Position } from './positions.js';
 export { parseDocuments } from './parse-documents.js';
 export type { ParsedDocument } from './parse-documents.js';
+export { fieldPosition, parseFieldPath, patchResourceField, sameData } from './yaml-patch.js';
+export type { PatchLocation, PatchResult, ResourceLocator } from './yaml-patch.js';
+export { plainOk, renderBlock, renderFlow, renderScalarLike } from './yaml-render.js';
+export type { FlowPadding, RenderContext } from './yaml-render.js';
