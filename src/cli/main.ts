@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
+import { registerAcceptCommand } from './commands/accept.js';
 import { registerAnnounceCommand } from './commands/announce.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerHistoryCommand } from './commands/history.js';
@@ -36,6 +37,7 @@ registerRunCommand(program);
 registerStatusCommand(program);
 registerHistoryCommand(program);
 registerAnnounceCommand(program);
+registerAcceptCommand(program);
 registerLedgerCommand(program);
 registerImportCommand(program);
 registerPruneCommand(program);

@@ -218,15 +218,18 @@ export async function arbitrate(
     const events = eventsOf.get(address) ?? [];
     const hidden = secretFields(ws, decl.type, address);
     if (!obj) {
+      const event = events.find(
+        (e) => e.change.action === 'delete' && e.change.id === twin?.objectId,
+      );
+      // The platform's own feed saying the object was deleted outweighs waiting for a create that
+      // settled moments ago to become visible: it was visible, and it is gone.
+      if (event) observation.pendingVisibility.delete(address);
       const gone =
         twin !== undefined &&
         !observation.pendingVisibility.has(address) &&
         !failedTypes.has(decl.type) &&
         !observation.conflicts.has(address);
       if (!gone) continue;
-      const event = events.find(
-        (e) => e.change.action === 'delete' && e.change.id === twin.objectId,
-      );
       if (event) explained.add(event);
       const by = event
         ? { ...attributionOf(event.change), source: 'audit' as const }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ObservedObject, ResourceDecl } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
-import { openStore } from '../store/index.js';
+import { ledgerKey, openStore } from '../store/index.js';
 import type { PlatformCall } from '../../test/support/fake-workspace.js';
 import {
   decl,
@@ -39,7 +39,9 @@ async function run(
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'tend-executor-'));
   dirs.push(dir);
-  const store = await openStore(join(dir, 'tend.db'));
+  const store = await openStore(join(dir, 'tend.db'), {
+    ledgerKey: ledgerKey('executor-test-ledger-key-0123456789abcdef'),
+  });
   for (const t of twin) await store.putTwin(t);
   const platform = fakePlatform(objects, options);
   const ws = workspaceOver(declared, platform.provider, store);

@@ -346,8 +346,8 @@ describe('executePrune (sandbox)', () => {
       expect(
         changes.filter((c) => c.action === 'delete').map((c) => [c.address, c.motivation]),
       ).toEqual([
-        ['sb.buckets/assets', 'prune'],
-        ['sb.volumes/data', 'prune'],
+        ['sb.buckets/assets', { kind: 'prune' }],
+        ['sb.volumes/data', { kind: 'prune' }],
       ]);
       expect((await see(ws)).orphans).toEqual([]);
     });

@@ -77,7 +77,7 @@ export interface PassResult {
 
 /** The standard actor context of Tend's own writes. */
 export function tendActor(motivation = 'apply'): ActorContext {
-  return { actor: 'tend', intent: 'consistency', motivation };
+  return { actor: 'tend', actorKind: 'tend', intent: 'consistency', motivation };
 }
 
 /**
