@@ -407,14 +407,19 @@ async function patchIntent(
     const ref = result.reference;
     const target = ref && ws.intent.resources.find((r) => r.address === ref.address);
     if (ref && target) {
-      const text = await readFile(target.source.file, 'utf8');
-      where = fieldPosition(text, relativeTo(dir, target.source.file), target, ref.path) ?? {
-        ...target.source,
-        file: relativeTo(dir, target.source.file),
-      };
+      // The referenced field where the target declares it, else the target's document.
+      const targetFile = relativeTo(dir, target.source.file);
+      const segments = parseFieldPath(ref.path);
+      const declared = segments !== undefined && valueAtPath(target.spec, segments) !== undefined;
+      where = declared
+        ? fieldPosition(await readFile(target.source.file, 'utf8'), targetFile, target, ref.path)
+        : undefined;
+      where ??= { ...target.source, file: targetFile };
       const { info } = ws.typeOf(target.type);
       if (info.outputOnly.includes(ref.path.split('.')[0]!)) {
-        notes.push(`${ref.path} of ${ref.address} is set by the platform: no intent declares it`);
+        notes.push(
+          `${ref.path} of ${ref.address} is set by the platform: it changes only when that object is replaced`,
+        );
       }
     }
     return {
@@ -432,6 +437,8 @@ async function patchIntent(
     undefined,
     {
       headerOptions: FILE_HEADERS_ONLY,
+      // Three lines of context, as git shows.
+      context: 3,
     },
   );
   const patched = { ...base, outcome: 'patched' as const, line: result.line, diff };
