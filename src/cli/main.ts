@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
+import { registerAcceptCommand } from './commands/accept.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerHistoryCommand } from './commands/history.js';
 import { registerImportCommand } from './commands/import.js';
@@ -33,6 +34,7 @@ registerApplyCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
 registerHistoryCommand(program);
+registerAcceptCommand(program);
 registerImportCommand(program);
 registerPruneCommand(program);
 registerSandboxCommand(program);
