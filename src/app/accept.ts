@@ -230,7 +230,7 @@ async function valueToAccept(
   decl: ResourceDecl,
   info: ResourceTypeInfo,
   segments: readonly string[],
-  request: AcceptRequest,
+  request: Omit<AcceptRequest, keyof WorkspaceSelection>,
   notes: string[],
 ): Promise<Observed> {
   const declared = valueAtPath(decl.spec, segments);
@@ -293,65 +293,77 @@ async function valueToAccept(
 export async function accept(ctx: AppContext, request: AcceptRequest): Promise<AcceptReport> {
   const { ws } = await openWorkspace(ctx, request);
   try {
-    const decl = findDeclared(ws, request.address);
-    const segments = parseFieldPath(request.field);
-    if (!segments) {
-      throw new TendError('accept.invalid_field', `\`${request.field}\` is not a field path`, {
-        hint: 'name a field below spec: replicas, tags.team, ports[0]',
-      });
-    }
-    const field = segments.join('.');
-    const { info } = ws.typeOf(decl.type);
-    const secret = secretReason(decl, info, segments);
-    if (secret !== undefined) {
-      throw new TendError(
-        'accept.secret',
-        `${decl.address} ${field} is a secret (${secret}): Tend never writes a secret into the intent, nor shows one`,
-        {
-          address: decl.address,
-          hint: 'change the secret where it lives: the variable named by fromEnv, or the file named by fromFile',
-        },
-      );
-    }
-    const top = segments[0]!;
-    if (info.outputOnly.includes(top) || info.outputOnly.includes(field)) {
-      throw new TendError(
-        'accept.output_only',
-        `${decl.address} ${field} is set by the platform and cannot be declared`,
-        { address: decl.address, hint: 'refer to it from other resources with ${type/name.field}' },
-      );
-    }
-    const notes: string[] = [];
-    const { value, source } = await valueToAccept(ws, decl, info, segments, request, notes);
-    if (sameOnceNormalised(ws, decl, segments, value)) {
-      notes.push(`the declared ${field} and the observed one are the same once normalised`);
-      const file = relativeTo(ws.intent.dir, decl.source.file);
-      return {
-        address: decl.address,
-        field,
-        outcome: 'unchanged',
-        value,
-        valueSource: source,
-        file,
-        diff: '',
-        written: false,
-        notes,
-      };
-    }
-    // A value that holds a secret Tend knows (a credential, a secret read for another field) is
-    // never written: the redactor would find it.
-    const text = canonicalJson(value);
-    if (ctx.redactor.text(text) !== text) {
-      throw new TendError(
-        'accept.secret',
-        `${decl.address} ${field} holds a secret Tend knows: it is never written into the intent`,
-        { address: decl.address },
-      );
-    }
-    return await patchIntent(ctx, ws, decl, { field, value, source, notes }, request);
+    return await acceptIn(ctx, ws, request);
   } finally {
     await ws.close();
   }
+}
+
+/**
+ * `accept` in a workspace that is already open (and stays open): for a caller that holds one, such
+ * as the loop carrying out an `accept` arbitration decision with the value it observed.
+ */
+export async function acceptIn(
+  ctx: AppContext,
+  ws: Workspace,
+  request: Omit<AcceptRequest, keyof WorkspaceSelection>,
+): Promise<AcceptReport> {
+  const decl = findDeclared(ws, request.address);
+  const segments = parseFieldPath(request.field);
+  if (!segments) {
+    throw new TendError('accept.invalid_field', `\`${request.field}\` is not a field path`, {
+      hint: 'name a field below spec: replicas, tags.team, ports[0]',
+    });
+  }
+  const field = segments.join('.');
+  const { info } = ws.typeOf(decl.type);
+  const secret = secretReason(decl, info, segments);
+  if (secret !== undefined) {
+    throw new TendError(
+      'accept.secret',
+      `${decl.address} ${field} is a secret (${secret}): Tend never writes a secret into the intent, nor shows one`,
+      {
+        address: decl.address,
+        hint: 'change the secret where it lives: the variable named by fromEnv, or the file named by fromFile',
+      },
+    );
+  }
+  const top = segments[0]!;
+  if (info.outputOnly.includes(top) || info.outputOnly.includes(field)) {
+    throw new TendError(
+      'accept.output_only',
+      `${decl.address} ${field} is set by the platform and cannot be declared`,
+      { address: decl.address, hint: 'refer to it from other resources with ${type/name.field}' },
+    );
+  }
+  const notes: string[] = [];
+  const { value, source } = await valueToAccept(ws, decl, info, segments, request, notes);
+  // A value that holds a secret Tend knows (a credential, a secret read for another field) is
+  // never written: the redactor would find it.
+  const text = canonicalJson(value);
+  if (ctx.redactor.text(text) !== text) {
+    throw new TendError(
+      'accept.secret',
+      `${decl.address} ${field} holds a secret Tend knows: it is never written into the intent`,
+      { address: decl.address },
+    );
+  }
+  if (sameOnceNormalised(ws, decl, segments, value)) {
+    notes.push(`the declared ${field} and the observed one are the same once normalised`);
+    const file = relativeTo(ws.intent.dir, decl.source.file);
+    return {
+      address: decl.address,
+      field,
+      outcome: 'unchanged',
+      value,
+      valueSource: source,
+      file,
+      diff: '',
+      written: false,
+      notes,
+    };
+  }
+  return await patchIntent(ctx, ws, decl, { field, value, source, notes }, request);
 }
 
 /**
@@ -380,7 +392,7 @@ async function patchIntent(
   ws: Workspace,
   decl: ResourceDecl,
   accepted: { field: string; value: unknown; source: AcceptValueSource; notes: string[] },
-  request: AcceptRequest,
+  request: Omit<AcceptRequest, keyof WorkspaceSelection>,
 ): Promise<AcceptReport> {
   const { field, value, source, notes } = accepted;
   const dir = ws.intent.dir;
@@ -407,14 +419,19 @@ async function patchIntent(
     const ref = result.reference;
     const target = ref && ws.intent.resources.find((r) => r.address === ref.address);
     if (ref && target) {
-      const text = await readFile(target.source.file, 'utf8');
-      where = fieldPosition(text, relativeTo(dir, target.source.file), target, ref.path) ?? {
-        ...target.source,
-        file: relativeTo(dir, target.source.file),
-      };
+      // The referenced field where the target declares it, else the target's document.
+      const targetFile = relativeTo(dir, target.source.file);
+      const segments = parseFieldPath(ref.path);
+      const declared = segments !== undefined && valueAtPath(target.spec, segments) !== undefined;
+      where = declared
+        ? fieldPosition(await readFile(target.source.file, 'utf8'), targetFile, target, ref.path)
+        : undefined;
+      where ??= { ...target.source, file: targetFile };
       const { info } = ws.typeOf(target.type);
       if (info.outputOnly.includes(ref.path.split('.')[0]!)) {
-        notes.push(`${ref.path} of ${ref.address} is set by the platform: no intent declares it`);
+        notes.push(
+          `${ref.path} of ${ref.address} is set by the platform: it changes only when that object is replaced`,
+        );
       }
     }
     return {
@@ -432,6 +449,8 @@ async function patchIntent(
     undefined,
     {
       headerOptions: FILE_HEADERS_ONLY,
+      // Three lines of context, as git shows.
+      context: 3,
     },
   );
   const patched = { ...base, outcome: 'patched' as const, line: result.line, diff };

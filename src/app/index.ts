@@ -74,7 +74,7 @@ export {
   readAnnouncementFile,
 } from './announce.js';
 export type { AcceptReport, AcceptRequest, AcceptValueSource } from './accept.js';
-export { accept, ACCEPT_USAGE_ERRORS } from './accept.js';
+export { accept, acceptIn, ACCEPT_USAGE_ERRORS } from './accept.js';
 export type { InspectRequest } from './inspect.js';
 export type { InspectReport, InspectedType } from '../providers/index.js';
 export { inspectProvider } from './inspect.js';
