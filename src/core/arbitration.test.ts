@@ -1092,6 +1092,8 @@ describe('matchGlob', () => {
     ['a.b', 'axb', false, 'a dot is a dot'],
     ['**.cpu', 'resources.limits.cpu', true, 'any depth then a name'],
     ['r*s.*.cpu', 'resources.limits.cpu', true, 'stars inside a segment'],
+    ['team-😀', 'team-😀', true, 'characters outside the BMP match themselves'],
+    ['team-?', 'team-😀', false, '? is not special'],
   ];
   it.each(cases)('%s ~ %s → %s: %s', (pattern, text, want) => {
     expect(matchGlob(pattern, text)).toBe(want);

@@ -311,15 +311,16 @@ export function parseHoldUntil(text: string): Parsed<HoldUntil> {
 
 /**
  * True when `text` matches the glob `pattern`: `*` matches any run of characters without a dot, `**`
- * any run including dots; every other character matches itself. Linear in the product of the lengths
- * (no backtracking), so a hostile pattern costs no more than a plain one.
+ * any run including dots; every other character matches itself. Time is proportional to the product of
+ * the lengths (no backtracking), so a hostile pattern costs no more than a plain one.
  */
 export function matchGlob(pattern: string, text: string): boolean {
-  // Tokens: a character, 1 for `*`, 2 for `**`.
+  // Tokens: a character (a code point, as the text is read), 1 for `*`, 2 for `**`.
+  const chars = [...pattern];
   const tokens: (string | 1 | 2)[] = [];
-  for (let i = 0; i < pattern.length; i++) {
-    if (pattern[i] !== '*') tokens.push(pattern[i]!);
-    else if (pattern[i + 1] === '*') {
+  for (let i = 0; i < chars.length; i++) {
+    if (chars[i] !== '*') tokens.push(chars[i]!);
+    else if (chars[i + 1] === '*') {
       tokens.push(2);
       i++;
     } else tokens.push(1);
