@@ -319,7 +319,9 @@ export async function arbitrate(
         observed,
         events,
         active,
-        changedHere,
+        // A field an actor holds that no longer has the actor's value was changed by someone, even
+        // when Tend already saw that value (a pass whose correction failed).
+        changedHere || (claim !== undefined && !same(path, claim.value, observed)),
         same,
         nowIso,
       );

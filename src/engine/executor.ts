@@ -15,7 +15,7 @@ import type { OperationTarget } from './operator.js';
 import { Operator } from './operator.js';
 import type { Leftover } from './observe.js';
 import type { PlannedPass } from './planner.js';
-import { resolveDesired } from './planner.js';
+import { resolveDesired, withOverrides } from './planner.js';
 import { sendableSpec } from './secrets.js';
 import { executeAdopt } from './steps/adopt.js';
 import { executeCreate } from './steps/create.js';
@@ -150,7 +150,11 @@ export async function executePlan(
     ops: operator,
     target,
     object: (a) => current.get(a),
-    desired: (a) => resolveDesired(declOf(a), (t) => current.get(t)),
+    desired: (a) => {
+      const resolved = resolveDesired(declOf(a), (t) => current.get(t));
+      const overrides = pass.overrides?.get(a);
+      return overrides ? withOverrides(resolved, overrides) : resolved;
+    },
     sendable: (a, desired) =>
       sendableSpec(declOf(a).spec, desired, ws.env, ws.intent.dir, ws.secrets),
     verify: async (a, objectId, desired) => {

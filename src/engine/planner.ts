@@ -43,6 +43,8 @@ export interface PlannedPass {
   readonly waiting: readonly Address[];
   /** Why each held address waits (an unresolved journal operation), by address. */
   readonly held?: ReadonlyMap<Address, string>;
+  /** The field values arbitration wants instead of the declared ones (see PlanOptions.overrides). */
+  readonly overrides?: ReadonlyMap<Address, readonly FieldOverride[]>;
 }
 
 /** Options for planning. */
@@ -239,6 +241,7 @@ export async function planPass(
     observation,
     waiting: declared.waiting,
     ...(options.held && options.held.size > 0 ? { held: options.held } : {}),
+    ...(options.overrides && options.overrides.size > 0 ? { overrides: options.overrides } : {}),
   };
 }
 
@@ -344,7 +347,7 @@ async function planDeclared(
 }
 
 /** A desired spec with some field paths set to other values (a copy; the spec is not changed). */
-function withOverrides(
+export function withOverrides(
   desired: Readonly<Record<string, unknown>>,
   overrides: readonly FieldOverride[],
 ): Record<string, unknown> {

@@ -233,6 +233,7 @@ async function applyChangeset(
     plan: verdict.plan,
     observation,
     waiting: [...observation.pendingVisibility],
+    ...(arbitration.overrides.size > 0 ? { overrides: arbitration.overrides } : {}),
   };
   return executePlanned(ws, options, planned, 0, t0, arbitration);
 }
