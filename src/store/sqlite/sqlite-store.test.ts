@@ -345,6 +345,20 @@ describe('SQLite store: migrations', () => {
     await again.close();
   });
 
+  it('upgrades a store of schema version 3 to announcements and field claims, keeping what it held', async () => {
+    const path = freshPath();
+    const db = new Database(path);
+    migrate(db, MIGRATIONS.slice(0, 3));
+    db.prepare(`INSERT INTO meta (key, value) VALUES ('workspace', 'prod')`).run();
+    expect(migrate(db)).toEqual({ from: 3, to: MIGRATIONS.length });
+    db.close();
+    const store = await openSqliteStore(path);
+    expect(await store.getMeta('workspace')).toBe('prod');
+    expect(await store.announcements()).toEqual([]);
+    expect(await store.claims()).toEqual([]);
+    await store.close();
+  });
+
   it('applies nothing when a migration fails, leaving the version where it was', () => {
     const db = new Database(':memory:');
     const broken = [
