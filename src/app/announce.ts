@@ -19,20 +19,16 @@ import {
   toTendError,
 } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
-import { secretFields } from '../engine/workspace.js';
+import { secretFields } from '../engine/index.js';
 import type { PathSegment } from '../intent/index.js';
 import { parseDocuments, positionOf } from '../intent/index.js';
-import type { Lease, TwinEntry } from '../store/index.js';
+import type { TwinEntry } from '../store/index.js';
 import type { AppContext } from './context.js';
-import type { HeldLease } from './lease.js';
-import { acquireWorkspaceLease } from './lease.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** The largest announcement file read. */
 export const MAX_ANNOUNCEMENT_FILE_BYTES = 1024 * 1024;
-/** How long `announce` waits for another process holding the workspace, unless told otherwise. */
-export const ANNOUNCE_LOCK_WAIT_MS = 5_000;
 
 /** What `announce` is asked: the announcements as plain data, or a file holding them. */
 export interface AnnounceRequest extends WorkspaceSelection {
@@ -40,12 +36,8 @@ export interface AnnounceRequest extends WorkspaceSelection {
   readonly input?: unknown;
   /** A JSON or YAML file with one announcement, a list, or (YAML) several documents. */
   readonly file?: string;
-  /** How long to wait for another process holding the workspace (default ANNOUNCE_LOCK_WAIT_MS). */
-  readonly lockTimeoutMs?: number;
   /** How a key path is named in messages (the CLI names its flags); default: the key path. */
   readonly label?: (path: string) => string;
-  /** Told, once, when another process holds the workspace and announce waits for it. */
-  readonly onWait?: (holder: Lease, waitMs: number) => void;
 }
 
 /** What `announce` stored, and what it has to say about it. */
@@ -98,8 +90,9 @@ export interface AnnouncementItem {
  * Records what an actor declared it sets (DESIGN.md §7): validates each announcement (every problem at
  * once), checks that its address is a declared resource or one Tend remembers (suggesting near
  * matches) and that its field is declared there or exists on the remembered object, then stores them
- * all under the workspace lease, taken briefly (it waits up to `lockTimeoutMs` for another writer,
- * telling `onWait`). A field that exists but is not declared is stored with a warning: Tend does not
+ * all. It does not take the workspace lease: an announcement is input from an actor, like an
+ * audit-feed entry, and must reach a workspace that a running `tend run` holds (the pass reads it
+ * from the store). A field that exists but is not declared is stored with a warning: Tend does not
  * manage it, so there is nothing to arbitrate. Throws AnnouncementError, storing nothing, when any
  * announcement is invalid.
  */
@@ -126,7 +119,6 @@ export async function announce(ctx: AppContext, request: AnnounceRequest): Promi
     throw new AnnouncementError(errors);
   }
   const { ws, nameSource } = opened;
-  let lease: HeldLease | undefined;
   try {
     const errors: string[] = [];
     const warnings: string[] = [];
@@ -148,12 +140,10 @@ export async function announce(ctx: AppContext, request: AnnounceRequest): Promi
     }
     if (errors.length > 0) throw new AnnouncementError(errors);
 
-    lease = await takeLease(ctx, ws, request);
     await rememberWorkspaceName(ws, nameSource);
     for (const a of announcements) await ws.store.putAnnouncement(a);
     return { workspace: { name: ws.name, source: nameSource }, announcements, warnings };
   } finally {
-    await lease?.release();
     await ws.close();
   }
 }
@@ -251,23 +241,6 @@ function splitPath(path: string): PathSegment[] {
 /** `file:line:column: message; hint` — one line, like every other announcement problem. */
 function formatDiagnosticLine(d: Diagnostic): string {
   return `${d.file ?? ''}:${d.line ?? 1}:${d.column ?? 1}: ${d.message}${d.hint ? `; ${d.hint}` : ''}`;
-}
-
-/** Takes the workspace lease for a moment's write, waiting (and saying so) while another holds it. */
-async function takeLease(
-  ctx: AppContext,
-  ws: Workspace,
-  request: AnnounceRequest,
-): Promise<HeldLease> {
-  const waitMs = request.lockTimeoutMs ?? ANNOUNCE_LOCK_WAIT_MS;
-  try {
-    return await acquireWorkspaceLease(ctx, ws, { command: 'tend announce', waitMs: 0 });
-  } catch (e) {
-    if (!(e instanceof TendError) || e.code !== 'workspace.locked' || waitMs <= 0) throw e;
-  }
-  const current = await ws.store.getLease(ws.name);
-  if (current) request.onWait?.(current, waitMs);
-  return acquireWorkspaceLease(ctx, ws, { command: 'tend announce', waitMs });
 }
 
 /** The resources an announcement may name: declared ones and those Tend remembers. */

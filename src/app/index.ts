@@ -67,7 +67,6 @@ export type {
   ListAnnouncementsRequest,
 } from './announce.js';
 export {
-  ANNOUNCE_LOCK_WAIT_MS,
   announce,
   AnnouncementError,
   listAnnouncements,

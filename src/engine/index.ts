@@ -37,7 +37,7 @@ export type { ProviderState } from './reconciler.js';
 export type { PassReport, RunOptions, RunOutcome } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
-export { closeProviders, createWorkspace, declaredByAddress } from './workspace.js';
+export { closeProviders, createWorkspace, declaredByAddress, secretFields } from './workspace.js';
 export { readSecret } from './secrets.js';
 export type {
   HeldTarget,

@@ -23,7 +23,6 @@ interface AnnounceOptions extends CommonOptions {
   file?: string;
   list?: boolean;
   all?: boolean;
-  lockTimeout: number;
 }
 
 /** The flags that give an announcement, by the key each fills. */
@@ -117,18 +116,6 @@ export function registerAnnounceCommand(program: Command): void {
       .option('-f, --file <file>', 'announcements from a JSON or YAML file (one, or a list)')
       .option('--list', 'show the active announcements')
       .option('--all', 'with --list: expired ones too')
-      .option(
-        '--lock-timeout <seconds>',
-        'wait this long for another tend process holding the workspace',
-        (v: string) => {
-          const n = Number(v);
-          if (!Number.isFinite(n) || n < 0) {
-            throw new Error(`--lock-timeout must be a non-negative number of seconds, got "${v}"`);
-          }
-          return n;
-        },
-        5,
-      )
       .option('--json', 'machine-readable output'),
   ).action(async (address: string | undefined, dir: string | undefined, o: AnnounceOptions) => {
     const out = output(o.json);
@@ -193,13 +180,6 @@ export function registerAnnounceCommand(program: Command): void {
       const r = await announce(cliContext(), {
         ...selection,
         ...(input !== undefined ? { input, label: flagLabel } : { file: o.file! }),
-        lockTimeoutMs: o.lockTimeout * 1000,
-        onWait: (lease, waitMs) => {
-          const h = lease.holder;
-          out.err(
-            `workspace ${lease.workspace} is held by ${h.command} (pid ${h.pid} on ${h.host}); waiting up to ${waitMs / 1000}s for it`,
-          );
-        },
       });
       if (out.json) out.data({ ok: true, ...r });
       else {
