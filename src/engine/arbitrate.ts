@@ -192,7 +192,7 @@ export async function arbitrate(
   const claims = new Map<Address, Map<string, FieldClaim>>();
   for (const c of await ws.store.claims()) {
     let m = claims.get(c.address);
-    if (!m) claims.set(c.address, (m = new Map()));
+    if (!m) claims.set(c.address, (m = new Map<string, FieldClaim>()));
     m.set(c.field, c);
   }
   const active: Announcement[] = [];
