@@ -89,7 +89,7 @@ ${extra ? `---\n${extra}` : ''}`,
       const o = (await sandbox.objects()).find(
         (x) => x.type === 'services' && x.fields['name'] === name,
       )!;
-      return o.fields as Record<string, unknown>;
+      return o.fields;
     },
     /** Changes the service out of band, as another actor. */
     change: async (body: Record<string, unknown>, h: Headers = {}) => {
