@@ -5,10 +5,10 @@ import { describeChanger, describeDecision } from './attribution.js';
 import { renderDrift } from './drift.js';
 import { declaredText, ownerText, renderExplain } from './explain.js';
 import { renderChange } from './history.js';
-import type { Style } from './style.js';
+import { styleFor } from './style.js';
 
-const id = (s: string) => s;
-const PLAIN: Style = { green: id, yellow: id, red: id, cyan: id, dim: id, bold: id };
+/** No colours: what a pipe gets. */
+const PLAIN = styleFor({ isTTY: false } as NodeJS.WriteStream);
 
 const HPA: Change = {
   seq: 12,
