@@ -1,5 +1,5 @@
 import type { ExplainReport, FieldOwner, FieldReport } from '../../app/index.js';
-import type { Announcement } from '../../core/index.js';
+import type { Announcement, Change } from '../../core/index.js';
 import { describeActor, describeChanger, describeDecision, describeWhy } from './attribution.js';
 import { decisionColor, renderChange } from './history.js';
 import { showValue } from './plan.js';
@@ -49,8 +49,14 @@ const STATE_TEXT: Record<FieldReport['state'], string> = {
   undeclared: 'not declared',
 };
 
-/** The full block of one field: values, owner, decision now, history, announcements. */
-export function renderField(f: FieldReport, s: Style): string[] {
+/** Entries about the whole object (its create, move or delete), shown once for a whole resource. */
+const isLifecycle = (c: Change) => c.action !== 'update';
+
+/**
+ * The full block of one field: values, owner, decision now, history, announcements. With
+ * `lifecycleShown`, the object's create, move and delete entries are left to the resource's header.
+ */
+export function renderField(f: FieldReport, s: Style, lifecycleShown = false): string[] {
   const state = f.state === 'drifted' ? s.yellow(STATE_TEXT[f.state]) : s.dim(STATE_TEXT[f.state]);
   const lines = [`${s.bold(f.field)}  ${state}`];
   const row = (label: string, text: string) => lines.push(`  ${label.padEnd(10)} ${text}`);
@@ -74,9 +80,10 @@ export function renderField(f: FieldReport, s: Style): string[] {
     );
   }
   for (const a of f.announcements) row('announced', announcementLine(a, f));
-  if (f.entries.length > 0) {
+  const entries = lifecycleShown ? f.entries.filter((c) => !isLifecycle(c)) : f.entries;
+  if (entries.length > 0) {
     lines.push('  history');
-    for (const c of f.entries) for (const line of renderChange(c, s, '    ')) lines.push(line);
+    for (const c of entries) for (const line of renderChange(c, s, '    ')) lines.push(line);
   }
   return lines;
 }
@@ -103,11 +110,23 @@ export function renderExplain(r: ExplainReport, s: Style): string[] {
     `  policy   ${r.policy === 'default' ? 'the default (the intent has no Arbitration document)' : "the intent's Arbitration documents"}`,
   );
   for (const n of r.notes) lines.push(s.yellow(`  note: ${n}`));
+  // For a whole resource, the object's create, move and delete entries touch every field: shown once.
+  const whole = r.field === undefined;
+  const lifecycle = new Map<number, Change>();
+  for (const f of whole ? r.fields : []) {
+    for (const c of f.entries) if (isLifecycle(c)) lifecycle.set(c.seq, c);
+  }
+  if (lifecycle.size > 0) {
+    lines.push('  object');
+    for (const c of [...lifecycle.values()].sort((a, b) => a.seq - b.seq)) {
+      for (const line of renderChange(c, s, '    ')) lines.push(line);
+    }
+  }
   const declared = r.fields.filter((f) => f.owner.kind !== 'unowned' && f.owner.kind !== 'marker');
   const others = r.fields.filter((f) => f.owner.kind === 'unowned' || f.owner.kind === 'marker');
   for (const f of declared) {
     lines.push('');
-    for (const line of renderField(f, s)) lines.push(line);
+    for (const line of renderField(f, s, whole)) lines.push(line);
   }
   if (others.length === 0) return lines;
   if (r.field !== undefined) {

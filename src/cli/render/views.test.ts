@@ -303,6 +303,18 @@ describe('explain words', () => {
 });
 
 describe('renderExplain', () => {
+  const CREATE: Change = {
+    ...HPA,
+    seq: 4,
+    time: '2026-11-25T10:00:00.000Z',
+    actor: 'tend',
+    actorKind: 'tend',
+    source: 'tend',
+    action: 'create',
+    intent: undefined,
+    motivation: undefined,
+    decision: undefined,
+  };
   const report: ExplainReport = {
     workspace: WS,
     address: 'sb.services/api',
@@ -330,7 +342,7 @@ describe('renderExplain', () => {
           decision: { decision: 'enforce', rule: 'default#3', reason: 'the intent wins' },
           fresh: true,
         },
-        entries: [HPA],
+        entries: [CREATE, HPA],
         announcements: [],
       },
       {
@@ -340,7 +352,7 @@ describe('renderExplain', () => {
         declared: { written: '(secret)' },
         observed: '(secret)',
         owner: { kind: 'intent' },
-        entries: [],
+        entries: [CREATE],
         announcements: [],
       },
       {
@@ -364,11 +376,13 @@ describe('renderExplain', () => {
     ],
   };
 
-  it('shows the resource, each declared field in full, and the undeclared ones in a list', () => {
+  it('shows the resource (its create once), each declared field in full, and the undeclared ones in a list', () => {
     expect(renderExplain(report, PLAIN)).toEqual([
       'sb.services/api  sb.services, object svc-1, read now',
       '  status   converged (after the pass at 2026-11-25T11:00:00.000Z)',
       '  policy   the default (the intent has no Arbitration document)',
+      '  object',
+      '       4 2026-11-25T10:00:00.000Z  tend (tend)  tend  create  sb.services/api  created svc-1',
       '',
       'replicas  drifted',
       '  declared   2',
@@ -410,5 +424,17 @@ describe('renderExplain', () => {
       '  owner      nobody: the intent does not declare it, so Tend leaves it alone',
     );
     expect(lines.some((l) => l.includes('  12 2026-11-25T11:30:00.000Z  hpa'))).toBe(true);
+  });
+
+  it('shows the object’s create under the field asked about, not in a header', () => {
+    const lines = renderExplain(
+      { ...report, field: 'replicas', fields: [report.fields[0]!] },
+      PLAIN,
+    );
+    expect(lines).not.toContain('  object');
+    expect(lines.filter((l) => l.includes('create  sb.services/api'))).toHaveLength(1);
+    expect(lines.indexOf('  history')).toBeLessThan(
+      lines.findIndex((l) => l.includes('create  sb.services/api')),
+    );
   });
 });
