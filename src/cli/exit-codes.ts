@@ -13,10 +13,10 @@ export const EXIT = {
    * than the one that wrote the ledger, an unreadable checkpoint, no store.
    */
   usage: 2,
-  /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
-  blocked: 3,
   /** `explain`: the address or field names nothing in the intent (the error gives near matches). */
   unknownTarget: 2,
+  /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
+  blocked: 3,
   /** Interrupted by a signal. */
   interrupted: 130,
 } as const;
