@@ -187,7 +187,11 @@ describe('addressMatches', () => {
       want: false,
       reason: 'a dot is a dot',
     },
-    { pattern: '**', address: 'sb.services/api', want: true, reason: '** is anything' },
+    { pattern: '*/api', address: 'sb.services/api', want: true, reason: 'any type' },
+    { pattern: '*/api', address: 'sb.services/web', want: false, reason: 'the name still counts' },
+    { pattern: '*', address: 'sb.services/api', want: true, reason: 'every type' },
+    { pattern: 'sb.services/a*', address: 'sb.services/api', want: true, reason: 'a prefix' },
+    { pattern: '**', address: 'sb.services/api', want: true, reason: '** is * too' },
   ];
   it.each(cases)('$pattern ~ $address: $reason', ({ pattern, address, want }) => {
     expect(addressMatches(pattern, address)).toBe(want);

@@ -1,5 +1,13 @@
 import type { ActorKind, Change, ChangeSource, DecisionKind } from '../core/index.js';
-import { ACTOR_KINDS, DECISIONS, nearMatches, parseDuration, TendError } from '../core/index.js';
+import {
+  ACTOR_KINDS,
+  DECISIONS,
+  fieldPath,
+  matchGlob,
+  nearMatches,
+  parseDuration,
+  TendError,
+} from '../core/index.js';
 
 /** The sources a ledger entry may have, for validating `--source`. */
 export const CHANGE_SOURCES: readonly ChangeSource[] = ['tend', 'audit', 'announcement', 'unknown'];
@@ -40,11 +48,6 @@ export interface ChangeFilterInput {
   readonly since?: string;
   /** An ISO time, or a duration ago. */
   readonly until?: string;
-}
-
-/** A field path as the ledger writes it: below the spec, without a `spec.` prefix. */
-export function fieldPath(field: string): string {
-  return field.startsWith('spec.') ? field.slice('spec.'.length) : field;
 }
 
 /**
@@ -129,21 +132,18 @@ export function readChangeFilter(input: ChangeFilterInput, now: Date): ChangeFil
 
 /**
  * True when an address matches a pattern: the address itself; a type (`sb.services`), matching every
- * resource of it; or a glob where `*` is any run of characters but `/` (`sb.services/*`, `sb.*`)
- * and `**` any run at all. A glob without `/` is a glob of types.
+ * resource of it; or a glob, where `*` is any run of characters within the type or within the name
+ * (`sb.services/*`, `*` + `/api`, `sb.*`). A pattern without `/` is a pattern of types. Linear (the
+ * policy's `matchGlob`): a hostile pattern costs no more than a plain one.
  */
 export function addressMatches(pattern: string, address: string): boolean {
-  if (!pattern.includes('*')) {
-    return pattern.includes('/') ? pattern === address : address.startsWith(`${pattern}/`);
-  }
-  const glob = pattern.includes('/') ? pattern : `${pattern}/*`;
-  const source = glob
-    .split(/(\*\*|\*)/)
-    .map((part) =>
-      part === '**' ? '.*' : part === '*' ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
-    )
-    .join('');
-  return new RegExp(`^${source}$`).test(address);
+  const slash = address.indexOf('/');
+  const at = pattern.indexOf('/');
+  const typePattern = at < 0 ? pattern : pattern.slice(0, at);
+  const namePattern = at < 0 ? '*' : pattern.slice(at + 1);
+  // Neither part of an address holds a `/`: any run of characters is the policy's `**`.
+  const part = (glob: string, text: string) => matchGlob(glob.replace(/\*+/g, '**'), text);
+  return part(typePattern, address.slice(0, slash)) && part(namePattern, address.slice(slash + 1));
 }
 
 /**

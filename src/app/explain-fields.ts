@@ -1,7 +1,7 @@
 import type { Announcement, Change, Decision, FieldChange, FieldClaim } from '../core/index.js';
-import { containsUnknown, isMarkerTag, isUnknown, ownValue } from '../core/index.js';
+import { containsUnknown, fieldPath, isMarkerTag, isUnknown, ownValue } from '../core/index.js';
 import { isSecretRef } from '../intent/index.js';
-import { fieldPath, touchesField } from './change-filter.js';
+import { touchesField } from './change-filter.js';
 import type { ChangedBy } from './drift.js';
 
 /** What a secret field shows instead of its value, declared or observed. */

@@ -5,10 +5,9 @@ import type {
   ResourceDecl,
   ResourceStatus,
 } from '../core/index.js';
-import { nearMatches, parseAddress, TendError, toTendError } from '../core/index.js';
+import { fieldPath, nearMatches, parseAddress, TendError, toTendError } from '../core/index.js';
 import type { FieldDecision, Observation, Workspace } from '../engine/index.js';
 import { policyOfWorkspace, secretFields } from '../engine/index.js';
-import { fieldPath } from './change-filter.js';
 import type { AppContext } from './context.js';
 import type { FieldReport } from './explain-fields.js';
 import { explainFields } from './explain-fields.js';
