@@ -108,7 +108,7 @@ describe(
       expect(r.stdout).toMatch(
         /changed by hpa \(controller\), intent availability, motivation traffic:spike; expires=\S+ \(from the audit feed\)/,
       );
-      expect(r.stdout).toMatch(/↳ enforce by rule \S+: /);
+      expect(r.stdout).toMatch(/↳ enforce: .*rule \S+/);
       expect(r.stdout).toContain('1 drifted field on 1 resource');
 
       const json = await runCli(['drift', ex.dir, '--json'], { env });
@@ -181,7 +181,7 @@ describe(
       expect(at, r.stdout).toBeGreaterThanOrEqual(0);
       expect(lines[at]).toContain('replicas 2 → 5');
       expect(lines[at]).toMatch(/intent availability, motivation traffic:spike; expires=/);
-      expect(lines[at + 1]).toMatch(/^\s+↳ enforce by rule \S+: .+\[replicas\]$/);
+      expect(lines[at + 1]).toMatch(/^\s+↳ enforce: .*rule \S+.* \[replicas\]$/);
       expect(r.stdout).not.toMatch(/^\s*\d+ \S+\s+tend /m);
 
       const json = JSON.parse(
@@ -257,7 +257,7 @@ describe(
       expect(r.stdout).toMatch(
         /hpa \(controller\)\s+audit\s+update\s+sb\.services\/api\s+replicas 2 → 5/,
       );
-      expect(r.stdout).toMatch(/↳ enforce by rule \S+/);
+      expect(r.stdout).toMatch(/↳ enforce: .*rule \S+/);
 
       const json = JSON.parse(
         (await runCli(['explain', 'sb.services/api.spec.replicas', ex.dir, '--json'], { env }))

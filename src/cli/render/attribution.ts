@@ -32,17 +32,23 @@ export function describeSource(source: ChangeSource): string {
 
 /**
  * `hpa (controller), intent availability, motivation traffic:spike (from the audit feed)`: who made a
- * change, why, and how Tend knows.
+ * change, why, and how Tend knows. `recorded`: the attribution comes from a decision an earlier pass
+ * recorded (a claim), not from a new sign of the change.
  */
-export function describeChanger(a: Attribution & { readonly source: ChangeSource }): string {
+export function describeChanger(
+  a: Attribution & { readonly source: ChangeSource },
+  recorded = false,
+): string {
   const why = describeWhy(a);
-  return `${describeActor(a)}${why ? `, ${why}` : ''} (${describeSource(a.source)})`;
+  const how = recorded ? 'as recorded when it was decided' : describeSource(a.source);
+  return `${describeActor(a)}${why ? `, ${why}` : ''} (${how})`;
 }
 
-/** `enforce by rule default#3: <reason>; until <time>, then escalate`. */
-export function describeDecision(
-  d: Pick<Decision, 'decision' | 'rule' | 'reason' | 'until' | 'then'>,
-): string {
-  const until = d.until ? `; until ${d.until}${d.then ? `, then ${d.then}` : ''}` : '';
-  return `${d.decision} by rule ${d.rule}: ${d.reason}${until}`;
+/**
+ * `enforce: <reason>`, naming the rule after the reason when the reason does not (the policy's
+ * reasons name their rule and, for a hold, until when; the JSON output carries both as fields).
+ */
+export function describeDecision(d: Pick<Decision, 'decision' | 'rule' | 'reason'>): string {
+  const rule = d.reason.includes(d.rule) ? '' : ` (rule ${d.rule})`;
+  return `${d.decision}: ${d.reason}${rule}`;
 }

@@ -20,7 +20,7 @@ export function renderDriftedField(f: DriftedField, s: Style): string[] {
     );
     return lines;
   }
-  lines.push(`      changed by ${describeChanger(f.changedBy)}`);
+  lines.push(`      changed by ${describeChanger(f.changedBy, f.fresh === false)}`);
   const kept = f.fresh === false ? s.dim(' (decided earlier, kept)') : '';
   lines.push(
     `      ${decisionColor(f.decision.decision, s)(`↳ ${describeDecision(f.decision)}`)}${kept}`,

@@ -65,7 +65,7 @@ export function renderField(f: FieldReport, s: Style, lifecycleShown = false): s
   row('owner', ownerText(f.owner));
   if (f.decisionNow) {
     const d = f.decisionNow;
-    row('changed by', describeChanger(d.changedBy));
+    row('changed by', describeChanger(d.changedBy, !d.fresh));
     row(
       'decision',
       decisionColor(d.decision.decision, s)(describeDecision(d.decision)) +

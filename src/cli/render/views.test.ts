@@ -44,7 +44,7 @@ describe('renderChange', () => {
       change: HPA,
       want: [
         '  12 2026-11-25T11:30:00.000Z  hpa (controller)  audit  update  sb.services/api  replicas 2 → 5  (intent availability, motivation traffic:spike; expires=2026-11-25T12:30:00.000Z)',
-        '       ↳ enforce by rule default#3: replicas was changed by hpa; the intent wins [replicas]',
+        '       ↳ enforce: replicas was changed by hpa; the intent wins (rule default#3) [replicas]',
       ],
     },
     {
@@ -64,7 +64,7 @@ describe('renderChange', () => {
       ],
     },
     {
-      reason: 'a hold says until when and what then',
+      reason: 'the rule is named after a reason that does not name it',
       change: {
         ...HPA,
         decision: {
@@ -78,7 +78,7 @@ describe('renderChange', () => {
       },
       want: [
         '  12 2026-11-25T11:30:00.000Z  hpa (controller)  audit  update  sb.services/api  replicas 2 → 5  (intent availability, motivation traffic:spike; expires=2026-11-25T12:30:00.000Z)',
-        '       ↳ hold by rule oncall#1: an incident fix holds for its TTL; until 2026-11-25T13:00:00.000Z, then escalate',
+        '       ↳ hold: an incident fix holds for its TTL (rule oncall#1)',
       ],
     },
     {
@@ -114,10 +114,23 @@ describe('attribution words', () => {
     expect(describeChanger(by)).toBe(want);
   });
 
-  it('describeDecision gives the decision, the rule and the reason', () => {
-    expect(
-      describeDecision({ decision: 'yield', rule: 'scaling#2', reason: 'hpa owns replicas' }),
-    ).toBe('yield by rule scaling#2: hpa owns replicas');
+  it.each([
+    {
+      reason: 'the rule is named after a reason that does not name it',
+      d: { decision: 'yield' as const, rule: 'scaling#2', reason: 'hpa owns replicas' },
+      want: 'yield: hpa owns replicas (rule scaling#2)',
+    },
+    {
+      reason: 'a reason that names its rule (as the policy writes them) is not repeated',
+      d: {
+        decision: 'hold' as const,
+        rule: 'oncall#1',
+        reason: 'held replicas=5 from alice until 10:16 (incident INC-42): rule oncall#1',
+      },
+      want: 'hold: held replicas=5 from alice until 10:16 (incident INC-42): rule oncall#1',
+    },
+  ])('describeDecision: $reason', ({ d, want }) => {
+    expect(describeDecision(d)).toBe(want);
   });
 });
 
@@ -180,7 +193,7 @@ describe('renderDrift', () => {
         'sb.services/api',
         '  ~ replicas  declared 2, observed 5',
         '      changed by hpa (controller) (from the audit feed)',
-        '      ↳ enforce by rule default#3: the intent wins',
+        '      ↳ enforce: the intent wins (rule default#3)',
         '  ~ image  declared "nginx:1.27", observed "nginx:1.26"',
         '      nothing shows anyone changed it on the platform (the intent changed, or it was never applied): apply sets the declared value',
         'held by actors (decisions in their favour):',
@@ -224,8 +237,8 @@ describe('renderDrift', () => {
         'workspace quickstart-abc123 (folder)',
         'sb.services/api',
         '  ~ replicas  declared 2, observed 7',
-        '      changed by hpa (made by Tend)',
-        '      ↳ yield by rule scaling#1: replicas is yielded to hpa (decided earlier, kept)',
+        '      changed by hpa (as recorded when it was decided)',
+        '      ↳ yield: replicas is yielded to hpa (rule scaling#1) (decided earlier, kept)',
         'no drift Tend manages: 1 field yielded to actors',
       ],
     },
@@ -389,10 +402,10 @@ describe('renderExplain', () => {
       '  observed   5',
       '  owner      the intent',
       '  changed by hpa (controller) (from the audit feed)',
-      '  decision   enforce by rule default#3: the intent wins',
+      '  decision   enforce: the intent wins (rule default#3)',
       '  history',
       '      12 2026-11-25T11:30:00.000Z  hpa (controller)  audit  update  sb.services/api  replicas 2 → 5  (intent availability, motivation traffic:spike; expires=2026-11-25T12:30:00.000Z)',
-      '           ↳ enforce by rule default#3: replicas was changed by hpa; the intent wins [replicas]',
+      '           ↳ enforce: replicas was changed by hpa; the intent wins (rule default#3) [replicas]',
       '',
       'admin_password  secret: never read back nor compared',
       '  declared   (secret)',
