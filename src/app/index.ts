@@ -40,8 +40,29 @@ export { prune } from './prune.js';
 export type { PrunePlan, PruneResult, PruneTarget } from '../engine/index.js';
 export type { StatusReport, StatusRequest } from './status.js';
 export { status } from './status.js';
-export type { HistoryReport, HistoryRequest } from './history.js';
-export { history } from './history.js';
+export type { HistoryReport, HistoryRequest, LedgerReader } from './history.js';
+export { history, readChanges } from './history.js';
+export type { ChangeFilter, ChangeFilterInput } from './change-filter.js';
+export {
+  addressMatches,
+  CHANGE_SOURCES,
+  matchesChange,
+  readChangeFilter,
+  timeBound,
+  touchesField,
+} from './change-filter.js';
+export type {
+  ChangedBy,
+  DriftedField,
+  DriftReport,
+  DriftRequest,
+  MissingResource,
+} from './drift.js';
+export { drift } from './drift.js';
+export type { ExplainReport, ExplainRequest } from './explain.js';
+export { EXPLAIN_ENTRIES, explain, parseTarget, UNKNOWN_TARGET_CODES } from './explain.js';
+export type { DecisionNow, FieldOwner, FieldReport, FieldState } from './explain-fields.js';
+export { explainFields, SECRET_TEXT } from './explain-fields.js';
 export type {
   LedgerCheckpoint,
   LedgerCheckpointRequest,

@@ -13,8 +13,21 @@ export const EXIT = {
    * than the one that wrote the ledger, an unreadable checkpoint, no store.
    */
   usage: 2,
+  /** `explain`: the address or field names nothing in the intent (the error gives near matches). */
+  unknownTarget: 2,
   /** `apply`: some steps were not applied because a gate (stateful destroy) needs approval. */
   blocked: 3,
   /** Interrupted by a signal. */
   interrupted: 130,
+} as const;
+
+/**
+ * The exit codes of `tend drift`, like `git diff --exit-code` and `diff`: 0 nothing drifted, 1
+ * something did (a declared field not yielded to an actor, or a declared resource without an
+ * object), 2 an error (the intent, the store or the platform).
+ */
+export const DRIFT_EXIT = {
+  none: 0,
+  drifted: 1,
+  error: 2,
 } as const;

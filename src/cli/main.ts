@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { registerAcceptCommand } from './commands/accept.js';
 import { registerAnnounceCommand } from './commands/announce.js';
 import { registerApplyCommand } from './commands/apply.js';
+import { registerDriftCommand } from './commands/drift.js';
+import { registerExplainCommand } from './commands/explain.js';
 import { registerHistoryCommand } from './commands/history.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerLedgerCommand } from './commands/ledger.js';
@@ -35,6 +37,8 @@ registerPlanCommand(program);
 registerApplyCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
+registerDriftCommand(program);
+registerExplainCommand(program);
 registerHistoryCommand(program);
 registerAnnounceCommand(program);
 registerAcceptCommand(program);
@@ -48,7 +52,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) {
-    process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.error;
+    // Commander's own errors are 1; a command that gives 1 another meaning (drift) sets its own.
+    process.exitCode = e.exitCode === 0 ? EXIT.ok : e.exitCode || EXIT.error;
   } else {
     const message = e instanceof Error ? e.message : String(e);
     process.stderr.write(`error: ${cliContext().redactor.text(message)}\n`);

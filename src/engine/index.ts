@@ -28,7 +28,13 @@ export type {
   FieldDecision,
   FieldOverride,
 } from './arbitrate.js';
-export { arbitrate, commitFeeds, policyOfWorkspace, readFeeds } from './arbitrate.js';
+export {
+  arbitrate,
+  attributionOf,
+  commitFeeds,
+  policyOfWorkspace,
+  readFeeds,
+} from './arbitrate.js';
 export type { Observation } from './observe.js';
 export { observe } from './observe.js';
 export type { PassOptions, PassResult } from './reconciler.js';
@@ -38,6 +44,7 @@ export type { PassReport, RunOptions, RunOutcome } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
 export { closeProviders, createWorkspace, declaredByAddress, secretFields } from './workspace.js';
+export { diffOptionsFor, resolveDesired } from './planner.js';
 export { readSecret } from './secrets.js';
 export type {
   HeldTarget,

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { CommanderError } from 'commander';
+import { drift } from '../../app/index.js';
+import type { CommonOptions } from '../common.js';
+import { cliContext, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
+import { DRIFT_EXIT } from '../exit-codes.js';
+import { renderDrift } from '../render/drift.js';
+
+/** `tend drift [dir]`: every drifted declared field, who changed it and what the policy decides. */
+export function registerDriftCommand(program: Command): void {
+  workspaceFlags(
+    program
+      .command('drift')
+      .description(
+        'observe (read-only, no lock) and list every declared field that differs from the platform: declared and observed values, who changed it, and what the arbitration policy decides; exit 0 when nothing drifted, 1 when something did, 2 on errors',
+      )
+      .argument('[dir]', 'intent directory', '.')
+      .option('--json', 'machine-readable output'),
+  )
+    .addHelpText(
+      'after',
+      '\nExit codes (like git diff --exit-code):\n  0  nothing drifted (fields yielded to actors do not count)\n  1  a declared field differs, or a declared resource has no object\n  2  an error: invalid intent, unreadable store or platform',
+    )
+    .exitOverride((err) => {
+      // 1 means drift here: a usage error (an unknown flag) is an error like any other, 2.
+      throw err.exitCode === 0 ? err : new CommanderError(DRIFT_EXIT.error, err.code, err.message);
+    })
+    .action(async (dir: string, o: CommonOptions) => {
+      const out = output(o.json);
+      try {
+        const r = await drift(cliContext(), workspaceOptions(dir, o));
+        if (out.json) out.data(r);
+        else for (const line of renderDrift(r, out.style)) out.line(line);
+        process.exitCode = r.drifted ? DRIFT_EXIT.drifted : DRIFT_EXIT.none;
+      } catch (e) {
+        fail(out, e);
+        // 1 means drift here: an error is 2.
+        process.exitCode = DRIFT_EXIT.error;
+      }
+    });
+}

@@ -1,0 +1,34 @@
+import type { Change } from '../../core/index.js';
+import { describeActor, describeDecision, describeWhy } from './attribution.js';
+import { describeFieldChanges } from './field-changes.js';
+import type { Style } from './style.js';
+
+/**
+ * One ledger entry as `tend history` prints it: a line with seq, time, actor (kind), source, action,
+ * address, the fields as `before → after` and the intent and motivation; then, indented, what Tend
+ * decided about it (decision, rule, reason) when it decided anything.
+ */
+export function renderChange(c: Change, s: Style, indent = ''): string[] {
+  const why = describeWhy(c);
+  const fields = describeFieldChanges(c);
+  const head = [
+    `${indent}${String(c.seq).padStart(4)} ${c.time}`,
+    s.bold(describeActor(c)),
+    s.dim(c.source),
+    c.action,
+    c.address ?? `${c.type} ${c.objectId}`,
+  ].join('  ');
+  const lines = [`${head}${fields ? `  ${fields}` : ''}${why ? s.dim(`  (${why})`) : ''}`];
+  if (c.decision) {
+    const on = c.decision.fields.length > 0 ? ` [${c.decision.fields.join(', ')}]` : '';
+    lines.push(
+      `${indent}       ${decisionColor(c.decision.decision, s)(`↳ ${describeDecision(c.decision)}`)}${s.dim(on)}`,
+    );
+  }
+  return lines;
+}
+
+/** The colour of a decision: green when the intent wins, yellow when an actor keeps its value, red for a human. */
+export function decisionColor(decision: string, s: Style): (text: string) => string {
+  return decision === 'enforce' ? s.green : decision === 'escalate' ? s.red : s.yellow;
+}
