@@ -417,9 +417,15 @@ export async function arbitrate(
       // The ownership marker was removed or altered: always put back (the plan adopts the object
       // again by Tend's record), whoever did it and whatever the policy says about other fields.
       const field = info.markerField;
-      const event = events.find(
-        (e) => !explained.has(e) && e.change.action === 'update' && e.change.after !== undefined,
-      );
+      // The feed entry that changed the marker (it may also have explained a drifted field).
+      const event = [...events]
+        .reverse()
+        .find(
+          (e) =>
+            e.change.action === 'update' &&
+            canonicalJson(e.change.before?.[field] ?? null) !==
+              canonicalJson(e.change.after?.[field] ?? null),
+        );
       if (event) explained.add(event);
       const by = event
         ? { ...attributionOf(event.change), source: 'audit' as const }
@@ -558,17 +564,52 @@ function explain(
   nowIso: string,
 ): Explanation | undefined {
   const now = new Date(nowIso);
-  const setting = events.filter(
-    (e) =>
-      e.change.action !== 'delete' &&
-      e.change.after !== undefined &&
-      same(path, getPath(e.change.after, path), observed),
-  );
-  const announced = announcements.find((a) =>
+  // The feed entries that set this field to its observed value: a create, or an update that changed
+  // it (an entry holds the whole object, so an update of another field does not explain this one).
+  const setting = events.filter((e) => {
+    const c = e.change;
+    if (c.action === 'delete' || c.after === undefined) return false;
+    if (!same(path, getPath(c.after, path), observed)) return false;
+    return c.action === 'create' || !same(path, getPath(c.before ?? {}, path), observed);
+  });
+  const announced = announcements.filter((a) =>
     matchesDrift(a, address, path, observed, now, (x, y) => same(path, x, y)),
   );
-  if (announced) {
-    const { actor, actorKind, intent, motivation } = announced;
+  // Several explanations of the same value: the strongest motivation (the policy's precedence) is
+  // the one kept on record; on a tie an announcement (declared intent) before a feed entry, then the
+  // latest.
+  type Candidate =
+    | { readonly kind: 'announcement'; readonly a: Announcement; readonly rank: number }
+    | { readonly kind: 'event'; readonly e: FeedEvent; readonly rank: number };
+  const candidates: Candidate[] = [
+    ...announced.map((a) => ({
+      kind: 'announcement' as const,
+      a,
+      rank: rankOf(policy, a.motivation?.kind),
+    })),
+    ...setting.map((e) => ({
+      kind: 'event' as const,
+      e,
+      rank: rankOf(policy, attributionOf(e.change).motivation?.kind),
+    })),
+  ];
+  const timeOf = (c: Candidate) => (c.kind === 'announcement' ? c.a.createdAt : c.e.change.time);
+  candidates.sort(
+    (x, y) =>
+      x.rank - y.rank ||
+      (x.kind === y.kind ? 0 : x.kind === 'announcement' ? -1 : 1) ||
+      (timeOf(x) < timeOf(y) ? 1 : timeOf(x) > timeOf(y) ? -1 : 0),
+  );
+  const best = candidates[0];
+  if (best?.kind === 'announcement') {
+    const { actor, actorKind, intent, motivation } = best.a;
+    // The platform's record of the same change: by the announcer, or by nobody in particular (a
+    // console edit with no attribution). An attributed change by someone else stays its own entry.
+    const recorded = setting.find(
+      (e) =>
+        e.change.actor === actor ||
+        (!e.change.intent && !e.change.motivation && !e.change.actorKind),
+    );
     return {
       by: {
         actor,
@@ -577,22 +618,16 @@ function explain(
         ...(motivation ? { motivation } : {}),
         source: 'announcement',
       },
-      at: setting[0]?.change.time || nowIso,
-      announcement: announced,
-      ...(setting[0] ? { event: setting[0] } : {}),
+      at: recorded?.change.time || nowIso,
+      announcement: best.a,
+      ...(recorded ? { event: recorded } : {}),
     };
   }
-  if (setting.length > 0) {
-    const best = [...setting].sort(
-      (a, b) =>
-        rankOf(policy, attributionOf(a.change).motivation?.kind) -
-          rankOf(policy, attributionOf(b.change).motivation?.kind) ||
-        (a.change.time < b.change.time ? 1 : a.change.time > b.change.time ? -1 : 0),
-    )[0]!;
+  if (best?.kind === 'event') {
     return {
-      by: { ...attributionOf(best.change), source: 'audit' },
-      at: best.change.time || nowIso,
-      event: best,
+      by: { ...attributionOf(best.e.change), source: 'audit' },
+      at: best.e.change.time || nowIso,
+      event: best.e,
     };
   }
   if (changedHere) return { by: { actor: 'unknown', source: 'unknown' }, at: nowIso };

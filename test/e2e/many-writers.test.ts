@@ -294,10 +294,29 @@ rules:
       const ws = workspace('same-value');
       expect((await ws.apply()).code).toBe(0);
       await ws.change({ replicas: 5 }, hpa('1h'));
-      // The on-call engineer sets the same value (and tags the service with the incident): the
-      // platform records an update whose replicas are the ones the autoscaler already set.
-      const tags = (await ws.service())['tags'] as Record<string, string>;
-      await ws.change({ replicas: 5, tags: { ...tags, incident: 'INC-42' } }, incident('1h'));
+      // The on-call engineer wants the same value, for an incident, and says so.
+      const announced = await runCli([
+        'announce',
+        ws.address,
+        '--field',
+        'replicas',
+        '--value',
+        '5',
+        '--actor',
+        'alice',
+        '--actor-kind',
+        'human',
+        '--intent',
+        'availability',
+        '--motivation',
+        'incident',
+        '--ref',
+        'INC-42',
+        '--ttl',
+        '1h',
+        ws.dir,
+      ]);
+      expect(announced.code, announced.stderr).toBe(0);
       await ws.apply();
       const decided = (await ws.decisions()).at(-1)!;
       expect(decided).toMatchObject({
@@ -308,6 +327,7 @@ rules:
       expect(decided.decision).toMatchObject({ decision: 'hold', rule: 'default#1' });
       const all = await ws.history('--address', ws.address);
       expect(all.filter((c) => c.actor === 'hpa' && c.decision === undefined)).toHaveLength(1);
+      expect(decided.source).toBe('announcement');
     });
 
     it('an unannounced console edit is enforced back to the intent; an announced one is attributed to the announcer', async () => {
