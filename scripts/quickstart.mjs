@@ -123,6 +123,20 @@ function copyIntent(url) {
   }
 }
 
+/** Runs `tend …` to the end and resolves with its stdout. */
+function capture(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', () => resolve(out));
+  });
+}
+
 function stopAll() {
   for (const c of children) if (c.exitCode === null) c.kill('SIGINT');
 }
@@ -201,6 +215,44 @@ async function main() {
     `Tend put replicas back to 2 within ${secs} s; the tag it does not declare (hotfix=${fixed.tags.hotfix}) was left alone`,
   );
   await sleep(1000);
+
+  say(
+    'The autoscaler (actor hpa, a controller) sees a traffic spike and raises the service to 4 replicas, saying why: motivation traffic, for 10 minutes (tend sandbox actor autoscaler)',
+  );
+  const actor = start([
+    'sandbox',
+    'actor',
+    'autoscaler',
+    '--service',
+    'api',
+    '--load',
+    '400',
+    '--ref',
+    'spike on api',
+    '--ttl',
+    '10m',
+    '--url',
+    base,
+  ]);
+  const actorCode = await new Promise((r2) => actor.on('exit', r2));
+  if (actorCode !== 0) throw new Error(`tend sandbox actor autoscaler exited ${actorCode}`);
+  const decided = await orEarly(
+    waitFor(
+      "Tend's decision about the autoscaler's change",
+      async () => {
+        const h = JSON.parse(
+          await capture(['history', intentDir, '--store', store, '--json', '--actor', 'hpa']),
+        );
+        return h.changes.find((c) => c.decision)?.decision;
+      },
+      10_000,
+    ),
+  );
+  await sleep(1500);
+  const still = (await api('GET', `/services/${service.id}`)).body.replicas;
+  say(
+    `Tend decided "${decided.decision}" by the workspace's Arbitration policy (examples/quickstart/arbitration.yaml): ${decided.reason}. Replicas are ${still}.`,
+  );
 
   if (keep) {
     say(

@@ -482,7 +482,8 @@ export async function arbitrate(
         type: decl.type,
         objectId: obj.id,
         action,
-        fields: e && fields.length === 0 ? changedFields(before, after) : fields,
+        // Everything the platform's entry changed, and the decided paths (the decision names its own).
+        fields: e ? withoutNested([...changedFields(before, after), ...fields]) : fields,
         ...(before ? { before } : {}),
         ...(after ? { after } : {}),
         ...(g.decision ? { decision: { ...g.decision, fields } } : {}),
@@ -632,6 +633,12 @@ function explain(
   }
   if (changedHere) return { by: { actor: 'unknown', source: 'unknown' }, at: nowIso };
   return undefined;
+}
+
+/** Paths without repeats and without those inside another listed path (`tags.team` under `tags`). */
+function withoutNested(paths: readonly string[]): string[] {
+  const all = [...new Set(paths)];
+  return all.filter((p) => !all.some((q) => p.startsWith(`${q}.`)));
 }
 
 /** The facts `decide` needs about one drifted field. */

@@ -10,6 +10,7 @@ import {
   canonicalJson,
   containsUnknown,
   getPath,
+  readMarker,
   resolveReferences,
   toTendError,
   topoOrder,
@@ -277,8 +278,14 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
 
   /** True when the type carries markers and the object's does not name this workspace and address. */
   const markerLost = (o: ObservedObject, address: Address): boolean => {
-    const type = twin.get(address)?.type;
-    if (type === undefined || ws.typeOf(type).info.markerField === undefined) return false;
+    const remembered = twin.get(address);
+    if (remembered === undefined) return false;
+    const field = ws.typeOf(remembered.type).info.markerField;
+    if (field === undefined) return false;
+    // Only a marker Tend saw on the object can have been removed: an imported object carries none
+    // until its first change.
+    const had = readMarker(remembered.fields[field]);
+    if (had?.workspace !== ws.name || had.address !== address) return false;
     return o.marker?.workspace !== ws.name || o.marker.address !== address;
   };
 

@@ -164,7 +164,7 @@ rules:
       expect(kept.actor).toBe('cost-optimiser');
       expect(kept.decision).toMatchObject({ decision: 'enforce', rule: 'precedence' });
       expect(kept.decision!.reason).toMatch(
-        /kept replicas=6 from hpa: motivation traffic outranks budget/,
+        /kept replicas=6 from hpa over cost-optimiser's 3: motivation traffic outranks budget/,
       );
 
       const spike = (await ws.history('--actor', 'hpa')).at(-1)!.motivation?.expiresAt;

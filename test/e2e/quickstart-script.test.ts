@@ -83,15 +83,19 @@ function expectTheStory(plain: string): void {
   expect(plain).toMatch(
     /Tend put replicas back to 2 within \d+\.\d s; the tag it does not declare \(hotfix=INC-42\) was left alone/,
   );
-  expect(plain).toMatch(/alice\s+audit\s+update sb\.services\/api/);
+  expect(plain).toMatch(/alice\s+audit\s+update\s+sb\.services\/api/);
   expect(plain).toMatch(
-    /tend\s+tend\s+update sb\.services\/api\s+\(consistency\/drift\)\s+replicas 5 → 2/,
+    /tend \(tend\)\s+tend\s+update\s+sb\.services\/api\s+replicas 5 → 2\s+\(intent consistency, motivation drift\)/,
+  );
+  // The autoscaler's change, attributed and decided by examples/quickstart/arbitration.yaml.
+  expect(plain).toMatch(
+    /Tend decided "yield" by the workspace's Arbitration policy \(examples\/quickstart\/arbitration\.yaml\): kept replicas=4 from hpa: rule scaling#1 yields to traffic spike on api\. Replicas are 4\./,
   );
   expect(plain).toContain(
-    'ledger links intact (7 entries); signatures not checked: run tend ledger verify',
+    'ledger links intact (8 entries); signatures not checked: run tend ledger verify',
   );
   expect(plain).toMatch(
-    /ledger intact: 7 entries of workspace \S+, verified with key id [0-9a-f]{16}/,
+    /ledger intact: 8 entries of workspace \S+, verified with key id [0-9a-f]{16}/,
   );
 }
 
@@ -149,7 +153,7 @@ describe('npm run quickstart', () => {
       }
       expect(snapshot(checkout.example)).toEqual(before);
       copyExampleFiles(checkout.example, copy);
-      expect(readdirSync(copy).sort()).toEqual(['app.yaml', 'provider.yaml']);
+      expect(readdirSync(copy).sort()).toEqual(['app.yaml', 'arbitration.yaml', 'provider.yaml']);
     } finally {
       checkout.cleanup();
       rmSync(copy, { recursive: true, force: true });

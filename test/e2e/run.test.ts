@@ -71,7 +71,8 @@ describe('tend run: continuous correction of out-of-band changes (CLI, real sand
         actor: string;
         source: string;
         intent?: string;
-        motivation?: string;
+        motivation?: { kind: string };
+        decision?: { decision: string; rule: string; fields: string[] };
         fields: string[];
       }[];
     };
@@ -79,7 +80,9 @@ describe('tend run: continuous correction of out-of-band changes (CLI, real sand
     expect(alice).toMatchObject({
       source: 'audit',
       intent: 'availability',
-      motivation: 'incident',
+      motivation: { kind: 'incident' },
+      // The quickstart's policy puts back whatever is not the autoscaler's traffic scaling.
+      decision: { decision: 'enforce', rule: 'scaling#2', fields: ['replicas'] },
     });
     expect(alice!.fields).toEqual(expect.arrayContaining(['replicas', 'tags']));
     const correction = changes.filter((c) => c.actor === 'tend').at(-1);

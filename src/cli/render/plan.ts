@@ -124,7 +124,9 @@ export function renderPlan(plan: Plan, s: Style): string {
         lines.push(
           c(`${sym} ${step.address}`) +
             s.dim(
-              `  will be adopted (${step.objectId}): found by ${foundBy(step.foundBy)}, Tend had no record of it`,
+              step.foundBy === 'record'
+                ? `  its ownership marker was removed or altered: it is put back (${step.objectId})`
+                : `  will be adopted (${step.objectId}): found by ${foundBy(step.foundBy)}, Tend had no record of it`,
             ),
         );
         if (step.changes.length > 0) lines.push(s.dim('      then updated in place:'));
