@@ -1,5 +1,5 @@
 import type { Address } from './address.js';
-import { URGENCIES, motivationExpired, parseDuration } from './attribution.js';
+import { MOTIVATION_KINDS, URGENCIES, motivationExpired, parseDuration } from './attribution.js';
 import type { ActorKind, Attribution, Motivation, Parsed, Urgency } from './attribution.js';
 import type { ChangeSource } from './change.js';
 import type { SourceLocation } from './intent.js';
@@ -186,17 +186,11 @@ export type { ActorKind, Attribution, Motivation, Urgency };
 // ---------------------------------------------------------------------------------------------
 // The default policy
 
-/** Motivation kinds, highest first, when no Arbitration document sets `precedence`. */
-export const DEFAULT_PRECEDENCE: readonly string[] = [
-  'incident',
-  'cve',
-  'traffic',
-  'scheduled',
-  'maintenance',
-  'stability',
-  'budget',
-  'experiment',
-];
+/**
+ * Motivation kinds, highest first, when no Arbitration document sets `precedence`: the known kinds,
+ * which MOTIVATION_KINDS lists in this order.
+ */
+export const DEFAULT_PRECEDENCE: readonly string[] = [...MOTIVATION_KINDS];
 
 /**
  * The policy of a workspace without Arbitration documents: enforce, except incident-motivated
