@@ -99,5 +99,5 @@ export type { InspectRequest } from './inspect.js';
 export type { InspectReport, InspectedType } from '../providers/index.js';
 export { inspectProvider } from './inspect.js';
 // What adapters need from below to render and test the layer's results.
-export type { CrashHook, EngineEvent, ResourceOutcome } from '../engine/index.js';
+export type { CrashHook, EngineEvent, FieldDecision, ResourceOutcome } from '../engine/index.js';
 export { crashHookFrom } from '../engine/index.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Address, ObservedObject, Plan } from '../core/index.js';
-import type { Observation, Reporter } from '../engine/index.js';
+import type { FieldDecision, Observation, Reporter } from '../engine/index.js';
 import { makeChangeset, reconcilePass, tendActor, writeChangeset } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
@@ -39,6 +39,12 @@ export interface LiveFindings {
 export interface PlanReport extends LiveFindings {
   readonly workspace: { readonly name: string; readonly source: WorkspaceNameSource };
   readonly plan: Plan;
+  /**
+   * What the arbitration policy decides about each drifted field a pass would act on (nothing is
+   * recorded by a plan): who changed it, the decision, its rule and reason; `fresh` false for a
+   * field held to an earlier decision.
+   */
+  readonly decisions: readonly FieldDecision[];
   /** The changeset file written (absolute), when asked for. */
   readonly changeset?: string;
 }
@@ -95,6 +101,7 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
     return {
       workspace: { name: ws.name, source: nameSource },
       plan: result.plan,
+      decisions: result.arbitration?.decisions ?? [],
       ...(changeset ? { changeset } : {}),
       ...liveFindings(result.observation),
     };

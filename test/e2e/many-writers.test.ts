@@ -154,6 +154,13 @@ rules:
 
       // A TTL long enough for the next steps on a loaded machine; the test then waits for its end.
       await ws.change({ replicas: 6 }, hpa('20s'));
+      // A plan shows the decision a pass would make, records nothing, and has nothing to change.
+      const planned = await runCli(['plan', ws.dir]);
+      expect(planned.code, planned.stdout + planned.stderr).toBe(0);
+      expect(planned.stdout).toMatch(
+        /sb\.services\/scaling\.replicas {2}declared 2, observed 6; changed by hpa \(controller\)[^\n]*\n\s+↳ yield/,
+      );
+      expect(await ws.decisions()).toEqual([]);
       expect((await ws.apply()).code).toBe(0);
       expect((await ws.service())['replicas']).toBe(6);
 

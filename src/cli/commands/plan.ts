@@ -12,6 +12,7 @@ import {
   workspaceOptions,
 } from '../common.js';
 import { EXIT } from '../exit-codes.js';
+import { renderDecisions } from '../render/drift.js';
 import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
 
@@ -58,12 +59,15 @@ export function registerPlanCommand(program: Command): void {
           out.data({
             ...(planJson(report.plan) as Record<string, unknown>),
             workspace: report.workspace,
+            decisions: report.decisions,
             orphans: report.orphans,
             duplicates: report.duplicates,
             replacing: report.replacing,
             ...(report.changeset ? { changeset: report.changeset } : {}),
           });
         } else {
+          const decided = renderDecisions(report.decisions, out.style);
+          if (decided) out.line(decided);
           out.line(renderPlan(report.plan, out.style));
           const live = renderLiveFindings(report, out.style);
           if (live) out.line(live);

@@ -1,4 +1,4 @@
-import type { DriftedField, DriftReport, MissingResource } from '../../app/index.js';
+import type { DriftedField, DriftReport, FieldDecision, MissingResource } from '../../app/index.js';
 import type { FieldClaim } from '../../core/index.js';
 import { describeActor, describeChanger, describeDecision, describeWhy } from './attribution.js';
 import { decisionColor } from './history.js';
@@ -88,4 +88,23 @@ export function renderDrift(r: DriftReport, s: Style): string[] {
     lines.push(s.yellow(parts.join(', ')));
   }
   return lines;
+}
+
+/**
+ * The decisions a pass would make, above a plan: per drifted field, who changed it and what the
+ * policy decides (a plan records none of them). Empty when nothing drifted on the platform.
+ */
+export function renderDecisions(decisions: readonly FieldDecision[], s: Style): string {
+  if (decisions.length === 0) return '';
+  const lines = [s.bold('Changes made by others, and what the arbitration policy decides:')];
+  for (const d of decisions) {
+    const kept = d.fresh ? '' : s.dim(' (decided earlier, kept)');
+    lines.push(
+      `  ${s.yellow('~')} ${d.address}.${d.field}  declared ${showValue(d.declared)}, observed ${showValue(d.observed)}; changed by ${describeChanger(d.by, !d.fresh)}`,
+    );
+    lines.push(
+      `      ${decisionColor(d.decision.decision, s)(`↳ ${describeDecision(d.decision)}`)}${kept}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }
