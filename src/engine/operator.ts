@@ -1,5 +1,6 @@
 import type {
   ActorContext,
+  Change,
   Address,
   Marker,
   Motivation,
@@ -254,7 +255,7 @@ export class Operator {
   private async record(
     op: Operation,
     target: OperationTarget,
-    action: OperationAction,
+    action: Change['action'],
     objectId: string,
     before: Readonly<Record<string, unknown>> | undefined,
     after: Readonly<Record<string, unknown>> | undefined,
@@ -553,7 +554,16 @@ export class Operator {
     });
     await this.settle(op, claimed.id);
     const note = from ? `move from ${from}` : motivation;
-    await this.record(op, target, 'update', claimed.id, current.fields, claimed.fields, note);
+    const moved = from !== undefined && from !== target.address;
+    await this.record(
+      op,
+      target,
+      moved ? 'move' : 'update',
+      claimed.id,
+      current.fields,
+      claimed.fields,
+      note,
+    );
     this.done(op, claimed.id, started);
     return claimed;
   }
