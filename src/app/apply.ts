@@ -1,6 +1,9 @@
 import type { ActorContext, Address, Changeset, Plan, StaleObject } from '../core/index.js';
+import { toTendError } from '../core/index.js';
 import type { CrashHook, Reporter, ResourceOutcome } from '../engine/index.js';
 import { readChangeset, reconcilePass, tendActor } from '../engine/index.js';
+import type { AcceptReport } from './accept.js';
+import { acceptIn } from './accept.js';
 import type { AppContext } from './context.js';
 import type { HeldLease } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
@@ -55,6 +58,12 @@ export interface ApplyReport extends LiveFindings, OutcomeSummary {
   readonly recovered: number;
   /** The lease epoch this apply held. */
   readonly epoch: number;
+  /**
+   * Fields the arbitration policy decided to `accept` this pass: the patch that takes each observed
+   * value into the intent (`tend accept <address> <field> --write` writes it; nothing is written
+   * here), or where the change belongs when the value is not the field's own.
+   */
+  readonly accepted: readonly AcceptReport[];
   /** A saved plan that was not carried out, and why (verdict `refused`; nothing was sent). */
   readonly refused?: {
     readonly code: string;
@@ -128,6 +137,20 @@ async function applyPass(
       ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
       ...(changeset ? { changeset } : {}),
     });
+    const accepted: AcceptReport[] = [];
+    for (const d of result.arbitration?.decisions ?? []) {
+      if (!d.fresh || d.decision.decision !== 'accept') continue;
+      try {
+        accepted.push(
+          await acceptIn(ctx, ws, { address: d.address, field: d.field, value: d.observed }),
+        );
+      } catch (e) {
+        request.report?.({
+          kind: 'warning',
+          message: `${d.address}.${d.field}: accepted, but no patch could be made: ${toTendError(e).message}`,
+        });
+      }
+    }
     const summary = summarizeOutcomes(result.outcomes);
     const verdict: ApplyVerdict = result.refused
       ? 'refused'
@@ -144,6 +167,7 @@ async function applyPass(
       outcomes: Object.fromEntries(result.outcomes),
       recovered: result.recovered,
       epoch: lease.lease.epoch,
+      accepted,
       ...(result.refused
         ? {
             refused: {

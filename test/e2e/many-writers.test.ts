@@ -288,7 +288,10 @@ rules:
       await ws.change({ replicas: 5 }, incident('15s'));
       await ws.apply();
       await sleepUntil((await ws.decisions()).at(-1)!.decision!.until);
-      await ws.apply();
+      const accepting = await ws.apply();
+      // The pass that accepts shows the patch that takes the value into code.
+      expect(accepting.stdout).toMatch(/Accepted sb\.services\/accepted\.replicas into code/);
+      expect(accepting.stdout).toMatch(/^\+\s+replicas: 5$/m);
       expect((await ws.service())['replicas']).toBe(5);
       expect((await ws.decisions()).at(-1)!.decision!.decision).toBe('accept');
       const diff = await runCli(['accept', ws.address, 'replicas', ws.dir]);

@@ -79,6 +79,18 @@ function renderSummary(out: Output, r: ApplyReport): void {
   for (const p of r.problems) {
     out.line(`  ${p.state.padEnd(9)} ${p.address}${p.message ? `: ${p.message}` : ''}`);
   }
+  for (const a of r.accepted) {
+    if (a.outcome === 'patched') {
+      out.line(
+        `Accepted ${a.address}.${a.field} into code — the patch (write it with tend accept ${a.address} ${a.field} --write):`,
+      );
+      out.line(a.diff.trimEnd());
+    } else if (a.outcome === 'elsewhere') {
+      out.line(
+        `Accepted ${a.address}.${a.field}, but it belongs elsewhere: ${a.elsewhere?.reason ?? ''}`,
+      );
+    }
+  }
   const live = renderLiveFindings(r, out.style);
   if (live) out.line(live);
   const style =
