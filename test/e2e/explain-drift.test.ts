@@ -72,6 +72,8 @@ describe(
     beforeAll(async () => {
       sandbox = await startSandboxProcess();
       ex = copyExample('quickstart', sandbox.url);
+      // The default policy (no Arbitration document): the example's own would yield to the autoscaler.
+      rmSync(join(ex.dir, 'arbitration.yaml'));
       const r = await runCli(['apply', ex.dir, '--yes'], { env });
       expect(r.code, r.stdout + r.stderr).toBe(0);
       serviceId = (await sandbox.objects()).find((o) => o.type === 'services')!.id;
