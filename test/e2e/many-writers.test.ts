@@ -244,7 +244,7 @@ rules:
       const s = await ws.status();
       expect(s.state).toBe('blocked');
       expect(s.message).toMatch(/image/);
-      expect(r.code).not.toBe(0);
+      expect(r.code, 'apply exits 3: a field waits for a human').toBe(3);
     });
 
     const incident = (ttl: string): Headers => ({
