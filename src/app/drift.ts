@@ -1,7 +1,8 @@
 import type { Address, Attribution, ChangeSource, Decision, FieldClaim } from '../core/index.js';
 import { attributionOf } from '../engine/index.js';
 import type { AppContext } from './context.js';
-import { declaredDrift, observeAndDecide } from './observe-drift.js';
+import { declaredDrift } from '../engine/index.js';
+import { observeAndDecide } from './observe-drift.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
 

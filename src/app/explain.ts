@@ -11,7 +11,8 @@ import { policyOfWorkspace, secretFields } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { FieldReport } from './explain-fields.js';
 import { explainFields } from './explain-fields.js';
-import { decideReadOnly, declaredDrift, observeNow } from './observe-drift.js';
+import { declaredDrift } from '../engine/index.js';
+import { decideReadOnly, observeNow } from './observe-drift.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
 

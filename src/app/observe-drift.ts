@@ -1,15 +1,5 @@
-import type { Address, FieldChange, ObservedObject, ResourceDecl } from '../core/index.js';
-import { containsUnknown, diffDeclared, toTendError } from '../core/index.js';
 import type { ArbitrationOutcome, FeedBatch, Observation, Workspace } from '../engine/index.js';
-import {
-  arbitrate,
-  diffOptionsFor,
-  observe,
-  readFeeds,
-  resolveDesired,
-  secretFields,
-  tendActor,
-} from '../engine/index.js';
+import { arbitrate, observe, readFeedsOrNothing, tendActor } from '../engine/index.js';
 
 /** How long after its create an invisible object is presumed still appearing (as `plan` uses). */
 const VISIBILITY_WINDOW_MS = 10_000;
@@ -40,15 +30,7 @@ export async function decideReadOnly(
   now: Date,
 ): Promise<Omit<ReadOnlyDecisions, 'observation'>> {
   const warnings: string[] = [];
-  let feed: FeedBatch;
-  try {
-    feed = await readFeeds(ws, tendActor().actor);
-  } catch (e) {
-    warnings.push(
-      `audit feed: ${toTendError(e).message}; changes are attributed from what Tend last saw`,
-    );
-    feed = { events: [], ignored: 0, cursors: new Map() };
-  }
+  const feed = await readFeedsOrNothing(ws, tendActor().actor, (w) => warnings.push(w));
   const arbitration = await arbitrate(ws, observation, { now, record: false, feed });
   return { feed, arbitration, warnings };
 }
@@ -57,24 +39,4 @@ export async function decideReadOnly(
 export async function observeAndDecide(ws: Workspace, now: Date): Promise<ReadOnlyDecisions> {
   const observation = await observeNow(ws, now);
   return { observation, ...(await decideReadOnly(ws, observation, now)) };
-}
-
-/**
- * The drifted declared fields of one resource against the fields of its object, as the arbitrate
- * step sees them: references resolved against `known`, the provider's normalisation applied, secrets
- * and fields whose declared value is not known yet (a reference to something not created) left out.
- */
-export function declaredDrift(
-  ws: Workspace,
-  decl: ResourceDecl,
-  fields: Readonly<Record<string, unknown>>,
-  known: (address: Address) => ObservedObject | undefined,
-): { readonly desired: Record<string, unknown>; readonly drift: FieldChange[] } {
-  const { provider, info } = ws.typeOf(decl.type);
-  const desired = resolveDesired(decl, known);
-  const hidden = secretFields(ws, decl.type, decl.address);
-  const drift = diffDeclared(desired, fields, diffOptionsFor(provider, info)).filter(
-    (c) => !containsUnknown(c.after) && !hidden.includes(c.path.split('.')[0]!),
-  );
-  return { desired, drift };
 }

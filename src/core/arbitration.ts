@@ -522,7 +522,8 @@ function holdEnd(until: HoldUntil, facts: DriftFacts, changedMs: number): number
 }
 
 /** The rank of a motivation kind in a precedence list: its index, or below every listed kind. */
-function rank(precedence: readonly string[], kind: string | undefined): number {
+/** Rank of a motivation kind in a precedence list: lower is stronger; unlisted kinds rank last. */
+export function motivationRank(precedence: readonly string[], kind: string | undefined): number {
   const i = kind === undefined ? -1 : precedence.indexOf(kind);
   return i < 0 ? precedence.length : i;
 }
@@ -660,7 +661,7 @@ export function decide(policy: ArbitrationPolicy, facts: DriftFacts): Decision {
     !sameActor &&
     mine !== undefined &&
     !motivationExpired(mine, new Date(nowMs)) &&
-    rank(policy.precedence, mine.kind) < rank(policy.precedence, theirs?.kind)
+    motivationRank(policy.precedence, mine.kind) < motivationRank(policy.precedence, theirs?.kind)
   ) {
     const until = mine.expiresAt !== undefined ? ` until ${clock(mine.expiresAt, nowMs)}` : '';
     const other = theirs ? shortValue(theirs.kind) : 'a change with no motivation';

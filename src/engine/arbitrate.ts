@@ -6,9 +6,11 @@ import type {
   ChangeSource,
   Decision,
   DecisionKind,
+  FieldChange,
   FieldClaim,
   NewChange,
   ObservedChange,
+  ObservedObject,
   ResourceDecl,
 } from '../core/index.js';
 import {
@@ -20,10 +22,12 @@ import {
   getPath,
   hashValue,
   matchesDrift,
+  motivationRank,
   parseMotivation,
   policyOf,
   readMarker,
   setKey,
+  toTendError,
 } from '../core/index.js';
 import type { Announcement } from '../core/index.js';
 import type { Observation } from './observe.js';
@@ -95,6 +99,44 @@ export async function commitFeeds(ws: Workspace, batch: FeedBatch): Promise<void
   for (const [name, cursor] of batch.cursors) await ws.store.setCursor(name, cursor);
 }
 
+/**
+ * The feeds' news since the stored cursors, or — when a feed cannot be read — nothing, with the
+ * reason given to `warn`: changes are then attributed from what Tend last saw.
+ */
+export async function readFeedsOrNothing(
+  ws: Workspace,
+  ownActor: string,
+  warn: (message: string) => void,
+  signal?: AbortSignal,
+): Promise<FeedBatch> {
+  try {
+    return await readFeeds(ws, ownActor, signal);
+  } catch (e) {
+    warn(`audit feed: ${toTendError(e).message}; changes are attributed from what Tend last saw`);
+    return { events: [], ignored: 0, cursors: new Map() };
+  }
+}
+
+/**
+ * The drifted declared fields of one resource against the fields of its object, as the arbitrate
+ * step sees them: references resolved against `known`, the provider's normalisation applied, secrets
+ * and fields whose declared value is not known yet (a reference to something not created) left out.
+ */
+export function declaredDrift(
+  ws: Workspace,
+  decl: ResourceDecl,
+  fields: Readonly<Record<string, unknown>>,
+  known: (address: Address) => ObservedObject | undefined,
+): { readonly desired: Record<string, unknown>; readonly drift: FieldChange[] } {
+  const { provider, info } = ws.typeOf(decl.type);
+  const desired = resolveDesired(decl, known);
+  const hidden = secretFields(ws, decl.type, decl.address);
+  const drift = diffDeclared(desired, fields, diffOptionsFor(provider, info)).filter(
+    (c) => !containsUnknown(c.after) && !hidden.includes(c.path.split('.')[0]!),
+  );
+  return { desired, drift };
+}
+
 /** A field value the plan should want instead of the declared one. */
 export interface FieldOverride {
   readonly path: string;
@@ -135,12 +177,6 @@ export function policyOfWorkspace(ws: Workspace): ArbitrationPolicy {
 
 /** The meta key marking an announcement as used to explain a change (`announcement-used:<id>`). */
 const USED = (id: string) => `announcement-used:${id}`;
-
-/** Rank of a motivation kind in a precedence list: lower is stronger; unlisted kinds rank last. */
-function rankOf(policy: ArbitrationPolicy, kind: string | undefined): number {
-  const i = kind === undefined ? -1 : policy.precedence.indexOf(kind);
-  return i < 0 ? policy.precedence.length : i;
-}
 
 /** The attribution an audit entry carries (its motivation parsed; an unparsable one kept as a ref). */
 export function attributionOf(c: ObservedChange): Attribution {
@@ -266,9 +302,8 @@ export async function arbitrate(
     const norm = diffOptions.normalize ?? ((_p: string, v: unknown) => v);
     const same = (path: string, a: unknown, b: unknown): boolean =>
       a === b || canonicalJson(norm(path, a) ?? null) === canonicalJson(norm(path, b) ?? null);
-    const desired = resolveDesired(decl, (a) => observation.objects.get(a));
-    const drift = diffDeclared(desired, obj.fields, diffOptions).filter(
-      (c) => !containsUnknown(c.after),
+    const { desired, drift } = declaredDrift(ws, decl, obj.fields, (a) =>
+      observation.objects.get(a),
     );
     const drifted = new Set(drift.map((c) => c.path));
     const mine = claims.get(address) ?? new Map<string, FieldClaim>();
@@ -297,7 +332,6 @@ export async function arbitrate(
       const path = change.path;
       const observed = change.before;
       const declared = change.after;
-      if (hidden.includes(path.split('.')[0]!)) continue;
       let claim = mine.get(path);
       if (
         claim &&
@@ -586,12 +620,12 @@ function explain(
     ...announced.map((a) => ({
       kind: 'announcement' as const,
       a,
-      rank: rankOf(policy, a.motivation?.kind),
+      rank: motivationRank(policy.precedence, a.motivation?.kind),
     })),
     ...setting.map((e) => ({
       kind: 'event' as const,
       e,
-      rank: rankOf(policy, attributionOf(e.change).motivation?.kind),
+      rank: motivationRank(policy.precedence, attributionOf(e.change).motivation?.kind),
     })),
   ];
   const timeOf = (c: Candidate) => (c.kind === 'announcement' ? c.a.createdAt : c.e.change.time);

@@ -32,8 +32,10 @@ export {
   arbitrate,
   attributionOf,
   commitFeeds,
+  declaredDrift,
   policyOfWorkspace,
   readFeeds,
+  readFeedsOrNothing,
 } from './arbitrate.js';
 export type { Observation } from './observe.js';
 export { observe } from './observe.js';
@@ -44,7 +46,6 @@ export type { PassReport, RunOptions, RunOutcome } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
 export { closeProviders, createWorkspace, declaredByAddress, secretFields } from './workspace.js';
-export { diffOptionsFor, resolveDesired } from './planner.js';
 export { readSecret } from './secrets.js';
 export type {
   HeldTarget,

@@ -15,8 +15,8 @@ import type { ResourceOutcome } from './executor.js';
 import { executePlan } from './executor.js';
 import type { Observation } from './observe.js';
 import { observe } from './observe.js';
-import type { ArbitrationOutcome, FeedBatch } from './arbitrate.js';
-import { arbitrate, commitFeeds, readFeeds } from './arbitrate.js';
+import type { ArbitrationOutcome } from './arbitrate.js';
+import { arbitrate, commitFeeds, readFeedsOrNothing } from './arbitrate.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
 import { recoverJournal } from './recovery.js';
@@ -109,7 +109,12 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
   if (options.changeset && options.mode === 'apply') {
     // A saved plan was made with the arbitration decisions of its time: the same are made (not
     // recorded) to check it; the next pass records them.
-    const feed = await readFeedsOrNothing(ws, options);
+    const feed = await readFeedsOrNothing(
+      ws,
+      options.actor.actor,
+      (message) => options.report({ kind: 'warning', message }),
+      options.signal,
+    );
     const arbitration = await arbitrate(ws, observation, { now: clock.now(), record: false, feed });
     return applyChangeset(ws, options, observation, options.changeset, t0, arbitration);
   }
@@ -126,7 +131,12 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     );
     if (recovered > 0) observation = await observe(ws, { ...observeOpts, now: clock.now() });
   }
-  const feed = await readFeedsOrNothing(ws, options);
+  const feed = await readFeedsOrNothing(
+    ws,
+    options.actor.actor,
+    (message) => options.report({ kind: 'warning', message }),
+    options.signal,
+  );
   const arbitration = await arbitrate(ws, observation, {
     now: clock.now(),
     record: options.mode === 'apply',
@@ -157,30 +167,8 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     ...(options.signal ? { signal: options.signal } : {}),
   });
   report({ kind: 'plan', plan: planned.plan });
-  if (options.mode === 'plan') {
-    return {
-      plan: planned.plan,
-      observation,
-      outcomes: new Map(),
-      applied: false,
-      recovered,
-      arbitration,
-    };
-  }
+  if (options.mode === 'plan') return notApplied(planned, recovered, arbitration);
   return executePlanned(ws, options, planned, recovered, t0, arbitration);
-}
-
-/** The feeds' news since the stored cursors; nothing (and a warning) when a feed cannot be read. */
-async function readFeedsOrNothing(ws: Workspace, options: PassOptions): Promise<FeedBatch> {
-  try {
-    return await readFeeds(ws, options.actor.actor, options.signal);
-  } catch (e) {
-    options.report({
-      kind: 'warning',
-      message: `audit feed: ${toTendError(e).message}; changes are attributed from what Tend last saw`,
-    });
-    return { events: [], ignored: 0, cursors: new Map() };
-  }
 }
 
 /**
@@ -253,14 +241,7 @@ async function executePlanned(
     (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated,
   );
   if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
-    return {
-      plan: planned.plan,
-      observation,
-      outcomes: new Map(),
-      applied: false,
-      recovered,
-      arbitration,
-    };
+    return notApplied(planned, recovered, arbitration);
   }
 
   const executed = await executePlan(ws, planned, {
@@ -302,6 +283,16 @@ async function executePlanned(
   );
   report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
   return { plan: planned.plan, observation, outcomes, applied: true, recovered, arbitration };
+}
+
+/** The result of a pass that planned and changed nothing (a plan, or an apply the user declined). */
+function notApplied(
+  planned: PlannedPass,
+  recovered: number,
+  arbitration: ArbitrationOutcome,
+): PassResult {
+  const { plan, observation } = planned;
+  return { plan, observation, outcomes: new Map(), applied: false, recovered, arbitration };
 }
 
 /**
