@@ -1,5 +1,7 @@
 import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
 import { setKey } from '../../core/index.js';
+import type { AuditFeed } from './audit-feed.js';
+import { readAuditFeed } from './audit-feed.js';
 import type { ImportExclusion } from './annotations.js';
 import {
   importExclusions,
@@ -146,8 +148,8 @@ export interface DerivedTypes {
   readonly unmapped: readonly UnmappedPath[];
   /** The platform's lifecycle endpoint (`x-tend-lifecycle`), when declared. */
   readonly lifecycle?: { readonly path: string };
-  /** The platform's attributed audit feed (`x-tend-audit`), when declared. */
-  readonly audit?: { readonly path: string };
+  /** The platform's attributed audit feed (`x-tend-audit`), when declared and usable. */
+  readonly audit?: AuditFeed;
   readonly warnings: readonly string[];
 }
 
@@ -170,7 +172,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const types: DerivedType[] = [];
 
   const lifecycle = extensionPath(document, 'x-tend-lifecycle', warnings);
-  const audit = extensionPath(document, 'x-tend-audit', warnings);
+  const audit = readAuditFeed(document, warnings);
   const fixedValues = parentValues(document, warnings);
   for (const w of unknownTendExtensions(document)) warnings.push(w);
 

@@ -1,7 +1,6 @@
 import type {
   ChangesPage,
   LifecycleEvaluation,
-  ObservedChange,
   ObservedObject,
   Provider,
   ProviderDescription,
@@ -11,7 +10,6 @@ import type {
 import {
   TendError,
   assertNoForbiddenKeys,
-  checkActorKind,
   diffDeclared,
   setKey,
   topLevelFields,
@@ -25,6 +23,11 @@ import { loadOpenApiDocument } from './load-document.js';
 import { createObjectAccess, badResponse } from './object-access.js';
 import { isObject } from './schema-view.js';
 import type { Clock, Sleep } from './timing.js';
+import { realClock, realSleep } from './timing.js';
+import { pageOf } from './audit-feed.js';
+
+/** How often a feed that cannot wait (no wait parameter) is read while Tend waits for news. */
+const FEED_POLL_MS = 2000;
 
 /** How to connect the generic provider to one API. */
 export interface OpenApiProviderOptions {
@@ -221,34 +224,58 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   }
 
   if (derived.audit) {
-    const auditPath = derived.audit.path;
-    provider.changes = async (cursor, opts = {}): Promise<ChangesPage> => {
-      const waitMs = opts.waitMs ?? 0;
+    const feed = derived.audit;
+    for (const m of feed.events?.values() ?? []) {
+      if (!byName.has(m.type)) {
+        warnings.push(
+          `x-tend-audit.events: ${m.type} is not a resource type of this provider; its entries are skipped`,
+        );
+      }
+    }
+    const sleep = options.sleep ?? realSleep;
+    const clock = options.clock ?? realClock;
+    const readPage = async (
+      cursor: string | undefined,
+      waitMs: number,
+      signal: AbortSignal | undefined,
+    ): Promise<ChangesPage> => {
+      const waiting = feed.waitParam !== undefined && waitMs > 0;
       const r = await http.request({
         method: 'GET',
-        path: auditPath,
+        path: feed.path,
         query: {
-          after: cursor === '' ? undefined : cursor,
-          wait: waitMs > 0 ? waitMs : undefined,
+          ...(feed.cursorParam !== undefined
+            ? { [feed.cursorParam]: cursor === '' ? undefined : cursor }
+            : {}),
+          ...(waiting ? { [feed.waitParam]: waitMs } : {}),
         },
         // A long poll may legitimately take waitMs before answering.
-        timeoutMs: waitMs + timeoutMs,
-        ...(opts.signal ? { signal: opts.signal } : {}),
+        timeoutMs: (waiting ? waitMs : 0) + timeoutMs,
+        ...(signal ? { signal } : {}),
       });
-      const b = r.body;
-      if (!isObject(b) || !Array.isArray(b['entries'])) {
-        throw badResponse(`GET ${auditPath}`, 'an object with entries', b);
+      const page = pageOf(feed, r.body, cursor);
+      if (!page) {
+        throw badResponse(
+          `GET ${feed.path}`,
+          `an object with the array of entries at ${feed.entries.join('.')}`,
+          r.body,
+        );
       }
-      const changes: ObservedChange[] = [];
-      for (const entry of b['entries']) {
-        const change = toChange(entry);
-        if (change) changes.push(change);
+      return page;
+    };
+    provider.changes = async (cursor, opts = {}): Promise<ChangesPage> => {
+      const waitMs = opts.waitMs ?? 0;
+      const signal = opts.signal;
+      if (feed.waitParam !== undefined || waitMs <= 0) return readPage(cursor, waitMs, signal);
+      // A feed that cannot wait is polled until something is new or the wait is over.
+      const until = clock() + waitMs;
+      for (;;) {
+        const page = await readPage(cursor, 0, signal);
+        const left = until - clock();
+        if (page.changes.length > 0 || left <= 0) return page;
+        cursor = page.cursor;
+        await sleep(Math.min(FEED_POLL_MS, left), signal);
       }
-      const next =
-        typeof b['cursor'] === 'string' || typeof b['cursor'] === 'number'
-          ? String(b['cursor'])
-          : (changes.at(-1)?.cursor ?? cursor ?? '');
-      return { changes, cursor: next };
     };
   }
 
@@ -300,43 +327,6 @@ function evaluateByAnnotations(
     return { action: 'replace', fields: forced, source: 'annotation', reason };
   }
   return { action: 'update', fields: changed, source: 'default' };
-}
-
-function scalarId(v: unknown): string | undefined {
-  return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
-}
-
-function toChange(entry: unknown): ObservedChange | undefined {
-  if (!isObject(entry)) return undefined;
-  const action = entry['action'];
-  const type = entry['type'];
-  const id = scalarId(entry['id']);
-  const cursor = scalarId(entry['cursor']) ?? scalarId(entry['seq']);
-  // An entry that does not say what changed cannot be attributed to anything Tend observes.
-  if (action !== 'create' && action !== 'update' && action !== 'delete') return undefined;
-  if (typeof type !== 'string' || id === undefined || cursor === undefined) return undefined;
-  const text = (v: unknown): string | undefined =>
-    typeof v === 'string' && v !== '' ? v : undefined;
-  const intent = text(entry['intent']);
-  const motivation = text(entry['motivation']);
-  // Platforms record the kind header as sent; a kind Tend does not know says nothing it can use.
-  const kindText = text(entry['actorKind']);
-  const actorKind = kindText === undefined ? undefined : checkActorKind(kindText);
-  const before = entry['before'];
-  const after = entry['after'];
-  return {
-    cursor,
-    time: text(entry['time']) ?? '',
-    actor: text(entry['actor']) ?? 'unknown',
-    ...(actorKind?.ok ? { actorKind: actorKind.value } : {}),
-    ...(intent !== undefined ? { intent } : {}),
-    ...(motivation !== undefined ? { motivation } : {}),
-    action,
-    type,
-    id,
-    ...(isObject(before) ? { before } : {}),
-    ...(isObject(after) ? { after } : {}),
-  };
 }
 
 /**
