@@ -83,7 +83,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const parent = parentOf(t);
     const parents = await listRest(parent, signal);
     return parents.map((p) => {
-      const { scope, own } = splitId(parent, p.id);
+      const { scope: outer, own } = splitId(parent, p.id);
+      // The parent's scope, plus the fixed values of parameters below the parent
+      // (`/features/{featureName}/environments/{environment}/strategies`).
+      const scope = fixedScope(t);
+      for (const [k, v] of outer) scope.set(k, v);
       scope.set(last.param, own[0]!);
       return scope;
     });
