@@ -574,7 +574,7 @@ describe('a provider reading a mapped feed', () => {
     expect(await p.changes!('4')).toEqual({ changes: [], cursor: '4' });
     expect(seen.map((u) => `${u.pathname}${u.search}`)).toEqual(['/api/admin/events']);
     expect(p.describe().warnings).toContain(
-      'x-tend-audit.events: features is not a resource type of this provider; its entries are skipped',
+      'x-tend-audit.events.feature-metadata-updated.type: features is not a resource type of this provider; its entries are skipped',
     );
   });
 

@@ -113,6 +113,19 @@ export function readAuditFeed(
   return feed;
 }
 
+/** A warning per `events` mapping naming a type the provider does not have (its entries are skipped). */
+export function auditTypeWarnings(feed: AuditFeed, types: ReadonlyMap<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [kind, m] of feed.events ?? []) {
+    if (!types.has(m.type)) {
+      out.push(
+        `x-tend-audit.events.${kind}.type: ${m.type} is not a resource type of this provider; its entries are skipped`,
+      );
+    }
+  }
+  return out;
+}
+
 function parse(value: unknown): AuditFeed {
   if (!isObject(value) || typeof value['path'] !== 'string' || !value['path'].startsWith('/')) {
     throw new BadDeclaration('x-tend-audit must be an object with a path starting with /');

@@ -1,7 +1,7 @@
 import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
 import { setKey } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
-import { readAuditFeed } from './audit-feed.js';
+import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
 import type { ImportExclusion } from './annotations.js';
 import {
   importExclusions,
@@ -336,6 +336,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     if (handled.has(p)) continue;
     unmapped.push({ path: p, reason: unmappedReason(p, paths[p]!, byItemShape, fixedValues) });
   }
+  if (audit) for (const w of auditTypeWarnings(audit, byName)) warnings.push(w);
 
   return {
     types,

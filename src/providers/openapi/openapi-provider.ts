@@ -225,13 +225,6 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
 
   if (derived.audit) {
     const feed = derived.audit;
-    for (const m of feed.events?.values() ?? []) {
-      if (!byName.has(m.type)) {
-        warnings.push(
-          `x-tend-audit.events: ${m.type} is not a resource type of this provider; its entries are skipped`,
-        );
-      }
-    }
     const sleep = options.sleep ?? realSleep;
     const clock = options.clock ?? realClock;
     const readPage = async (
