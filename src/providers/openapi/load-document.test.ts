@@ -182,6 +182,62 @@ actions:
     ]);
   });
 
+  // Docker Engine's published swagger.yaml continues a quoted scalar on a line indented no deeper
+  // than its key: not strict YAML, but what most OpenAPI tools read.
+  const UNDER_INDENTED = `swagger: "2.0"
+info: { title: t, version: "1" }
+paths: {}
+definitions:
+  HostConfig:
+    type: "object"
+    properties:
+      SecurityOpt:
+        type: "array"
+        description: "A list of string values to customize labels for MLS
+        systems, such as SELinux."
+        items:
+          type: "string"
+`;
+
+  it('reads a document that is not strict YAML leniently, and says so in a warning', async () => {
+    const path = write('under-indented.yaml', UNDER_INDENTED);
+    const d = await loadOpenApiDocument(path);
+    expect(
+      getPath(d.document, 'components.schemas.HostConfig.properties.SecurityOpt.description'),
+    ).toBe('A list of string values to customize labels for MLS systems, such as SELinux.');
+    expect(d.warnings[0]).toMatch(
+      new RegExp(
+        `^${path}: not strict YAML \\(.+\\); read leniently, as most OpenAPI tools read it$`,
+      ),
+    );
+  });
+
+  it('gives a lenient read no more room than a strict one: alias bombs, duplicate keys, depth', async () => {
+    const bomb = [
+      UNDER_INDENTED,
+      'x-a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      ...Array.from({ length: 8 }, (_, i) => {
+        const prev = i === 0 ? 'a' : `a${i}`;
+        return `x-a${i + 1}: &a${i + 1} [${Array(10).fill(`*${prev}`).join(',')}]`;
+      }),
+    ].join('\n');
+    const duplicate = UNDER_INDENTED + 'info: { title: again, version: "2" }\n';
+    const deep = UNDER_INDENTED + 'x-deep: ' + '['.repeat(40) + ']'.repeat(40) + '\n';
+    for (const [name, text] of [
+      ['bomb.yaml', bomb],
+      ['duplicate.yaml', duplicate],
+      ['deep.yaml', deep],
+    ] as const) {
+      const path = write(name, text);
+      await expect(
+        loadOpenApiDocument(path, { limits: { maxAliasExpansion: 1000, maxDepth: 32 } }),
+      ).rejects.toMatchObject({
+        code: 'openapi.parse_failed',
+        message: expect.stringMatching(new RegExp(`^${path} is neither JSON nor YAML`)) as unknown,
+      });
+    }
+  });
+
   const errors: {
     name: string;
     reason: string;

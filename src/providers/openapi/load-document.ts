@@ -2,6 +2,7 @@ import { open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dereference } from '@readme/openapi-parser';
+import jsYaml from 'js-yaml';
 import { LineCounter, parseDocument } from 'yaml';
 import {
   TendError,
@@ -118,8 +119,12 @@ export async function loadOpenApiDocument(
   const { overlay: overlayLocation, ...prepareOptions } = options;
   const base = raw.isUrl ? location : raw.shown;
   const read = { bytes: raw.bytes };
+  const lenient = raw.lenient !== undefined ? [raw.lenient] : [];
   if (overlayLocation === undefined) {
-    return prepare(raw.value, raw.shown, { ...prepareOptions, base }, read);
+    const prepared = await prepare(raw.value, raw.shown, { ...prepareOptions, base }, read);
+    return lenient.length === 0
+      ? prepared
+      : { ...prepared, warnings: [...lenient, ...prepared.warnings] };
   }
   const { headers: _headers, ...withoutHeaders } = options;
   const overlayRaw = await loadParsed(overlayLocation, 'overlay', withoutHeaders, limits);
@@ -133,7 +138,7 @@ export async function loadOpenApiDocument(
   return {
     ...prepared,
     overlay: overlayRaw.shown,
-    warnings: [...overlayWarnings, ...prepared.warnings],
+    warnings: [...lenient, ...overlayWarnings, ...prepared.warnings],
   };
 }
 
@@ -146,7 +151,7 @@ async function loadParsed(
   what: 'document' | 'overlay',
   options: LoadDocumentOptions,
   limits: DocumentLimits,
-): Promise<{ value: unknown; shown: string; isUrl: boolean; bytes: number }> {
+): Promise<{ value: unknown; shown: string; isUrl: boolean; bytes: number; lenient?: string }> {
   const isUrl = /^https?:\/\//i.test(location);
   const shown = isUrl ? redactUrl(location) : absoluteFilePath(location);
   const text = isUrl
@@ -154,7 +159,14 @@ async function loadParsed(
     : await readText(shown, what, limits.maxBytes);
   const bytes = Buffer.byteLength(text);
   if (bytes > limits.maxBytes) throw tooLarge(shown, what, limits.maxBytes);
-  return { value: parseText(text, shown, what, limits), shown, isUrl, bytes };
+  const parsed = parseText(text, shown, what, limits);
+  return {
+    value: parsed.value,
+    shown,
+    isUrl,
+    bytes,
+    ...(parsed.lenient !== undefined ? { lenient: parsed.lenient } : {}),
+  };
 }
 
 /**
@@ -597,7 +609,9 @@ async function bundle(
             if (ctx.read.bytes > limits.maxBytes) {
               throw tooLarge(policy.root.shown, 'document', limits.maxBytes);
             }
-            const value = parseText(text, target.shown, 'document', limits);
+            const parsed = parseText(text, target.shown, 'document', limits);
+            if (parsed.lenient !== undefined) ctx.warnings.push(parsed.lenient);
+            const value = parsed.value;
             const scanned = copyAndScan(value, target.shown, limits, ctx.counts);
             found = bundled.length;
             bundled.push(scanned.copy);
@@ -856,12 +870,19 @@ async function fetchText(
   return response.text();
 }
 
+/**
+ * Parses a document or overlay: JSON first, then YAML (the `yaml` package, with positions). A YAML
+ * document that package refuses is read again by js-yaml, which accepts what most OpenAPI tools
+ * accept (a quoted scalar continued on a line indented no deeper than its key, as in Docker
+ * Engine's published swagger.yaml); `lenient` then says so, to be shown as a warning. Overlays are
+ * Tend's own input and get no second chance.
+ */
 function parseText(
   text: string,
   location: string,
   what: 'document' | 'overlay',
   limits: DocumentLimits,
-): unknown {
+): { value: unknown; lenient?: string } {
   const code = what === 'document' ? 'openapi.parse_failed' : 'overlay.parse_failed';
   if (text.trim() === '') {
     throw new TendError(
@@ -888,7 +909,7 @@ function parseText(
         { phase: 'load', hint: 'flatten it (move nested schemas to components and $ref them)' },
       );
     }
-    return json;
+    return { value: json };
   }
   const neither = (detail: string): TendError =>
     new TendError(
@@ -916,6 +937,15 @@ function parseText(
         { phase: 'load', hint: 'flatten it (move nested schemas to components and $ref them)' },
       );
     }
+    if (what === 'document') {
+      const value = lenientYaml(text, limits);
+      if (value !== undefined) {
+        return {
+          value,
+          lenient: `${location}: not strict YAML (${first.replace(/\.$/, '')}); read leniently, as most OpenAPI tools read it`,
+        };
+      }
+    }
     throw neither(first);
   }
   const problem = checkYamlDocument(doc, limits)[0];
@@ -938,12 +968,47 @@ function parseText(
   }
   // Aliases are bounded above; the package's own bound (maxAliasCount) costs time quadratic in them.
   try {
-    return doc.toJS({ maxAliasCount: -1 }) as unknown;
+    return { value: doc.toJS({ maxAliasCount: -1 }) as unknown };
   } catch (e) {
     // What the parser accepts but cannot turn into data (a merge key `<<` on a scalar, found by
     // fuzzing) is a broken document, never a crash.
     throw neither((messageOf(e).split('\n')[0] ?? '').replace(/\.$/, ''));
   }
+}
+
+/**
+ * A YAML document as js-yaml reads it, or undefined when it cannot read it either, or when what it
+ * reads breaks the bounds the strict path enforces: nesting deeper than `maxDepth`, or aliases
+ * (shared objects in js-yaml's result) that would add more than `maxAliasExpansion` values once
+ * written out. js-yaml keeps `__proto__` as a plain key; the loader refuses such keys later.
+ */
+function lenientYaml(text: string, limits: DocumentLimits): unknown {
+  let value: unknown;
+  try {
+    value = jsYaml.load(text, { json: false });
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  // Walk the value as a tree: every visit of an object seen before is what an alias adds.
+  const seen = new Set<object>();
+  let added = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (seen.has(v)) {
+      added += 1;
+      if (added > limits.maxAliasExpansion) return undefined;
+    } else {
+      seen.add(v);
+    }
+    for (const child of Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  // Depth last: with the expansion bounded, walking the value as a tree is bounded too.
+  return deeperThan(value, limits.maxDepth) ? undefined : value;
 }
 
 /** Whether a tree of plain data (a JSON value) nests deeper than `max`; no recursion. */
