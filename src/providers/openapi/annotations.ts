@@ -50,6 +50,10 @@ export const TEND_EXTENSIONS = [
   'x-tend-normalize',
   'x-tend-import-exclude',
   'x-tend-version-field',
+  // Where objects carry the marker, when they are absent, where their id is (issue 12, alertmanager).
+  'x-tend-marker',
+  'x-tend-absent-when',
+  'x-tend-id-field',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */

@@ -11,12 +11,12 @@ import {
   normalizeOps,
   unknownTendExtensions,
 } from './annotations.js';
+import { markerLocation } from './marker-location.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
   SCHEMA_COPY_NODES,
   acyclicCopy,
-  hasFlag,
   hasType,
   isObject,
   jsonMedia,
@@ -150,9 +150,6 @@ export interface DerivedTypes {
   readonly audit?: { readonly path: string };
   readonly warnings: readonly string[];
 }
-
-/** Field names that can carry Tend's marker, in order of preference. */
-export const MARKER_FIELDS = ['tags', 'labels'] as const;
 
 const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
@@ -517,10 +514,8 @@ function buildType(
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
-  const markerField = MARKER_FIELDS.find((f) => {
-    const prop = create.properties[f];
-    return prop !== undefined && isTagsLike(prop) && !hasFlag(prop, 'readOnly');
-  });
+  const marker = markerLocation(name, create, [createSchema, post], ctx.warnings);
+  const markerField = marker?.field;
   const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
   const identity = inferIdentity({
     name,
@@ -585,7 +580,7 @@ function buildType(
     createOnly,
     outputOnly,
     sensitive,
-    ...(markerField !== undefined ? { markerField } : {}),
+    ...(marker !== undefined ? { markerField: marker.field, markerKind: marker.kind } : {}),
     lifecycle: ctx.lifecycle ? 'platform' : 'annotations',
     idempotencyKey: identity.idempotencyKey,
     ...(parent?.kind === 'parent' ? { parent: { type: parent.type, field: parent.param } } : {}),
@@ -974,7 +969,7 @@ function inferIdentity(input: IdentityInput): Identity {
         return {
           identity: null,
           reason:
-            'x-tend-identity is marker, but the create body has no tags or labels field (an object of strings) to carry the marker',
+            'x-tend-identity is marker, but the create body has no place for the marker (a tags or labels map or list, a description or comment text); name one with x-tend-marker',
           idempotencyKey: hasIdempotency,
         };
       }
@@ -997,15 +992,9 @@ function inferIdentity(input: IdentityInput): Identity {
   if (hasIdempotency) return { identity: 'server-id', idempotencyKey: true };
   return {
     identity: null,
-    reason: `no natural key ({${idParam}} is not a required writable field of the create body), no tags or labels field to carry a marker, and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`,
+    reason: `no natural key ({${idParam}} is not a required writable field of the create body), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`,
     idempotencyKey: false,
   };
-}
-
-/** True for a map of strings: `type: object` with `additionalProperties` of `type: string`. */
-function isTagsLike(prop: Record<string, unknown>): boolean {
-  const extra = prop['additionalProperties'];
-  return hasType(prop, 'object') && isObject(extra) && hasType(extra, 'string');
 }
 
 function listShape(schema: unknown, typeName: string): ListShape {

@@ -2,9 +2,6 @@ import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../..
 import {
   TendError,
   canonicalJson,
-  isMarkerTag,
-  markerTags,
-  readMarker,
   setKey,
   toTendError,
 } from '../../core/index.js';
@@ -14,6 +11,7 @@ import type { HttpClient } from './http-client.js';
 import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
 import type { Scope } from './object-ids.js';
 import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
+import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
 import { isObject, objectView } from './schema-view.js';
 
 /** What object access needs: the HTTP client, the types (to reach parents), a warning sink. */
@@ -121,7 +119,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     own ??= fallbackOwn ? [...fallbackOwn] : undefined;
     if (own === undefined) return undefined;
     const id = composeId(t, scope, own);
-    const marker = t.info.markerField ? readMarker(fields[t.info.markerField]) : undefined;
+    const marker = markerOf(t, fields);
     // Observed fields end up in the store and the ledger, where secrets never go: a sensitive field
     // is dropped even if the platform echoes it. An embedded sub-collection is another type's data.
     const kept: Record<string, unknown> = {};
@@ -524,7 +522,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       // What cannot be read back, and what the platform changes by itself, never differs.
       if (t.writeOnly.includes(top) || t.serverOwned.includes(top)) return null;
       const schema = schemaAt(t.info.schema, path) ?? schemaAt(t.readSchema, path);
-      return schema === undefined ? value : normalizeValue(schema, value);
+      const own = withoutMarkerAt(t, path, value);
+      return schema === undefined ? own : normalizeValue(schema, own);
     },
   };
   return access;
@@ -548,35 +547,6 @@ export function itemChangeBody(
   }
   if (e.op) setKey(out, e.op.field, action === 'delete' ? e.op.delete : e.op.replace);
   return { [e.field]: [out] };
-}
-
-/**
- * A body with Tend's marker in the marker field: the declared tags, the marker tags the object
- * already carries (a later marker never erases the op of the create), then the given marker.
- * Nothing is added when the type has no marker field, or when an update would not change the tags.
- */
-function withMarker(
-  t: DerivedType,
-  body: Record<string, unknown>,
-  current: ObservedObject | undefined,
-  marker: Marker | undefined,
-): Record<string, unknown> {
-  const field = t.info.markerField;
-  if (field === undefined) return body;
-  const add = marker ? markerTags(marker) : {};
-  const currentTags = current && isObject(current.fields[field]) ? current.fields[field] : {};
-  const kept = Object.fromEntries(Object.entries(currentTags).filter(([k]) => isMarkerTag(k)));
-  const declared = body[field];
-  if (declared === undefined) {
-    if (current === undefined) {
-      return Object.keys(add).length > 0 ? { ...body, [field]: add } : body;
-    }
-    // Tags are not being changed: send them only to put a missing marker on the object.
-    const missing = Object.entries(add).some(([k, v]) => currentTags[k] !== v);
-    return missing ? { ...body, [field]: { ...currentTags, ...add } } : body;
-  }
-  if (!isObject(declared)) return body;
-  return { ...body, [field]: { ...declared, ...kept, ...add } };
 }
 
 /** The fields of an observed object a client may send back (for a PUT). */
