@@ -25,6 +25,8 @@ export const NORMALIZE_OPS = [
   'trailing-dot',
   'no-trailing-dot',
   'sort',
+  // A time at or before now compares as now (instants.ts).
+  'past-is-now',
 ] as const;
 
 /** One normalisation step. */

@@ -2,6 +2,7 @@ import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/
 import { setKey } from '../../core/index.js';
 import type { ImportExclusion } from './annotations.js';
 import {
+  NORMALIZE_OPS,
   importExclusions,
   isCreateOnly,
   isOutputOnly,
@@ -12,6 +13,8 @@ import {
   unknownTendExtensions,
 } from './annotations.js';
 import { markerLocation } from './marker-location.js';
+import type { AbsentWhen } from './object-annotations.js';
+import { readAbsentWhen, readIdField } from './object-annotations.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
@@ -115,6 +118,10 @@ export interface DerivedType {
   readonly readSchema: JsonSchema;
   /** Fields whose empty value means "does not exist" (`x-tend-absent-when-empty`). */
   readonly absentWhenEmpty: readonly string[];
+  /** States in which an object counts as gone (`x-tend-absent-when`): never listed, read as absent. */
+  readonly absentWhen?: readonly AbsentWhen[];
+  /** The field of the create answer holding the new object's id, when it is not the read's id field. */
+  readonly createIdField?: string;
   /**
    * True when the update is a PUT that takes only the fields to change (`x-tend-partial-update`),
    * not the whole object; a PATCH always takes only the changes.
@@ -495,7 +502,7 @@ function buildType(
       const bad = normalizeOps(prop).unknown;
       if (bad.length > 0) {
         ctx.warnings.push(
-          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort`,
+          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers ${NORMALIZE_OPS.join(', ')}`,
         );
       }
     }
@@ -528,14 +535,31 @@ function buildType(
     explicit: [createSchema, readSchema, post],
     warnings: ctx.warnings,
   });
+  const statedIdField = readIdField(
+    name,
+    [readSchema, createSchema],
+    read,
+    'the read schema',
+    ctx.warnings,
+  );
+  const answer = objectView(successSchema(post));
+  const createIdField = readIdField(
+    name,
+    [post],
+    Object.keys(answer.properties).length > 0 ? answer : undefined,
+    `POST ${collectionPath}`,
+    ctx.warnings,
+  );
+  const absentWhen = readAbsentWhen(name, [readSchema, operation(item, 'GET')], read, ctx.warnings);
   const idField =
-    idParam in read.properties
+    statedIdField ??
+    (idParam in read.properties
       ? idParam
       : 'id' in read.properties
         ? 'id'
         : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
           ? identity.naturalKeys[0]!
-          : idParam;
+          : idParam);
 
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
@@ -629,6 +653,8 @@ function buildType(
     ),
     importExclude,
     ...(versionField !== undefined ? { versionField } : {}),
+    ...(absentWhen.length > 0 ? { absentWhen } : {}),
+    ...(createIdField !== undefined ? { createIdField } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
 const A = 'am.silences/db' as Address;
 const CREATE: Marker = { workspace: 'prod', address: A, op: 'op1' };
 const LATER: Marker = { workspace: 'prod', address: A };
-const OTHER: Marker = { workspace: 'prod', address: 'am.silences/web' as Address };
+const OTHER: Marker = { workspace: 'prod', address: 'am.silences/web' };
 
 function typeWith(field: string, kind: MarkerKind): DerivedType {
   return { info: { markerField: field, markerKind: kind } } as unknown as DerivedType;

@@ -1,10 +1,5 @@
 import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
-import {
-  TendError,
-  canonicalJson,
-  setKey,
-  toTendError,
-} from '../../core/index.js';
+import { TendError, canonicalJson, setKey, toTendError } from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
 import type { DerivedType } from './derive-types.js';
 import type { HttpClient } from './http-client.js';
@@ -12,6 +7,8 @@ import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
 import type { Scope } from './object-ids.js';
 import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
 import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
+import { pastIsNow } from './instants.js';
+import { isAbsent } from './object-annotations.js';
 import { isObject, objectView } from './schema-view.js';
 
 /** What object access needs: the HTTP client, the types (to reach parents), a warning sink. */
@@ -22,6 +19,8 @@ export interface ObjectAccessOptions {
   readonly warn: (message: string) => void;
   /** Where the values of secret fields the platform returns are registered (the redactor). */
   readonly secrets?: SecretRegistry;
+  /** Unix milliseconds now, for `x-tend-normalize: past-is-now` (default Date.now). */
+  readonly now?: () => number;
 }
 
 /**
@@ -58,6 +57,7 @@ const REPLACE_HINT =
 /** Creates the object access of one provider. */
 export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   const { http, types } = options;
+  const now = options.now ?? (() => Date.now());
   const warned = new Set<string>();
   const warn = (message: string): void => {
     if (warned.has(message)) return;
@@ -157,6 +157,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
       if (!isObject(r.body)) throw badResponse(`GET ${path}`, 'an object', r.body);
       for (const f of t.absentWhenEmpty) if (isEmpty(r.body[f])) return undefined;
+      if (isAbsent(t.absentWhen, r.body)) return undefined;
       const etag = r.headers.get('etag') ?? undefined;
       return { body: r.body, ...(etag ? { etag } : {}) };
     } catch (e) {
@@ -195,7 +196,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       if (items === undefined) throw badResponse(`GET ${path}`, 'a list of objects', body);
       // An entry without an id cannot be addressed; it is not something Tend can manage.
       for (const item of items) {
-        if (!isObject(item)) continue;
+        if (!isObject(item) || isAbsent(t.absentWhen, item)) continue;
         const o = observed(t, item, scope);
         if (o) out.push(o);
       }
@@ -278,7 +279,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       nk !== undefined && t.info.idField === nk && body[nk] !== undefined
         ? scalarId(body[nk])
         : undefined;
-    const ownId = naturalId ?? locationId(r.headers.get('location'));
+    const answeredId =
+      t.createIdField !== undefined && isObject(r.body)
+        ? scalarId(r.body[t.createIdField])
+        : undefined;
+    const ownId = naturalId ?? answeredId ?? locationId(r.headers.get('location'));
     const answered = isObject(r.body) ? observed(t, r.body, scope) : undefined;
     const created =
       answered ??
@@ -523,7 +528,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       if (t.writeOnly.includes(top) || t.serverOwned.includes(top)) return null;
       const schema = schemaAt(t.info.schema, path) ?? schemaAt(t.readSchema, path);
       const own = withoutMarkerAt(t, path, value);
-      return schema === undefined ? own : normalizeValue(schema, own);
+      return schema === undefined ? own : normalizeValue(schema, pastIsNow(schema, own, now()), []);
     },
   };
   return access;
