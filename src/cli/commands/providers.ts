@@ -4,6 +4,13 @@ import { inspectProvider } from '../../app/index.js';
 import type { Output } from '../common.js';
 import { cliContext, fail, output } from '../common.js';
 
+/** How the identity row names where the marker goes, per marker kind. */
+const MARKER_FORMS = {
+  map: 'tags in',
+  list: 'entries in the list',
+  text: 'a token at the end of the text',
+} as const;
+
 interface InspectOptions {
   overlay?: string;
   json?: boolean;
@@ -94,7 +101,7 @@ function renderType(out: Output, t: InspectedType): void {
       t.identity === 'natural-key'
         ? `: ${list(t.naturalKey ?? [])}`
         : t.identity === 'marker'
-          ? ` (tags in ${t.markerField ?? '?'})`
+          ? ` (${MARKER_FORMS[t.markerKind ?? 'map']} ${t.markerField ?? '?'})`
           : '';
     const key = t.idempotencyKey ? ', Idempotency-Key' : '';
     row('identity', `${t.identity}${detail}${key}`);

@@ -56,6 +56,7 @@ export const TEND_EXTENSIONS = [
   'x-tend-marker',
   'x-tend-absent-when',
   'x-tend-id-field',
+  'x-tend-op',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */

@@ -12,6 +12,7 @@ import {
   normalizeOps,
   unknownTendExtensions,
 } from './annotations.js';
+import { declaredItemPaths, declaredTypeName } from './declared-ops.js';
 import { markerLocation } from './marker-location.js';
 import type { AbsentWhen } from './object-annotations.js';
 import { readAbsentWhen, readIdField } from './object-annotations.js';
@@ -210,6 +211,8 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     else itemPathsOf.set(key, [p]);
   }
 
+  const assignedItemPaths = declaredItemPaths(paths);
+
   // Shallow paths first, so a parent type exists before its children are looked at.
   const collections = Object.keys(paths)
     .map((p, i) => ({ p, i, depth: splitPath(p).length }))
@@ -221,7 +224,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const last = segments[segments.length - 1];
     if (last === undefined || isParam(last) || handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
-    const itemPaths = itemPathsOf.get(segments.join('/')) ?? [];
+    // An item path elsewhere that the overlay assigns to this collection's type (declared-ops.ts).
+    const assigned =
+      assignedItemPaths.get(
+        stringOr(collection['x-tend-type']) ?? declaredTypeName(collection) ?? last,
+      ) ?? [];
+    const itemPaths = assigned.length > 0 ? assigned : (itemPathsOf.get(segments.join('/')) ?? []);
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -1099,6 +1107,10 @@ function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean):
   const props = view.properties;
   for (const n of Object.keys(props)) if (test(props[n]!)) out.push(n);
   return out;
+}
+
+function stringOr(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 function stringList(value: unknown): string[] {

@@ -31,7 +31,9 @@ export interface InspectedType {
   readonly naturalKey?: readonly string[];
   readonly idField: string;
   readonly idempotencyKey: boolean;
+  /** Where Tend's ownership marker goes (a field or dotted path), and in what form. */
   readonly markerField?: string;
+  readonly markerKind?: 'map' | 'list' | 'text';
   readonly create: { readonly method: string; readonly path: string };
   /** The in-place update; null when nothing changes in place (every writable field is create-only). */
   readonly update: {
@@ -141,7 +143,9 @@ function inspectType(t: DerivedType): InspectedType {
     ...(t.keyFields.length > 0 ? { naturalKey: t.keyFields } : {}),
     idField: i.idField,
     idempotencyKey: i.idempotencyKey,
-    ...(i.markerField !== undefined ? { markerField: i.markerField } : {}),
+    ...(i.markerField !== undefined
+      ? { markerField: i.markerField, markerKind: i.markerKind ?? 'map' }
+      : {}),
     create: op(t.operations.create),
     update: t.operations.update ? { ...op(t.operations.update), partial: t.partialUpdate } : null,
     delete: op(t.operations.delete),
