@@ -7,8 +7,8 @@ import { cliContext, fail, output } from '../common.js';
 /** How the identity row names where the marker goes, per marker kind. */
 const MARKER_FORMS = {
   map: 'tags in',
-  list: 'entries in the list',
-  text: 'a token at the end of the text',
+  list: 'entries in',
+  text: 'a token at the end of',
 } as const;
 
 interface InspectOptions {
@@ -136,6 +136,14 @@ function renderType(out: Output, t: InspectedType): void {
   if (t.sensitive.length > 0) row('sensitive', list(t.sensitive));
   const norm = Object.entries(t.normalize).map(([f, ops]) => `${f} (${ops.join(', ')})`);
   if (norm.length > 0) row('normalize', norm.join('; '));
+  for (const r of t.absentWhen ?? []) {
+    row(
+      'absent when',
+      `${r.field} ${r.in.length === 1 ? '=' : 'in'} ${r.in.map(String).join(', ')}`,
+    );
+  }
+  if (t.createIdField !== undefined)
+    row('create id', `${t.createIdField} in the answer to the POST`);
   for (const r of t.importExclude) {
     const what = `${r.field} ${r.values.length === 1 ? '=' : 'in'} ${r.values.map(String).join(', ')}`;
     row('not imported', r.reason !== undefined ? `${what}: ${r.reason}` : what);

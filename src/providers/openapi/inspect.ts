@@ -1,4 +1,5 @@
 import type { IdentityStrategy } from '../../core/index.js';
+import type { AbsentWhen } from './object-annotations.js';
 import { TendError, assertNoForbiddenKeys, setKey } from '../../core/index.js';
 import type { ImportExclusion, NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
@@ -55,6 +56,10 @@ export interface InspectedType {
   readonly lifecycle: 'platform' | 'annotations';
   /** Objects the platform owns, which `tend import` leaves out (`x-tend-import-exclude`). */
   readonly importExclude: readonly ImportExclusion[];
+  /** States in which an object counts as gone (`x-tend-absent-when`); absent when none. */
+  readonly absentWhen?: readonly AbsentWhen[];
+  /** The field of the create answer holding the new id (`x-tend-id-field` on the POST). */
+  readonly createIdField?: string;
 }
 
 /** What Tend would manage from a document: `tend providers inspect`. */
@@ -159,5 +164,7 @@ function inspectType(t: DerivedType): InspectedType {
     normalize,
     lifecycle: i.lifecycle,
     importExclude: t.importExclude,
+    ...(t.absentWhen !== undefined && t.absentWhen.length > 0 ? { absentWhen: t.absentWhen } : {}),
+    ...(t.createIdField !== undefined ? { createIdField: t.createIdField } : {}),
   };
 }
