@@ -157,7 +157,11 @@ async function launch(dir: string, binary: string): Promise<AlertmanagerHandle> 
   };
 }
 
-async function waitForApi(apiUrl: string, child: ChildProcess, output: () => string): Promise<void> {
+async function waitForApi(
+  apiUrl: string,
+  child: ChildProcess,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
