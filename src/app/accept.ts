@@ -6,6 +6,7 @@ import type { Address, ResourceDecl, ResourceTypeInfo } from '../core/index.js';
 import {
   canonicalJson,
   isMarkerTag,
+  withoutMarkerIn,
   nearMatches,
   parseAddress,
   setKey,
@@ -275,7 +276,10 @@ async function valueToAccept(
   }
   let value = declaredPart(declared, observed);
   if (info.markerField !== undefined && segments.length === 1 && top === info.markerField) {
-    value = withoutMarker(value);
+    value =
+      info.markerKind === undefined || info.markerKind === 'map'
+        ? withoutMarker(value)
+        : withoutMarkerIn(info.markerKind, value);
   }
   return { value, source };
 }

@@ -3,7 +3,7 @@
 // taken from natural keys. Pure: the command lists the objects and writes the files.
 import { stringify } from 'yaml';
 import type { Address, ObservedObject, ResourceTypeInfo } from '../core/index.js';
-import { address, isMarkerTag, isValidName, setKey } from '../core/index.js';
+import { address, isMarkerTag, isValidName, setKey, withoutMarkerIn } from '../core/index.js';
 import type { SpecValidator } from '../intent/index.js';
 
 /** The objects of one resource type to import, with what the provider says about the type. */
@@ -161,7 +161,13 @@ function declarable(
     }
     let value = object.fields[key];
     if (value === undefined || value === null) continue;
-    if (key === info.markerField && isRecord(value)) {
+    if (key === info.markerField && info.markerKind !== undefined && info.markerKind !== 'map') {
+      // A list without its marker entries, a text without its marker token: what a person wrote.
+      const kept = withoutMarkerIn(info.markerKind, value);
+      const emptied = (kept === '' && value !== '') || (Array.isArray(kept) && kept.length === 0);
+      if (emptied && !needed.has(key)) continue;
+      value = kept;
+    } else if (key === info.markerField && isRecord(value)) {
       const kept = Object.fromEntries(Object.entries(value).filter(([k]) => !isMarkerTag(k)));
       if (Object.keys(kept).length === 0 && Object.keys(value).length > 0) continue;
       value = kept;

@@ -1,5 +1,5 @@
 import type { ActorKind } from './attribution.js';
-import type { Marker } from './marker.js';
+import type { Marker, MarkerKind } from './marker.js';
 
 /** A JSON Schema, as plain data. */
 export type JsonSchema = Record<string, unknown>;
@@ -35,8 +35,13 @@ export interface ResourceTypeInfo {
   readonly outputOnly: readonly string[];
   /** Fields holding secrets: must be a `{ fromEnv | fromFile }` reference in intent; never compared. */
   readonly sensitive: readonly string[];
-  /** The field holding tags where the marker goes; absent when the type has no tags. */
+  /**
+   * Where Tend's ownership marker goes: a field, or a dotted path to one (`metadata.labels`); absent
+   * when the type's objects have no place for it.
+   */
   readonly markerField?: string;
+  /** How the marker field carries the marker (absent: a `map`, as tags and labels do). */
+  readonly markerKind?: MarkerKind;
   /** Where update-vs-replace comes from: the platform's lifecycle endpoint or field annotations. */
   readonly lifecycle: 'platform' | 'annotations';
   /** True when the create call accepts an idempotency key. */

@@ -457,8 +457,8 @@ export async function arbitrate(
         .find(
           (e) =>
             e.change.action === 'update' &&
-            canonicalJson(e.change.before?.[field] ?? null) !==
-              canonicalJson(e.change.after?.[field] ?? null),
+            canonicalJson(getPath(e.change.before, field) ?? null) !==
+              canonicalJson(getPath(e.change.after, field) ?? null),
         );
       if (event) explained.add(event);
       const by = event

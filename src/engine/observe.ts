@@ -10,7 +10,7 @@ import {
   canonicalJson,
   containsUnknown,
   getPath,
-  readMarker,
+  readMarkerIn,
   resolveReferences,
   toTendError,
   topoOrder,
@@ -280,11 +280,11 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const markerLost = (o: ObservedObject, address: Address): boolean => {
     const remembered = twin.get(address);
     if (remembered === undefined) return false;
-    const field = ws.typeOf(remembered.type).info.markerField;
+    const { markerField: field, markerKind } = ws.typeOf(remembered.type).info;
     if (field === undefined) return false;
     // Only a marker Tend saw on the object can have been removed: an imported object carries none
     // until its first change.
-    const had = readMarker(remembered.fields[field]);
+    const had = readMarkerIn(markerKind, getPath(remembered.fields, field));
     if (had?.workspace !== ws.name || had.address !== address) return false;
     return o.marker?.workspace !== ws.name || o.marker.address !== address;
   };

@@ -4,6 +4,13 @@ import { inspectProvider } from '../../app/index.js';
 import type { Output } from '../common.js';
 import { cliContext, fail, output } from '../common.js';
 
+/** How the identity row names where the marker goes, per marker kind. */
+const MARKER_FORMS = {
+  map: 'tags in',
+  list: 'entries in',
+  text: 'a token at the end of',
+} as const;
+
 interface InspectOptions {
   overlay?: string;
   json?: boolean;
@@ -94,7 +101,7 @@ function renderType(out: Output, t: InspectedType): void {
       t.identity === 'natural-key'
         ? `: ${list(t.naturalKey ?? [])}`
         : t.identity === 'marker'
-          ? ` (tags in ${t.markerField ?? '?'})`
+          ? ` (${MARKER_FORMS[t.markerKind ?? 'map']} ${t.markerField ?? '?'})`
           : '';
     const key = t.idempotencyKey ? ', Idempotency-Key' : '';
     row('identity', `${t.identity}${detail}${key}`);
@@ -129,6 +136,14 @@ function renderType(out: Output, t: InspectedType): void {
   if (t.sensitive.length > 0) row('sensitive', list(t.sensitive));
   const norm = Object.entries(t.normalize).map(([f, ops]) => `${f} (${ops.join(', ')})`);
   if (norm.length > 0) row('normalize', norm.join('; '));
+  for (const r of t.absentWhen ?? []) {
+    row(
+      'absent when',
+      `${r.field} ${r.in.length === 1 ? '=' : 'in'} ${r.in.map(String).join(', ')}`,
+    );
+  }
+  if (t.createIdField !== undefined)
+    row('create id', `${t.createIdField} in the answer to the POST`);
   for (const r of t.importExclude) {
     const what = `${r.field} ${r.values.length === 1 ? '=' : 'in'} ${r.values.map(String).join(', ')}`;
     row('not imported', r.reason !== undefined ? `${what}: ${r.reason}` : what);

@@ -25,6 +25,8 @@ export const NORMALIZE_OPS = [
   'trailing-dot',
   'no-trailing-dot',
   'sort',
+  // A time at or before now compares as now (instants.ts).
+  'past-is-now',
 ] as const;
 
 /** One normalisation step. */
@@ -50,6 +52,11 @@ export const TEND_EXTENSIONS = [
   'x-tend-normalize',
   'x-tend-import-exclude',
   'x-tend-version-field',
+  // Where objects carry the marker, when they are absent, where their id is (issue 12, alertmanager).
+  'x-tend-marker',
+  'x-tend-absent-when',
+  'x-tend-id-field',
+  'x-tend-op',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */

@@ -535,7 +535,7 @@ const cases: Case[] = [
       pair('/volumes', {
         body: body({
           name: { type: 'string' },
-          tags: { type: 'array', items: { type: 'string' } },
+          tags: { type: 'array', items: { type: 'object' } },
         }),
       }),
     ),
@@ -545,7 +545,7 @@ const cases: Case[] = [
           info: {
             identity: null,
             identityReason:
-              'no natural key ({id} is not a required writable field of the create body), no tags or labels field to carry a marker, and no Idempotency-Key header on POST /volumes; declare x-tend-identity in an overlay',
+              'no natural key ({id} is not a required writable field of the create body), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST /volumes; declare x-tend-identity in an overlay',
             idempotencyKey: false,
           },
         },
@@ -590,7 +590,7 @@ const cases: Case[] = [
           info: {
             identity: null,
             identityReason:
-              'x-tend-identity is marker, but the create body has no tags or labels field (an object of strings) to carry the marker',
+              'x-tend-identity is marker, but the create body has no place for the marker (a tags or labels map or list, a description or comment text); name one with x-tend-marker',
           },
         },
       ],
@@ -1041,7 +1041,7 @@ const cases: Case[] = [
         },
       ],
       warnings: [
-        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort',
+        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort, past-is-now',
       ],
     },
   },

@@ -4,6 +4,7 @@ import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
 import type { ImportExclusion } from './annotations.js';
 import {
+  NORMALIZE_OPS,
   importExclusions,
   isCreateOnly,
   isOutputOnly,
@@ -13,12 +14,15 @@ import {
   normalizeOps,
   unknownTendExtensions,
 } from './annotations.js';
+import { declaredItemPaths, declaredTypeName } from './declared-ops.js';
+import { markerLocation } from './marker-location.js';
+import type { AbsentWhen } from './object-annotations.js';
+import { readAbsentWhen, readIdField } from './object-annotations.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
   SCHEMA_COPY_NODES,
   acyclicCopy,
-  hasFlag,
   hasType,
   isObject,
   jsonMedia,
@@ -117,6 +121,10 @@ export interface DerivedType {
   readonly readSchema: JsonSchema;
   /** Fields whose empty value means "does not exist" (`x-tend-absent-when-empty`). */
   readonly absentWhenEmpty: readonly string[];
+  /** States in which an object counts as gone (`x-tend-absent-when`): never listed, read as absent. */
+  readonly absentWhen?: readonly AbsentWhen[];
+  /** The field of the create answer holding the new object's id, when it is not the read's id field. */
+  readonly createIdField?: string;
   /**
    * True when the update is a PUT that takes only the fields to change (`x-tend-partial-update`),
    * not the whole object; a PATCH always takes only the changes.
@@ -152,9 +160,6 @@ export interface DerivedTypes {
   readonly audit?: AuditFeed;
   readonly warnings: readonly string[];
 }
-
-/** Field names that can carry Tend's marker, in order of preference. */
-export const MARKER_FIELDS = ['tags', 'labels'] as const;
 
 const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
@@ -208,6 +213,8 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     else itemPathsOf.set(key, [p]);
   }
 
+  const assignedItemPaths = declaredItemPaths(paths);
+
   // Shallow paths first, so a parent type exists before its children are looked at.
   const collections = Object.keys(paths)
     .map((p, i) => ({ p, i, depth: splitPath(p).length }))
@@ -219,7 +226,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const last = segments[segments.length - 1];
     if (last === undefined || isParam(last) || handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
-    const itemPaths = itemPathsOf.get(segments.join('/')) ?? [];
+    // An item path elsewhere that the overlay assigns to this collection's type (declared-ops.ts).
+    const assigned =
+      assignedItemPaths.get(
+        stringOr(collection['x-tend-type']) ?? declaredTypeName(collection) ?? last,
+      ) ?? [];
+    const itemPaths = assigned.length > 0 ? assigned : (itemPathsOf.get(segments.join('/')) ?? []);
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -501,7 +513,7 @@ function buildType(
       const bad = normalizeOps(prop).unknown;
       if (bad.length > 0) {
         ctx.warnings.push(
-          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort`,
+          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers ${NORMALIZE_OPS.join(', ')}`,
         );
       }
     }
@@ -520,10 +532,8 @@ function buildType(
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
-  const markerField = MARKER_FIELDS.find((f) => {
-    const prop = create.properties[f];
-    return prop !== undefined && isTagsLike(prop) && !hasFlag(prop, 'readOnly');
-  });
+  const marker = markerLocation(name, create, [createSchema, post], ctx.warnings);
+  const markerField = marker?.field;
   const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
   const identity = inferIdentity({
     name,
@@ -536,14 +546,31 @@ function buildType(
     explicit: [createSchema, readSchema, post],
     warnings: ctx.warnings,
   });
+  const statedIdField = readIdField(
+    name,
+    [readSchema, createSchema],
+    read,
+    'the read schema',
+    ctx.warnings,
+  );
+  const answer = objectView(successSchema(post));
+  const createIdField = readIdField(
+    name,
+    [post],
+    Object.keys(answer.properties).length > 0 ? answer : undefined,
+    `POST ${collectionPath}`,
+    ctx.warnings,
+  );
+  const absentWhen = readAbsentWhen(name, [readSchema, operation(item, 'GET')], read, ctx.warnings);
   const idField =
-    idParam in read.properties
+    statedIdField ??
+    (idParam in read.properties
       ? idParam
       : 'id' in read.properties
         ? 'id'
         : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
           ? identity.naturalKeys[0]!
-          : idParam;
+          : idParam);
 
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
@@ -588,7 +615,7 @@ function buildType(
     createOnly,
     outputOnly,
     sensitive,
-    ...(markerField !== undefined ? { markerField } : {}),
+    ...(marker !== undefined ? { markerField: marker.field, markerKind: marker.kind } : {}),
     lifecycle: ctx.lifecycle ? 'platform' : 'annotations',
     idempotencyKey: identity.idempotencyKey,
     ...(parent?.kind === 'parent' ? { parent: { type: parent.type, field: parent.param } } : {}),
@@ -637,6 +664,8 @@ function buildType(
     ),
     importExclude,
     ...(versionField !== undefined ? { versionField } : {}),
+    ...(absentWhen.length > 0 ? { absentWhen } : {}),
+    ...(createIdField !== undefined ? { createIdField } : {}),
   };
 }
 
@@ -977,7 +1006,7 @@ function inferIdentity(input: IdentityInput): Identity {
         return {
           identity: null,
           reason:
-            'x-tend-identity is marker, but the create body has no tags or labels field (an object of strings) to carry the marker',
+            'x-tend-identity is marker, but the create body has no place for the marker (a tags or labels map or list, a description or comment text); name one with x-tend-marker',
           idempotencyKey: hasIdempotency,
         };
       }
@@ -1000,15 +1029,9 @@ function inferIdentity(input: IdentityInput): Identity {
   if (hasIdempotency) return { identity: 'server-id', idempotencyKey: true };
   return {
     identity: null,
-    reason: `no natural key ({${idParam}} is not a required writable field of the create body), no tags or labels field to carry a marker, and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`,
+    reason: `no natural key ({${idParam}} is not a required writable field of the create body), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`,
     idempotencyKey: false,
   };
-}
-
-/** True for a map of strings: `type: object` with `additionalProperties` of `type: string`. */
-function isTagsLike(prop: Record<string, unknown>): boolean {
-  const extra = prop['additionalProperties'];
-  return hasType(prop, 'object') && isObject(extra) && hasType(extra, 'string');
 }
 
 function listShape(schema: unknown, typeName: string): ListShape {
@@ -1087,6 +1110,10 @@ function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean):
   const props = view.properties;
   for (const n of Object.keys(props)) if (test(props[n]!)) out.push(n);
   return out;
+}
+
+function stringOr(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 function stringList(value: unknown): string[] {

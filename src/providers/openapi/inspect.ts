@@ -1,4 +1,5 @@
 import type { IdentityStrategy } from '../../core/index.js';
+import type { AbsentWhen } from './object-annotations.js';
 import { TendError, assertNoForbiddenKeys, setKey } from '../../core/index.js';
 import type { ImportExclusion, NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
@@ -31,7 +32,9 @@ export interface InspectedType {
   readonly naturalKey?: readonly string[];
   readonly idField: string;
   readonly idempotencyKey: boolean;
+  /** Where Tend's ownership marker goes (a field or dotted path), and in what form. */
   readonly markerField?: string;
+  readonly markerKind?: 'map' | 'list' | 'text';
   readonly create: { readonly method: string; readonly path: string };
   /** The in-place update; null when nothing changes in place (every writable field is create-only). */
   readonly update: {
@@ -53,6 +56,10 @@ export interface InspectedType {
   readonly lifecycle: 'platform' | 'annotations';
   /** Objects the platform owns, which `tend import` leaves out (`x-tend-import-exclude`). */
   readonly importExclude: readonly ImportExclusion[];
+  /** States in which an object counts as gone (`x-tend-absent-when`); absent when none. */
+  readonly absentWhen?: readonly AbsentWhen[];
+  /** The field of the create answer holding the new id (`x-tend-id-field` on the POST). */
+  readonly createIdField?: string;
 }
 
 /** What Tend would manage from a document: `tend providers inspect`. */
@@ -141,7 +148,9 @@ function inspectType(t: DerivedType): InspectedType {
     ...(t.keyFields.length > 0 ? { naturalKey: t.keyFields } : {}),
     idField: i.idField,
     idempotencyKey: i.idempotencyKey,
-    ...(i.markerField !== undefined ? { markerField: i.markerField } : {}),
+    ...(i.markerField !== undefined
+      ? { markerField: i.markerField, markerKind: i.markerKind ?? 'map' }
+      : {}),
     create: op(t.operations.create),
     update: t.operations.update ? { ...op(t.operations.update), partial: t.partialUpdate } : null,
     delete: op(t.operations.delete),
@@ -155,5 +164,7 @@ function inspectType(t: DerivedType): InspectedType {
     normalize,
     lifecycle: i.lifecycle,
     importExclude: t.importExclude,
+    ...(t.absentWhen !== undefined && t.absentWhen.length > 0 ? { absentWhen: t.absentWhen } : {}),
+    ...(t.createIdField !== undefined ? { createIdField: t.createIdField } : {}),
   };
 }

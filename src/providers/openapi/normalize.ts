@@ -1,6 +1,7 @@
 import { canonicalJson, ownValue, setKey } from '../../core/index.js';
 import type { NormalizeOp } from './annotations.js';
 import { normalizeOps } from './annotations.js';
+import { canonicalInstant, isDateTime } from './instants.js';
 import { isObject, objectView } from './schema-view.js';
 
 /**
@@ -60,7 +61,11 @@ export function normalizeValue(
   if (depth > 32) return value;
   const own = normalizeOps(schema).ops;
   const stringOps = unique([...inherited, ...own.filter((o) => STRING_OPS.includes(o))]);
-  if (typeof value === 'string') return applyStringOps(value, stringOps);
+  if (typeof value === 'string') {
+    // A date-time compares as the instant it names, in one spelling.
+    const instant = isDateTime(schema) ? canonicalInstant(value) : undefined;
+    return applyStringOps(instant ?? value, stringOps);
+  }
   if (Array.isArray(value)) {
     const items = isObject(schema) ? schema['items'] : undefined;
     const out = value.map((v) => normalizeValue(items, v, stringOps, depth + 1));

@@ -1,19 +1,14 @@
 import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
-import {
-  TendError,
-  canonicalJson,
-  isMarkerTag,
-  markerTags,
-  readMarker,
-  setKey,
-  toTendError,
-} from '../../core/index.js';
+import { TendError, canonicalJson, setKey, toTendError } from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
 import type { DerivedType } from './derive-types.js';
 import type { HttpClient } from './http-client.js';
 import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
 import type { Scope } from './object-ids.js';
 import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
+import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
+import { pastIsNow } from './instants.js';
+import { isAbsent } from './object-annotations.js';
 import { isObject, objectView } from './schema-view.js';
 
 /** What object access needs: the HTTP client, the types (to reach parents), a warning sink. */
@@ -24,6 +19,8 @@ export interface ObjectAccessOptions {
   readonly warn: (message: string) => void;
   /** Where the values of secret fields the platform returns are registered (the redactor). */
   readonly secrets?: SecretRegistry;
+  /** Unix milliseconds now, for `x-tend-normalize: past-is-now` (default Date.now). */
+  readonly now?: () => number;
 }
 
 /**
@@ -60,6 +57,7 @@ const REPLACE_HINT =
 /** Creates the object access of one provider. */
 export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   const { http, types } = options;
+  const now = options.now ?? (() => Date.now());
   const warned = new Set<string>();
   const warn = (message: string): void => {
     if (warned.has(message)) return;
@@ -125,7 +123,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     own ??= fallbackOwn ? [...fallbackOwn] : undefined;
     if (own === undefined) return undefined;
     const id = composeId(t, scope, own);
-    const marker = t.info.markerField ? readMarker(fields[t.info.markerField]) : undefined;
+    const marker = markerOf(t, fields);
     // Observed fields end up in the store and the ledger, where secrets never go: a sensitive field
     // is dropped even if the platform echoes it. An embedded sub-collection is another type's data.
     const kept: Record<string, unknown> = {};
@@ -163,6 +161,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
       if (!isObject(r.body)) throw badResponse(`GET ${path}`, 'an object', r.body);
       for (const f of t.absentWhenEmpty) if (isEmpty(r.body[f])) return undefined;
+      if (isAbsent(t.absentWhen, r.body)) return undefined;
       const etag = r.headers.get('etag') ?? undefined;
       return { body: r.body, ...(etag ? { etag } : {}) };
     } catch (e) {
@@ -201,7 +200,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       if (items === undefined) throw badResponse(`GET ${path}`, 'a list of objects', body);
       // An entry without an id cannot be addressed; it is not something Tend can manage.
       for (const item of items) {
-        if (!isObject(item)) continue;
+        if (!isObject(item) || isAbsent(t.absentWhen, item)) continue;
         const o = observed(t, item, scope);
         if (o) out.push(o);
       }
@@ -284,7 +283,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       nk !== undefined && t.info.idField === nk && body[nk] !== undefined
         ? scalarId(body[nk])
         : undefined;
-    const ownId = naturalId ?? locationId(r.headers.get('location'));
+    const answeredId =
+      t.createIdField !== undefined && isObject(r.body)
+        ? scalarId(r.body[t.createIdField])
+        : undefined;
+    const ownId = naturalId ?? answeredId ?? locationId(r.headers.get('location'));
     const answered = isObject(r.body) ? observed(t, r.body, scope) : undefined;
     const created =
       answered ??
@@ -528,7 +531,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       // What cannot be read back, and what the platform changes by itself, never differs.
       if (t.writeOnly.includes(top) || t.serverOwned.includes(top)) return null;
       const schema = schemaAt(t.info.schema, path) ?? schemaAt(t.readSchema, path);
-      return schema === undefined ? value : normalizeValue(schema, value);
+      const own = withoutMarkerAt(t, path, value);
+      return schema === undefined ? own : normalizeValue(schema, pastIsNow(schema, own, now()), []);
     },
   };
   return access;
@@ -552,35 +556,6 @@ export function itemChangeBody(
   }
   if (e.op) setKey(out, e.op.field, action === 'delete' ? e.op.delete : e.op.replace);
   return { [e.field]: [out] };
-}
-
-/**
- * A body with Tend's marker in the marker field: the declared tags, the marker tags the object
- * already carries (a later marker never erases the op of the create), then the given marker.
- * Nothing is added when the type has no marker field, or when an update would not change the tags.
- */
-function withMarker(
-  t: DerivedType,
-  body: Record<string, unknown>,
-  current: ObservedObject | undefined,
-  marker: Marker | undefined,
-): Record<string, unknown> {
-  const field = t.info.markerField;
-  if (field === undefined) return body;
-  const add = marker ? markerTags(marker) : {};
-  const currentTags = current && isObject(current.fields[field]) ? current.fields[field] : {};
-  const kept = Object.fromEntries(Object.entries(currentTags).filter(([k]) => isMarkerTag(k)));
-  const declared = body[field];
-  if (declared === undefined) {
-    if (current === undefined) {
-      return Object.keys(add).length > 0 ? { ...body, [field]: add } : body;
-    }
-    // Tags are not being changed: send them only to put a missing marker on the object.
-    const missing = Object.entries(add).some(([k, v]) => currentTags[k] !== v);
-    return missing ? { ...body, [field]: { ...currentTags, ...add } } : body;
-  }
-  if (!isObject(declared)) return body;
-  return { ...body, [field]: { ...declared, ...kept, ...add } };
 }
 
 /** The fields of an observed object a client may send back (for a PUT). */

@@ -136,6 +136,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     types: byName,
     warn: (m) => warnings.push(m),
     ...(options.redactor ? { secrets: options.redactor } : {}),
+    ...(options.wallClock ? { now: options.wallClock } : {}),
   });
 
   const typeOf = (type: string): DerivedType => {
