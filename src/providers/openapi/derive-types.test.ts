@@ -1041,7 +1041,7 @@ const cases: Case[] = [
         },
       ],
       warnings: [
-        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort',
+        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort, ip, and {by, at?, format: dns-rdata} or {by, at?, cases} keyed by a sibling field',
       ],
     },
   },

@@ -9,6 +9,8 @@ import {
   isServerOwned,
   isWriteOnly,
   normalizeOps,
+  NORMALIZE_OPS,
+  KEYED_FORMATS,
   unknownTendExtensions,
 } from './annotations.js';
 import type { CutReason, ObjectView } from './schema-view.js';
@@ -498,7 +500,7 @@ function buildType(
       const bad = normalizeOps(prop).unknown;
       if (bad.length > 0) {
         ctx.warnings.push(
-          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort`,
+          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers ${NORMALIZE_OPS.join(', ')}, and {by, at?, format: ${KEYED_FORMATS.join('|')}} or {by, at?, cases} keyed by a sibling field`,
         );
       }
     }

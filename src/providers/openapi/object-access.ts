@@ -4,6 +4,7 @@ import {
   canonicalJson,
   isMarkerTag,
   markerTags,
+  ownValue,
   readMarker,
   setKey,
   toTendError,
@@ -50,8 +51,17 @@ export interface ObjectAccess {
   remove(t: DerivedType, id: string, ctx: WriteContext): Promise<void>;
   /** The object carrying a marker (marker types only; undefined for others). */
   find(t: DerivedType, marker: Marker, signal?: AbortSignal): Promise<ObservedObject | undefined>;
-  /** The comparable form of a declared or observed value at a dotted path of a type's object. */
-  normalize(t: DerivedType, path: string, value: unknown): unknown;
+  /**
+   * The comparable form of a declared or observed value at a dotted path of a type's object;
+   * `object` is the whole object (declared spec or observed fields) when the caller has it, for
+   * normalisations keyed by a sibling field.
+   */
+  normalize(
+    t: DerivedType,
+    path: string,
+    value: unknown,
+    object?: Readonly<Record<string, unknown>>,
+  ): unknown;
 }
 
 const REPLACE_HINT =
@@ -519,12 +529,14 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
         : updateRest(t, id, desired, current, ctx),
     remove: (t, id, ctx) => (t.embedded ? removeEmbedded(t, id, ctx) : removeRest(t, id, ctx)),
     find,
-    normalize(t, path, value) {
+    normalize(t, path, value, object) {
       const top = path.split('.')[0]!;
       // What cannot be read back, and what the platform changes by itself, never differs.
       if (t.writeOnly.includes(top) || t.serverOwned.includes(top)) return null;
       const schema = schemaAt(t.info.schema, path) ?? schemaAt(t.readSchema, path);
-      return schema === undefined ? value : normalizeValue(schema, value);
+      return schema === undefined
+        ? value
+        : normalizeValue(schema, value, [], 0, holderAt(object, path));
     },
   };
   return access;
@@ -606,6 +618,18 @@ function listItems(t: DerivedType, body: unknown): unknown[] | undefined {
   // Tolerate a wrapper the document did not declare, when it is unambiguous.
   const arrays = Object.values(body).filter(Array.isArray);
   return arrays.length === 1 ? arrays[0] : undefined;
+}
+
+/** The object holding the field at a dotted path of `object` (undefined when there is none). */
+function holderAt(
+  object: Readonly<Record<string, unknown>> | undefined,
+  path: string,
+): Readonly<Record<string, unknown>> | undefined {
+  let cur: unknown = object;
+  for (const part of path.split('.').slice(0, -1)) {
+    cur = isObject(cur) ? ownValue(cur, part) : undefined;
+  }
+  return isObject(cur) ? cur : undefined;
 }
 
 function isEmpty(v: unknown): boolean {
