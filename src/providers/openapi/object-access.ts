@@ -91,7 +91,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const last = [...t.params].reverse().find((p) => p.kind === 'parent');
     if (last === undefined) return [fixedScope(t)];
     const parent = parentOf(t);
-    const parents = await listRest(parent, signal);
+    // Only the parents' ids are needed: no item reads for fields their list leaves out.
+    const parents = await listRest(parent, signal, false);
     return parents.map((p) => {
       const { scope, own } = splitId(parent, p.id);
       scope.set(last.param, own[0]!);
@@ -189,7 +190,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     return observed(t, got.body, scope, own, got.etag);
   };
 
-  const listRest = async (t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]> => {
+  const listRest = async (
+    t: DerivedType,
+    signal?: AbortSignal,
+    complete = true,
+  ): Promise<ObservedObject[]> => {
     const out: ObservedObject[] = [];
     for (const scope of await scopes(t, signal)) {
       const path = fillPath(t.collectionPath, scope);
@@ -206,13 +211,40 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       const items = listItems(t, body);
       if (items === undefined) throw badResponse(`GET ${path}`, 'a list of objects', body);
       // An entry without an id cannot be addressed; it is not something Tend can manage.
-      for (const item of items) {
-        if (!isObject(item)) continue;
+      const objects = await Promise.all(
+        items
+          .filter(isObject)
+          .map((item) => (complete ? completeFromItem(t, item, scope, signal) : item)),
+      );
+      for (const item of objects) {
+        if (item === undefined) continue;
         const o = observed(t, item, scope);
         if (o) out.push(o);
       }
     }
     return out;
+  };
+
+  /**
+   * A listed object with the fields its list entry leaves out read from its item endpoint: when a
+   * field Tend compares (declared in the type's schema, and in the item GET's) is absent from the
+   * entry — PowerDNS lists zones without `soa_edit_api`, `api_rectify`, … — the object is read once,
+   * and the read wins. Entries that carry every such field, or no id, are returned as they are;
+   * undefined when the object went away between the list and the read.
+   */
+  const completeFromItem = async (
+    t: DerivedType,
+    item: Record<string, unknown>,
+    scope: Scope,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> => {
+    const fields = itemOnlyCandidates(t);
+    if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
+    const id = scalarId(item[t.info.idField]);
+    if (id === undefined) return item;
+    const got = await readRaw(t, scope, id, signal);
+    if (got === undefined) return undefined;
+    return { ...item, ...got.body };
   };
 
   /** Finds an object by its natural key among the objects of its scope. */
@@ -618,6 +650,32 @@ function listItems(t: DerivedType, body: unknown): unknown[] | undefined {
   // Tolerate a wrapper the document did not declare, when it is unambiguous.
   const arrays = Object.values(body).filter(Array.isArray);
   return arrays.length === 1 ? arrays[0] : undefined;
+}
+
+const candidatesOf = new WeakMap<DerivedType, readonly string[]>();
+
+/**
+ * The fields of a type a listed object must carry to be compared: those of its desired schema that
+ * Tend compares (not write-only, server-owned, secret, output-only, a parent's or a sub-collection's)
+ * and that its item GET returns. Computed once per type.
+ */
+export function itemOnlyCandidates(t: DerivedType): readonly string[] {
+  const known = candidatesOf.get(t);
+  if (known !== undefined) return known;
+  const readable = objectView(t.readSchema).properties;
+  const skip = new Set([
+    ...t.writeOnly,
+    ...t.serverOwned,
+    ...t.info.sensitive,
+    ...t.info.outputOnly,
+    ...t.parentFields,
+    ...t.embeddedFields,
+  ]);
+  const out = Object.keys(objectView(t.info.schema).properties).filter(
+    (f) => !skip.has(f) && Object.hasOwn(readable, f),
+  );
+  candidatesOf.set(t, out);
+  return out;
 }
 
 /** The object holding the field at a dotted path of `object` (undefined when there is none). */
