@@ -214,7 +214,9 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       const objects = await Promise.all(
         items
           .filter(isObject)
-          .map((item) => (complete ? completeFromItem(t, item, scope, signal) : item)),
+          .map((item) =>
+            complete ? completeFromItem(t, item, scope, signal) : Promise.resolve(item),
+          ),
       );
       for (const item of objects) {
         if (item === undefined) continue;
