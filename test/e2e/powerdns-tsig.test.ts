@@ -174,7 +174,7 @@ describe.skipIf(PDNS.skip)(
         key: secret,
       });
       expect(
-        ((await api('/zones/keys.example./metadata/ALLOW-AXFR-FROM')) as { metadata: string[] })
+        (await api<{ metadata: string[] }>('/zones/keys.example./metadata/ALLOW-AXFR-FROM'))
           .metadata,
       ).toEqual(expect.arrayContaining(['198.51.100.0/24', '192.0.2.0/24']));
       expect(await api<Cryptokey[]>('/zones/keys.example./cryptokeys')).toEqual([
