@@ -44,6 +44,78 @@ export interface ImportInput {
   readonly validator: SpecValidator;
   /** Names to use for some objects (by `objectKey`): an address Tend already remembers for them. */
   readonly names?: ReadonlyMap<string, string>;
+  /**
+   * Which named objects to write (`tend import --match`): asked after every object is named, so an
+   * object gets the name a whole import would give it; objects left out are never referenced.
+   */
+  readonly keep?: (candidate: ImportCandidate) => boolean;
+}
+
+/** An object as `ImportInput.keep` sees it: named, not yet written. */
+export interface ImportCandidate {
+  readonly type: string;
+  readonly info: ResourceTypeInfo;
+  readonly object: ObservedObject;
+  readonly name: string;
+  readonly address: Address;
+}
+
+/**
+ * A `--match` pattern as a test: `*` stands for any run of characters (dots and slashes included),
+ * `?` for one character, `\\` takes the next character as it is; everything else matches itself, and
+ * the pattern must match the whole text. Case-sensitive. Matching takes time proportional to the
+ * pattern's length times the text's at worst (no regular expression, so no backtracking blow-up).
+ */
+export function globMatcher(pattern: string): (text: string) => boolean {
+  // Tokens: null for *, '' for ?, else the literal character.
+  const tokens: (string | null)[] = [];
+  const chars = [...pattern];
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i]!;
+    if (c === '*') {
+      if (tokens.at(-1) !== null || tokens.length === 0) tokens.push(null);
+    } else if (c === '?') tokens.push('');
+    else tokens.push(c === '\\' && i + 1 < chars.length ? chars[++i]! : c);
+  }
+  return (input) => {
+    const text = [...input];
+    let t = 0;
+    let p = 0;
+    let starP = -1;
+    let starT = 0;
+    while (t < text.length) {
+      const tok = tokens[p];
+      if (p < tokens.length && tok !== null && (tok === '' || tok === text[t])) {
+        t++;
+        p++;
+      } else if (p < tokens.length && tok === null) {
+        starP = p++;
+        starT = t;
+      } else if (starP >= 0) {
+        p = starP + 1;
+        t = ++starT;
+      } else return false;
+    }
+    while (p < tokens.length && tokens[p] === null) p++;
+    return p === tokens.length;
+  };
+}
+
+/**
+ * The texts a `--match` pattern is tried on for an object: its id, and its natural key and `name`
+ * values as the platform reports them (numbers as text).
+ */
+export function matchTexts(info: ResourceTypeInfo, object: ObservedObject): string[] {
+  const out = [object.id];
+  const keys = [...(info.naturalKeyFields ?? []), info.naturalKey, 'name'];
+  for (const k of keys) {
+    if (k === undefined || k === info.parent?.field) continue;
+    const v = object.fields[k];
+    if ((typeof v === 'string' || typeof v === 'number') && !out.includes(String(v))) {
+      out.push(String(v));
+    }
+  }
+  return out;
 }
 
 /** The key of an object in `ImportInput.names`. */
@@ -279,16 +351,28 @@ export function buildImport(input: ImportInput): {
     }
   }
 
+  const kept = input.keep
+    ? named.filter((n) =>
+        input.keep!({
+          type: n.t.type,
+          info: n.t.info,
+          object: n.object,
+          name: n.name,
+          address: n.address,
+        }),
+      )
+    : named;
+
   // Who holds which id: imported objects and declared ones, per id value.
   const byId = new Map<string, { address: Address; idField: string }[]>();
   const holder = (id: string, entry: { address: Address; idField: string }) =>
     byId.set(id, [...(byId.get(id) ?? []), entry]);
-  for (const n of named) holder(n.object.id, { address: n.address, idField: n.t.info.idField });
+  for (const n of kept) holder(n.object.id, { address: n.address, idField: n.t.info.idField });
   for (const k of input.known) holder(k.object.id, { address: k.address, idField: k.info.idField });
 
   const resources: ImportedResource[] = [];
   const problems: { address: Address; message: string }[] = [];
-  for (const n of named) {
+  for (const n of kept) {
     const {
       spec,
       secrets,

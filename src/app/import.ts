@@ -1,12 +1,25 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Address, Diagnostic } from '../core/index.js';
+import type {
+  Address,
+  Diagnostic,
+  ObservedObject,
+  ResourceDecl,
+  ResourceTypeInfo,
+} from '../core/index.js';
 import { TendError } from '../core/index.js';
 import { closeProviders, observe } from '../engine/index.js';
 import { createSpecValidator } from '../intent/index.js';
 import type { AppContext } from './context.js';
-import type { ImportType, KnownObject } from './import-intent.js';
-import { buildImport, importExclusion, objectKey, renderImport } from './import-intent.js';
+import type { ImportCandidate, ImportType, KnownObject } from './import-intent.js';
+import {
+  buildImport,
+  globMatcher,
+  importExclusion,
+  matchTexts,
+  objectKey,
+  renderImport,
+} from './import-intent.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { WorkspaceSelection } from './workspace.js';
 import { loadIntentWithProviders, openWorkspace, rememberWorkspaceName } from './workspace.js';
@@ -16,6 +29,16 @@ export interface ImportRequest extends WorkspaceSelection {
   readonly provider: string;
   /** Only these resource types (with or without the provider prefix); all when empty. */
   readonly types: readonly string[];
+  /**
+   * Only objects one of these globs matches (`*`, `?`): on the address the import gives the object,
+   * its name there, its id, or its natural key or `name` as the platform reports it. All when empty.
+   */
+  readonly match?: readonly string[];
+  /**
+   * Only objects that live under this declared resource (`pdns.zones/example`): its children, and
+   * theirs. Its object must exist.
+   */
+  readonly under?: string;
   /** The file to write (default `<dir>/<provider>-import.yaml`); never overwritten. */
   readonly out?: string;
   readonly lockTimeoutMs: number;
@@ -41,6 +64,8 @@ export type ImportReport =
       }[];
       readonly skipped: readonly { type: string; id: string }[];
       readonly excluded: readonly ExcludedObject[];
+      /** Objects of the listed types that `--match` or `--under` left out. */
+      readonly outOfScope: number;
       /** Environment variables to set before the next apply (secrets are never read back). */
       readonly secrets: readonly string[];
     }
@@ -98,10 +123,55 @@ export async function importObjects(
         );
       }
     }
-    const infos = wanted.length > 0 ? all.filter((i) => wanted.includes(i.name)) : all;
+    const matchers = (request.match ?? []).map((m) => {
+      if (m.trim() === '') {
+        throw new TendError('import.bad_match', '--match needs a pattern, got an empty one', {
+          hint: 'e.g. --match "*.example.org." (* for any characters, ? for one)',
+        });
+      }
+      return globMatcher(m);
+    });
+    const under =
+      request.under === undefined
+        ? undefined
+        : underScope(request.under, request.provider, all, ws.intent.resources, dir);
+    if (under) {
+      for (const t of wanted) {
+        if (!under.fields.has(t)) {
+          throw new TendError(
+            'import.bad_scope',
+            `--type ${request.provider}.${t} does not live under ${under.address}: nothing of it can be its child; types under it: ${[...under.fields.keys()].map((n) => `${request.provider}.${n}`).join(', ')}`,
+            { hint: 'drop --type, or pick one of the types under it' },
+          );
+        }
+      }
+    }
+    const infos = (wanted.length > 0 ? all.filter((i) => wanted.includes(i.name)) : all).filter(
+      (i) => under === undefined || under.fields.has(i.name),
+    );
 
     // What is already declared (and its objects), and what Tend remembers.
     const obs = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
+    const parentId = under === undefined ? undefined : obs.objects.get(under.address)?.id;
+    if (under !== undefined && parentId === undefined) {
+      throw new TendError(
+        'import.bad_scope',
+        `--under ${under.address}: its object does not exist on ${request.provider} yet, so nothing lives under it`,
+        {
+          hint: `apply the intent first (tend apply ${request.dir}), then import what is under it`,
+        },
+      );
+    }
+    /** Whether an object is in the --under scope (its field naming the parent holds the parent's id). */
+    const isUnder = (info: ResourceTypeInfo, object: ObservedObject): boolean => {
+      if (under === undefined) return true;
+      const field = under.fields.get(info.name);
+      return field !== undefined && object.fields[field] === parentId;
+    };
+    /** Whether a --match pattern matches one of the texts (all pass without --match). */
+    const matches = (texts: readonly string[]): boolean =>
+      matchers.length === 0 || matchers.some((m) => texts.some((t) => m(t)));
+    let outOfScope = 0;
     const declared = new Set<string>(ws.intent.resources.map((r) => r.address));
     const byAddress = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
     const claimed = new Set<string>();
@@ -128,12 +198,18 @@ export async function importObjects(
       const type = `${request.provider}.${info.name}`;
       const objects = [];
       for (const object of await provider.list(info.name)) {
+        if (!isUnder(info, object)) {
+          outOfScope++;
+          continue;
+        }
         if (claimed.has(objectKey(type, object.id))) {
+          if (!matches(matchTexts(info, object))) continue;
           skipped.push({ type, id: object.id });
           continue;
         }
         const reason = importExclusion(info, object);
         if (reason !== undefined) {
+          if (!matches(matchTexts(info, object))) continue;
           excluded.push({ type, id: object.id, reason });
           continue;
         }
@@ -156,15 +232,30 @@ export async function importObjects(
       known,
       validator: createSpecValidator(),
       names,
+      ...(matchers.length > 0
+        ? {
+            keep: (c: ImportCandidate) => {
+              const ok = matches([c.address, c.name, ...matchTexts(c.info, c.object)]);
+              if (!ok) outOfScope++;
+              return ok;
+            },
+          }
+        : {}),
     });
     if (resources.length === 0) {
-      return { ok: true, file: null, imported: [], skipped, excluded, secrets: [] };
+      return { ok: true, file: null, imported: [], skipped, excluded, outOfScope, secrets: [] };
     }
 
     const now = ctx.clock.now().toISOString();
     const secrets = resources.flatMap((r) => r.secrets);
+    const command = [
+      `tend import --provider ${request.provider}`,
+      ...wanted.map((t) => `--type ${t}`),
+      ...(request.match ?? []).map((m) => `--match '${m}'`),
+      ...(request.under !== undefined ? [`--under ${request.under}`] : []),
+    ].join(' ');
     const header = [
-      `Imported by \`tend import --provider ${request.provider}\` on ${now}: ${resources.length} object${resources.length === 1 ? '' : 's'}.`,
+      `Imported by \`${command}\` on ${now}: ${resources.length} object${resources.length === 1 ? '' : 's'}.`,
       'Tend adopted these objects (its store remembers each one): `tend plan` shows no change, and',
       'they are managed like objects Tend created. Removing a resource from the intent deletes its',
       'object where the type has no tags, and where it has them once Tend has written its marker.',
@@ -208,10 +299,88 @@ export async function importObjects(
       })),
       skipped,
       excluded,
+      outOfScope,
       secrets,
     };
   } finally {
     await lease?.release();
     await ws.close();
   }
+}
+
+/** What `--under` selects: the parent's address, and per type under it the field naming the parent. */
+interface UnderScope {
+  readonly address: Address;
+  /** Type name → the field of its objects holding the parent's id (its children's parent field). */
+  readonly fields: ReadonlyMap<string, string>;
+}
+
+/**
+ * Checks `--under <address>` against the provider's types and the declared resources, and finds the
+ * types that live under the parent: its children, and theirs (which carry the parent's field too).
+ * Every wrong address is refused with what would be right.
+ */
+export function underScope(
+  under: string,
+  provider: string,
+  types: readonly ResourceTypeInfo[],
+  declared: readonly ResourceDecl[],
+  dir: string,
+): UnderScope {
+  const m = /^([^./]+)\.([^/]+)\/(.+)$/.exec(under);
+  if (!m) {
+    throw new TendError(
+      'import.bad_scope',
+      `--under takes the address of a declared resource, <provider>.<type>/<name>, not "${under}"`,
+      { hint: `e.g. --under ${provider}.zones/example` },
+    );
+  }
+  const [, p, typeName] = m as unknown as [string, string, string, string];
+  if (p !== provider) {
+    throw new TendError(
+      'import.bad_scope',
+      `--under ${under} is a resource of provider ${p}, but --provider is ${provider}`,
+      { hint: `import from ${p} with --provider ${p}, or name a ${provider} resource` },
+    );
+  }
+  const fields = new Map<string, string>();
+  const byName = new Map(types.map((t) => [t.name, t] as const));
+  for (const t of types) {
+    // Walk up from t to the parent type: the last step's field names the parent.
+    let cur: ResourceTypeInfo | undefined = t;
+    for (let depth = 0; cur?.parent !== undefined && depth < 16; depth++) {
+      if (cur.parent.type === typeName) {
+        fields.set(t.name, cur.parent.field);
+        break;
+      }
+      cur = byName.get(cur.parent.type);
+    }
+  }
+  if (!byName.has(typeName)) {
+    throw new TendError(
+      'import.bad_scope',
+      `--under ${under}: provider ${provider} has no resource type ${typeName}; its types: ${types.map((t) => t.name).join(', ')}`,
+    );
+  }
+  if (fields.size === 0) {
+    const nested = types
+      .filter((t) => t.parent !== undefined)
+      .map((t) => `${t.name} (under ${t.parent!.type})`);
+    throw new TendError(
+      'import.bad_scope',
+      `--under ${under}: nothing of ${provider} lives under a ${typeName} object; types with a parent: ${nested.join(', ') || '(none)'}`,
+      { hint: 'import it with --type and --match instead' },
+    );
+  }
+  if (!declared.some((r) => r.address === under)) {
+    const same = declared.filter((r) => r.type === `${provider}.${typeName}`).map((r) => r.address);
+    throw new TendError(
+      'import.bad_scope',
+      `--under ${under}: no such resource is declared in ${dir}${same.length > 0 ? `; declared ${provider}.${typeName} resources: ${same.join(', ')}` : ''}`,
+      {
+        hint: `import the parent first (tend import --provider ${provider} --type ${typeName} --match <its name>), then what lives under it`,
+      },
+    );
+  }
+  return { address: under as Address, fields };
 }

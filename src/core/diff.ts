@@ -17,9 +17,14 @@ export interface DiffOptions {
   readonly ignore?: ReadonlySet<string>;
   /**
    * Normalises a value at a path before comparing (trailing dots, case, set order). A function of
-   * the path and the value only: identical values are taken as equal without asking it.
+   * the path and the value (and of the whole object the value is in, desired or observed, for values
+   * compared by a sibling field): identical values are taken as equal without asking it.
    */
-  readonly normalize?: (path: string, value: unknown) => unknown;
+  readonly normalize?: (
+    path: string,
+    value: unknown,
+    object?: Readonly<Record<string, unknown>>,
+  ) => unknown;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -68,7 +73,7 @@ export function diffDeclared(
       } else if (dv === ov) {
         // Identical values stay identical once normalised: the normaliser (a provider's, which may
         // look up schemas) is not asked. In a pass with no drift this is nearly every field.
-      } else if (!same(norm(path, dv), norm(path, ov))) {
+      } else if (!same(norm(path, dv, desired), norm(path, ov, observed))) {
         out.push({ path, before: ov, after: dv });
       }
     }

@@ -191,8 +191,17 @@ export interface Provider {
   ): Promise<ChangesPage>;
   /** Finds the object carrying a marker (by address, and by op when given). */
   find?(type: string, marker: Marker, signal?: AbortSignal): Promise<ObservedObject | undefined>;
-  /** Normalises a value of a field for comparison (trailing dots, case, set order). */
-  normalize?(type: string, path: string, value: unknown): unknown;
+  /**
+   * Normalises a value of a field for comparison (trailing dots, case, set order). `object` is the
+   * whole object the path is in (a declared spec or observed fields), when the caller has it: some
+   * values compare by a sibling field (a DNS record's data by the rrset's `type`).
+   */
+  normalize?(
+    type: string,
+    path: string,
+    value: unknown,
+    object?: Readonly<Record<string, unknown>>,
+  ): unknown;
   /** The client's view of the platform's health (circuit state, adapted rate limit). */
   health?(): ProviderHealth;
   /** Releases what the provider holds (connections, timers); the provider is not used afterwards. */

@@ -130,7 +130,10 @@ export function diffOptionsFor(provider: Provider, info: ResourceTypeInfo): Diff
   return {
     ignore: new Set(info.sensitive),
     ...(normalize
-      ? { normalize: (path: string, v: unknown) => normalize(info.name, path, v) }
+      ? {
+          normalize: (path: string, v: unknown, object?: Readonly<Record<string, unknown>>) =>
+            normalize(info.name, path, v, object),
+        }
       : {}),
   };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { copyExampleFiles, ROOT } from './cli.js';
 import type { PdnsHandle } from './pdns.js';
+import { startRecordingServer } from './recording-server.js';
 
 /** The example's endpoint, replaced by the test server's. */
 const EXAMPLE_ENDPOINT = 'http://127.0.0.1:8081/api/v1';
@@ -28,9 +29,13 @@ type Doc = Record<string, unknown>;
  * Copies examples/powerdns (the Provider, its specs and overlay, and the resources of main.yaml)
  * into a temporary directory, points the Provider at `pdns`, and gives every rrset a `dns` check
  * asking the server's DNS port for its name and type, expecting its records' contents.
- * `onlyProvider` keeps the Provider document alone (an empty intent, for `tend import`).
+ * `onlyProvider` keeps the Provider document alone (an empty intent, for `tend import`); `endpoint`
+ * points the Provider elsewhere (a recording proxy in front of the server).
  */
-export function pdnsIntent(pdns: PdnsHandle, options: { onlyProvider?: boolean } = {}): PdnsIntent {
+export function pdnsIntent(
+  pdns: PdnsHandle,
+  options: { onlyProvider?: boolean; endpoint?: string } = {},
+): PdnsIntent {
   const dir = mkdtempSync(join(tmpdir(), 'tend-pdns-intent-'));
   copyExampleFiles(join(ROOT, 'examples', 'powerdns'), dir);
   const main = join(dir, 'main.yaml');
@@ -44,7 +49,7 @@ export function pdnsIntent(pdns: PdnsHandle, options: { onlyProvider?: boolean }
       // The gsqlite3 backend answers concurrent writes with 500 "database is locked" (SQLite has one
       // writer, and PowerDNS gives up at once on a deferred transaction's lock upgrade): one request
       // at a time, as anyone running PowerDNS on SQLite must configure.
-      out.push({ ...doc, endpoint: pdns.apiUrl, concurrency: 1 });
+      out.push({ ...doc, endpoint: options.endpoint ?? pdns.apiUrl, concurrency: 1 });
       continue;
     }
     if (options.onlyProvider) continue;
@@ -71,5 +76,51 @@ export function pdnsIntent(pdns: PdnsHandle, options: { onlyProvider?: boolean }
     docs: () => parseAllDocuments(readFileSync(main, 'utf8')).map((d) => d.toJS() as Doc),
     edit: (edit) => writeFileSync(main, edit(readFileSync(main, 'utf8'))),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A recording proxy in front of a pdns_server's webserver: every request Tend sends, in order. */
+export interface PdnsProxy {
+  /** The Provider endpoint through the proxy (`http://127.0.0.1:<port>/api/v1`). */
+  readonly apiUrl: string;
+  /** `METHOD /path` of every request forwarded since the last `clear`. */
+  requests(): string[];
+  /** The requests that change something (anything but GET). */
+  writes(): string[];
+  clear(): void;
+  stop(): Promise<void>;
+}
+
+/** Starts a proxy that forwards every request to `pdns` as it came and records it. */
+export async function startPdnsProxy(pdns: PdnsHandle): Promise<PdnsProxy> {
+  const server = await startRecordingServer((req, res) => {
+    const headers: Record<string, string> = {};
+    for (const name of ['x-api-key', 'content-type', 'accept']) {
+      const v = req.headers[name];
+      if (typeof v === 'string') headers[name] = v;
+    }
+    fetch(`${pdns.webUrl}${req.url}`, {
+      method: req.method,
+      headers,
+      ...(req.body !== '' ? { body: req.body } : {}),
+    })
+      .then(async (r) => {
+        const body = Buffer.from(await r.arrayBuffer());
+        const type = r.headers.get('content-type');
+        res.writeHead(r.status, type ? { 'content-type': type } : {});
+        res.end(body);
+      })
+      .catch((e: unknown) => {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(String(e));
+      });
+  });
+  const line = (r: { method: string; url: string }) => `${r.method} ${r.url.split('?')[0]}`;
+  return {
+    apiUrl: `${server.url}/api/v1`,
+    requests: () => server.requests.map(line),
+    writes: () => server.requests.filter((r) => r.method !== 'GET').map(line),
+    clear: () => server.clear(),
+    stop: () => server.stop(),
   };
 }

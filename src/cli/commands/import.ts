@@ -18,6 +18,8 @@ import { EXIT } from '../exit-codes.js';
 interface ImportOptions extends WriterOptions {
   provider: string;
   type?: string[];
+  match?: string[];
+  under?: string;
   out?: string;
 }
 
@@ -42,6 +44,15 @@ export function registerImportCommand(program: Command): void {
           collectList,
         )
         .option(
+          '--match <glob>',
+          'only objects whose address, name, id or natural key the glob matches (* any characters, ? one; repeatable)',
+          (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+        )
+        .option(
+          '--under <address>',
+          'only objects that live under this declared resource (e.g. pdns.zones/example): its children, and theirs',
+        )
+        .option(
           '--out <file>',
           'file to write (default <dir>/<provider>-import.yaml); never overwritten',
         )
@@ -54,6 +65,8 @@ export function registerImportCommand(program: Command): void {
         ...workspaceOptions(dir, o),
         provider: o.provider,
         types: o.type ?? [],
+        ...(o.match ? { match: o.match } : {}),
+        ...(o.under !== undefined ? { under: o.under } : {}),
         ...(o.out ? { out: o.out } : {}),
         lockTimeoutMs: o.lockTimeout * 1000,
       });
@@ -73,14 +86,19 @@ export function registerImportCommand(program: Command): void {
       }
       if (out.json) out.data(r);
       else if (r.file === null) {
-        out.line(`nothing to import from ${o.provider}: ${r.skipped.length} already declared`);
+        out.line(
+          `nothing to import from ${o.provider}${scopeText(o)}: ${r.skipped.length} already declared` +
+            (r.outOfScope > 0 ? `, ${r.outOfScope} outside the scope` : ''),
+        );
         printExcluded(out, r.excluded);
       } else {
         const w = r.imported.reduce((max, x) => Math.max(max, x.address.length), 0);
         for (const x of r.imported) out.line(`+ ${x.address.padEnd(w)}  ${x.objectId}`);
         out.line(
           `imported ${r.imported.length} object${r.imported.length === 1 ? '' : 's'} of ${o.provider} into ${r.file}` +
+            scopeText(o) +
             (r.skipped.length > 0 ? ` (${r.skipped.length} already declared)` : '') +
+            (r.outOfScope > 0 ? ` (${r.outOfScope} outside the scope left out)` : '') +
             '; adopted: tend plan should show no changes',
         );
         printExcluded(out, r.excluded);
@@ -110,4 +128,11 @@ function printExcluded(out: Output, excluded: readonly ExcludedObject[]): void {
     const [type, reason] = key.split('\u0000') as [string, string];
     out.line(`left out ${n} ${type} object${n === 1 ? '' : 's'} the platform owns (${reason})`);
   }
+}
+
+/** The scope flags as words: ` matching "a", "b" under pdns.zones/x`, or nothing. */
+function scopeText(o: ImportOptions): string {
+  const match = o.match?.length ? ` matching ${o.match.map((m) => `"${m}"`).join(' or ')}` : '';
+  const under = o.under !== undefined ? ` under ${o.under}` : '';
+  return match + under;
 }

@@ -27,6 +27,7 @@ export const NORMALIZE_OPS = [
   'sort',
   // A time at or before now compares as now (instants.ts).
   'past-is-now',
+  'ip',
 ] as const;
 
 /** One normalisation step. */
@@ -145,7 +146,8 @@ export function isWriteOnly(prop: unknown): boolean {
 
 /**
  * The normalisations declared on a schema with `x-tend-normalize` (a name or a list), and the names
- * it does not know (reported as warnings by the caller).
+ * it does not know (reported as warnings by the caller). Keyed entries (objects, see
+ * `keyedNormalizers`) are not names: a malformed one is reported here too, described.
  */
 export function normalizeOps(schema: unknown): { ops: NormalizeOp[]; unknown: string[] } {
   const declared = stringList(annotation(schema, 'x-tend-normalize'));
@@ -156,7 +158,106 @@ export function normalizeOps(schema: unknown): { ops: NormalizeOp[]; unknown: st
     if (op === undefined) unknown.push(d);
     else if (!ops.includes(op)) ops.push(op);
   }
+  for (const p of keyedNormalizers(schema).problems) unknown.push(p);
   return { ops, unknown };
+}
+
+/** Value formats a keyed normalisation may name (`format:`), parameterised by the key's value. */
+export const KEYED_FORMATS = ['dns-rdata'] as const;
+
+/** A format of a keyed normalisation. */
+export type KeyedFormat = (typeof KEYED_FORMATS)[number];
+
+/**
+ * A normalisation chosen by the value of a sibling field: `{by: type, at: content, format: dns-rdata}`
+ * on an rrset's `records` normalises each record's `content` as DNS data of the rrset's `type`;
+ * `{by: kind, cases: {ipv4: [ip], name: [lowercase]}}` applies the string steps of the case the
+ * sibling's value names. `at` is a dotted path below the value (below each item of an array).
+ */
+export interface KeyedNormalizer {
+  /** The field next to the annotated one (in the same object) whose value is the key. */
+  readonly by: string;
+  /** Where the strings are, below the value or each of its items; empty for the value itself. */
+  readonly at: readonly string[];
+  readonly format?: KeyedFormat;
+  /** The string steps per value of the key (a value not listed: no step). */
+  readonly cases?: ReadonlyMap<string, readonly NormalizeOp[]>;
+}
+
+const STRING_STEP = (o: NormalizeOp) => o !== 'sort';
+
+/**
+ * The keyed entries (objects) of a schema's `x-tend-normalize`, and a description of each malformed
+ * one (left out). An entry is `{by, at?, format}` or `{by, at?, cases: {<value>: [steps]}}`.
+ */
+export function keyedNormalizers(schema: unknown): {
+  entries: KeyedNormalizer[];
+  problems: string[];
+} {
+  const raw = annotation(schema, 'x-tend-normalize');
+  const list: unknown[] = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+  const entries: KeyedNormalizer[] = [];
+  const problems: string[] = [];
+  const shape = `{by: <sibling field>, at?: <dotted path>, format: ${KEYED_FORMATS.join('|')}} or {by, at?, cases: {<value>: [steps]}}`;
+  for (const e of list) {
+    if (typeof e === 'string') continue;
+    if (!isObject(e)) {
+      problems.push(`${JSON.stringify(e) ?? String(e)} (an entry is a step name or ${shape})`);
+      continue;
+    }
+    const by = e['by'];
+    const at = e['at'];
+    const format = e['format'];
+    const cases = e['cases'];
+    const text = JSON.stringify(e);
+    const bad = (why: string) => problems.push(`${text} (${why}; write ${shape})`);
+    if (typeof by !== 'string' || by === '') {
+      bad('by must name a field');
+      continue;
+    }
+    if (at !== undefined && (typeof at !== 'string' || at === '')) {
+      bad('at must be a dotted path');
+      continue;
+    }
+    const known = KEYED_FORMATS.find((f) => f === format);
+    if ((format === undefined) === (cases === undefined)) {
+      bad('give format or cases, one of them');
+      continue;
+    }
+    if (format !== undefined && known === undefined) {
+      bad(`format must be one of ${KEYED_FORMATS.join(', ')}`);
+      continue;
+    }
+    let steps: Map<string, NormalizeOp[]> | undefined;
+    if (cases !== undefined) {
+      if (!isObject(cases)) {
+        bad('cases must map values to lists of steps');
+        continue;
+      }
+      steps = new Map();
+      let ok = true;
+      for (const [k, v] of Object.entries(cases)) {
+        const names = stringList(v);
+        const ops = names.map((n) => NORMALIZE_OPS.find((o) => o === n));
+        if (ops.some((o) => o === undefined || !STRING_STEP(o)) || names.length === 0) {
+          bad(
+            `cases.${k} must list string steps (${NORMALIZE_OPS.filter(STRING_STEP).join(', ')})`,
+          );
+          ok = false;
+          break;
+        }
+        steps.set(k, ops as NormalizeOp[]);
+      }
+      if (!ok) continue;
+    }
+    entries.push({
+      by,
+      at: typeof at === 'string' ? at.split('.') : [],
+      ...(known !== undefined ? { format: known } : {}),
+      ...(steps !== undefined ? { cases: steps } : {}),
+    });
+  }
+  return { entries, problems };
 }
 
 /**

@@ -1041,7 +1041,7 @@ const cases: Case[] = [
         },
       ],
       warnings: [
-        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort, past-is-now',
+        'keys.algorithm: x-tend-normalize does not know titlecase; it offers lowercase, uppercase, trailing-dot, no-trailing-dot, sort, past-is-now, ip, and {by, at?, format: dns-rdata} or {by, at?, cases} keyed by a sibling field',
       ],
     },
   },

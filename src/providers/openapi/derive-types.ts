@@ -12,6 +12,7 @@ import {
   isServerOwned,
   isWriteOnly,
   normalizeOps,
+  KEYED_FORMATS,
   unknownTendExtensions,
 } from './annotations.js';
 import { declaredItemPaths, declaredTypeName } from './declared-ops.js';
@@ -513,7 +514,7 @@ function buildType(
       const bad = normalizeOps(prop).unknown;
       if (bad.length > 0) {
         ctx.warnings.push(
-          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers ${NORMALIZE_OPS.join(', ')}`,
+          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers ${NORMALIZE_OPS.join(', ')}, and {by, at?, format: ${KEYED_FORMATS.join('|')}} or {by, at?, cases} keyed by a sibling field`,
         );
       }
     }

@@ -1,5 +1,5 @@
 import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
-import { TendError, canonicalJson, setKey, toTendError } from '../../core/index.js';
+import { TendError, canonicalJson, ownValue, setKey, toTendError } from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
 import type { DerivedType } from './derive-types.js';
 import type { HttpClient } from './http-client.js';
@@ -47,8 +47,17 @@ export interface ObjectAccess {
   remove(t: DerivedType, id: string, ctx: WriteContext): Promise<void>;
   /** The object carrying a marker (marker types only; undefined for others). */
   find(t: DerivedType, marker: Marker, signal?: AbortSignal): Promise<ObservedObject | undefined>;
-  /** The comparable form of a declared or observed value at a dotted path of a type's object. */
-  normalize(t: DerivedType, path: string, value: unknown): unknown;
+  /**
+   * The comparable form of a declared or observed value at a dotted path of a type's object;
+   * `object` is the whole object (declared spec or observed fields) when the caller has it, for
+   * normalisations keyed by a sibling field.
+   */
+  normalize(
+    t: DerivedType,
+    path: string,
+    value: unknown,
+    object?: Readonly<Record<string, unknown>>,
+  ): unknown;
 }
 
 const REPLACE_HINT =
@@ -79,7 +88,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const last = [...t.params].reverse().find((p) => p.kind === 'parent');
     if (last === undefined) return [fixedScope(t)];
     const parent = parentOf(t);
-    const parents = await listRest(parent, signal);
+    // Only the parents' ids are needed: no item reads for fields their list leaves out.
+    const parents = await listRest(parent, signal, false);
     return parents.map((p) => {
       const { scope: outer, own } = splitId(parent, p.id);
       // The parent's scope, plus the fixed values of parameters below the parent
@@ -182,7 +192,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     return observed(t, got.body, scope, own, got.etag);
   };
 
-  const listRest = async (t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]> => {
+  const listRest = async (
+    t: DerivedType,
+    signal?: AbortSignal,
+    complete = true,
+  ): Promise<ObservedObject[]> => {
     const out: ObservedObject[] = [];
     for (const scope of await scopes(t, signal)) {
       const path = fillPath(t.collectionPath, scope);
@@ -199,13 +213,43 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       const items = listItems(t, body);
       if (items === undefined) throw badResponse(`GET ${path}`, 'a list of objects', body);
       // An entry without an id cannot be addressed; it is not something Tend can manage.
-      for (const item of items) {
-        if (!isObject(item) || isAbsent(t.absentWhen, item)) continue;
+      const objects = await Promise.all(
+        items
+          .filter(isObject)
+          .filter((item) => !isAbsent(t.absentWhen, item))
+          .map((item) =>
+            complete ? completeFromItem(t, item, scope, signal) : Promise.resolve(item),
+          ),
+      );
+      for (const item of objects) {
+        if (item === undefined || isAbsent(t.absentWhen, item)) continue;
         const o = observed(t, item, scope);
         if (o) out.push(o);
       }
     }
     return out;
+  };
+
+  /**
+   * A listed object with the fields its list entry leaves out read from its item endpoint: when a
+   * field Tend compares (declared in the type's schema, and in the item GET's) is absent from the
+   * entry — PowerDNS lists zones without `soa_edit_api`, `api_rectify`, … — the object is read once,
+   * and the read wins. Entries that carry every such field, or no id, are returned as they are;
+   * undefined when the object went away between the list and the read.
+   */
+  const completeFromItem = async (
+    t: DerivedType,
+    item: Record<string, unknown>,
+    scope: Scope,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> => {
+    const fields = itemOnlyCandidates(t);
+    if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
+    const id = scalarId(item[t.info.idField]);
+    if (id === undefined) return item;
+    const got = await readRaw(t, scope, id, signal);
+    if (got === undefined) return undefined;
+    return { ...item, ...got.body };
   };
 
   /** Finds an object by its natural key among the objects of its scope. */
@@ -526,13 +570,15 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
         : updateRest(t, id, desired, current, ctx),
     remove: (t, id, ctx) => (t.embedded ? removeEmbedded(t, id, ctx) : removeRest(t, id, ctx)),
     find,
-    normalize(t, path, value) {
+    normalize(t, path, value, object) {
       const top = path.split('.')[0]!;
       // What cannot be read back, and what the platform changes by itself, never differs.
       if (t.writeOnly.includes(top) || t.serverOwned.includes(top)) return null;
       const schema = schemaAt(t.info.schema, path) ?? schemaAt(t.readSchema, path);
       const own = withoutMarkerAt(t, path, value);
-      return schema === undefined ? own : normalizeValue(schema, pastIsNow(schema, own, now()), []);
+      return schema === undefined
+        ? own
+        : normalizeValue(schema, pastIsNow(schema, own, now()), [], 0, holderAt(object, path));
     },
   };
   return access;
@@ -585,6 +631,44 @@ function listItems(t: DerivedType, body: unknown): unknown[] | undefined {
   // Tolerate a wrapper the document did not declare, when it is unambiguous.
   const arrays = Object.values(body).filter(Array.isArray);
   return arrays.length === 1 ? arrays[0] : undefined;
+}
+
+const candidatesOf = new WeakMap<DerivedType, readonly string[]>();
+
+/**
+ * The fields of a type a listed object must carry to be compared: those of its desired schema that
+ * Tend compares (not write-only, server-owned, secret, output-only, a parent's or a sub-collection's)
+ * and that its item GET returns. Computed once per type.
+ */
+export function itemOnlyCandidates(t: DerivedType): readonly string[] {
+  const known = candidatesOf.get(t);
+  if (known !== undefined) return known;
+  const readable = objectView(t.readSchema).properties;
+  const skip = new Set([
+    ...t.writeOnly,
+    ...t.serverOwned,
+    ...t.info.sensitive,
+    ...t.info.outputOnly,
+    ...t.parentFields,
+    ...t.embeddedFields,
+  ]);
+  const out = Object.keys(objectView(t.info.schema).properties).filter(
+    (f) => !skip.has(f) && Object.hasOwn(readable, f),
+  );
+  candidatesOf.set(t, out);
+  return out;
+}
+
+/** The object holding the field at a dotted path of `object` (undefined when there is none). */
+function holderAt(
+  object: Readonly<Record<string, unknown>> | undefined,
+  path: string,
+): Readonly<Record<string, unknown>> | undefined {
+  let cur: unknown = object;
+  for (const part of path.split('.').slice(0, -1)) {
+    cur = isObject(cur) ? ownValue(cur, part) : undefined;
+  }
+  return isObject(cur) ? cur : undefined;
 }
 
 function isEmpty(v: unknown): boolean {

@@ -178,8 +178,12 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     delete: async (type: string, id: string, ctx: WriteContext) =>
       access.remove(typeOf(type), id, ctx),
 
-    normalize: (type: string, path: string, value: unknown) =>
-      access.normalize(typeOf(type), path, value),
+    normalize: (
+      type: string,
+      path: string,
+      value: unknown,
+      object?: Readonly<Record<string, unknown>>,
+    ) => access.normalize(typeOf(type), path, value, object),
 
     async evaluate(type: string, current: ObservedObject, desired: Record<string, unknown>) {
       const t = typeOf(type);
