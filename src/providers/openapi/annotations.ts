@@ -184,7 +184,8 @@ export interface KeyedNormalizer {
   readonly cases?: ReadonlyMap<string, readonly NormalizeOp[]>;
 }
 
-const STRING_STEP = (o: NormalizeOp) => o !== 'sort';
+/** Steps a keyed case may take: those of one string (not `sort`; not `past-is-now`, which needs the clock). */
+const STRING_STEP = (o: NormalizeOp) => o !== 'sort' && o !== 'past-is-now';
 
 /**
  * The keyed entries (objects) of a schema's `x-tend-normalize`, and a description of each malformed
