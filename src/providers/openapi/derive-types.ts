@@ -11,6 +11,11 @@ import {
   normalizeOps,
   unknownTendExtensions,
 } from './annotations.js';
+import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
+import type { RealOperation } from './irregular-ops.js';
+import { assembleOperations } from './irregular-ops.js';
+import type { Pagination } from './pagination.js';
+import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
@@ -38,12 +43,20 @@ export interface OperationRef {
   readonly operationId?: string;
   /** The media type of the request body, for operations that take one. */
   readonly contentType?: string;
+  /**
+   * Set when the operation is not on the type's plain collection or item path (`POST
+   * /containers/create`): how it was assigned (`x-tend-op create`, or the generic rule inferred).
+   */
+  readonly assigned?: string;
 }
 
-/** How a list response carries its objects: a bare array, or an array inside an object. */
+/**
+ * How a list response carries its objects: a bare array, or an array inside an object (`field` is a
+ * property name or a dotted path; `declared` when `x-tend-envelope` said so).
+ */
 export type ListShape =
   | { readonly kind: 'array' }
-  | { readonly kind: 'wrapped'; readonly field: string }
+  | { readonly kind: 'wrapped'; readonly field: string; readonly declared?: boolean }
   | { readonly kind: 'unknown' };
 
 /**
@@ -53,7 +66,13 @@ export type ListShape =
  */
 export type PathParam =
   | { readonly kind: 'fixed'; readonly param: string; readonly value: string }
-  | { readonly kind: 'parent'; readonly param: string; readonly type: string };
+  | { readonly kind: 'parent'; readonly param: string; readonly type: string }
+  /**
+   * A parameter above the item that is neither fixed nor the id of a type Tend manages (Keycloak's
+   * `{realm}` when realms are not managed): its value comes from the Provider document's
+   * `parameters:`, one per provider instance. Until it has one, the type cannot be called.
+   */
+  | { readonly kind: 'provider'; readonly param: string };
 
 /**
  * How the objects of a sub-collection embedded in a parent object are read and changed: they are the
@@ -132,6 +151,18 @@ export interface DerivedType {
    * rules are on `info.schema` under that key, well-formed, for the import to read.
    */
   readonly importExclude: readonly ImportExclusion[];
+  /**
+   * The property wrapping the object in the answers of the item GET (`read`) and of the create
+   * (`create`), e.g. `server` for `{"server": {…}}`; absent when the answer is the object itself.
+   * The list's wrapper is `listShape`.
+   */
+  readonly envelope?: { readonly read?: string; readonly create?: string };
+  /** How the list is paged (declared or inferred); absent when it is one answer. */
+  readonly pagination?: Pagination;
+  /** Why a list that looks paged is not followed (what to declare); shown by inspect. */
+  readonly paginationNote?: string;
+  /** Why the type has the identity it has (or has none), in words; shown by inspect. */
+  readonly identityWhy?: string;
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -175,15 +206,20 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   for (const w of unknownTendExtensions(document)) warnings.push(w);
 
   const pathsValue = document['paths'];
-  const paths: Record<string, Record<string, unknown>> = {};
+  const documentPaths: Record<string, Record<string, unknown>> = {};
   if (isObject(pathsValue)) {
     for (const [p, item] of Object.entries(pathsValue)) {
-      if (isObject(item)) setKey(paths, p, item);
+      if (isObject(item)) setKey(documentPaths, p, item);
       else warnings.push(`path ${p} is not an object; ignored`);
     }
   } else if (pathsValue !== undefined) {
     warnings.push('`paths` is not an object; the document offers no resource types');
   }
+
+  // Operations off the plain collection and item paths, moved onto them (see irregular-ops).
+  const assembled = assembleOperations(documentPaths, warnings);
+  const paths = assembled.paths;
+  const moved = (p: string): readonly string[] => assembled.movedFrom.get(p) ?? [];
 
   const copied = { nodes: 0 };
   const handled = new Set<string>();
@@ -223,10 +259,16 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
     }
 
+    const related = unique([
+      collectionPath,
+      ...itemPaths,
+      ...[collectionPath, ...itemPaths].flatMap(moved),
+    ]);
     const claim = (reason: string): void => {
-      for (const p of [collectionPath, ...itemPaths]) {
+      for (const p of related) {
+        if (handled.has(p)) continue;
         handled.add(p);
-        unmapped.push({ path: p, reason });
+        if (Object.hasOwn(documentPaths, p)) unmapped.push({ path: p, reason });
       }
     };
 
@@ -252,10 +294,6 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const params = resolveParams(segments, fixedValues, byItemShape);
-    if (typeof params === 'string') {
-      claim(params);
-      continue;
-    }
     const explicitName = collection['x-tend-type'];
     const parentType = [...params].reverse().find((p) => p.kind === 'parent');
     let name = last;
@@ -294,6 +332,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
     const built = buildType(name, collectionPath, collection, itemPath, item, params, {
+      realOf: assembled.realOf,
       copied,
       lifecycle: lifecycle !== undefined,
       warnings,
@@ -305,7 +344,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(built);
       continue;
     }
-    for (const p of [collectionPath, ...itemPaths]) handled.add(p);
+    for (const p of related) handled.add(p);
     for (const p of itemPaths.filter((p) => p !== itemPath)) {
       unmapped.push({ path: p, reason: `${itemPath} is already the item path of "${name}"` });
     }
@@ -330,9 +369,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
   }
 
-  for (const p of Object.keys(paths)) {
+  for (const p of Object.keys(documentPaths)) {
     if (handled.has(p)) continue;
-    unmapped.push({ path: p, reason: unmappedReason(p, paths[p]!, byItemShape, fixedValues) });
+    unmapped.push({
+      path: p,
+      reason: unmappedReason(p, documentPaths[p]!, byItemShape, fixedValues),
+    });
   }
 
   return {
@@ -386,7 +428,7 @@ function resolveParams(
   segments: readonly string[],
   fixedValues: ReadonlyMap<string, string>,
   byItemShape: ReadonlyMap<string, DerivedType>,
-): PathParam[] | string {
+): PathParam[] {
   const out: PathParam[] = [];
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!;
@@ -403,8 +445,8 @@ function resolveParams(
       out.push({ kind: 'parent', param, type: parent.info.name });
       continue;
     }
-    const above = '/' + segments.slice(0, i).join('/');
-    return `path parameter {${param}} has no value: ${prefix} is not the item path of a type Tend manages; if it always takes the same value (a singleton such as PowerDNS's localhost), declare it with x-tend-parent-values in an overlay, else make ${above} a resource type`;
+    // Not a manageable parent: the value is the provider instance's (Provider `parameters:`).
+    out.push({ kind: 'provider', param });
   }
   return out;
 }
@@ -429,6 +471,8 @@ function copySchema(
 }
 
 interface BuildContext {
+  /** Where operations moved onto the collection or item path really are. */
+  readonly realOf: WeakMap<object, RealOperation>;
   /** Objects the schema copies of the document have made so far. */
   readonly copied: { nodes: number };
   readonly lifecycle: boolean;
@@ -464,8 +508,31 @@ function buildType(
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
   const createSchema = copySchema(body.schema, cut('create'), ctx.copied) as JsonSchema;
-  const readSchema = (copySchema(successSchema(operation(item, 'GET')), cut('read'), ctx.copied) ??
-    {}) as JsonSchema;
+  const createFieldNames = Object.keys(objectView(createSchema).properties);
+  const getItem = operation(item, 'GET')!;
+  // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
+  const readEnvelopeField = envelopeOf(
+    name,
+    'GET',
+    itemPath,
+    getItem,
+    createFieldNames,
+    ctx.warnings,
+  );
+  const rawRead = successSchema(getItem);
+  const readSchema = (copySchema(
+    readEnvelopeField !== undefined ? schemaAtPath(rawRead, readEnvelopeField) : rawRead,
+    cut('read'),
+    ctx.copied,
+  ) ?? {}) as JsonSchema;
+  const createEnvelopeField = envelopeOf(
+    name,
+    'POST',
+    collectionPath,
+    post,
+    createFieldNames,
+    ctx.warnings,
+  );
   const create = objectView(createSchema);
   const read = objectView(readSchema);
 
@@ -526,6 +593,8 @@ function buildType(
     name,
     collectionPath,
     idParam,
+    idParamDescription: pathParamDescription(item, getItem, idParam),
+    read,
     create,
     writableFields,
     markerField,
@@ -595,14 +664,27 @@ function buildType(
 
   const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
     const media = isObject(op['requestBody']) ? jsonMedia(op['requestBody']['content']) : undefined;
+    const real = ctx.realOf.get(op);
     return {
-      method,
-      path,
+      method: real?.method ?? method,
+      path: real?.path ?? path,
       ...(typeof op['operationId'] === 'string' ? { operationId: op['operationId'] } : {}),
       ...(media ? { contentType: media.contentType } : {}),
+      ...(real ? { assigned: real.source } : {}),
     };
   };
-  const getItem = operation(item, 'GET')!;
+  const getList = operation(collection, 'GET')!;
+  const listEnvelope = envelopeOf(name, 'GET', collectionPath, getList, [], ctx.warnings, false);
+  const listSchema = successSchema(getList);
+  const listShapeFound: ListShape =
+    listEnvelope !== undefined
+      ? { kind: 'wrapped', field: listEnvelope, declared: true }
+      : listShape(listSchema, name);
+  const paging = paginationOf(name, collection, getList, listSchema, ctx.warnings);
+  const envelope = {
+    ...(readEnvelopeField !== undefined ? { read: readEnvelopeField } : {}),
+    ...(createEnvelopeField !== undefined ? { create: createEnvelopeField } : {}),
+  };
 
   return {
     info,
@@ -610,13 +692,17 @@ function buildType(
     itemPath,
     idParam,
     operations: {
-      list: ref('GET', collectionPath, operation(collection, 'GET')!),
+      list: ref('GET', collectionPath, getList),
       read: ref('GET', itemPath, getItem),
       create: ref('POST', collectionPath, post),
       ...(updateOp ? { update: ref(updateMethod, itemPath, updateOp) } : {}),
       delete: ref('DELETE', itemPath, operation(item, 'DELETE')!),
     },
-    listShape: listShape(successSchema(operation(collection, 'GET')), name),
+    listShape: listShapeFound,
+    ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
+    ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
+    ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
+    ...(identity.why !== undefined ? { identityWhy: identity.why } : {}),
     ...(identity.idempotencyKey
       ? { idempotencyHeader: idempotencyHeader ?? 'Idempotency-Key' }
       : {}),
@@ -912,6 +998,9 @@ interface IdentityInput {
   readonly name: string;
   readonly collectionPath: string;
   readonly idParam: string;
+  /** The item path parameter's description, if the document gives one. */
+  readonly idParamDescription: string | undefined;
+  readonly read: ObjectView;
   readonly create: ObjectView;
   readonly writableFields: readonly string[];
   readonly markerField: string | undefined;
@@ -927,6 +1016,76 @@ interface Identity {
   /** The natural key: one field, or several that identify an object together. */
   readonly naturalKeys?: readonly string[];
   readonly idempotencyKey: boolean;
+  /** Why, in words (for inspect). */
+  readonly why?: string;
+}
+
+/**
+ * Field names that may be an object's natural key when the document shows they are unique: the item
+ * path parameter names one of them (`{zone_name}`, "The name of the repository"), or its
+ * description says it is unique. A `name` alone is not enough: display names repeat.
+ */
+const NAME_LIKE = ['name', 'slug', 'key', 'username', 'login', 'handle', 'code', 'identifier'];
+
+const UNIQUE = /\bunique\b/i;
+const NOT_UNIQUE =
+  /\b(not|non|need\s*n[o']t|needn't|doesn't|does not|don't|do not|isn't|is not)\b[^.]{0,30}\bunique\b|\bnon-unique\b|\bnot\s+necessarily\s+unique\b/i;
+
+/** True when a description says the value is unique (and does not say it is not). */
+export function saysUnique(description: unknown): boolean {
+  return (
+    typeof description === 'string' && UNIQUE.test(description) && !NOT_UNIQUE.test(description)
+  );
+}
+
+/**
+ * The natural key field a document shows, with the reason; or a note saying which name-like field
+ * might be one (required, but not shown unique), for the "no identity" reason.
+ */
+function naturalKeyOf(input: IdentityInput): { field?: string; why?: string; note?: string } {
+  const { create, idParam } = input;
+  const required = (f: string) => input.writableFields.includes(f) && create.required.includes(f);
+  if (required(idParam)) {
+    return {
+      field: idParam,
+      why: `natural key ${idParam}: the item path parameter {${idParam}} is a required field of the create body`,
+    };
+  }
+  const candidates = NAME_LIKE.filter(required);
+  const lowerParam = idParam.toLowerCase().replace(/[^a-z]/g, '');
+  const paramDescription = input.idParamDescription ?? '';
+  for (const f of candidates) {
+    if (lowerParam.endsWith(f) && lowerParam !== 'id') {
+      return {
+        field: f,
+        why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is named after it`,
+      };
+    }
+    if (new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${f}\\b`, 'i').test(paramDescription)) {
+      return {
+        field: f,
+        why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is described as its ${f} ("${paramDescription.slice(0, 60)}")`,
+      };
+    }
+  }
+  for (const f of candidates) {
+    const described = [
+      create.properties[f]?.['description'],
+      input.read.properties[f]?.['description'],
+    ];
+    if (described.some(saysUnique)) {
+      return {
+        field: f,
+        why: `natural key ${f}: a required field of the create body that its description says is unique`,
+      };
+    }
+  }
+  const first = candidates[0];
+  return first === undefined
+    ? {}
+    : {
+        note: `${first} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${first}, declare x-tend-identity: natural-key and x-tend-natural-key: ${first}`,
+      };
 }
 
 const STRATEGIES: readonly IdentityStrategy[] = ['natural-key', 'marker', 'server-id'];
@@ -938,10 +1097,6 @@ const STRATEGIES: readonly IdentityStrategy[] = ['natural-key', 'marker', 'serve
 function inferIdentity(input: IdentityInput): Identity {
   const { create, idParam, markerField, idempotencyHeader } = input;
   const hasIdempotency = idempotencyHeader !== undefined;
-  const naturalKeyField =
-    input.writableFields.includes(idParam) && create.required.includes(idParam)
-      ? idParam
-      : undefined;
 
   const explicitValue = input.explicit
     .map((s) => (isObject(s) ? s['x-tend-identity'] : undefined))
@@ -968,7 +1123,12 @@ function inferIdentity(input: IdentityInput): Identity {
           idempotencyKey: hasIdempotency,
         };
       }
-      return { identity: 'natural-key', naturalKeys: keys, idempotencyKey: hasIdempotency };
+      return {
+        identity: 'natural-key',
+        naturalKeys: keys,
+        idempotencyKey: hasIdempotency,
+        why: `natural key ${keys.join(', ')}: declared with x-tend-identity`,
+      };
     } else if (strategy === 'marker') {
       if (markerField === undefined) {
         return {
@@ -978,28 +1138,47 @@ function inferIdentity(input: IdentityInput): Identity {
           idempotencyKey: hasIdempotency,
         };
       }
-      return { identity: 'marker', idempotencyKey: hasIdempotency };
+      return {
+        identity: 'marker',
+        idempotencyKey: hasIdempotency,
+        why: `marker in ${markerField}: declared with x-tend-identity`,
+      };
     } else {
       // The annotation asserts that the platform honours an idempotency key even if undeclared.
-      return { identity: 'server-id', idempotencyKey: true };
+      return {
+        identity: 'server-id',
+        idempotencyKey: true,
+        why: 'server-assigned id, creates made safe by an Idempotency-Key: declared with x-tend-identity',
+      };
     }
   }
 
-  if (naturalKeyField !== undefined) {
+  const natural = naturalKeyOf(input);
+  if (natural.field !== undefined) {
     return {
       identity: 'natural-key',
-      naturalKeys: [naturalKeyField],
+      naturalKeys: [natural.field],
       idempotencyKey: hasIdempotency,
+      ...(natural.why !== undefined ? { why: natural.why } : {}),
     };
   }
   // A marker is preferred over an idempotency key: a marked object can be looked up after a crash.
-  if (markerField !== undefined) return { identity: 'marker', idempotencyKey: hasIdempotency };
-  if (hasIdempotency) return { identity: 'server-id', idempotencyKey: true };
-  return {
-    identity: null,
-    reason: `no natural key ({${idParam}} is not a required writable field of the create body), no tags or labels field to carry a marker, and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`,
-    idempotencyKey: false,
-  };
+  if (markerField !== undefined) {
+    return {
+      identity: 'marker',
+      idempotencyKey: hasIdempotency,
+      why: `marker: Tend's tags go in ${markerField}, found again by listing after a crash`,
+    };
+  }
+  if (hasIdempotency) {
+    return {
+      identity: 'server-id',
+      idempotencyKey: true,
+      why: `server-assigned id: POST ${input.collectionPath} takes an Idempotency-Key, so a retried create is not a second object`,
+    };
+  }
+  const reason = `no natural key ({${idParam}} is not a required writable field of the create body${natural.note !== undefined ? `; ${natural.note}` : ''}), no tags or labels field to carry a marker, and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`;
+  return { identity: null, reason, idempotencyKey: false, why: `none: ${reason}` };
 }
 
 /** True for a map of strings: `type: object` with `additionalProperties` of `type: string`. */
@@ -1012,11 +1191,89 @@ function listShape(schema: unknown, typeName: string): ListShape {
   if (hasType(schema, 'array') || (isObject(schema) && isObject(schema['items']))) {
     return { kind: 'array' };
   }
-  const view = objectView(schema);
-  const arrays = Object.keys(view.properties).filter((n) => hasType(view.properties[n], 'array'));
-  if (arrays.length === 1) return { kind: 'wrapped', field: arrays[0]! };
-  const known = ['items', 'data', 'results', typeName].find((n) => arrays.includes(n));
-  return known !== undefined ? { kind: 'wrapped', field: known } : { kind: 'unknown' };
+  const field = inferListEnvelope(schema, typeName);
+  return field !== undefined ? { kind: 'wrapped', field } : { kind: 'unknown' };
+}
+
+/**
+ * The envelope of an operation's answer: `x-tend-envelope` on the operation when declared (false:
+ * none), else inferred from its success schema (GET and POST of one object; a list's is listShape).
+ */
+function envelopeOf(
+  typeName: string,
+  method: 'GET' | 'POST',
+  path: string,
+  op: Record<string, unknown>,
+  createFields: readonly string[],
+  warnings: string[],
+  infer = true,
+): string | undefined {
+  const declared = op['x-tend-envelope'];
+  if (declared !== undefined) {
+    const read = readEnvelope(declared);
+    if (read === null) return undefined;
+    if (typeof read === 'string') return read;
+    warnings.push(`${typeName}: ${method} ${path}: ${read.error}; ignored`);
+  }
+  // A list's wrapper is found by listShape, which knows arrays; here only single objects.
+  if (!infer) return undefined;
+  return inferObjectEnvelope(successSchema(op), typeName, createFields);
+}
+
+/** The pagination of a list: declared with x-tend-pagination, or inferred; and what is unclear. */
+function paginationOf(
+  typeName: string,
+  collection: Record<string, unknown>,
+  getList: Record<string, unknown>,
+  listSchema: unknown,
+  warnings: string[],
+): { pagination?: Pagination; note?: string } {
+  const declared = getList['x-tend-pagination'];
+  if (declared !== undefined) {
+    const read = readPagination(declared);
+    if (read === null) return {};
+    if (typeof read !== 'string') return { pagination: read };
+    warnings.push(`${typeName}: ${read}; the list is read as inferred`);
+  }
+  const query: { name: string; schema: unknown }[] = [];
+  for (const list of [collection['parameters'], getList['parameters']]) {
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (isObject(p) && p['in'] === 'query' && typeof p['name'] === 'string') {
+        query.push({ name: p['name'], schema: p['schema'] });
+      }
+    }
+  }
+  const headers: string[] = [];
+  const responses = getList['responses'];
+  if (isObject(responses)) {
+    for (const [code, r] of Object.entries(responses)) {
+      if (!/^2/.test(code) || !isObject(r) || !isObject(r['headers'])) continue;
+      for (const h of Object.keys(r['headers'])) headers.push(h);
+    }
+  }
+  const inferred = inferPagination(query, listSchema, headers);
+  if (typeof inferred === 'string') return { note: inferred };
+  return inferred !== undefined ? { pagination: inferred } : {};
+}
+
+/** The description of a path parameter, on the operation or its path item. */
+function pathParamDescription(
+  pathItem: Record<string, unknown>,
+  op: Record<string, unknown>,
+  name: string,
+): string | undefined {
+  for (const list of [op['parameters'], pathItem['parameters']]) {
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (isObject(p) && p['in'] === 'path' && p['name'] === name) {
+        const d =
+          p['description'] ?? (isObject(p['schema']) ? p['schema']['description'] : undefined);
+        if (typeof d === 'string') return d;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The name of a header parameter (matched case-insensitively) of an operation or its path. */
