@@ -50,6 +50,9 @@ export const TEND_EXTENSIONS = [
   'x-tend-normalize',
   'x-tend-import-exclude',
   'x-tend-version-field',
+  'x-tend-envelope',
+  'x-tend-pagination',
+  'x-tend-op',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */
