@@ -250,10 +250,17 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
 
   for (const collectionPath of collections) {
     const segments = splitPath(collectionPath);
-    const last = segments[segments.length - 1];
-    if (last === undefined || isParam(last) || handled.has(collectionPath)) continue;
-    const collection = paths[collectionPath]!;
     const itemPaths = itemPathsOf.get(segments.join('/')) ?? [];
+    // The root collection (`/` with `/{realm}`, when the base URL ends in the collection) is named
+    // after its item parameter (`realms`).
+    const rootParam = segments.length === 0 ? itemPaths[0]?.slice(2, -1) : undefined;
+    const last =
+      rootParam !== undefined && /^[A-Za-z][A-Za-z0-9_-]*$/.test(rootParam)
+        ? `${rootParam}s`
+        : segments[segments.length - 1];
+    if (last === undefined || (segments.length > 0 && isParam(last))) continue;
+    if (handled.has(collectionPath)) continue;
+    const collection = paths[collectionPath]!;
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -305,6 +312,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         );
     } else if (byName.has(last) && parentType?.kind === 'parent') {
       name = `${parentType.type}-${last}`;
+    } else if (byName.has(last)) {
+      // A clash without a parent type: qualified by the nearest other name in the path
+      // (`/repos/{owner}/{repo}/keys` → repos-keys next to /user/keys).
+      // A version segment (`/v2/volumes`) is the same resource again, not another: not qualified.
+      const qualifier = [...segments.slice(0, -1)].reverse().find((seg) => !isParam(seg));
+      if (qualifier !== undefined && !/^v\d+/i.test(qualifier)) name = `${qualifier}-${last}`;
     }
     if (!TYPE_NAME.test(name)) {
       claim(
@@ -1044,7 +1057,10 @@ export function saysUnique(description: unknown): boolean {
  */
 function naturalKeyOf(input: IdentityInput): { field?: string; why?: string; note?: string } {
   const { create, idParam } = input;
-  const required = (f: string) => input.writableFields.includes(f) && create.required.includes(f);
+  const writable = (f: string) => input.writableFields.includes(f);
+  const required = (f: string) => writable(f) && create.required.includes(f);
+  // An object addressed by a value its creator must choose is found again by that value. One the
+  // creator may leave out could be chosen by the platform: not a key Tend can rely on.
   if (required(idParam)) {
     return {
       field: idParam,

@@ -259,15 +259,14 @@ function declaredPaths(
     );
     return undefined;
   }
+  // The collection's operations may sit anywhere, as long as the values of their path parameters
+  // are known where the objects live (those of the collection path).
+  const known = new Set(split(collection).filter(isParam));
   for (const d of ops.filter((o) => o.op === 'list' || o.op === 'create')) {
-    const s = split(d.path);
-    const c = split(collection);
-    if (
-      shape(join(s.slice(0, c.length))) !== shape(collection) ||
-      s.slice(c.length).some(isParam)
-    ) {
+    const unknown = split(d.path).filter((seg) => isParam(seg) && !known.has(seg));
+    if (unknown.length > 0) {
       warnings.push(
-        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.path} (${d.op}) is not below the collection ${collection}; ignored`,
+        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.path} (${d.op}) has path parameters the collection ${collection} does not (${unknown.join(', ')}); ignored`,
       );
       return undefined;
     }
