@@ -264,27 +264,38 @@ export function nextLink(header: string | null | undefined): string | undefined 
     const gt = header.indexOf('>', lt + 1);
     if (gt < 0) return undefined;
     const target = header.slice(lt + 1, gt).trim();
-    // Parameters run to the next link (a comma outside quotes) or the end.
+    // Parameters run to the next link (a comma outside quotes) or the end; `;` outside quotes
+    // separates them.
     let j = gt + 1;
     let inQuotes = false;
-    let params = '';
+    const params: string[] = [''];
     for (; j < n; j++) {
       const c = header[j]!;
-      if (c === '"') inQuotes = !inQuotes;
-      else if (c === '\\' && inQuotes) {
-        params += c + (header[j + 1] ?? '');
+      if (c === '"') {
+        inQuotes = !inQuotes;
+        continue;
+      }
+      if (c === '\\' && inQuotes) {
+        params[params.length - 1] += header[j + 1] ?? '';
         j++;
         continue;
       } else if (c === ',' && !inQuotes) break;
-      params += c;
+      else if (c === ';' && !inQuotes) {
+        params.push('');
+        continue;
+      }
+      params[params.length - 1] += c;
     }
-    for (const part of params.split(';')) {
+    for (const part of params) {
       const eq = part.indexOf('=');
       if (eq < 0) continue;
       const key = part.slice(0, eq).trim().toLowerCase();
       if (key !== 'rel') continue;
-      const raw = part.slice(eq + 1).trim();
-      const rels = raw.replace(/^"|"$/g, '').toLowerCase().split(/\s+/);
+      const rels = part
+        .slice(eq + 1)
+        .trim()
+        .toLowerCase()
+        .split(/\s+/);
       if (rels.includes('next')) return target;
     }
     i = j + 1;
