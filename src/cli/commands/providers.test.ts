@@ -41,13 +41,16 @@ async function tend(args: string[]): Promise<number> {
 }
 
 describe('tend providers inspect: PowerDNS', () => {
-  it('without the overlay: no type, every path with the reason and what to do', async () => {
+  it('without the overlay: the types, each saying which parameter needs a value and why it has no identity', async () => {
     expect(await tend(['inspect', SPEC])).toBe(0);
     expect(stdout).toContain('PowerDNS Authoritative HTTP API');
     expect(stdout).toContain('(swagger 2.0, read as openapi 3.0.0)');
-    expect(stdout).toContain('0 resource types, 22 paths not managed, 0 warnings');
+    expect(stdout).toContain('4 resource types, 14 paths not managed, 0 warnings');
     expect(stdout).toMatch(
-      /\/servers\/\{server_id\}\/zones\s+path parameter \{server_id\} has no value: .* declare it with x-tend-parent-values in an overlay/,
+      /zones {2}\/servers\/\{server_id\}\/zones\n {2}identity {5}none: no natural key/,
+    );
+    expect(stdout).toContain(
+      '  parameters   {server_id} from the Provider document: parameters: {server_id: <value>}',
     );
     expect(stderr).toBe('');
   });
