@@ -47,7 +47,7 @@ export function overlaySkeleton(report: InspectReport): string {
       : []),
     '      {}',
   );
-  for (const t of report.types) out.push(...typeActions(t));
+  for (const t of report.types) for (const line of typeActions(t)) out.push(line);
   if (report.unmapped.length > 0) {
     out.push(
       '',
@@ -83,8 +83,9 @@ function typeActions(t: InspectedType): string[] {
       : [
           `# x-tend-identity: ${t.identity}  # inferred; declare to keep it whatever the document says`,
         ];
-  out.push(
-    ...action(
+  push(
+    out,
+    action(
       t.operations.create,
       `TODO ${t.name}: how objects are told apart after a crash`,
       identityLines,
@@ -111,12 +112,14 @@ function typeActions(t: InspectedType): string[] {
       ? `# x-tend-envelope: ${t.envelope.list}  # inferred: the property holding the array`
       : '# x-tend-envelope: <property>  # if the array comes wrapped ({"data": […]})',
   );
-  out.push(
-    ...action(t.operations.list, `TODO ${t.name}: how the list is paged and wrapped`, listLines),
+  push(
+    out,
+    action(t.operations.list, `TODO ${t.name}: how the list is paged and wrapped`, listLines),
   );
 
-  out.push(
-    ...action(t.operations.read, `TODO ${t.name}: is one object's answer wrapped?`, [
+  push(
+    out,
+    action(t.operations.read, `TODO ${t.name}: is one object's answer wrapped?`, [
       t.envelope.read !== undefined
         ? `# x-tend-envelope: ${t.envelope.read}  # inferred (false: not wrapped)`
         : '# x-tend-envelope: <property>  # if the object comes wrapped ({"server": {…}})',
@@ -180,4 +183,8 @@ function wrap(text: string, width = 96): string[] {
   }
   if (cur.length > 0) lines.push(cur);
   return lines;
+}
+
+function push(out: string[], lines: readonly string[]): void {
+  for (const l of lines) out.push(l);
 }
