@@ -316,3 +316,51 @@ describe('envelopes, read from a real server', () => {
     ]);
   });
 });
+
+describe('provider parameters, against a real server', () => {
+  const nested = (): Obj => {
+    const d = document({ schema: { type: 'array', items: THING } });
+    const paths = d['paths'] as Record<string, unknown>;
+    return {
+      ...d,
+      paths: {
+        '/realms/{realm}/things': paths['/things'],
+        '/realms/{realm}/things/{id}': paths['/things/{id}'],
+      },
+    };
+  };
+
+  it('fills the path with the value the Provider document gives', async () => {
+    server.handle((_req, res) => json(res, 200, items(0, 1)));
+    const p = createOpenApiProvider({
+      name: 'kc',
+      document: await prepareOpenApiDocument(nested(), 'inline'),
+      endpoint: server.url,
+      workspace: 'ws',
+      parameters: { realm: 'a b' },
+    });
+    expect(ids(await p.list('things'))).toEqual(['t0']);
+    expect(server.requests.map((r) => r.url)).toEqual(['/realms/a%20b/things']);
+    expect(p.describe().warnings).toEqual([]);
+  });
+
+  it('without a value the type is not offered, and calling it says what to add', async () => {
+    const p = createOpenApiProvider({
+      name: 'kc',
+      document: await prepareOpenApiDocument(nested(), 'inline'),
+      endpoint: server.url,
+      workspace: 'ws',
+      parameters: { realms: 'typo' },
+    });
+    expect(p.describe().types).toEqual([]);
+    expect(p.describe().warnings).toEqual([
+      'provider kc: parameters.realms is not a path parameter any type needs a value for; ignored',
+      'provider kc: type things is not available: its paths need {realm}; give it a value with parameters: {realm: <value>} in the Provider document',
+    ]);
+    const err = (await p.list('things').catch((e: unknown) => e)) as TendError;
+    expect(err.code).toBe('provider.missing_parameter');
+    expect(err.message).toBe('provider kc: type "things" lives under {realm}, which has no value');
+    expect(err.hint).toBe('add parameters: {realm: <value>} to the Provider document kc');
+    expect(server.requests).toEqual([]);
+  });
+});
