@@ -1096,6 +1096,11 @@ function naturalKeyOf(input: IdentityInput): { field?: string; why?: string; not
       };
     }
   }
+  if (writable(idParam)) {
+    return {
+      note: `{${idParam}} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: ${idParam}`,
+    };
+  }
   const first = candidates[0];
   return first === undefined
     ? {}

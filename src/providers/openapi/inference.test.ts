@@ -442,6 +442,19 @@ const identities: Case[] = [
     },
   },
   {
+    name: 'an optional item parameter field is no key, and the reason says what to declare',
+    doc: doc(
+      things({ param: 'name', body: { type: 'object', properties: { name: { type: 'string' } } } }),
+    ),
+    want: {
+      info: {
+        identity: null,
+        identityReason:
+          'no natural key ({name} is not a required writable field of the create body; {name} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: name), no tags or labels field to carry a marker, and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
+      },
+    },
+  },
+  {
     name: 'an optional name is no key even when unique',
     doc: doc(
       things({
