@@ -364,3 +364,67 @@ describe('provider parameters, against a real server', () => {
     expect(server.requests).toEqual([]);
   });
 });
+
+describe('operations off the plain paths, against a real server', () => {
+  const C: Obj = {
+    type: 'object',
+    required: ['name'],
+    properties: {
+      id: { type: 'string', readOnly: true },
+      name: { type: 'string', description: 'Unique name.' },
+    },
+  };
+  const ok = (schema: unknown) => ({ '200': { description: 'ok', ...body(schema) } });
+  const docker: Obj = {
+    openapi: '3.0.3',
+    info: { title: 'engine', version: '1' },
+    paths: {
+      '/containers/create': {
+        post: {
+          requestBody: body(C),
+          responses: {
+            '201': {
+              description: 'ok',
+              ...body({ type: 'object', properties: { id: { type: 'string' } } }),
+            },
+          },
+        },
+      },
+      '/containers/json': { get: { responses: ok({ type: 'array', items: C }) } },
+      '/containers/{id}/json': { get: { responses: ok(C) } },
+      '/containers/{id}': { delete: { responses: { '204': { description: 'gone' } } } },
+      '/containers/{id}/update': {
+        post: {
+          'x-tend-type': 'containers',
+          'x-tend-op': 'update',
+          requestBody: body(C),
+          responses: ok({}),
+        },
+      },
+    },
+  };
+
+  it('creates, lists, reads, updates and deletes where the document says', async () => {
+    server.handle((req, res) => {
+      if (req.method === 'POST' && req.url === '/containers/create') json(res, 201, { id: 'c1' });
+      else if (req.method === 'POST') json(res, 200, {});
+      else if (req.method === 'DELETE') res.writeHead(204).end();
+      else if (req.url === '/containers/json') json(res, 200, [{ id: 'c1', name: 'web' }]);
+      else json(res, 200, { id: 'c1', name: 'web' });
+    });
+    const p = await provider(docker, server.url);
+    const actor = { actor: { actor: 'tend', intent: '', motivation: '' } };
+    const created = await p.create('containers', { name: 'web' }, actor);
+    expect(created.id).toBe('c1');
+    expect(ids(await p.list('containers'))).toEqual(['c1']);
+    await p.update('containers', 'c1', { name: 'web2' }, created, actor);
+    await p.delete('containers', 'c1', actor);
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /containers/create',
+      'GET /containers/json',
+      'POST /containers/c1/update',
+      'GET /containers/c1/json',
+      'DELETE /containers/c1',
+    ]);
+  });
+});
