@@ -1067,17 +1067,22 @@ function naturalKeyOf(input: IdentityInput): { field?: string; why?: string; not
       why: `natural key ${idParam}: the item path parameter {${idParam}} is a required field of the create body`,
     };
   }
-  const candidates = NAME_LIKE.filter(required);
+  // In the order of NAME_LIKE, whatever their case (`Name` in Docker's documents).
+  const candidates = NAME_LIKE.flatMap((n) =>
+    input.writableFields.filter((f) => f.toLowerCase() === n && required(f)),
+  );
   const lowerParam = idParam.toLowerCase().replace(/[^a-z]/g, '');
   const paramDescription = input.idParamDescription ?? '';
   for (const f of candidates) {
-    if (lowerParam.endsWith(f) && lowerParam !== 'id') {
+    if (lowerParam.endsWith(f.toLowerCase()) && lowerParam !== 'id') {
       return {
         field: f,
         why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is named after it`,
       };
     }
-    if (new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${f}\\b`, 'i').test(paramDescription)) {
+    if (
+      new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${f.toLowerCase()}\\b`, 'i').test(paramDescription)
+    ) {
       return {
         field: f,
         why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is described as its ${f} ("${paramDescription.slice(0, 60)}")`,

@@ -416,6 +416,16 @@ const identities: Case[] = [
     },
   },
   {
+    name: "a name-like field in another case (Docker's Name), the item parameter named after it",
+    doc: doc(
+      things({
+        param: 'name',
+        body: { type: 'object', required: ['Name'], properties: { Name: { type: 'string' } } },
+      }),
+    ),
+    want: { info: { identity: 'natural-key', naturalKey: 'Name' } },
+  },
+  {
     name: 'a name documented as not unique is no key',
     doc: doc(
       things({
