@@ -288,6 +288,19 @@ describe('tend providers inspect --overlay-skeleton', () => {
     expect(stdout).not.toMatch(/^injected/m);
   });
 
+  it('the text report shows parameters, envelopes, pagination and the operations', async () => {
+    expect(await tend(['inspect', DOC])).toBe(0);
+    expect(stdout).toContain(
+      '  parameters   {realm} from the Provider document: parameters: {realm: <value>}',
+    );
+    expect(stdout).toContain('  envelope     read in data');
+    expect(stdout).toContain(
+      '  pagination   not followed: the list takes a cursor parameter, but its answer has no field that looks like the next cursor',
+    );
+    expect(stdout).toContain('  list         GET /admin/realms/{realm}/clients\n');
+    expect(stdout).toContain('  update       none: every change is a replace');
+  });
+
   it('never overwrites a file', async () => {
     const file = join(tmp, 'exists.yaml');
     writeFileSync(file, 'mine\n');
