@@ -17,6 +17,8 @@ export type Pagination =
       readonly param: string;
       readonly sizeParam?: string;
       readonly size?: number;
+      /** A page shorter than `size` is the last (see `shortPageEnds`). */
+      readonly shortPageEnds?: boolean;
       readonly start: number;
     })
   | (PageBounds & {
@@ -24,6 +26,7 @@ export type Pagination =
       readonly param: string;
       readonly sizeParam?: string;
       readonly size?: number;
+      readonly shortPageEnds?: boolean;
     })
   | (PageBounds & { readonly style: 'cursor'; readonly param: string; readonly next: string })
   | (PageBounds & { readonly style: 'link' })
@@ -93,7 +96,8 @@ export function readPagination(value: unknown): Pagination | null | string {
       const common = {
         param: param!,
         ...(sizeParam !== undefined ? { sizeParam } : {}),
-        ...(typeof size === 'number' ? { size } : {}),
+        // A size the overlay states is one the platform honours: a shorter page is the last.
+        ...(typeof size === 'number' ? { size, shortPageEnds: true } : {}),
         ...bounds,
       };
       return style === 'page' ? { style, ...common, start: start as number } : { style, ...common };
@@ -149,7 +153,7 @@ const CURSOR_FIELD =
   /^(next_?(cursor|page_?token|token|marker)|cursor_?next|continuation_?token|continue|end_?cursor)$/i;
 const NEXT_URL_FIELD = /^(next|next_?url|next_?link|next_?page_?url)$/i;
 const PAGE_PARAMS = ['page', 'page_number', 'pagenumber', 'pageno'];
-const OFFSET_PARAMS = ['offset', 'skip', 'start'];
+const OFFSET_PARAMS = ['offset', 'skip'];
 const SIZE_PARAMS = ['per_page', 'perpage', 'page_size', 'pagesize', 'limit', 'size', 'count'];
 const METADATA_OBJECTS = [
   'meta',
@@ -193,9 +197,14 @@ export function inferPagination(
   if (nextUrl !== undefined) return { style: 'next', next: nextUrl.path, ...bounds };
   const sizeParam = pick(SIZE_PARAMS);
   const size = sizeParam ? preferredSize(sizeParam.schema) : undefined;
+  // A short page ends the list only when the size asked is the documented maximum: a platform may
+  // cap an undocumented size lower, and stopping there would silently drop objects.
+  const documented =
+    size !== undefined && isObject(sizeParam?.schema) && sizeParam.schema['maximum'] === size;
   const sized = {
     ...(sizeParam ? { sizeParam: sizeParam.name } : {}),
     ...(size !== undefined ? { size } : {}),
+    ...(documented ? { shortPageEnds: true } : {}),
   };
   const page = pick(PAGE_PARAMS);
   if (page !== undefined) {
@@ -317,7 +326,7 @@ export type PageRequest =
 
 /**
  * Follows a pagination from the first page to the last and returns every item, in order. `get`
- * fetches one page. Stops at an empty page, a short page (when Tend chose the page size), a missing
+ * fetches one page. Stops at an empty page, a page shorter than a size the platform is known to honour, a missing
  * next cursor or link; fails with `provider.pagination_loop` when the platform sends a cursor, link
  * or page it already sent (it would never end), and with `provider.pagination_bound` past the
  * bound on pages or items, naming the type and how to raise the bound.
@@ -389,7 +398,7 @@ function nextRequest(
     case 'page':
     case 'offset': {
       if (page.items.length === 0) return undefined;
-      const asked = p.sizeParam !== undefined ? p.size : undefined;
+      const asked = p.sizeParam !== undefined && p.shortPageEnds === true ? p.size : undefined;
       if (asked !== undefined && page.items.length < asked) return undefined;
       const current = request?.kind === 'query' ? Number(request.query[p.param]) : 0;
       const value = p.style === 'page' ? current + 1 : current + page.items.length;

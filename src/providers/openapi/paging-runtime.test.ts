@@ -112,6 +112,23 @@ describe('pagination, followed against a real server', () => {
     ]);
   });
 
+  it('a size the platform caps lower without saying so: followed to an empty page, nothing dropped', async () => {
+    server.handle((req, res) => {
+      const n = Number(query(req.url)['page']);
+      json(res, 200, n <= 3 ? items((n - 1) * 2, n * 2) : []);
+    });
+    const p = await provider(
+      document({ schema: { type: 'array', items: THING }, params: [q('page'), q('per_page')] }),
+    );
+    expect(ids(await p.list('things'))).toHaveLength(6);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/api/things?page=1&per_page=100',
+      '/api/things?page=2&per_page=100',
+      '/api/things?page=3&per_page=100',
+      '/api/things?page=4&per_page=100',
+    ]);
+  });
+
   it('offset and limit: until an empty page when no size is sent', async () => {
     server.handle((req, res) => {
       const offset = Number(query(req.url)['offset']);
