@@ -73,16 +73,16 @@ export function assembleOperations(
     movedFrom.set(target, list);
   };
 
-  const itemWithDelete = (c: string): string | undefined =>
-    Object.keys(paths).find((p) => {
-      const s = split(p);
-      return (
-        s.length === split(c).length + 1 &&
-        isParam(s.at(-1)!) &&
-        join(s.slice(0, -1)) === c &&
-        isObject(paths[p]!['delete'])
-      );
-    });
+  // The item path with DELETE below each collection path, indexed once (a lookup per path would be
+  // quadratic in the number of paths).
+  const deletable = new Map<string, string>();
+  for (const [p, item] of Object.entries(source)) {
+    const seg = split(p);
+    if (seg.length === 0 || !isParam(seg.at(-1)!) || !isObject(item['delete'])) continue;
+    const c = join(seg.slice(0, -1));
+    if (!deletable.has(c)) deletable.set(c, p);
+  }
+  const itemWithDelete = (c: string): string | undefined => deletable.get(c);
   // --- declared: x-tend-type + x-tend-op -------------------------------------------------------
   interface Declared {
     readonly op: TypeOp;
