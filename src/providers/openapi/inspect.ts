@@ -206,7 +206,7 @@ function inspectType(t: DerivedType): InspectedType {
     ...(markerKind !== undefined ? { markerKind } : {}),
     identityWhy:
       t.identityWhy ??
-      (i.identity === null ? `none: ${i.identityReason ?? 'unknown'}` : (i.identity)),
+      (i.identity === null ? `none: ${i.identityReason ?? 'unknown'}` : i.identity),
     operations: {
       list: full(t.operations.list),
       read: full(t.operations.read),
