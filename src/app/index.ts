@@ -96,8 +96,8 @@ export {
 export type { AcceptReport, AcceptRequest, AcceptValueSource } from './accept.js';
 export { accept, acceptIn, ACCEPT_USAGE_ERRORS } from './accept.js';
 export type { InspectRequest } from './inspect.js';
-export type { InspectReport, InspectedType } from '../providers/index.js';
-export { inspectProvider } from './inspect.js';
+export type { InspectReport, InspectedOperation, InspectedType } from '../providers/index.js';
+export { inspectProvider, inspectSkeleton, writeOverlaySkeleton } from './inspect.js';
 // What adapters need from below to render and test the layer's results.
 export type { CrashHook, EngineEvent, FieldDecision, ResourceOutcome } from '../engine/index.js';
 export { crashHookFrom } from '../engine/index.js';

@@ -75,6 +75,7 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
     timeoutMs: decl.timeoutMs,
     redactor,
     ...(decl.allowRedirectsTo ? { allowRedirectsTo: decl.allowRedirectsTo } : {}),
+    ...(decl.parameters ? { parameters: decl.parameters } : {}),
   });
 }
 

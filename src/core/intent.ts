@@ -40,6 +40,11 @@ export interface ProviderDecl {
    * credentials and request bodies are never sent there. Absent: redirects stay within the origin.
    */
   readonly allowRedirectsTo?: readonly string[];
+  /**
+   * Values of path parameters that are neither fixed by the overlay nor the id of a managed parent
+   * (Keycloak's `realm`, Unleash's `projectId`), for this provider instance.
+   */
+  readonly parameters?: Readonly<Record<string, string>>;
   readonly source: SourceLocation;
 }
 

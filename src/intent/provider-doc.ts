@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
+import { setKey } from '../core/index.js';
 import type { TrustedDirs } from './confine.js';
 import { fileKind, locate, trustedDirsHint } from './confine.js';
 import { FieldReader } from './fields.js';
@@ -26,6 +27,7 @@ const FIELDS = [
   'rateLimit',
   'timeoutMs',
   'allowRedirectsTo',
+  'parameters',
 ] as const;
 const AUTH_FIELDS = ['header', 'fromEnv', 'fromFile', 'prefix'] as const;
 const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -131,6 +133,45 @@ function overlayKeyProblems(path: string, shown: string): Diagnostic[] {
     return [];
   }
   return forbiddenKeysInText(shown, text);
+}
+
+const PARAM_NAME = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * Reads `parameters`: values for path parameters that are not the id of a managed parent (Keycloak's
+ * `realm`), one string (or number) per parameter name. Anything else is an error at its position.
+ */
+function readParameters(
+  r: FieldReader,
+  value: Record<string, unknown>,
+): Record<string, string> | undefined {
+  const map = r.mapping(value, 'parameters', []);
+  if (map === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, v] of Object.entries(map)) {
+    if (!PARAM_NAME.test(name)) {
+      r.report(
+        'field.invalid',
+        `\`parameters.${name}\` is not a path parameter name (letters, digits, _, . and -)`,
+        ['parameters', name],
+        {
+          target: 'key',
+          hint: 'write the name as the API document writes it in its paths, e.g. realm for /admin/realms/{realm}/clients',
+        },
+      );
+      continue;
+    }
+    if (typeof v === 'string' && v !== '') setKey(out, name, v);
+    else if (typeof v === 'number' && Number.isFinite(v)) setKey(out, name, String(v));
+    else {
+      r.report(
+        'field.type',
+        `\`parameters.${name}\` must be a non-empty string or a number: the value of {${name}} in the API's paths`,
+        ['parameters', name],
+      );
+    }
+  }
+  return out;
 }
 
 /** Reads `auth`; every field besides header/fromEnv/fromFile/prefix could only be an inline secret. */
@@ -266,6 +307,7 @@ export function readProviderDoc(
   });
 
   const allowRedirectsTo = readAllowedOrigins(r, value, []);
+  const parameters = readParameters(r, value);
 
   const diagnostics = r.diagnostics;
   const failed = diagnostics.some((d) => d.severity === 'error');
@@ -284,6 +326,7 @@ export function readProviderDoc(
     rateLimit,
     timeoutMs,
     ...(allowRedirectsTo !== undefined && { allowRedirectsTo }),
+    ...(parameters !== undefined && { parameters }),
     source: sourceOf(doc),
   };
   return { decl, name, diagnostics };

@@ -18,8 +18,9 @@ export type {
   UnmappedPath,
 } from './openapi/derive-types.js';
 export { deriveTypes } from './openapi/derive-types.js';
-export type { InspectReport, InspectedType } from './openapi/inspect.js';
+export type { InspectReport, InspectedOperation, InspectedType } from './openapi/inspect.js';
 export { inspectOpenApi } from './openapi/inspect.js';
+export { overlaySkeleton } from './openapi/overlay-skeleton.js';
 export type { Overlay, OverlayAction } from './openapi/overlay.js';
 export { applyOverlay, parseOverlay } from './openapi/overlay.js';
 export type { NormalizeOp } from './openapi/annotations.js';

@@ -1,7 +1,8 @@
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TendError } from '../../core/index.js';
 import type { InspectReport } from '../../providers/index.js';
 import { inspectOpenApi } from '../../providers/index.js';
@@ -41,13 +42,16 @@ async function tend(args: string[]): Promise<number> {
 }
 
 describe('tend providers inspect: PowerDNS', () => {
-  it('without the overlay: no type, every path with the reason and what to do', async () => {
+  it('without the overlay: the types, each saying which parameter needs a value and why it has no identity', async () => {
     expect(await tend(['inspect', SPEC])).toBe(0);
     expect(stdout).toContain('PowerDNS Authoritative HTTP API');
     expect(stdout).toContain('(swagger 2.0, read as openapi 3.0.0)');
-    expect(stdout).toContain('0 resource types, 22 paths not managed, 0 warnings');
+    expect(stdout).toContain('4 resource types, 14 paths not managed, 0 warnings');
     expect(stdout).toMatch(
-      /\/servers\/\{server_id\}\/zones\s+path parameter \{server_id\} has no value: .* declare it with x-tend-parent-values in an overlay/,
+      /zones {2}\/servers\/\{server_id\}\/zones\n {2}identity {5}none: no natural key/,
+    );
+    expect(stdout).toContain(
+      '  parameters   {server_id} from the Provider document: parameters: {server_id: <value>}',
     );
     expect(stderr).toBe('');
   });
@@ -184,4 +188,198 @@ describe('inspect on every document of @readme/oas-examples', () => {
     }
     expect(refused).toEqual([]);
   }, 120_000);
+});
+
+describe('tend providers inspect --overlay-skeleton', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'tend-skeleton-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  /** A small document with the decisions inspect leaves open: no identity, a cursor, a parameter. */
+  const DOC = join(tmp, 'api.json');
+  writeFileSync(
+    DOC,
+    JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: "Hostile's API\n  injected: true", version: '1' },
+      paths: {
+        '/admin/realms/{realm}/clients': {
+          get: {
+            parameters: [{ name: 'cursor', in: 'query', schema: { type: 'string' } }],
+            responses: {
+              '200': {
+                description: 'ok',
+                content: {
+                  'application/json': { schema: { type: 'array', items: { type: 'object' } } },
+                },
+              },
+            },
+          },
+          post: {
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['name'],
+                    properties: { name: { type: 'string' } },
+                  },
+                },
+              },
+            },
+            responses: { '201': { description: 'ok' } },
+          },
+        },
+        '/admin/realms/{realm}/clients/{id}': {
+          get: {
+            responses: {
+              '200': {
+                description: 'ok',
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'object',
+                      properties: {
+                        data: {
+                          type: 'object',
+                          properties: { id: { type: 'string' }, name: { type: 'string' } },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          delete: { responses: { '204': { description: 'gone' } } },
+        },
+        "/it's\n#odd": { get: { responses: { '200': { description: 'ok' } } } },
+      },
+    }),
+  );
+
+  it.each([
+    ['PowerDNS', SPEC],
+    ['a small document with open decisions', DOC],
+  ])(
+    '%s: the stub written to a file loads as a valid overlay and changes nothing',
+    async (_n, spec) => {
+      const file = join(tmp, `${statSync(spec).size}.overlay.yaml`);
+      expect(await tend(['inspect', spec, '--overlay-skeleton', file])).toBe(0);
+      expect(stdout).toContain(`Overlay stub written to ${file}`);
+      const before = await inspectOpenApi(spec);
+      const after = await inspectOpenApi(spec, { overlay: file });
+      expect(after.warnings).toEqual([]);
+      expect(after.overlay).toBe(file);
+      expect({ ...after, overlay: undefined }).toEqual({ ...before, overlay: undefined });
+    },
+  );
+
+  it('without a file, writes the stub alone to stdout', async () => {
+    expect(await tend(['inspect', DOC, '--overlay-skeleton'])).toBe(0);
+    expect(stdout).toMatch(/^# Overlay stub for Hostile's API injected: true, written by/);
+    expect(stdout).toContain('overlay: 1.0.0\n');
+    expect(stdout).toContain('#   parameters: { realm: <value> }');
+    expect(stdout).toContain('  - target: "$.paths[\'/admin/realms/{realm}/clients\'].post"');
+    expect(stdout).toContain(
+      '      # the list takes a cursor parameter, but its answer has no field that looks like the next cursor; declare x-tend-pagination: {style: cursor, param: cursor, next: <field>}',
+    );
+    expect(stdout).toContain('      # x-tend-envelope: data # inferred (false: not wrapped)');
+    expect(stdout).toContain("#   /it's #odd: GET only: read-only, nothing for Tend to manage");
+    expect(stdout).not.toMatch(/^injected/m);
+  });
+
+  it('the text report shows parameters, envelopes, pagination and the operations', async () => {
+    expect(await tend(['inspect', DOC])).toBe(0);
+    expect(stdout).toContain(
+      '  parameters   {realm} from the Provider document: parameters: {realm: <value>}',
+    );
+    expect(stdout).toContain('  envelope     read in data');
+    expect(stdout).toContain(
+      '  pagination   not followed: the list takes a cursor parameter, but its answer has no field that looks like the next cursor',
+    );
+    expect(stdout).toContain('  list         GET /admin/realms/{realm}/clients\n');
+    expect(stdout).toContain('  update       none: every change is a replace');
+  });
+
+  it('never overwrites a file', async () => {
+    const file = join(tmp, 'exists.yaml');
+    writeFileSync(file, 'mine\n');
+    expect(await tend(['inspect', DOC, '--overlay-skeleton', file, '--json'])).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({
+      ok: false,
+      error: {
+        code: 'inspect.file_exists',
+        message: `${file} already exists; Tend does not overwrite it with an overlay stub`,
+      },
+    });
+    expect(readFileSync(file, 'utf8')).toBe('mine\n');
+  });
+});
+
+describe('tend providers inspect --json: the shape of a type (docs/cli.md)', () => {
+  it('has exactly these keys, with these types', async () => {
+    expect(await tend(['inspect', SPEC, '--overlay', OVERLAY, '--json'])).toBe(0);
+    const report = JSON.parse(stdout) as Record<string, unknown>;
+    expect(Object.keys(report).sort()).toEqual([
+      'convertedFrom',
+      'ok',
+      'overlay',
+      'spec',
+      'title',
+      'types',
+      'unmapped',
+      'version',
+      'warnings',
+    ]);
+    const zones = (report['types'] as Record<string, unknown>[])[0]!;
+    expect(Object.keys(zones).sort()).toEqual(
+      [
+        'collectionPath',
+        'create',
+        'createOnly',
+        'delete',
+        'envelope',
+        'fields',
+        'fixed',
+        'idField',
+        'idempotencyKey',
+        'identity',
+        'identityWhy',
+        'importExclude',
+        'itemPath',
+        'lifecycle',
+        'name',
+        'naturalKey',
+        'normalize',
+        'operations',
+        'outputOnly',
+        'pagination',
+        'parameters',
+        'required',
+        'sensitive',
+        'serverOwned',
+        'update',
+        'updateMode',
+        'writeOnly',
+      ].sort(),
+    );
+    expect(zones).toMatchObject({
+      name: 'zones',
+      identity: 'natural-key',
+      identityWhy: 'natural key name: declared with x-tend-identity',
+      operations: {
+        list: { method: 'GET', path: '/servers/{server_id}/zones' },
+        read: { method: 'GET', path: '/servers/{server_id}/zones/{zone_id}' },
+        create: { method: 'POST', path: '/servers/{server_id}/zones' },
+        update: { method: 'PUT', path: '/servers/{server_id}/zones/{zone_id}' },
+        delete: { method: 'DELETE', path: '/servers/{server_id}/zones/{zone_id}' },
+      },
+      updateMode: 'partial',
+      envelope: {},
+      pagination: null,
+      parameters: [],
+    });
+    const unmapped = (report['unmapped'] as Record<string, unknown>[])[0]!;
+    expect(Object.keys(unmapped).sort()).toEqual(['path', 'reason']);
+  });
 });

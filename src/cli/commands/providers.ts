@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { InspectReport, InspectedType } from '../../app/index.js';
-import { inspectProvider } from '../../app/index.js';
+import { inspectProvider, inspectSkeleton, writeOverlaySkeleton } from '../../app/index.js';
 import type { Output } from '../common.js';
 import { cliContext, fail, output } from '../common.js';
 
@@ -14,6 +14,8 @@ const MARKER_FORMS = {
 interface InspectOptions {
   overlay?: string;
   json?: boolean;
+  /** `true` when given without a file (the stub goes to stdout), else the file. */
+  overlaySkeleton?: string | true;
 }
 
 /** `tend providers inspect <spec>`: what Tend would manage from an API description. */
@@ -29,6 +31,10 @@ export function registerProvidersCommand(program: Command): void {
     .argument('<spec>', 'the document: a file path or an http(s) URL')
     .option('--overlay <file>', 'an OpenAPI Overlay 1.0 document to apply first')
     .option('--json', 'machine-readable output')
+    .option(
+      '--overlay-skeleton [file]',
+      'write an OpenAPI Overlay 1.0 stub with the decisions inference left open (identity, pagination, envelopes, parameters…) to a new file, or to stdout without one',
+    )
     .action(async (spec: string, o: InspectOptions) => {
       const out = output(o.json);
       // Credentials in a document URL are secrets: never printed, even in a fetch error.
@@ -38,8 +44,28 @@ export function registerProvidersCommand(program: Command): void {
           spec,
           ...(o.overlay ? { overlay: o.overlay } : {}),
         });
-        if (out.json) out.data({ ok: true, ...report });
-        else renderInspect(out, report);
+        const skeleton = o.overlaySkeleton;
+        if (skeleton === true || skeleton === '-') {
+          // The stub alone on stdout, so that it can be redirected into a file as it is.
+          out.line(inspectSkeleton(report).replace(/\n$/, ''));
+          return;
+        }
+        if (skeleton !== undefined) writeOverlaySkeleton(report, skeleton);
+        if (out.json) {
+          out.data({
+            ok: true,
+            ...report,
+            ...(skeleton !== undefined ? { overlaySkeleton: skeleton } : {}),
+          });
+        } else {
+          renderInspect(out, report);
+          if (skeleton !== undefined) {
+            out.line('');
+            out.line(
+              `Overlay stub written to ${skeleton}: uncomment the decisions in it, then inspect again with --overlay ${skeleton}`,
+            );
+          }
+        }
       } catch (e) {
         fail(out, e);
       }
@@ -106,21 +132,49 @@ function renderType(out: Output, t: InspectedType): void {
     const key = t.idempotencyKey ? ', Idempotency-Key' : '';
     row('identity', `${t.identity}${detail}${key}`);
   }
+  if (t.identity !== null) row('why', t.identityWhy);
   row('id', t.idField);
+  if (t.parameters.length > 0) {
+    row(
+      'parameters',
+      s.yellow(
+        `${t.parameters.map((p) => `{${p}}`).join(', ')} from the Provider document: parameters: {${t.parameters.map((p) => `${p}: <value>`).join(', ')}}`,
+      ),
+    );
+  }
+  if (t.markerField !== undefined) {
+    row('marker', `${t.markerField}${t.markerKind !== undefined ? ` (${t.markerKind})` : ''}`);
+  }
   if (t.embeddedIn) {
     const op = t.embeddedIn.op
       ? ` with ${t.embeddedIn.op.field} ${t.embeddedIn.op.replace} / ${t.embeddedIn.op.delete}`
       : '';
     row('changed by', `${t.embeddedIn.method} ${t.itemPath}, field ${t.embeddedIn.field}${op}`);
   } else {
-    row('create', `${t.create.method} ${t.create.path}`);
+    const opText = (o: { method: string; path: string; assigned?: string }) =>
+      `${o.method} ${o.path}${o.assigned !== undefined ? s.dim(` (${o.assigned})`) : ''}`;
+    row('list', opText(t.operations.list));
+    row('read', opText(t.operations.read));
+    row('create', opText(t.operations.create));
     row(
       'update',
-      t.update
-        ? `${t.update.method} ${t.update.path}${t.update.partial && t.update.method === 'PUT' ? ' (changed fields only)' : ''}`
+      t.operations.update
+        ? `${opText(t.operations.update)}, ${UPDATE_MODES[t.updateMode]}`
         : s.yellow('none: every change is a replace'),
     );
-    row('delete', `${t.delete.method} ${t.delete.path}`);
+    row('delete', opText(t.operations.delete));
+    const env = (['list', 'read', 'create'] as const)
+      .filter((k) => t.envelope[k] !== undefined)
+      .map((k) => `${k} in ${t.envelope[k]!}`);
+    row('envelope', env.length > 0 ? env.join(', ') : s.dim('none'));
+    row(
+      'pagination',
+      t.pagination !== null
+        ? describePagination(t.pagination)
+        : t.paginationNote !== undefined
+          ? s.yellow(`not followed: ${t.paginationNote}`)
+          : s.dim('none (one answer)'),
+    );
   }
   row(
     'lifecycle',
@@ -147,6 +201,30 @@ function renderType(out: Output, t: InspectedType): void {
   for (const r of t.importExclude) {
     const what = `${r.field} ${r.values.length === 1 ? '=' : 'in'} ${r.values.map(String).join(', ')}`;
     row('not imported', r.reason !== undefined ? `${what}: ${r.reason}` : what);
+  }
+}
+
+const UPDATE_MODES: Record<InspectedType['updateMode'], string> = {
+  merge: 'merge (changed fields only)',
+  replace: 'replace (the whole object)',
+  partial: 'changed fields only (x-tend-partial-update)',
+  'through-parent': 'through the parent',
+  none: 'none',
+};
+
+function describePagination(p: NonNullable<InspectedType['pagination']>): string {
+  const bound = `at most ${p.maxPages} pages / ${p.maxItems} objects`;
+  switch (p.style) {
+    case 'page':
+      return `page: ${p.param} from ${p.start}${p.sizeParam !== undefined ? `, ${p.sizeParam}${p.size !== undefined ? `=${p.size}` : ''}` : ''}; ${bound}`;
+    case 'offset':
+      return `offset: ${p.param}${p.sizeParam !== undefined ? `, ${p.sizeParam}${p.size !== undefined ? `=${p.size}` : ''}` : ''}; ${bound}`;
+    case 'cursor':
+      return `cursor: ${p.param} from the answer's ${p.next}; ${bound}`;
+    case 'link':
+      return `Link header rel="next"; ${bound}`;
+    case 'next':
+      return `next URL in the answer's ${p.next}; ${bound}`;
   }
 }
 

@@ -57,6 +57,8 @@ export const TEND_EXTENSIONS = [
   'x-tend-marker',
   'x-tend-absent-when',
   'x-tend-id-field',
+  'x-tend-envelope',
+  'x-tend-pagination',
   'x-tend-op',
 ] as const;
 

@@ -240,20 +240,20 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'nested collection without a parent',
+    name: 'nested collection without a manageable parent',
     reason:
-      'a collection under an object needs a value for the parent id: a parent type or a fixed value',
+      'a parameter above the item that is neither fixed nor a parent id is a provider parameter: the Provider document gives its value',
     doc: doc(pair('/servers/{server}/zones')),
     want: {
-      types: [],
-      unmapped: [
+      types: [
         {
-          path: '/servers/{server}/zones',
-          reason:
-            "path parameter {server} has no value: /servers/{server} is not the item path of a type Tend manages; if it always takes the same value (a singleton such as PowerDNS's localhost), declare it with x-tend-parent-values in an overlay, else make /servers a resource type",
+          collectionPath: '/servers/{server}/zones',
+          params: [{ kind: 'provider', param: 'server' }],
+          parentFields: [],
+          info: { name: 'zones', schema: { required: ['name', 'size'] } },
         },
-        { path: '/servers/{server}/zones/{id}' },
       ],
+      unmapped: [],
     },
   },
   {

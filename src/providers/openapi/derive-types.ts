@@ -19,6 +19,11 @@ import { declaredItemPaths, declaredTypeName } from './declared-ops.js';
 import { markerLocation } from './marker-location.js';
 import type { AbsentWhen } from './object-annotations.js';
 import { readAbsentWhen, readIdField } from './object-annotations.js';
+import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
+import type { RealOperation } from './irregular-ops.js';
+import { assembleOperations } from './irregular-ops.js';
+import type { Pagination } from './pagination.js';
+import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
@@ -45,12 +50,20 @@ export interface OperationRef {
   readonly operationId?: string;
   /** The media type of the request body, for operations that take one. */
   readonly contentType?: string;
+  /**
+   * Set when the operation is not on the type's plain collection or item path (`POST
+   * /containers/create`): how it was assigned (`x-tend-op create`, or the generic rule inferred).
+   */
+  readonly assigned?: string;
 }
 
-/** How a list response carries its objects: a bare array, or an array inside an object. */
+/**
+ * How a list response carries its objects: a bare array, or an array inside an object (`field` is a
+ * property name or a dotted path; `declared` when `x-tend-envelope` said so).
+ */
 export type ListShape =
   | { readonly kind: 'array' }
-  | { readonly kind: 'wrapped'; readonly field: string }
+  | { readonly kind: 'wrapped'; readonly field: string; readonly declared?: boolean }
   | { readonly kind: 'unknown' };
 
 /**
@@ -60,7 +73,13 @@ export type ListShape =
  */
 export type PathParam =
   | { readonly kind: 'fixed'; readonly param: string; readonly value: string }
-  | { readonly kind: 'parent'; readonly param: string; readonly type: string };
+  | { readonly kind: 'parent'; readonly param: string; readonly type: string }
+  /**
+   * A parameter above the item that is neither fixed nor the id of a type Tend manages (Keycloak's
+   * `{realm}` when realms are not managed): its value comes from the Provider document's
+   * `parameters:`, one per provider instance. Until it has one, the type cannot be called.
+   */
+  | { readonly kind: 'provider'; readonly param: string };
 
 /**
  * How the objects of a sub-collection embedded in a parent object are read and changed: they are the
@@ -143,6 +162,18 @@ export interface DerivedType {
    * rules are on `info.schema` under that key, well-formed, for the import to read.
    */
   readonly importExclude: readonly ImportExclusion[];
+  /**
+   * The property wrapping the object in the answers of the item GET (`read`) and of the create
+   * (`create`), e.g. `server` for `{"server": {…}}`; absent when the answer is the object itself.
+   * The list's wrapper is `listShape`.
+   */
+  readonly envelope?: { readonly read?: string; readonly create?: string };
+  /** How the list is paged (declared or inferred); absent when it is one answer. */
+  readonly pagination?: Pagination;
+  /** Why a list that looks paged is not followed (what to declare); shown by inspect. */
+  readonly paginationNote?: string;
+  /** Why the type has the identity it has (or has none), in words; shown by inspect. */
+  readonly identityWhy?: string;
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -183,15 +214,20 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   for (const w of unknownTendExtensions(document)) warnings.push(w);
 
   const pathsValue = document['paths'];
-  const paths: Record<string, Record<string, unknown>> = {};
+  const documentPaths: Record<string, Record<string, unknown>> = {};
   if (isObject(pathsValue)) {
     for (const [p, item] of Object.entries(pathsValue)) {
-      if (isObject(item)) setKey(paths, p, item);
+      if (isObject(item)) setKey(documentPaths, p, item);
       else warnings.push(`path ${p} is not an object; ignored`);
     }
   } else if (pathsValue !== undefined) {
     warnings.push('`paths` is not an object; the document offers no resource types');
   }
+
+  // Operations off the plain collection and item paths, moved onto them (see irregular-ops).
+  const assembled = assembleOperations(documentPaths, warnings);
+  const paths = assembled.paths;
+  const moved = (p: string): readonly string[] => assembled.movedFrom.get(p) ?? [];
 
   const copied = { nodes: 0 };
   const handled = new Set<string>();
@@ -224,24 +260,38 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
 
   for (const collectionPath of collections) {
     const segments = splitPath(collectionPath);
-    const last = segments[segments.length - 1];
-    if (last === undefined || isParam(last) || handled.has(collectionPath)) continue;
+    const declaredItems = itemPathsOf.get(segments.join('/')) ?? [];
+    // The root collection (`/` with `/{realm}`, when the base URL ends in the collection) is named
+    // after its item parameter (`realms`).
+    const rootParam = segments.length === 0 ? declaredItems[0]?.slice(2, -1) : undefined;
+    const last =
+      rootParam !== undefined && /^[A-Za-z][A-Za-z0-9_-]*$/.test(rootParam)
+        ? `${rootParam}s`
+        : segments[segments.length - 1];
+    if (last === undefined || (segments.length > 0 && isParam(last))) continue;
+    if (handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
     // An item path elsewhere that the overlay assigns to this collection's type (declared-ops.ts).
     const assigned =
       assignedItemPaths.get(
         stringOr(collection['x-tend-type']) ?? declaredTypeName(collection) ?? last,
       ) ?? [];
-    const itemPaths = assigned.length > 0 ? assigned : (itemPathsOf.get(segments.join('/')) ?? []);
+    const itemPaths = assigned.length > 0 ? assigned : declaredItems;
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
     }
 
+    const related = unique([
+      collectionPath,
+      ...itemPaths,
+      ...[collectionPath, ...itemPaths].flatMap(moved),
+    ]);
     const claim = (reason: string): void => {
-      for (const p of [collectionPath, ...itemPaths]) {
+      for (const p of related) {
+        if (handled.has(p)) continue;
         handled.add(p);
-        unmapped.push({ path: p, reason });
+        if (Object.hasOwn(documentPaths, p)) unmapped.push({ path: p, reason });
       }
     };
 
@@ -267,10 +317,6 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const params = resolveParams(segments, fixedValues, byItemShape);
-    if (typeof params === 'string') {
-      claim(params);
-      continue;
-    }
     const explicitName = collection['x-tend-type'];
     const parentType = [...params].reverse().find((p) => p.kind === 'parent');
     let name = last;
@@ -282,6 +328,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         );
     } else if (byName.has(last) && parentType?.kind === 'parent') {
       name = `${parentType.type}-${last}`;
+    } else if (byName.has(last)) {
+      // A clash without a parent type: qualified by the nearest other name in the path
+      // (`/repos/{owner}/{repo}/keys` → repos-keys next to /user/keys).
+      // A version segment (`/v2/volumes`) is the same resource again, not another: not qualified.
+      const qualifier = [...segments.slice(0, -1)].reverse().find((seg) => !isParam(seg));
+      if (qualifier !== undefined && !/^v\d+/i.test(qualifier)) name = `${qualifier}-${last}`;
     }
     if (!TYPE_NAME.test(name)) {
       claim(
@@ -309,6 +361,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
     const built = buildType(name, collectionPath, collection, itemPath, item, params, {
+      realOf: assembled.realOf,
       copied,
       lifecycle: lifecycle !== undefined,
       warnings,
@@ -320,7 +373,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(built);
       continue;
     }
-    for (const p of [collectionPath, ...itemPaths]) handled.add(p);
+    for (const p of related) handled.add(p);
     for (const p of itemPaths.filter((p) => p !== itemPath)) {
       unmapped.push({ path: p, reason: `${itemPath} is already the item path of "${name}"` });
     }
@@ -345,9 +398,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
   }
 
-  for (const p of Object.keys(paths)) {
+  for (const p of Object.keys(documentPaths)) {
     if (handled.has(p)) continue;
-    unmapped.push({ path: p, reason: unmappedReason(p, paths[p]!, byItemShape, fixedValues) });
+    unmapped.push({
+      path: p,
+      reason: unmappedReason(p, documentPaths[p]!, byItemShape, fixedValues),
+    });
   }
   if (audit) for (const w of auditTypeWarnings(audit, byName)) warnings.push(w);
 
@@ -402,7 +458,7 @@ function resolveParams(
   segments: readonly string[],
   fixedValues: ReadonlyMap<string, string>,
   byItemShape: ReadonlyMap<string, DerivedType>,
-): PathParam[] | string {
+): PathParam[] {
   const out: PathParam[] = [];
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!;
@@ -419,8 +475,8 @@ function resolveParams(
       out.push({ kind: 'parent', param, type: parent.info.name });
       continue;
     }
-    const above = '/' + segments.slice(0, i).join('/');
-    return `path parameter {${param}} has no value: ${prefix} is not the item path of a type Tend manages; if it always takes the same value (a singleton such as PowerDNS's localhost), declare it with x-tend-parent-values in an overlay, else make ${above} a resource type`;
+    // Not a manageable parent: the value is the provider instance's (Provider `parameters:`).
+    out.push({ kind: 'provider', param });
   }
   return out;
 }
@@ -445,6 +501,8 @@ function copySchema(
 }
 
 interface BuildContext {
+  /** Where operations moved onto the collection or item path really are. */
+  readonly realOf: WeakMap<object, RealOperation>;
   /** Objects the schema copies of the document have made so far. */
   readonly copied: { nodes: number };
   readonly lifecycle: boolean;
@@ -480,8 +538,31 @@ function buildType(
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
   const createSchema = copySchema(body.schema, cut('create'), ctx.copied) as JsonSchema;
-  const readSchema = (copySchema(successSchema(operation(item, 'GET')), cut('read'), ctx.copied) ??
-    {}) as JsonSchema;
+  const createFieldNames = Object.keys(objectView(createSchema).properties);
+  const getItem = operation(item, 'GET')!;
+  // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
+  const readEnvelopeField = envelopeOf(
+    name,
+    'GET',
+    itemPath,
+    getItem,
+    createFieldNames,
+    ctx.warnings,
+  );
+  const rawRead = successSchema(getItem);
+  const readSchema = (copySchema(
+    readEnvelopeField !== undefined ? schemaAtPath(rawRead, readEnvelopeField) : rawRead,
+    cut('read'),
+    ctx.copied,
+  ) ?? {}) as JsonSchema;
+  const createEnvelopeField = envelopeOf(
+    name,
+    'POST',
+    collectionPath,
+    post,
+    createFieldNames,
+    ctx.warnings,
+  );
   const create = objectView(createSchema);
   const read = objectView(readSchema);
 
@@ -533,20 +614,28 @@ function buildType(
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
-  const marker = markerLocation(name, create, [createSchema, post], ctx.warnings);
-  const markerField = marker?.field;
+  const found = markerLocation(name, create, [createSchema, post], ctx.warnings);
   const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
   const identity = inferIdentity({
     name,
     collectionPath,
     idParam,
+    idParamDescription: pathParamDescription(item, getItem, idParam),
+    read,
     create,
     writableFields,
-    markerField,
+    markerField: found?.field,
     idempotencyHeader,
     explicit: [createSchema, readSchema, post],
     warnings: ctx.warnings,
   });
+  // A text marker is the last resort: inferred, it is used only when the type has no other identity
+  // (a token in a person's description is noise where a name already identifies the object).
+  // Stated with x-tend-marker, it is used as stated.
+  const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
+  const marker =
+    found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
+  const markerField = marker?.field;
   const statedIdField = readIdField(
     name,
     [readSchema, createSchema],
@@ -626,14 +715,27 @@ function buildType(
 
   const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
     const media = isObject(op['requestBody']) ? jsonMedia(op['requestBody']['content']) : undefined;
+    const real = ctx.realOf.get(op);
     return {
-      method,
-      path,
+      method: real?.method ?? method,
+      path: real?.path ?? path,
       ...(typeof op['operationId'] === 'string' ? { operationId: op['operationId'] } : {}),
       ...(media ? { contentType: media.contentType } : {}),
+      ...(real ? { assigned: real.source } : {}),
     };
   };
-  const getItem = operation(item, 'GET')!;
+  const getList = operation(collection, 'GET')!;
+  const listEnvelope = envelopeOf(name, 'GET', collectionPath, getList, [], ctx.warnings, false);
+  const listSchema = successSchema(getList);
+  const listShapeFound: ListShape =
+    listEnvelope !== undefined
+      ? { kind: 'wrapped', field: listEnvelope, declared: true }
+      : listShape(listSchema, name);
+  const paging = paginationOf(name, collection, getList, listSchema, ctx.warnings);
+  const envelope = {
+    ...(readEnvelopeField !== undefined ? { read: readEnvelopeField } : {}),
+    ...(createEnvelopeField !== undefined ? { create: createEnvelopeField } : {}),
+  };
 
   return {
     info,
@@ -641,13 +743,17 @@ function buildType(
     itemPath,
     idParam,
     operations: {
-      list: ref('GET', collectionPath, operation(collection, 'GET')!),
+      list: ref('GET', collectionPath, getList),
       read: ref('GET', itemPath, getItem),
       create: ref('POST', collectionPath, post),
       ...(updateOp ? { update: ref(updateMethod, itemPath, updateOp) } : {}),
       delete: ref('DELETE', itemPath, operation(item, 'DELETE')!),
     },
-    listShape: listShape(successSchema(operation(collection, 'GET')), name),
+    listShape: listShapeFound,
+    ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
+    ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
+    ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
+    ...(identity.why !== undefined ? { identityWhy: identity.why } : {}),
     ...(identity.idempotencyKey
       ? { idempotencyHeader: idempotencyHeader ?? 'Idempotency-Key' }
       : {}),
@@ -945,6 +1051,9 @@ interface IdentityInput {
   readonly name: string;
   readonly collectionPath: string;
   readonly idParam: string;
+  /** The item path parameter's description, if the document gives one. */
+  readonly idParamDescription: string | undefined;
+  readonly read: ObjectView;
   readonly create: ObjectView;
   readonly writableFields: readonly string[];
   readonly markerField: string | undefined;
@@ -960,6 +1069,89 @@ interface Identity {
   /** The natural key: one field, or several that identify an object together. */
   readonly naturalKeys?: readonly string[];
   readonly idempotencyKey: boolean;
+  /** Why, in words (for inspect). */
+  readonly why?: string;
+}
+
+/**
+ * Field names that may be an object's natural key when the document shows they are unique: the item
+ * path parameter names one of them (`{zone_name}`, "The name of the repository"), or its
+ * description says it is unique. A `name` alone is not enough: display names repeat.
+ */
+const NAME_LIKE = ['name', 'slug', 'key', 'username', 'login', 'handle', 'code', 'identifier'];
+
+const UNIQUE = /\bunique\b/i;
+const NOT_UNIQUE =
+  /\b(not|non|need\s*n[o']t|needn't|doesn't|does not|don't|do not|isn't|is not)\b[^.]{0,30}\bunique\b|\bnon-unique\b|\bnot\s+necessarily\s+unique\b/i;
+
+/** True when a description says the value is unique (and does not say it is not). */
+export function saysUnique(description: unknown): boolean {
+  return (
+    typeof description === 'string' && UNIQUE.test(description) && !NOT_UNIQUE.test(description)
+  );
+}
+
+/**
+ * The natural key field a document shows, with the reason; or a note saying which name-like field
+ * might be one (required, but not shown unique), for the "no identity" reason.
+ */
+function naturalKeyOf(input: IdentityInput): { field?: string; why?: string; note?: string } {
+  const { create, idParam } = input;
+  const writable = (f: string) => input.writableFields.includes(f);
+  const required = (f: string) => writable(f) && create.required.includes(f);
+  // An object addressed by a value its creator must choose is found again by that value. One the
+  // creator may leave out could be chosen by the platform: not a key Tend can rely on.
+  if (required(idParam)) {
+    return {
+      field: idParam,
+      why: `natural key ${idParam}: the item path parameter {${idParam}} is a required field of the create body`,
+    };
+  }
+  // In the order of NAME_LIKE, whatever their case (`Name` in Docker's documents).
+  const candidates = NAME_LIKE.flatMap((n) =>
+    input.writableFields.filter((f) => f.toLowerCase() === n && required(f)),
+  );
+  const lowerParam = idParam.toLowerCase().replace(/[^a-z]/g, '');
+  const paramDescription = input.idParamDescription ?? '';
+  for (const f of candidates) {
+    if (lowerParam.endsWith(f.toLowerCase()) && lowerParam !== 'id') {
+      return {
+        field: f,
+        why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is named after it`,
+      };
+    }
+    if (
+      new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${f.toLowerCase()}\\b`, 'i').test(paramDescription)
+    ) {
+      return {
+        field: f,
+        why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is described as its ${f} ("${paramDescription.slice(0, 60)}")`,
+      };
+    }
+  }
+  for (const f of candidates) {
+    const described = [
+      create.properties[f]?.['description'],
+      input.read.properties[f]?.['description'],
+    ];
+    if (described.some(saysUnique)) {
+      return {
+        field: f,
+        why: `natural key ${f}: a required field of the create body that its description says is unique`,
+      };
+    }
+  }
+  if (writable(idParam)) {
+    return {
+      note: `{${idParam}} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: ${idParam}`,
+    };
+  }
+  const first = candidates[0];
+  return first === undefined
+    ? {}
+    : {
+        note: `${first} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${first}, declare x-tend-identity: natural-key and x-tend-natural-key: ${first}`,
+      };
 }
 
 const STRATEGIES: readonly IdentityStrategy[] = ['natural-key', 'marker', 'server-id'];
@@ -971,10 +1163,6 @@ const STRATEGIES: readonly IdentityStrategy[] = ['natural-key', 'marker', 'serve
 function inferIdentity(input: IdentityInput): Identity {
   const { create, idParam, markerField, idempotencyHeader } = input;
   const hasIdempotency = idempotencyHeader !== undefined;
-  const naturalKeyField =
-    input.writableFields.includes(idParam) && create.required.includes(idParam)
-      ? idParam
-      : undefined;
 
   const explicitValue = input.explicit
     .map((s) => (isObject(s) ? s['x-tend-identity'] : undefined))
@@ -1001,7 +1189,12 @@ function inferIdentity(input: IdentityInput): Identity {
           idempotencyKey: hasIdempotency,
         };
       }
-      return { identity: 'natural-key', naturalKeys: keys, idempotencyKey: hasIdempotency };
+      return {
+        identity: 'natural-key',
+        naturalKeys: keys,
+        idempotencyKey: hasIdempotency,
+        why: `natural key ${keys.join(', ')}: declared with x-tend-identity`,
+      };
     } else if (strategy === 'marker') {
       if (markerField === undefined) {
         return {
@@ -1011,39 +1204,136 @@ function inferIdentity(input: IdentityInput): Identity {
           idempotencyKey: hasIdempotency,
         };
       }
-      return { identity: 'marker', idempotencyKey: hasIdempotency };
+      return {
+        identity: 'marker',
+        idempotencyKey: hasIdempotency,
+        why: `marker in ${markerField}: declared with x-tend-identity`,
+      };
     } else {
       // The annotation asserts that the platform honours an idempotency key even if undeclared.
-      return { identity: 'server-id', idempotencyKey: true };
+      return {
+        identity: 'server-id',
+        idempotencyKey: true,
+        why: 'server-assigned id, creates made safe by an Idempotency-Key: declared with x-tend-identity',
+      };
     }
   }
 
-  if (naturalKeyField !== undefined) {
+  const natural = naturalKeyOf(input);
+  if (natural.field !== undefined) {
     return {
       identity: 'natural-key',
-      naturalKeys: [naturalKeyField],
+      naturalKeys: [natural.field],
       idempotencyKey: hasIdempotency,
+      ...(natural.why !== undefined ? { why: natural.why } : {}),
     };
   }
   // A marker is preferred over an idempotency key: a marked object can be looked up after a crash.
-  if (markerField !== undefined) return { identity: 'marker', idempotencyKey: hasIdempotency };
-  if (hasIdempotency) return { identity: 'server-id', idempotencyKey: true };
-  return {
-    identity: null,
-    reason: `no natural key ({${idParam}} is not a required writable field of the create body), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`,
-    idempotencyKey: false,
-  };
+  if (markerField !== undefined) {
+    return {
+      identity: 'marker',
+      idempotencyKey: hasIdempotency,
+      why: `marker: Tend's marker goes in ${markerField}, found again by listing after a crash`,
+    };
+  }
+  if (hasIdempotency) {
+    return {
+      identity: 'server-id',
+      idempotencyKey: true,
+      why: `server-assigned id: POST ${input.collectionPath} takes an Idempotency-Key, so a retried create is not a second object`,
+    };
+  }
+  const reason = `no natural key ({${idParam}} is not a required writable field of the create body${natural.note !== undefined ? `; ${natural.note}` : ''}), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`;
+  return { identity: null, reason, idempotencyKey: false, why: `none: ${reason}` };
 }
 
 function listShape(schema: unknown, typeName: string): ListShape {
   if (hasType(schema, 'array') || (isObject(schema) && isObject(schema['items']))) {
     return { kind: 'array' };
   }
-  const view = objectView(schema);
-  const arrays = Object.keys(view.properties).filter((n) => hasType(view.properties[n], 'array'));
-  if (arrays.length === 1) return { kind: 'wrapped', field: arrays[0]! };
-  const known = ['items', 'data', 'results', typeName].find((n) => arrays.includes(n));
-  return known !== undefined ? { kind: 'wrapped', field: known } : { kind: 'unknown' };
+  const field = inferListEnvelope(schema, typeName);
+  return field !== undefined ? { kind: 'wrapped', field } : { kind: 'unknown' };
+}
+
+/**
+ * The envelope of an operation's answer: `x-tend-envelope` on the operation when declared (false:
+ * none), else inferred from its success schema (GET and POST of one object; a list's is listShape).
+ */
+function envelopeOf(
+  typeName: string,
+  method: 'GET' | 'POST',
+  path: string,
+  op: Record<string, unknown>,
+  createFields: readonly string[],
+  warnings: string[],
+  infer = true,
+): string | undefined {
+  const declared = op['x-tend-envelope'];
+  if (declared !== undefined) {
+    const read = readEnvelope(declared);
+    if (read === null) return undefined;
+    if (typeof read === 'string') return read;
+    warnings.push(`${typeName}: ${method} ${path}: ${read.error}; ignored`);
+  }
+  // A list's wrapper is found by listShape, which knows arrays; here only single objects.
+  if (!infer) return undefined;
+  return inferObjectEnvelope(successSchema(op), typeName, createFields);
+}
+
+/** The pagination of a list: declared with x-tend-pagination, or inferred; and what is unclear. */
+function paginationOf(
+  typeName: string,
+  collection: Record<string, unknown>,
+  getList: Record<string, unknown>,
+  listSchema: unknown,
+  warnings: string[],
+): { pagination?: Pagination; note?: string } {
+  const declared = getList['x-tend-pagination'];
+  if (declared !== undefined) {
+    const read = readPagination(declared);
+    if (read === null) return {};
+    if (typeof read !== 'string') return { pagination: read };
+    warnings.push(`${typeName}: ${read}; the list is read as inferred`);
+  }
+  const query: { name: string; schema: unknown }[] = [];
+  for (const list of [collection['parameters'], getList['parameters']]) {
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (isObject(p) && p['in'] === 'query' && typeof p['name'] === 'string') {
+        query.push({ name: p['name'], schema: p['schema'] });
+      }
+    }
+  }
+  const headers: string[] = [];
+  const responses = getList['responses'];
+  if (isObject(responses)) {
+    for (const [code, r] of Object.entries(responses)) {
+      if (!/^2/.test(code) || !isObject(r) || !isObject(r['headers'])) continue;
+      for (const h of Object.keys(r['headers'])) headers.push(h);
+    }
+  }
+  const inferred = inferPagination(query, listSchema, headers);
+  if (typeof inferred === 'string') return { note: inferred };
+  return inferred !== undefined ? { pagination: inferred } : {};
+}
+
+/** The description of a path parameter, on the operation or its path item. */
+function pathParamDescription(
+  pathItem: Record<string, unknown>,
+  op: Record<string, unknown>,
+  name: string,
+): string | undefined {
+  for (const list of [op['parameters'], pathItem['parameters']]) {
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (isObject(p) && p['in'] === 'path' && p['name'] === name) {
+        const d =
+          p['description'] ?? (isObject(p['schema']) ? p['schema']['description'] : undefined);
+        if (typeof d === 'string') return d;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The name of a header parameter (matched case-insensitively) of an operation or its path. */

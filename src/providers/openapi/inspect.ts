@@ -7,7 +7,18 @@ import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
 import type { LoadDocumentOptions } from './load-document.js';
 import { loadOpenApiDocument } from './load-document.js';
-import { isObject, objectView } from './schema-view.js';
+import type { Pagination } from './pagination.js';
+import { providerParams } from './provider-parameters.js';
+import { hasType, isObject, objectView } from './schema-view.js';
+
+/** One operation of a type as inspect reports it. */
+export interface InspectedOperation {
+  readonly method: string;
+  /** The path as the document writes it. */
+  readonly path: string;
+  /** Set when the operation is off the plain collection or item path: how it was assigned. */
+  readonly assigned?: string;
+}
 
 /** One resource type as `tend providers inspect` reports it. */
 export interface InspectedType {
@@ -34,7 +45,34 @@ export interface InspectedType {
   readonly idempotencyKey: boolean;
   /** Where Tend's ownership marker goes (a field or dotted path), and in what form. */
   readonly markerField?: string;
+  /** What the marker field holds: a string map, a list of strings, or free text. */
   readonly markerKind?: 'map' | 'list' | 'text';
+  /** Why the type has its identity, or none (the precedence is in docs/onboard-rest-api.md). */
+  readonly identityWhy: string;
+  /** Every operation the type uses, off the plain paths included. */
+  readonly operations: {
+    readonly list: InspectedOperation;
+    readonly read: InspectedOperation;
+    readonly create: InspectedOperation;
+    readonly update: InspectedOperation | null;
+    readonly delete: InspectedOperation;
+  };
+  /**
+   * How a change is sent: `merge` (PATCH with the changed fields), `replace` (PUT with the whole
+   * object), `partial` (PUT with the changed fields, `x-tend-partial-update`), `through-parent`
+   * (a sub-collection), or `none` (nothing changes in place: every writable field is create-only).
+   */
+  readonly updateMode: 'merge' | 'replace' | 'partial' | 'through-parent' | 'none';
+  /** The properties wrapping answers (`{"server": {…}}`); absent where answers are not wrapped. */
+  readonly envelope: { readonly list?: string; readonly read?: string; readonly create?: string };
+  /** How the list is paged (null: one answer); `paginationNote` says why a paged look is not followed. */
+  readonly pagination: Pagination | null;
+  readonly paginationNote?: string;
+  /**
+   * Path parameters whose value comes from the Provider document's `parameters:` (not fixed, not a
+   * managed parent): the type is available only once they have one.
+   */
+  readonly parameters: readonly string[];
   readonly create: { readonly method: string; readonly path: string };
   /** The in-place update; null when nothing changes in place (every writable field is create-only). */
   readonly update: {
@@ -128,6 +166,28 @@ function inspectType(t: DerivedType): InspectedType {
     if (ops.length > 0) setKey(normalize, field, ops);
   }
   const op = (o: { method: string; path: string }) => ({ method: o.method, path: o.path });
+  const full = (o: { method: string; path: string; assigned?: string }): InspectedOperation => ({
+    method: o.method,
+    path: o.path,
+    ...(o.assigned !== undefined ? { assigned: o.assigned } : {}),
+  });
+  const markerKind =
+    i.markerKind ??
+    kindOf(i.markerField === undefined ? undefined : view.properties[i.markerField]);
+  const envelope = {
+    ...(t.listShape.kind === 'wrapped' && !t.embedded ? { list: t.listShape.field } : {}),
+    ...(t.envelope?.read !== undefined ? { read: t.envelope.read } : {}),
+    ...(t.envelope?.create !== undefined ? { create: t.envelope.create } : {}),
+  };
+  const updateMode: InspectedType['updateMode'] = t.embedded
+    ? 'through-parent'
+    : t.operations.update === undefined
+      ? 'none'
+      : t.operations.update.method === 'PATCH'
+        ? 'merge'
+        : t.partialUpdate
+          ? 'partial'
+          : 'replace';
   return {
     name: i.name,
     collectionPath: t.collectionPath,
@@ -148,9 +208,23 @@ function inspectType(t: DerivedType): InspectedType {
     ...(t.keyFields.length > 0 ? { naturalKey: t.keyFields } : {}),
     idField: i.idField,
     idempotencyKey: i.idempotencyKey,
-    ...(i.markerField !== undefined
-      ? { markerField: i.markerField, markerKind: i.markerKind ?? 'map' }
-      : {}),
+    ...(i.markerField !== undefined ? { markerField: i.markerField } : {}),
+    ...(markerKind !== undefined ? { markerKind } : {}),
+    identityWhy:
+      t.identityWhy ??
+      (i.identity === null ? `none: ${i.identityReason ?? 'unknown'}` : i.identity),
+    operations: {
+      list: full(t.operations.list),
+      read: full(t.operations.read),
+      create: full(t.operations.create),
+      update: t.operations.update ? full(t.operations.update) : null,
+      delete: full(t.operations.delete),
+    },
+    updateMode,
+    envelope,
+    pagination: t.pagination ?? null,
+    ...(t.paginationNote !== undefined ? { paginationNote: t.paginationNote } : {}),
+    parameters: providerParams(t),
     create: op(t.operations.create),
     update: t.operations.update ? { ...op(t.operations.update), partial: t.partialUpdate } : null,
     delete: op(t.operations.delete),
@@ -167,4 +241,15 @@ function inspectType(t: DerivedType): InspectedType {
     ...(t.absentWhen !== undefined && t.absentWhen.length > 0 ? { absentWhen: t.absentWhen } : {}),
     ...(t.createIdField !== undefined ? { createIdField: t.createIdField } : {}),
   };
+}
+
+/** What a marker field holds, from its schema. */
+function kindOf(prop: unknown): 'map' | 'list' | 'text' | undefined {
+  if (prop === undefined) return undefined;
+  if (hasType(prop, 'array')) return 'list';
+  if (hasType(prop, 'string')) return 'text';
+  if (hasType(prop, 'object') || (isObject(prop) && prop['additionalProperties'] !== undefined)) {
+    return 'map';
+  }
+  return undefined;
 }

@@ -91,6 +91,29 @@ const cases: Case[] = [
     want: { markerField: 'comment', markerKind: 'text', identity: 'marker' },
   },
   {
+    name: 'text where a natural key identifies',
+    reason:
+      "inferred free text is the last resort: no token in a person's text where a key already identifies the object",
+    properties: { id: TEXT, description: TEXT },
+    extra: { required: ['id'] },
+    want: { identity: 'natural-key' },
+  },
+  {
+    name: 'a map where a natural key identifies',
+    reason:
+      'a map of its own keys is no noise: it still carries the marker (ownership after a store loss)',
+    properties: { id: TEXT, tags: MAP, description: TEXT },
+    extra: { required: ['id'] },
+    want: { markerField: 'tags', markerKind: 'map', identity: 'natural-key' },
+  },
+  {
+    name: 'stated text where a natural key identifies',
+    reason: 'x-tend-marker is used as stated',
+    properties: { id: TEXT, description: TEXT },
+    extra: { required: ['id'], 'x-tend-marker': { field: 'description', kind: 'text' } },
+    want: { markerField: 'description', markerKind: 'text', identity: 'natural-key' },
+  },
+  {
     name: 'read-only candidates',
     reason: 'a field the client cannot write cannot carry the marker',
     properties: { tags: { ...MAP, readOnly: true }, description: { ...TEXT, readOnly: true } },

@@ -9,11 +9,19 @@ import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
 import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
 import { pastIsNow } from './instants.js';
 import { isAbsent } from './object-annotations.js';
+import { unwrap } from './envelope.js';
+import type { PageAnswer, PageRequest } from './pagination.js';
+import { collectPages, pageUrlRequest } from './pagination.js';
 import { isObject, objectView } from './schema-view.js';
 
 /** What object access needs: the HTTP client, the types (to reach parents), a warning sink. */
 export interface ObjectAccessOptions {
   readonly http: HttpClient;
+  /**
+   * The endpoint the client's paths are relative to: next-page links (a `Link` header, a next URL
+   * in the body) are followed only below it. Without it such links are refused.
+   */
+  readonly baseUrl?: string;
   readonly types: ReadonlyMap<string, DerivedType>;
   /** Records a disagreement between the platform and its document; called once per distinct message. */
   readonly warn: (message: string) => void;
@@ -166,14 +174,15 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     ownId: string,
     signal?: AbortSignal,
   ): Promise<{ body: Record<string, unknown>; etag?: string } | undefined> => {
-    const path = fillPath(t.itemPath, new Map([...scope, [t.idParam, ownId]]));
+    const path = fillItemPath(t.operations.read.path, scope, ownId);
     try {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
-      if (!isObject(r.body)) throw badResponse(`GET ${path}`, 'an object', r.body);
-      for (const f of t.absentWhenEmpty) if (isEmpty(r.body[f])) return undefined;
-      if (isAbsent(t.absentWhen, r.body)) return undefined;
+      const answer = unwrapAnswer(t, t.envelope?.read, r.body, `GET ${t.operations.read.path}`);
+      if (!isObject(answer)) throw badResponse(`GET ${path}`, 'an object', r.body);
+      for (const f of t.absentWhenEmpty) if (isEmpty(answer[f])) return undefined;
+      if (isAbsent(t.absentWhen, answer)) return undefined;
       const etag = r.headers.get('etag') ?? undefined;
-      return { body: r.body, ...(etag ? { etag } : {}) };
+      return { body: answer, ...(etag ? { etag } : {}) };
     } catch (e) {
       if (e instanceof TendError && e.code === 'http.not_found') return undefined;
       throw e;
@@ -192,6 +201,55 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     return observed(t, got.body, scope, own, got.etag);
   };
 
+  /**
+   * Every item of one list, across its pages (`t.pagination`, followed with its bound), each page
+   * taken out of its envelope (`t.listShape`).
+   */
+  const listAllPages = async (
+    t: DerivedType,
+    scope: Scope,
+    signal?: AbortSignal,
+  ): Promise<unknown[]> => {
+    const path = fillPath(t.operations.list.path, scope);
+    const getPage = async (next: PageRequest | undefined): Promise<PageAnswer> => {
+      let req: { path: string; query?: Record<string, string | number> } = { path };
+      if (next?.kind === 'query') req = { path, query: { ...next.query } };
+      else if (next?.kind === 'url') {
+        if (options.baseUrl === undefined) {
+          throw new TendError(
+            'provider.internal',
+            `listing ${t.info.name}: a next-page link, but no endpoint to check it against`,
+          );
+        }
+        req = pageUrlRequest(t.info.name, next.url, options.baseUrl);
+      }
+      const r = await http.request({ method: 'GET', ...req, ...(signal ? { signal } : {}) });
+      const items = listItems(t, r.body);
+      if (items === undefined) throw badResponse(`GET ${req.path}`, 'a list of objects', r.body);
+      return { items, body: r.body, headers: r.headers };
+    };
+    return collectPages(t.info.name, t.pagination, getPage);
+  };
+
+  /**
+   * An answer out of its envelope (`{"server": {…}}` → the server). An answer without the declared
+   * or inferred envelope is taken as it is (some platforms wrap only some answers), with a warning.
+   */
+  const unwrapAnswer = (
+    t: DerivedType,
+    field: string | undefined,
+    body: unknown,
+    what: string,
+  ): unknown => {
+    if (field === undefined || !isObject(body)) return body;
+    const inner = unwrap(body, field);
+    if (isObject(inner)) return inner;
+    warn(
+      `${t.info.name}: ${what} answered without the envelope ${field} the document leads Tend to expect; the answer is read as the object itself`,
+    );
+    return body;
+  };
+
   const listRest = async (
     t: DerivedType,
     signal?: AbortSignal,
@@ -199,10 +257,9 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): Promise<ObservedObject[]> => {
     const out: ObservedObject[] = [];
     for (const scope of await scopes(t, signal)) {
-      const path = fillPath(t.collectionPath, scope);
-      let body: unknown;
+      let items: unknown[];
       try {
-        body = (await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) })).body;
+        items = await listAllPages(t, scope, signal);
       } catch (e) {
         // The parent went away between listing it and listing its children: nothing lives there.
         if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
@@ -210,8 +267,6 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
         }
         throw e;
       }
-      const items = listItems(t, body);
-      if (items === undefined) throw badResponse(`GET ${path}`, 'a list of objects', body);
       // An entry without an id cannot be addressed; it is not something Tend can manage.
       const objects = await Promise.all(
         items
@@ -312,9 +367,9 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
       setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
     }
-    const path = fillPath(t.collectionPath, scope);
+    const path = fillPath(t.operations.create.path, scope);
     const r = await http.request({
-      method: 'POST',
+      method: t.operations.create.method,
       path,
       body,
       ...(t.operations.create.contentType ? { contentType: t.operations.create.contentType } : {}),
@@ -327,12 +382,18 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       nk !== undefined && t.info.idField === nk && body[nk] !== undefined
         ? scalarId(body[nk])
         : undefined;
+    const createAnswer = unwrapAnswer(
+      t,
+      t.envelope?.create,
+      r.body,
+      `${t.operations.create.method} ${t.operations.create.path}`,
+    );
     const answeredId =
-      t.createIdField !== undefined && isObject(r.body)
-        ? scalarId(r.body[t.createIdField])
+      t.createIdField !== undefined && isObject(createAnswer)
+        ? scalarId(createAnswer[t.createIdField])
         : undefined;
     const ownId = naturalId ?? answeredId ?? locationId(r.headers.get('location'));
-    const answered = isObject(r.body) ? observed(t, r.body, scope) : undefined;
+    const answered = isObject(createAnswer) ? observed(t, createAnswer, scope) : undefined;
     const created =
       answered ??
       (ownId !== undefined
@@ -381,7 +442,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       );
     }
     const { scope, own } = splitId(t, id);
-    const path = fillPath(t.itemPath, new Map([...scope, [t.idParam, own[0]!]]));
+    const path = fillItemPath(op.path, scope, own[0]!);
     const sent = bodyOf(t, desired);
     const body =
       op.method === 'PATCH' || t.partialUpdate
@@ -401,7 +462,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       throw refusalWithHint(e);
     }
     // The answer may carry a new id (PowerDNS renames a TSIG key in place and its id follows).
-    const answered = isObject(r.body) ? observed(t, r.body, scope) : undefined;
+    const updateAnswer =
+      t.envelope?.read !== undefined && isObject(unwrap(r.body, t.envelope.read))
+        ? unwrap(r.body, t.envelope.read)
+        : r.body;
+    const answered = isObject(updateAnswer) ? observed(t, updateAnswer, scope) : undefined;
     return answered ?? readBack(t, id, scope, body, r.body, ctx.signal);
   };
 
@@ -409,8 +474,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const { scope, own } = splitId(t, id);
     try {
       await http.request({
-        method: 'DELETE',
-        path: fillPath(t.itemPath, new Map([...scope, [t.idParam, own[0]!]])),
+        method: t.operations.delete.method,
+        path: fillItemPath(t.operations.delete.path, scope, own[0]!),
         headers: actorHeaders(ctx.actor),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
@@ -625,8 +690,10 @@ function listItems(t: DerivedType, body: unknown): unknown[] | undefined {
   if (Array.isArray(body)) return body as unknown[];
   if (!isObject(body)) return undefined;
   if (t.listShape.kind === 'wrapped') {
-    const inner = body[t.listShape.field];
+    const inner = unwrap(body, t.listShape.field);
     if (Array.isArray(inner)) return inner as unknown[];
+    // A declared envelope the answer does not have: not a list Tend can read.
+    if (t.listShape.declared === true) return undefined;
   }
   // Tolerate a wrapper the document did not declare, when it is unambiguous.
   const arrays = Object.values(body).filter(Array.isArray);
@@ -669,6 +736,16 @@ function holderAt(
     cur = isObject(cur) ? ownValue(cur, part) : undefined;
   }
   return isObject(cur) ? cur : undefined;
+}
+
+/**
+ * An item operation's path with its parameters filled: the object's own id goes into the path's last
+ * parameter (`/containers/{id}/json`), whatever it is called; the others come from the scope.
+ */
+function fillItemPath(template: string, scope: Scope, ownId: string): string {
+  const params = [...template.matchAll(/\{([^{}]+)\}/g)];
+  const last = params.at(-1)?.[1];
+  return fillPath(template, last === undefined ? scope : new Map([...scope, [last, ownId]]));
 }
 
 function isEmpty(v: unknown): boolean {

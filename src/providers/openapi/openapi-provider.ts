@@ -21,6 +21,7 @@ import { createHttpClient } from './http-client.js';
 import type { OpenApiDocument } from './load-document.js';
 import { loadOpenApiDocument } from './load-document.js';
 import { createObjectAccess, badResponse } from './object-access.js';
+import { applyProviderParameters } from './provider-parameters.js';
 import { isObject } from './schema-view.js';
 import type { Clock, Sleep } from './timing.js';
 import { realClock, realSleep } from './timing.js';
@@ -38,6 +39,11 @@ export interface OpenApiProviderOptions {
   readonly endpoint: string;
   /** The Tend workspace this provider works for (the workspace of the markers it writes). */
   readonly workspace: string;
+  /**
+   * Values of path parameters that are neither fixed by the overlay nor the id of a managed parent
+   * (the Provider document's `parameters:`); a type needing one without a value is not offered.
+   */
+  readonly parameters?: Readonly<Record<string, string>>;
   /** The resolved auth header; the engine resolves the secret. Never logged. */
   readonly auth?: { readonly header: string; readonly value: string };
   /** Most requests in flight at once (default 8). */
@@ -92,7 +98,13 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     options.document.document,
     `the OpenAPI document ${options.document.location}`,
   );
-  const derived = deriveTypes(options.document.document);
+  const derivedAll = deriveTypes(options.document.document);
+  const parameterized = applyProviderParameters(
+    options.name,
+    derivedAll.types,
+    options.parameters ?? {},
+  );
+  const derived = { ...derivedAll, types: parameterized.types };
   const byName = new Map(derived.types.map((t) => [t.info.name, t]));
   const timeoutMs = options.timeoutMs ?? 10_000;
   const http: HttpClient = checkedAnswers(
@@ -124,6 +136,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   const warnings: string[] = [
     ...options.document.warnings,
     ...derived.warnings,
+    ...parameterized.warnings,
     ...derived.unmapped.map((u) => `${u.path} is not managed: ${u.reason}`),
   ];
   const description: ProviderDescription = {
@@ -133,6 +146,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   };
   const access = createObjectAccess({
     http,
+    baseUrl: options.endpoint,
     types: byName,
     warn: (m) => warnings.push(m),
     ...(options.redactor ? { secrets: options.redactor } : {}),
@@ -142,6 +156,16 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   const typeOf = (type: string): DerivedType => {
     const t = byName.get(type);
     if (t) return t;
+    const lacking = parameterized.missing.get(type);
+    if (lacking !== undefined) {
+      throw new TendError(
+        'provider.missing_parameter',
+        `provider ${options.name}: type "${type}" lives under ${lacking.map((p) => `{${p}}`).join(', ')}, which ${lacking.length === 1 ? 'has' : 'have'} no value`,
+        {
+          hint: `add parameters: {${lacking.map((p) => `${p}: <value>`).join(', ')}} to the Provider document ${options.name}`,
+        },
+      );
+    }
     const known = [...byName.keys()];
     throw new TendError(
       'provider.unknown_type',

@@ -128,11 +128,13 @@ export function jsonMedia(content: unknown): { contentType: string; schema: unkn
   const keys = Object.keys(content);
   const key =
     keys.find((k) => k.toLowerCase().split(';')[0]!.trim() === 'application/json') ??
-    keys.find((k) => /json/i.test(k));
+    keys.find((k) => /json/i.test(k)) ??
+    // `*/*` (Kubernetes): whatever is sent, JSON included.
+    keys.find((k) => k.trim() === '*/*');
   if (key === undefined) return undefined;
   const media = content[key];
   return {
-    contentType: key.split(';')[0]!.trim(),
+    contentType: key.trim() === '*/*' ? 'application/json' : key.split(';')[0]!.trim(),
     schema: isObject(media) ? media['schema'] : undefined,
   };
 }
