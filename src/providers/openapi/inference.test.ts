@@ -447,7 +447,7 @@ const identities: Case[] = [
       info: {
         identity: null,
         identityReason:
-          'no natural key ({id} is not a required writable field of the create body; name is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same name, declare x-tend-identity: natural-key and x-tend-natural-key: name), no tags or labels field to carry a marker, and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
+          'no natural key ({id} is not a required writable field of the create body; name is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same name, declare x-tend-identity: natural-key and x-tend-natural-key: name), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
       },
     },
   },
@@ -460,7 +460,7 @@ const identities: Case[] = [
       info: {
         identity: null,
         identityReason:
-          'no natural key ({name} is not a required writable field of the create body; {name} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: name), no tags or labels field to carry a marker, and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
+          'no natural key ({name} is not a required writable field of the create body; {name} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: name), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
       },
     },
   },
