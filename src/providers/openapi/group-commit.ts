@@ -132,6 +132,8 @@ export class SharedCalls<T> {
   }
 }
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new Error('aborted');
+/** Why an aborted signal stopped a call, as an Error. */
+export function abortReason(signal: AbortSignal): Error {
+  const r: unknown = signal.reason;
+  return r instanceof Error ? r : new Error(typeof r === 'string' ? r : 'aborted');
 }

@@ -10,7 +10,7 @@ import {
 } from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
 import type { Schedule } from './group-commit.js';
-import { GroupCommit, SharedCalls } from './group-commit.js';
+import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
 import type { DerivedType } from './derive-types.js';
 import type { HttpClient } from './http-client.js';
 import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
@@ -689,9 +689,9 @@ function batchError(e: unknown, method: string, path: string, n: number): TendEr
 
 /** A shared promise that rejects for this caller alone when its signal aborts. */
 function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason ?? new Error('aborted'));
+    const onAbort = () => reject(abortReason(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(
       (v) => {
@@ -700,7 +700,7 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
       (e: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(e);
+        reject(e instanceof Error ? e : new Error(String(e)));
       },
     );
   });
