@@ -125,7 +125,8 @@ export async function executePlan(
     return {
       address: step.address,
       type: step.type,
-      stateful: decl?.lifecycle.stateful ?? (step.kind === 'delete' ? step.gated : false),
+      stateful:
+        decl?.lifecycle.stateful ?? pass.observation.twin.get(step.address)?.stateful ?? false,
       dependsOn: step.dependsOn,
       ...extra,
     };
@@ -326,7 +327,9 @@ export async function executePlan(
             throw block(
               step.address,
               step.objectId,
-              `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
+              step.gatedBy !== undefined
+                ? `deleting ${step.address} waits for the deletion of ${step.gatedBy}, a stateful resource it lives under: approve with --approve-destroy`
+                : `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
             );
           }
           await executeDelete(step, ctx, leftoversOf.get(step.address) ?? []);

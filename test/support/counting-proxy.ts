@@ -2,6 +2,7 @@
 // and counts what passed through, by method and path: how tests count the requests a pass makes
 // against a real server whose own log does not say.
 import { createServer, request as httpRequest } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One request that went through. */
@@ -21,8 +22,13 @@ export interface CountingProxy {
   readonly requests: ProxiedRequest[];
   /** How many requests had this method (and, when given, a path matching `path`). */
   count(method: string, path?: RegExp): number;
-  /** Called with each request as it arrives (before it is forwarded). */
-  onRequest(listener: ((r: ProxiedRequest) => void) | undefined): void;
+  /** Called with each request as it arrives; the request is forwarded once what it returns settles. */
+  onRequest(listener: ((r: ProxiedRequest) => void | Promise<void>) | undefined): void;
+  /**
+   * Behaves as a server that died: drops every open connection (a request in flight gets no answer)
+   * and accepts no new one (a client gets ECONNREFUSED).
+   */
+  refuse(): void;
   clear(): void;
   stop(): Promise<void>;
 }
@@ -31,11 +37,14 @@ export interface CountingProxy {
 export async function startCountingProxy(upstream: string): Promise<CountingProxy> {
   const target = new URL(upstream);
   const requests: ProxiedRequest[] = [];
-  let listener: ((r: ProxiedRequest) => void) | undefined;
+  let listener: ((r: ProxiedRequest) => void | Promise<void>) | undefined;
   const server = createServer((req, res) => {
     const entry: ProxiedRequest = { method: req.method ?? '', path: req.url ?? '', status: 0 };
     requests.push(entry);
-    listener?.(entry);
+    void Promise.resolve(listener?.(entry)).then(() => forward(req, res, entry));
+  });
+  const forward = (req: IncomingMessage, res: ServerResponse, entry: ProxiedRequest) => {
+    if (res.destroyed || req.destroyed) return;
     const out = httpRequest(
       {
         host: target.hostname,
@@ -55,7 +64,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       res.destroy();
     });
     req.pipe(out);
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -65,10 +74,14 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       requests.filter((r) => r.method === method && (path === undefined || path.test(r.path)))
         .length,
     onRequest: (l) => (listener = l),
+    refuse: () => {
+      server.close();
+      server.closeAllConnections();
+    },
     clear: () => void requests.splice(0),
     stop: async () => {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

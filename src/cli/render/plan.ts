@@ -108,7 +108,9 @@ export function renderPlan(plan: Plan, s: Style): string {
         );
         lines.push(blastLine(step.blastRadius, s));
         if (step.gated)
-          lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
+          lines.push(
+            s.red(`      gated: ${step.gate ?? 'stateful resource'}; needs --approve-destroy`),
+          );
         break;
       case 'move':
         lines.push(
@@ -163,8 +165,17 @@ export function renderPlan(plan: Plan, s: Style): string {
     if (plan.blastRadius.length > 0)
       lines.push(s.yellow(`Blast radius: ${plan.blastRadius.join(', ')}`));
     if (plan.gated.length > 0) {
+      // A removed stateful resource's subtree is gated with it: name the roots, count the rest.
+      const under = new Set(
+        plan.steps.flatMap((st) => (st.kind === 'delete' && st.gatedBy ? [st.address] : [])),
+      );
+      const roots = plan.gated.filter((a) => !under.has(a));
+      const tail =
+        under.size > 0
+          ? ` (and ${under.size} resources under ${roots.length === 1 ? 'it' : 'them'})`
+          : '';
       lines.push(
-        s.red(`Gated (destructive): ${plan.gated.join(', ')}; re-run with --approve-destroy.`),
+        s.red(`Gated (destructive): ${roots.join(', ')}${tail}; re-run with --approve-destroy.`),
       );
     }
   }
