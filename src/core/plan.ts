@@ -16,6 +16,11 @@ export interface CreateStep extends StepBase {
   readonly kind: 'create';
   /** The desired fields as they will be sent (Unknowns where a reference is not known yet). */
   readonly desired: Readonly<Record<string, unknown>>;
+  /**
+   * Declared fields the platform accepts on create only and never returns: sent once, never
+   * compared with the platform (a later change is compared with what was sent).
+   */
+  readonly writeOnly?: readonly string[];
 }
 
 /** Change an object in place. */

@@ -26,6 +26,7 @@ import type { StepContext, StepResult } from './steps/step-context.js';
 import { resolvedDesired } from './steps/step-context.js';
 import { executeUpdate } from './steps/update.js';
 import { runChecks, waitConverged } from './verify.js';
+import { sentHashes } from './write-only.js';
 import type { Workspace } from './workspace.js';
 
 /** The outcome of one resource in a pass. */
@@ -122,7 +123,15 @@ export async function executePlan(
 
   const target = (step: PlanStep, extra: Partial<OperationTarget> = {}): OperationTarget => {
     const decl = decls.get(step.address);
+    // A create (or a replace's new object) sends the declared write-only values; anything else keeps
+    // the record of what was sent before.
+    const writeOnly = decl ? (ws.typeOf(step.type).info.writeOnly ?? []) : [];
+    const sent =
+      writeOnly.length > 0 && (step.kind === 'create' || step.kind === 'replace')
+        ? sentHashes({ writeOnly }, ctx.desired(step.address))
+        : pass.observation.twin.get(step.address)?.sent;
     return {
+      ...(sent ? { sent } : {}),
       address: step.address,
       type: step.type,
       stateful:

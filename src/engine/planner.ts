@@ -31,6 +31,7 @@ import type { FieldOverride } from './arbitrate.js';
 import type { Observation } from './observe.js';
 import { isSecretRef, withoutSecrets } from './secrets.js';
 import type { Workspace } from './workspace.js';
+import { writeOnlyChanged, writeOnlyRefusal, writeOnlyReplacements } from './write-only.js';
 
 /** A plan plus what it was computed from, so execution can act on exactly what was shown. */
 export interface PlannedPass {
@@ -307,11 +308,25 @@ async function planDeclared(
       let diff = diffOptions.get(decl.type);
       if (!diff) diffOptions.set(decl.type, (diff = diffOptionsFor(provider, info)));
       changes = diffDeclared(desired, observed.fields, diff);
+      // Write-only fields cannot be compared with the platform: compared with what Tend sent.
+      const writeOnly = writeOnlyChanged(info, desired, observation.twin.get(address)?.sent);
+      const forcing = writeOnly.filter((f) => info.createOnly.includes(f));
+      const refused = writeOnly.filter((f) => !info.createOnly.includes(f));
+      if (refused.length > 0) throw writeOnlyRefusal(address, decl.type, refused);
+      if (forcing.length > 0) changes = [...changes, ...writeOnlyReplacements(forcing, desired)];
       if (changes.length > 0) {
         try {
           evaluation = await evaluateChanges(ws, decl, observed, desired, changes);
         } catch (e) {
           throw toTendError(e).at(address, 'plan');
+        }
+        if (forcing.length > 0 && evaluation.action !== 'replace') {
+          evaluation = {
+            action: 'replace',
+            fields: forcing,
+            source: 'annotation',
+            reason: `${forcing.join(', ')} cannot change in place: write-only and create-only`,
+          };
         }
       }
     }
@@ -334,7 +349,9 @@ async function planDeclared(
         : {}),
       ...(conflict ? { conflict } : {}),
     });
-    steps.push(step);
+    const writeOnly =
+      step.kind === 'create' ? (info.writeOnly ?? []).filter((f) => desired[f] !== undefined) : [];
+    steps.push(step.kind === 'create' && writeOnly.length > 0 ? { ...step, writeOnly } : step);
     if (step.kind === 'create' || step.kind === 'replace') becoming.add(address);
     else if (
       (step.kind === 'update' || step.kind === 'move' || step.kind === 'adopt') &&

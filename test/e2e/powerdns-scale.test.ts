@@ -262,9 +262,29 @@ describe.skipIf(PDNS.skip)(`PowerDNS: a stateful zone removed from the intent${P
   const tend = (args: string[]) =>
     runCli(args, { env: { PDNS_API_KEY: pdns.apiKey }, timeoutMs: 120_000 });
 
-  it('is gated with its rrsets: nothing is deleted, and the plan says why', async () => {
+  it("shows the zone's nameservers as write-only, and refuses a change to them after create", async () => {
+    const first = await tend(['plan', dir]);
+    expect(first.stdout).toContain(
+      `      nameservers: ["ns1.${ZONE}"]   # write-only: sent on create, never read back`,
+    );
     const apply = await tend(['apply', dir]);
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+
+    const main = join(dir, 'main.yaml');
+    const before = readFileSync(main, 'utf8');
+    writeFileSync(main, before.replace(`nameservers: [ns1.${ZONE}]`, `nameservers: [ns2.${ZONE}]`));
+    const plan = await tend(['plan', dir]);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(1);
+    expect(plan.stdout + plan.stderr).toContain(
+      'pdns.zones/scale: nameservers is write-only (sent on create, never returned by the platform) and has changed in the intent since Tend created the object; an update cannot change it',
+    );
+    // Put back, nothing to do.
+    writeFileSync(main, before);
+    const again = await tend(['plan', dir]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+  }, 300_000);
+
+  it('is gated with its rrsets: nothing is deleted, and the plan says why', async () => {
     // Everything removed but the Provider.
     const main = join(dir, 'main.yaml');
     writeFileSync(main, readFileSync(main, 'utf8').split('\n---\n')[0]! + '\n');

@@ -39,3 +39,59 @@ describe('renderPlan: a stateful resource removed with what lives under it', () 
     );
   });
 });
+
+describe('renderPlan: write-only fields', () => {
+  it('marks them on a create: sent once, never read back', () => {
+    const plan = assemblePlan(
+      [
+        {
+          kind: 'create',
+          address: 'pdns.zones/z',
+          type: 'pdns.zones',
+          dependsOn: [],
+          desired: { name: 'z.', nameservers: ['ns1.z.'] },
+          writeOnly: ['nameservers'],
+        },
+      ],
+      [],
+      false,
+    );
+    const text = renderPlan(plan, PLAIN);
+    expect(text).toContain('      name: "z."\n');
+    expect(text).toContain(
+      '      nameservers: ["ns1.z."]   # write-only: sent on create, never read back',
+    );
+  });
+
+  it('shows the old value of a write-only field as what it is: not readable', () => {
+    const plan = assemblePlan(
+      [
+        {
+          kind: 'replace',
+          address: 'pdns.zones/z',
+          type: 'pdns.zones',
+          dependsOn: [],
+          objectId: 'z.',
+          changes: [
+            {
+              path: 'nameservers',
+              before: { $writeOnly: 'as sent on create; not readable' },
+              after: ['ns2.z.'],
+            },
+          ],
+          forcedBy: ['nameservers'],
+          decidedBy: 'annotation',
+          reason: 'nameservers cannot change in place: write-only and create-only',
+          strategy: 'delete-before-create',
+          gated: false,
+          blastRadius: [],
+        },
+      ],
+      [],
+      false,
+    );
+    expect(renderPlan(plan, PLAIN)).toContain(
+      '      nameservers: (write-only: as sent on create) → ["ns2.z."]   # forces replacement',
+    );
+  });
+});
