@@ -308,12 +308,12 @@ async function planDeclared(
       let diff = diffOptions.get(decl.type);
       if (!diff) diffOptions.set(decl.type, (diff = diffOptionsFor(provider, info)));
       changes = diffDeclared(desired, observed.fields, diff);
-      // Write-only fields cannot be compared with the platform: compared with what Tend sent.
+      // Write-only fields cannot be compared with the platform: compared with what Tend sent. A
+      // change rides along with a replace; a create-only one forces one; any other is refused.
       const writeOnly = writeOnlyChanged(info, desired, observation.twin.get(address)?.sent);
       const forcing = writeOnly.filter((f) => info.createOnly.includes(f));
-      const refused = writeOnly.filter((f) => !info.createOnly.includes(f));
-      if (refused.length > 0) throw writeOnlyRefusal(address, decl.type, refused);
-      if (forcing.length > 0) changes = [...changes, ...writeOnlyReplacements(forcing, desired)];
+      if (writeOnly.length > 0)
+        changes = [...changes, ...writeOnlyReplacements(writeOnly, desired)];
       if (changes.length > 0) {
         try {
           evaluation = await evaluateChanges(ws, decl, observed, desired, changes);
@@ -327,6 +327,10 @@ async function planDeclared(
             source: 'annotation',
             reason: `${forcing.join(', ')} cannot change in place: write-only and create-only`,
           };
+        }
+        const refused = writeOnly.filter((f) => !forcing.includes(f));
+        if (refused.length > 0 && evaluation.action !== 'replace') {
+          throw writeOnlyRefusal(address, decl.type, refused);
         }
       }
     }
