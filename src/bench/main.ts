@@ -1,7 +1,7 @@
 // `npm run bench`: Tend's benchmarks (issue 3, item 7). Not tests: they measure and print, and fail
 // only when something they set up goes wrong. See docs/benchmarks.md for what each figure means.
 //
-//   node dist/bench/main.js [--quick] [--only apply,nodrift,plan,recovery,input] [--json FILE] [--keep]
+//   node dist/bench/main.js [--quick] [--only apply,nodrift,plan,recovery,input,pdns] [--json FILE] [--keep]
 //
 // --quick (or BENCH_QUICK=1) runs smaller sizes; --json also writes every figure as JSON; --keep
 // leaves the generated intents and stores in the temporary directory it prints.
@@ -16,6 +16,7 @@ import { runInputBench } from './input-bench.js';
 import { runRecovery } from './journal-recovery.js';
 import { describeMachine, load } from './machine.js';
 import { runNoDriftPasses } from './no-drift-pass.js';
+import { runPdnsScale } from './pdns-scale.js';
 import { runPlanBench } from './plan-bench.js';
 import { renderReport } from './report.js';
 import type { ApplyPair, BenchResults, Loaded } from './results.js';
@@ -38,6 +39,7 @@ const SIZES = {
     recovery: 10_000,
     budgetMs: 60_000,
     input: { entries: 130_000, paths: 5_000, resources: 100_000 },
+    pdnsRrsets: 1_000,
   },
   quick: {
     apply: [200, 1_000],
@@ -46,10 +48,11 @@ const SIZES = {
     recovery: 1_000,
     budgetMs: 20_000,
     input: { entries: 32_000, paths: 1_000, resources: 10_000 },
+    pdnsRrsets: 1_000,
   },
 } as const;
 
-const BENCHES = ['apply', 'nodrift', 'plan', 'recovery', 'input'] as const;
+const BENCHES = ['apply', 'nodrift', 'plan', 'recovery', 'input', 'pdns'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 interface Args {
@@ -176,6 +179,16 @@ async function main(): Promise<void> {
       const l = load();
       partial.input = { ...(await runInputBench(work, sizes.input)), load: l };
       for (const r of partial.input.runs) say(`  ${r.label}: ${Math.round(r.ms)} ms`);
+    }
+    if (args.only.has('pdns')) {
+      say(`pdns: ${sizes.pdnsRrsets} rrsets of one zone against a real pdns_server…`);
+      const l = load();
+      partial.pdns = { ...(await runPdnsScale(work, sizes.pdnsRrsets)), load: l };
+      say(
+        'skipped' in partial.pdns
+          ? `  skipped: ${partial.pdns.skipped}`
+          : `  pass ${partial.pdns.passMs} ms, ${partial.pdns.patches} PATCH`,
+      );
     }
   } finally {
     await sandbox.stop();

@@ -163,6 +163,20 @@ export function renderReport(r: BenchResults): string {
       ]);
     }
   }
+  if (r.pdns) {
+    const p = r.pdns;
+    rows.push(
+      'skipped' in p
+        ? [`PowerDNS: apply rrsets of one zone`, `skipped: ${p.skipped}`, '', '', '']
+        : [
+            `PowerDNS: apply ${n(p.rrsets)} rrsets of one zone (real pdns_server)`,
+            `pass ${n(p.passMs)} ms (CLI ${n(p.cliMs)} ms); ${n(p.patches)} PATCH, ${n(p.zoneReads)} GET of the zone`,
+            `< ${n(TARGETS.pdnsPassMs)} ms`,
+            verdict(p.passMs < TARGETS.pdnsPassMs, `${n(p.passMs)} ms`),
+            String(p.load),
+          ],
+    );
+  }
   lines.push(table(rows), '');
 
   lines.push('details:');
@@ -194,6 +208,12 @@ export function renderReport(r: BenchResults): string {
       lines.push(`  input ${run.label.replace('N', n(run.size))}: ${run.outcome}`);
     for (const refusal of r.input.refusals)
       lines.push(`  input ${refusal.label}: ${refusal.outcome}`);
+  }
+  if (r.pdns && !('skipped' in r.pdns)) {
+    const p = r.pdns;
+    lines.push(
+      `  pdns: ${n(p.requests)} requests in the apply; a plan afterwards read the zone ${p.planZoneReads} time(s) and was ${p.planEmpty ? 'empty' : 'NOT empty'}`,
+    );
   }
   lines.push(`  total benchmark time ${n(r.totalMs / 1000)} s`);
   return lines.join('\n');

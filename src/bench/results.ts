@@ -4,6 +4,7 @@ import type { Machine } from './machine.js';
 import type { NoDriftRun } from './no-drift-pass.js';
 import type { PlanChildResult } from './plan-child.js';
 import type { RecoveryRun } from './journal-recovery.js';
+import type { PdnsScaleRun } from './pdns-scale.js';
 
 /** A figure with the 1-minute load average of the machine when it was measured. */
 export type Loaded<T> = T & { readonly load: number };
@@ -29,6 +30,7 @@ export interface BenchResults {
   plan?: Loaded<PlanChildResult>;
   recovery?: Loaded<RecoveryRun>;
   input?: Loaded<InputResults>;
+  pdns?: Loaded<PdnsScaleRun>;
   readonly totalMs: number;
 }
 
@@ -46,4 +48,6 @@ export const TARGETS = {
   recoveryMs: 2000,
   /** Large input (issue 10, item 7): time at N over time at N/4 (linear is 4, quadratic 16). */
   inputRatio: 6,
+  /** PowerDNS (issue 12, item 5): the apply pass of 1,000 rrsets of one zone, milliseconds. */
+  pdnsPassMs: 10_000,
 } as const;

@@ -238,6 +238,78 @@ describe('assemblePlan', () => {
     expect(del.kind === 'delete' && del.blastRadius).toEqual(['sb.volumes/v']);
   });
 
+  describe('a stateful resource removed with what lives under it waits whole', () => {
+    const zone = {
+      address: 'pdns.zones/z' as Address,
+      type: 'pdns.zones',
+      objectId: 'z.',
+      stateful: true,
+      dependsOn: [] as Address[],
+    };
+    const rrset = (name: string, dependsOn: Address[]) => ({
+      address: `pdns.rrsets/${name}` as Address,
+      type: 'pdns.rrsets',
+      objectId: `z./${name}.z./A`,
+      stateful: false,
+      dependsOn,
+    });
+    const GATE = (by: string) =>
+      `it lives under ${by}, a stateful resource also removed: nothing of it is deleted until that deletion is approved`;
+    it.each([
+      {
+        name: 'the zone and its rrsets: all gated, the rrsets naming the zone',
+        removed: [zone, rrset('a', ['pdns.zones/z']), rrset('b', ['pdns.zones/z'])],
+        approve: false,
+        gated: { 'pdns.zones/z': true, 'pdns.rrsets/a': true, 'pdns.rrsets/b': true },
+        gates: { 'pdns.rrsets/a': GATE('pdns.zones/z'), 'pdns.rrsets/b': GATE('pdns.zones/z') },
+      },
+      {
+        name: 'transitively: under something under the zone',
+        removed: [zone, rrset('a', ['pdns.zones/z']), rrset('c', ['pdns.rrsets/a'])],
+        approve: false,
+        gated: { 'pdns.zones/z': true, 'pdns.rrsets/a': true, 'pdns.rrsets/c': true },
+        gates: { 'pdns.rrsets/a': GATE('pdns.zones/z'), 'pdns.rrsets/c': GATE('pdns.zones/z') },
+      },
+      {
+        name: 'approved: nothing gated',
+        removed: [zone, rrset('a', ['pdns.zones/z'])],
+        approve: true,
+        gated: { 'pdns.zones/z': false, 'pdns.rrsets/a': false },
+        gates: {},
+      },
+      {
+        name: 'rrsets removed from a zone that stays: not gated',
+        removed: [rrset('a', ['pdns.zones/z'])],
+        approve: false,
+        gated: { 'pdns.rrsets/a': false },
+        gates: {},
+      },
+      {
+        name: 'a removed zone that is not stateful: nothing gated',
+        removed: [{ ...zone, stateful: false }, rrset('a', ['pdns.zones/z'])],
+        approve: false,
+        gated: { 'pdns.zones/z': false, 'pdns.rrsets/a': false },
+        gates: {},
+      },
+    ])('$name', ({ removed, approve, gated, gates }) => {
+      const plan = assemblePlan([], removed, approve);
+      const got = Object.fromEntries(
+        plan.steps.map((s) => [s.address, s.kind === 'delete' && s.gated]),
+      );
+      expect(got).toEqual(gated);
+      const reasons = Object.fromEntries(
+        plan.steps.flatMap((s) => (s.kind === 'delete' && s.gate ? [[s.address, s.gate]] : [])),
+      );
+      expect(reasons).toEqual(gates);
+      expect([...plan.gated].sort()).toEqual(
+        Object.entries(gated)
+          .filter(([, g]) => g)
+          .map(([a]) => a)
+          .sort(),
+      );
+    });
+  });
+
   it('gives the same plan whether the steps arrive in dependency order or not', () => {
     const inOrder = [
       step('sb.networks/n', []),

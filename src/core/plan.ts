@@ -16,6 +16,11 @@ export interface CreateStep extends StepBase {
   readonly kind: 'create';
   /** The desired fields as they will be sent (Unknowns where a reference is not known yet). */
   readonly desired: Readonly<Record<string, unknown>>;
+  /**
+   * Declared fields the platform accepts on create only and never returns: sent once, never
+   * compared with the platform (a later change is compared with what was sent).
+   */
+  readonly writeOnly?: readonly string[];
 }
 
 /** Change an object in place. */
@@ -57,6 +62,14 @@ export interface DeleteStep extends StepBase {
   readonly kind: 'delete';
   readonly objectId: string;
   readonly gated: boolean;
+  /**
+   * Why the delete waits for --approve-destroy when it is not its own resource that is stateful: it
+   * lives under one being removed that is (an rrset of a stateful zone), and a subtree waits whole.
+   * Absent for a stateful resource's own gate.
+   */
+  readonly gate?: string;
+  /** The stateful removed resource whose approval this delete waits for, when `gate` is set. */
+  readonly gatedBy?: Address;
   readonly blastRadius: readonly Address[];
   /**
    * What must be done before this delete runs, over the old graph (what Tend remembers each resource
@@ -281,16 +294,39 @@ export function assemblePlan(
     for (const [a, deps] of graph) use(a, deps);
     for (const s of declared) use(s.address, previous.get(s.address));
     const removedByAddress = new Map(removed.map((r) => [r.address, r] as const));
+    // A removed resource under a removed stateful one (an rrset of a zone) waits for that one's
+    // approval too: nothing of a stateful subtree is deleted before the whole may be. Dependencies
+    // come first in `rest`, so a resource's removed dependencies are decided before it.
+    const gatedBy = new Map<Address, Address>();
+    if (!approveDestroy) {
+      for (const a of rest) {
+        const r = removedByAddress.get(a);
+        if (!r) continue;
+        if (r.stateful) {
+          gatedBy.set(a, a);
+          continue;
+        }
+        const under = r.dependsOn.find((d) => removedByAddress.has(d) && gatedBy.has(d));
+        if (under !== undefined) gatedBy.set(a, gatedBy.get(under)!);
+      }
+    }
     for (const a of [...rest].reverse()) {
       const r = removedByAddress.get(a);
       if (!r) continue;
+      const by = gatedBy.get(a);
       steps.push({
         kind: 'delete',
         address: r.address,
         type: r.type,
         dependsOn: r.dependsOn,
         objectId: r.objectId,
-        gated: r.stateful && !approveDestroy,
+        gated: by !== undefined,
+        ...(by !== undefined && by !== a
+          ? {
+              gate: `it lives under ${by}, a stateful resource also removed: nothing of it is deleted until that deletion is approved`,
+              gatedBy: by,
+            }
+          : {}),
         blastRadius: dependentsOf([a]),
         waitsFor: [...(users.get(a) ?? [])].sort(),
       });

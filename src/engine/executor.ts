@@ -26,6 +26,7 @@ import type { StepContext, StepResult } from './steps/step-context.js';
 import { resolvedDesired } from './steps/step-context.js';
 import { executeUpdate } from './steps/update.js';
 import { runChecks, waitConverged } from './verify.js';
+import { sentHashes } from './write-only.js';
 import type { Workspace } from './workspace.js';
 
 /** The outcome of one resource in a pass. */
@@ -122,10 +123,19 @@ export async function executePlan(
 
   const target = (step: PlanStep, extra: Partial<OperationTarget> = {}): OperationTarget => {
     const decl = decls.get(step.address);
+    // A create (or a replace's new object) sends the declared write-only values; anything else keeps
+    // the record of what was sent before.
+    const writeOnly = decl ? (ws.typeOf(step.type).info.writeOnly ?? []) : [];
+    const sent =
+      writeOnly.length > 0 && (step.kind === 'create' || step.kind === 'replace')
+        ? sentHashes({ writeOnly }, ctx.desired(step.address))
+        : pass.observation.twin.get(step.address)?.sent;
     return {
+      ...(sent ? { sent } : {}),
       address: step.address,
       type: step.type,
-      stateful: decl?.lifecycle.stateful ?? (step.kind === 'delete' ? step.gated : false),
+      stateful:
+        decl?.lifecycle.stateful ?? pass.observation.twin.get(step.address)?.stateful ?? false,
       dependsOn: step.dependsOn,
       ...extra,
     };
@@ -326,7 +336,9 @@ export async function executePlan(
             throw block(
               step.address,
               step.objectId,
-              `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
+              step.gatedBy !== undefined
+                ? `deleting ${step.address} waits for the deletion of ${step.gatedBy}, a stateful resource it lives under: approve with --approve-destroy`
+                : `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
             );
           }
           await executeDelete(step, ctx, leftoversOf.get(step.address) ?? []);

@@ -36,6 +36,8 @@ export interface OperationTarget {
   readonly step?: number;
   /** On the create of a create-before-destroy replace: the id of the object it replaces. */
   readonly replaces?: string;
+  /** Hashes of the write-only values sent (see TwinEntry.sent), remembered with the object. */
+  readonly sent?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -248,6 +250,7 @@ export class Operator {
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),
+        ...(target.sent ? { sent: target.sent } : {}),
       });
     await (op ? this.write('twin', op, put) : put());
   }
@@ -546,6 +549,7 @@ export class Operator {
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),
+        ...(target.sent ? { sent: target.sent } : {}),
       });
       if (from !== undefined && from !== target.address) {
         await this.ws.store.deleteTwin(from);

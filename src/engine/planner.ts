@@ -31,6 +31,7 @@ import type { FieldOverride } from './arbitrate.js';
 import type { Observation } from './observe.js';
 import { isSecretRef, withoutSecrets } from './secrets.js';
 import type { Workspace } from './workspace.js';
+import { writeOnlyChanged, writeOnlyRefusal, writeOnlyReplacements } from './write-only.js';
 
 /** A plan plus what it was computed from, so execution can act on exactly what was shown. */
 export interface PlannedPass {
@@ -310,11 +311,29 @@ async function planDeclared(
       let diff = diffOptions.get(decl.type);
       if (!diff) diffOptions.set(decl.type, (diff = diffOptionsFor(provider, info)));
       changes = diffDeclared(desired, observed.fields, diff);
+      // Write-only fields cannot be compared with the platform: compared with what Tend sent. A
+      // change rides along with a replace; a create-only one forces one; any other is refused.
+      const writeOnly = writeOnlyChanged(info, desired, observation.twin.get(address)?.sent);
+      const forcing = writeOnly.filter((f) => info.createOnly.includes(f));
+      if (writeOnly.length > 0)
+        changes = [...changes, ...writeOnlyReplacements(writeOnly, desired)];
       if (changes.length > 0) {
         try {
           evaluation = await evaluateChanges(ws, decl, observed, desired, changes);
         } catch (e) {
           throw toTendError(e).at(address, 'plan');
+        }
+        if (forcing.length > 0 && evaluation.action !== 'replace') {
+          evaluation = {
+            action: 'replace',
+            fields: forcing,
+            source: 'annotation',
+            reason: `${forcing.join(', ')} cannot change in place: write-only and create-only`,
+          };
+        }
+        const refused = writeOnly.filter((f) => !forcing.includes(f));
+        if (refused.length > 0 && evaluation.action !== 'replace') {
+          throw writeOnlyRefusal(address, decl.type, refused);
         }
       }
     }
@@ -337,7 +356,9 @@ async function planDeclared(
         : {}),
       ...(conflict ? { conflict } : {}),
     });
-    steps.push(step);
+    const writeOnly =
+      step.kind === 'create' ? (info.writeOnly ?? []).filter((f) => desired[f] !== undefined) : [];
+    steps.push(step.kind === 'create' && writeOnly.length > 0 ? { ...step, writeOnly } : step);
     if (step.kind === 'create' || step.kind === 'replace') becoming.add(address);
     else if (
       (step.kind === 'update' || step.kind === 'move' || step.kind === 'adopt') &&

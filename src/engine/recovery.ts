@@ -8,6 +8,7 @@ import { Operator } from './operator.js';
 import { resolveDesired } from './planner.js';
 import { sendableSpec } from './secrets.js';
 import type { Workspace } from './workspace.js';
+import { sentHashes } from './write-only.js';
 
 /** Options for recovering the journal. */
 export type RecoveryOptions = OperatorOptions;
@@ -48,7 +49,7 @@ export async function recoverJournal(
   const resolve = async (op: Operation) => {
     const decl = decls.get(op.address);
     const remembered = twin.get(op.address);
-    const target: OperationTarget = {
+    let target: OperationTarget = {
       address: op.address,
       type: op.type,
       stateful: decl?.lifecycle.stateful ?? remembered?.stateful ?? false,
@@ -56,6 +57,14 @@ export async function recoverJournal(
       ...(op.group ? { group: op.group, step: op.step ?? 1 } : {}),
       ...(op.replaces ? { replaces: op.replaces } : {}),
     };
+    let sent = remembered?.sent;
+    if (op.action === 'create' && decl) {
+      sent = sentHashes(
+        ws.typeOf(op.type).info,
+        resolveDesired(decl, (a) => known.get(a)),
+      );
+    }
+    if (sent) target = { ...target, sent };
     let outcome: string;
     try {
       if (op.action === 'create') {

@@ -65,6 +65,15 @@ export function describeStore(
         expect(await store.getTwin('sb.volumes/data')).toStrictEqual(entry);
       });
 
+      it('keeps the hashes of the write-only values sent, and their absence', async () => {
+        const entry = twin('data', { sent: { nameservers: 'h1' } });
+        await store.putTwin(entry);
+        expect(await store.getTwin('sb.volumes/data')).toStrictEqual(entry);
+        const without = twin('data');
+        await store.putTwin(without);
+        expect(await store.getTwin('sb.volumes/data')).toStrictEqual(without);
+      });
+
       it('overwrites the entry of the same address', async () => {
         await store.putTwin(twin('data'));
         const newer = twin('data', {

@@ -24,6 +24,12 @@ export interface TwinEntry {
   /** Addresses this resource referenced when last declared (for the blast radius of its delete). */
   readonly dependsOn: readonly Address[];
   readonly observedAt: string;
+  /**
+   * Write-only fields (accepted on create, never returned): a hash of each value Tend last sent, so
+   * a later change in the intent is seen (it cannot be compared with the platform). Absent for an
+   * object Tend did not create (adopted): what it was created with is not known.
+   */
+  readonly sent?: Readonly<Record<string, string>>;
 }
 
 /** The result written when an operation settles. */

@@ -23,7 +23,22 @@ const SYMBOL: Record<PlanStep['kind'], string> = {
 function changeLine(c: FieldChange, forced: readonly string[]): string {
   const top = c.path.split('.')[0]!;
   const force = forced.includes(top) || forced.includes(c.path) ? '   # forces replacement' : '';
-  return `      ${c.path}: ${showValue(c.before)} → ${showValue(c.after)}${force}`;
+  // A write-only field's old value cannot be read back: the plan says what it knows instead.
+  const before =
+    c.before !== null && typeof c.before === 'object' && '$writeOnly' in c.before
+      ? '(write-only: as sent on create)'
+      : showValue(c.before);
+  return `      ${c.path}: ${before} → ${showValue(c.after)}${force}`;
+}
+
+/** Marks the lines of write-only fields of a create: sent once, never read back. */
+function markWriteOnly(lines: string[], from: number, fields: readonly string[]): void {
+  for (let i = from; i < lines.length; i++) {
+    const path = lines[i]!.trimStart().split(':')[0]!;
+    if (fields.includes(path.split('.')[0]!)) {
+      lines[i] += '   # write-only: sent on create, never read back';
+    }
+  }
 }
 
 function flatten(value: unknown, prefix: string, out: string[]): void {
@@ -66,7 +81,9 @@ export function renderPlan(plan: Plan, s: Style): string {
     switch (step.kind) {
       case 'create': {
         lines.push(c(`${sym} ${step.address}`) + s.dim('  will be created'));
+        const first = lines.length;
         flatten(step.desired, '', lines);
+        if (step.writeOnly) markWriteOnly(lines, first, step.writeOnly);
         break;
       }
       case 'update':
@@ -108,7 +125,9 @@ export function renderPlan(plan: Plan, s: Style): string {
         );
         lines.push(blastLine(step.blastRadius, s));
         if (step.gated)
-          lines.push(s.red('      gated: stateful resource; needs --approve-destroy'));
+          lines.push(
+            s.red(`      gated: ${step.gate ?? 'stateful resource'}; needs --approve-destroy`),
+          );
         break;
       case 'move':
         lines.push(
@@ -163,8 +182,17 @@ export function renderPlan(plan: Plan, s: Style): string {
     if (plan.blastRadius.length > 0)
       lines.push(s.yellow(`Blast radius: ${plan.blastRadius.join(', ')}`));
     if (plan.gated.length > 0) {
+      // A removed stateful resource's subtree is gated with it: name the roots, count the rest.
+      const under = new Set(
+        plan.steps.flatMap((st) => (st.kind === 'delete' && st.gatedBy ? [st.address] : [])),
+      );
+      const roots = plan.gated.filter((a) => !under.has(a));
+      const tail =
+        under.size > 0
+          ? ` (and ${under.size} resources under ${roots.length === 1 ? 'it' : 'them'})`
+          : '';
       lines.push(
-        s.red(`Gated (destructive): ${plan.gated.join(', ')}; re-run with --approve-destroy.`),
+        s.red(`Gated (destructive): ${roots.join(', ')}${tail}; re-run with --approve-destroy.`),
       );
     }
   }

@@ -251,7 +251,7 @@ describe('http client', () => {
       outcomeUnknown: true,
     });
     expect(e.message).toBe(
-      'POST /volumes: no response within 50 ms after the request was sent; it may have taken effect, so it is not resent blindly',
+      `POST /volumes: no response within 50 ms after the request was sent to ${base}; it may have taken effect, so it is not resent blindly`,
     );
   });
 

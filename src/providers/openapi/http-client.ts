@@ -273,7 +273,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         if (mutation && sent) {
           throw new TendError(
             'http.outcome_unknown',
-            `${what}: ${how} after the request was sent; it may have taken effect, so it is not resent blindly`,
+            `${what}: ${how} after the request was sent to ${shownBase}; it may have taken effect, so it is not resent blindly`,
             {
               retryable: true,
               outcomeUnknown: true,

@@ -1,6 +1,8 @@
 import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
 import { TendError, canonicalJson, ownValue, setKey, toTendError } from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
+import type { Schedule } from './group-commit.js';
+import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
 import type { DerivedType } from './derive-types.js';
 import type { HttpClient } from './http-client.js';
 import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
@@ -29,6 +31,8 @@ export interface ObjectAccessOptions {
   readonly secrets?: SecretRegistry;
   /** Unix milliseconds now, for `x-tend-normalize: past-is-now` (default Date.now). */
   readonly now?: () => number;
+  /** When batched changes and shared reads start (default: the next turn of the event loop). */
+  readonly schedule?: Schedule;
 }
 
 /**
@@ -81,6 +85,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     warned.add(message);
     options.warn(message);
   };
+  const parentReads = new SharedCalls<Record<string, unknown> | undefined>(options.schedule);
+  const itemIndexes = new WeakMap<object, Map<string, Map<string, Record<string, unknown>>>>();
 
   const parentOf = (t: DerivedType): DerivedType => {
     const name = t.embedded?.parentType ?? t.info.parent?.type;
@@ -487,25 +493,64 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
 
   // --- sub-collections embedded in a parent --------------------------------------------------------
 
-  /** The raw parent object holding an embedded item, and the item scope. */
+  /**
+   * The raw parent object holding embedded items. Reads of one parent asked for at the same moment
+   * (the verifications of every item of a batch, the types listed by one observation) share one GET;
+   * callers never mutate what it answers.
+   */
   const parentBody = async (
     t: DerivedType,
     scope: Scope,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown> | undefined> => {
     const parent = parentOf(t);
-    return (await readRaw(parent, scope, scope.get(parent.idParam)!, signal))?.body;
+    const id = scope.get(parent.idParam)!;
+    const path = fillPath(parent.itemPath, new Map([...scope, [parent.idParam, id]]));
+    const shared = parentReads.run(path, async () => (await readRaw(parent, scope, id))?.body);
+    return signal ? abortable(shared, signal) : shared;
   };
 
+  /** The items of a parent's embedded field (a copy of each: the parent body is shared). */
   const itemsOf = (t: DerivedType, body: Record<string, unknown>): Record<string, unknown>[] => {
     const v = body[t.embedded!.field];
-    return Array.isArray(v) ? v.filter(isObject) : [];
+    return Array.isArray(v) ? v.filter(isObject).map((it) => structuredClone(it)) : [];
+  };
+
+  /** The item of a parent body with a key (normalised), found through an index built once per body. */
+  const itemByKey = (
+    t: DerivedType,
+    body: Record<string, unknown>,
+    own: readonly string[],
+  ): Record<string, unknown> | undefined => {
+    const key = t.embedded!.key;
+    const keyOf = (values: readonly unknown[]) =>
+      canonicalJson(key.map((k, i) => access.normalize(t, k, values[i])));
+    let perType = itemIndexes.get(body);
+    if (!perType) {
+      perType = new Map();
+      itemIndexes.set(body, perType);
+    }
+    let index = perType.get(t.info.name);
+    if (!index) {
+      index = new Map();
+      const v = body[t.embedded!.field];
+      for (const it of Array.isArray(v) ? v.filter(isObject) : []) {
+        const k = keyOf(key.map((f) => it[f]));
+        if (!index.has(k)) index.set(k, it);
+      }
+      perType.set(t.info.name, index);
+    }
+    const item = index.get(keyOf(own));
+    return item === undefined ? undefined : structuredClone(item);
   };
 
   const listEmbedded = async (t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]> => {
     const out: ObservedObject[] = [];
-    for (const scope of await scopes(t, signal)) {
-      const body = await parentBody(t, scope, signal);
+    const all = await scopes(t, signal);
+    // Every parent is read at once (the client bounds concurrency), each once.
+    const bodies = await Promise.all(all.map((scope) => parentBody(t, scope, signal)));
+    for (const [i, scope] of all.entries()) {
+      const body = bodies[i];
       if (body === undefined) continue;
       for (const item of itemsOf(t, body)) {
         checkRequired(t, `GET ${t.itemPath} (${t.embedded!.field})`, item);
@@ -524,15 +569,15 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const { scope, own } = splitId(t, id);
     const body = await parentBody(t, scope, signal);
     if (body === undefined) return undefined;
-    const key = t.embedded!.key;
-    const want = key.map((k, i) => canonicalJson(access.normalize(t, k, own[i])));
-    const item = itemsOf(t, body).find((it) =>
-      key.every((k, i) => canonicalJson(access.normalize(t, k, it[k])) === want[i]),
-    );
+    const item = itemByKey(t, body, own);
     return item === undefined ? undefined : observed(t, item, scope);
   };
 
-  /** Sends one item change through the parent: `{field: [{...item, op: replace|delete}]}`. */
+  /**
+   * Sends one item change through the parent: `{field: [{...item, op: replace|delete}]}`. The changes
+   * of one parent submitted together go out in one request (`batches`); the platform applies it
+   * whole, so a refusal fails every change it carried, each with the same reason.
+   */
   const changeItem = async (
     t: DerivedType,
     scope: Scope,
@@ -543,22 +588,50 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const e = t.embedded!;
     const parent = parentOf(t);
     const path = fillPath(parent.itemPath, scope);
-    const body = itemChangeBody(t, item, action);
+    const change: EmbeddedChange = {
+      type: t,
+      path,
+      method: e.method,
+      contentType: t.operations.update?.contentType ?? 'application/json',
+      body: itemChangeBody(t, item, action),
+      action,
+      headers: actorHeaders(ctx.actor),
+    };
+    const own = e.key.map((k) => canonicalJson(access.normalize(t, k, item[k])));
+    const destination = `${e.method} ${path}`;
     try {
-      await http.request({
-        method: e.method,
-        path,
-        body,
-        contentType: t.operations.update?.contentType ?? 'application/json',
-        headers: actorHeaders(ctx.actor),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
+      await batches.submit(
+        destination,
+        change,
+        `${t.info.name}\u0000${own.join('\u0000')}`,
+        ctx.signal,
+      );
     } catch (err) {
       // Deleting an item of a parent that is gone: nothing is left to delete.
       if (action === 'delete' && err instanceof TendError && err.code === 'http.not_found') return;
       throw action === 'delete' ? err : refusalWithHint(err);
     }
   };
+
+  /** Sends a batch of item changes of one parent as one request. */
+  const sendBatch = async (changes: readonly EmbeddedChange[]): Promise<void> => {
+    const first = changes[0]!;
+    try {
+      await http.request({
+        method: first.method,
+        path: first.path,
+        body: mergedChangeBody(changes.map((c) => c.body)),
+        contentType: first.contentType,
+        headers: commonHeaders(changes.map((c) => c.headers)),
+      });
+    } catch (err) {
+      throw changes.length === 1 ? err : batchError(err, first.method, first.path, changes.length);
+    }
+  };
+  const batches = new GroupCommit<EmbeddedChange>(
+    (_destination, changes) => sendBatch(changes),
+    options.schedule,
+  );
 
   const putEmbedded = async (
     t: DerivedType,
@@ -667,6 +740,89 @@ export function itemChangeBody(
   }
   if (e.op) setKey(out, e.op.field, action === 'delete' ? e.op.delete : e.op.replace);
   return { [e.field]: [out] };
+}
+
+/** One item change waiting to go out with the other changes of its parent. */
+interface EmbeddedChange {
+  readonly type: DerivedType;
+  /** The parent's item path, filled in. */
+  readonly path: string;
+  readonly method: 'PATCH' | 'PUT' | 'POST';
+  readonly contentType: string;
+  /** `{field: [item]}` as `itemChangeBody` makes it. */
+  readonly body: Record<string, unknown>;
+  readonly action: 'replace' | 'delete';
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * The body of several item changes of one parent: each array field holds every change's items, in
+ * the order the changes were submitted (`{rrsets: [a, b, c]}`).
+ */
+export function mergedChangeBody(
+  bodies: readonly Record<string, unknown>[],
+): Record<string, unknown> {
+  const out: Record<string, unknown[]> = {};
+  for (const body of bodies) {
+    for (const [field, items] of Object.entries(body)) {
+      const list = out[field] ?? [];
+      if (out[field] === undefined) setKey(out, field, list);
+      list.push(...(Array.isArray(items) ? (items as unknown[]) : [items]));
+    }
+  }
+  return out;
+}
+
+/**
+ * The attribution headers of a batch: those every change carries with the same value. A batch of
+ * changes with different motivations (a create and a drift correction) carries none for it.
+ */
+export function commonHeaders(all: readonly Record<string, string>[]): Record<string, string> {
+  const [first, ...rest] = all;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(first ?? {})) {
+    if (rest.every((h) => h[k] === v)) setKey(out, k, v);
+  }
+  return out;
+}
+
+/** The error of a failed batch, saying that none of its changes was made (or, unknown, may have been). */
+function batchError(e: unknown, method: string, path: string, n: number): TendError {
+  const err = toTendError(e);
+  const what = err.outcomeUnknown
+    ? `its outcome is unknown for all ${n} changes it carried`
+    : `the platform applies it whole, so none of the ${n} changes it carried was made`;
+  return new TendError(
+    err.code,
+    `${err.message} (one ${method} ${path} for ${n} changes of this parent; ${what})`,
+    {
+      retryable: err.retryable,
+      outcomeUnknown: err.outcomeUnknown,
+      ...(err.status !== undefined ? { status: err.status } : {}),
+      ...(err.retryAfterSeconds !== undefined ? { retryAfterSeconds: err.retryAfterSeconds } : {}),
+      ...(err.hint !== undefined ? { hint: err.hint } : {}),
+      cause: err,
+    },
+  );
+}
+
+/** A shared promise that rejects for this caller alone when its signal aborts. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
 }
 
 /** The fields of an observed object a client may send back (for a PUT). */

@@ -197,6 +197,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE changes ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
     `,
   },
+  {
+    version: 6,
+    name: 'twin: hashes of the write-only values sent',
+    sql: `
+      -- JSON {field: hash} of the write-only values Tend sent (TwinEntry.sent); NULL when none.
+      ALTER TABLE twin ADD COLUMN sent TEXT;
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

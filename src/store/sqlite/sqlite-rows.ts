@@ -30,6 +30,7 @@ export interface TwinRow {
   readonly stateful: number;
   readonly depends_on: string;
   readonly observed_at: string;
+  readonly sent: string | null;
 }
 
 /** An `operations` row (without the insertion-order `seq`). */
@@ -99,6 +100,7 @@ export function twinToRow(entry: TwinEntry): TwinRow {
     stateful: entry.stateful ? 1 : 0,
     depends_on: JSON.stringify(entry.dependsOn),
     observed_at: entry.observedAt,
+    sent: entry.sent === undefined ? null : JSON.stringify(entry.sent),
   };
 }
 
@@ -112,6 +114,9 @@ export function twinFromRow(row: TwinRow): TwinEntry {
     stateful: row.stateful !== 0,
     dependsOn: JSON.parse(row.depends_on) as Address[],
     observedAt: row.observed_at,
+    ...(row.sent === null || row.sent === undefined
+      ? {}
+      : { sent: JSON.parse(row.sent) as Record<string, string> }),
   };
 }
 

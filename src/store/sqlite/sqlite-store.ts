@@ -244,8 +244,8 @@ export class SqliteStore implements Store {
       getTwin: p('SELECT * FROM twin WHERE address = ?'),
       listTwin: p('SELECT * FROM twin ORDER BY address'),
       putTwin: p(
-        `INSERT OR REPLACE INTO twin (address, type, object_id, fields, stateful, depends_on, observed_at)
-         VALUES (@address, @type, @object_id, @fields, @stateful, @depends_on, @observed_at)`,
+        `INSERT OR REPLACE INTO twin (address, type, object_id, fields, stateful, depends_on, observed_at, sent)
+         VALUES (@address, @type, @object_id, @fields, @stateful, @depends_on, @observed_at, @sent)`,
       ),
       deleteTwin: p('DELETE FROM twin WHERE address = ?'),
       insertOperation: p(
