@@ -635,7 +635,6 @@ function buildType(
   const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
   const marker =
     found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
-  const markerField = marker?.field;
   const statedIdField = readIdField(
     name,
     [readSchema, createSchema],
