@@ -74,9 +74,14 @@ afterAll(async () => {
 
 /** The version a document declares (`swagger: "2.0"`, `openapi: 3.1.0`), read from its text. */
 function declaredVersion(document: string): string {
-  const file = materialize(document, scratch);
-  const head = readFileSync(file, 'utf8').slice(0, 4096);
-  const m = /^\s*"?(swagger|openapi)"?\s*:\s*["']?([0-9][0-9.]*)/m.exec(head);
+  const text = readFileSync(materialize(document, scratch), 'utf8');
+  if (/\.json$/.test(document.replace(/\.gz$/, ''))) {
+    const parsed = JSON.parse(text) as { swagger?: unknown; openapi?: unknown };
+    if (typeof parsed.openapi === 'string') return `openapi ${parsed.openapi}`;
+    if (typeof parsed.swagger === 'string') return `swagger ${parsed.swagger}`;
+    return 'unknown';
+  }
+  const m = /^(swagger|openapi)\s*:\s*["']?([0-9][0-9.]*)/m.exec(text);
   return m ? `${m[1]} ${m[2]}` : 'unknown';
 }
 

@@ -99,7 +99,7 @@ export function parseExpectation(file: string, text: string): Expectation {
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';
     if (!DOC_KEYS.has(key)) {
-      fail(pair.key as Node, `unknown key "${key}"; write one of ${[...DOC_KEYS].join(', ')}`);
+      fail(pair.key, `unknown key "${key}"; write one of ${[...DOC_KEYS].join(', ')}`);
     }
     const value = pair.value as Node | null;
     if (key === 'document') document = text_(value, 'document');
@@ -153,8 +153,7 @@ function parseType(
   }
   const name = text(item.get('name', true), 'name');
   const path = text(item.get('path', true), `path of ${name}`);
-  if (!path.startsWith('/'))
-    fail(item.get('path', true) as Node, `path of ${name} must start with /`);
+  if (!path.startsWith('/')) fail(item.get('path', true), `path of ${name} must start with /`);
   const altNode = item.get('alt', true) as Node | undefined;
   let alt: string[] = [];
   if (altNode !== undefined) {
