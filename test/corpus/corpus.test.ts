@@ -8,6 +8,7 @@
 // into test/corpus/README.md (after `npm run build`).
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { format, resolveConfig } from 'prettier';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CORPUS,
@@ -61,13 +62,14 @@ afterAll(async () => {
     const end = text.indexOf(SUMMARY_END);
     if (start < 0 || end < start)
       throw new Error(`${readme} has no ${SUMMARY_START} … ${SUMMARY_END} section`);
-    writeFileSync(
-      readme,
+    const updated =
       text.slice(0, start + SUMMARY_START.length) +
-        '\n' +
-        renderSummary(measured) +
-        text.slice(end),
-    );
+      '\n' +
+      renderSummary(measured) +
+      text.slice(end);
+    // Written as `npm run format` would write it, so format:check stays green.
+    const options = (await resolveConfig(readme)) ?? {};
+    writeFileSync(readme, await format(updated, { ...options, filepath: readme }));
   }
   rmSync(scratch, { recursive: true, force: true });
 }, TIMEOUT * 4);
