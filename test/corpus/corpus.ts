@@ -240,8 +240,15 @@ export interface Inspection {
 const CRASH_CODES = new Set(['internal', 'inspect.failed']);
 
 /** Runs `tend providers inspect <file> --json [--overlay <overlay>]`, killed at the bound. */
-export function inspect(file: string, overlay?: string): Promise<Inspection> {
-  const args = [CLI, 'providers', 'inspect', file, '--json'];
+export function inspect(
+  file: string,
+  overlay?: string,
+  runner: { readonly cli: string; readonly seconds: number } = {
+    cli: CLI,
+    seconds: SECONDS_PER_DOCUMENT,
+  },
+): Promise<Inspection> {
+  const args = [runner.cli, 'providers', 'inspect', file, '--json'];
   if (overlay !== undefined) args.push('--overlay', resolve(ROOT, overlay));
   const started = performance.now();
   return new Promise((done) => {
@@ -258,12 +265,12 @@ export function inspect(file: string, overlay?: string): Promise<Inspection> {
     const timer = setTimeout(() => {
       killed = true;
       child.kill('SIGKILL');
-    }, SECONDS_PER_DOCUMENT * 1000);
+    }, runner.seconds * 1000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const ms = Math.round(performance.now() - started);
       if (killed) {
-        done({ ms, crashed: `did not finish within ${SECONDS_PER_DOCUMENT} s (killed)` });
+        done({ ms, crashed: `did not finish within ${runner.seconds} s (killed)` });
         return;
       }
       const stdout = Buffer.concat(out).toString();

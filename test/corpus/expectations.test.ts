@@ -1,10 +1,15 @@
 // The corpus's expectation files are its specification: a malformed one must be an error that
-// points at the place, never a silently dropped type. Pure: no document is loaded here.
-import { describe, expect, it } from 'vitest';
+// points at the place, never a silently dropped type. No document is loaded here; the runner is
+// checked against stand-ins for `tend` that hang, crash, refuse or answer.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   ExpectationError,
   findType,
   identityVerdict,
+  inspect,
   parseExpectation,
   readExpectations,
   type ExpectedType,
@@ -237,4 +242,71 @@ describe('matching an expected type', () => {
     expect(verdict.ok).toBe(problem === undefined);
     expect(verdict.problem).toBe(problem);
   });
+});
+
+describe('running inspect on a document', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tend-corpus-runner-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const standIn = (name: string, body: string): string => {
+    const file = join(dir, `${name}.mjs`);
+    writeFileSync(file, body);
+    return file;
+  };
+  const report = { ok: true, version: '3.0.0', types: [], unmapped: [], warnings: [] };
+
+  it.each([
+    ['a report', `console.log(${JSON.stringify(JSON.stringify(report))})`, { report }],
+    [
+      'a refusal (a TendError)',
+      `console.log(JSON.stringify({ ok: false, error: { code: 'openapi.parse_failed', message: 'bad' } })); process.exit(1)`,
+      { refused: { code: 'openapi.parse_failed', message: 'bad' } },
+    ],
+    [
+      'an internal error',
+      `console.log(JSON.stringify({ ok: false, error: { code: 'internal', message: 'x is undefined' } })); process.exit(1)`,
+      { crashed: 'internal: x is undefined' },
+    ],
+    [
+      'a derive failure',
+      `console.log(JSON.stringify({ ok: false, error: { code: 'inspect.failed', message: 'bug' } })); process.exit(1)`,
+      { crashed: 'inspect.failed: bug' },
+    ],
+    [
+      'a stack trace',
+      `throw new TypeError('boom')`,
+      {
+        crashed: expect.stringMatching(
+          /^exit 1, output is not a JSON report: .*TypeError: boom/s,
+        ) as unknown,
+      },
+    ],
+    [
+      'JSON that is not a report',
+      `console.log('[1,2]')`,
+      { crashed: 'exit 0, unexpected report: [1,2]\n' },
+    ],
+    ['a hang', `setInterval(() => {}, 1000)`, { crashed: 'did not finish within 1 s (killed)' }],
+  ])(
+    'tells %s apart',
+    async (_name, body, outcome) => {
+      const result = await inspect('doc.json', undefined, {
+        cli: standIn(_name.replace(/\W/g, '-'), body),
+        seconds: 1,
+      });
+      expect(result).toMatchObject(outcome);
+      expect(Object.keys(result).sort()).toEqual(['ms', ...Object.keys(outcome)].sort());
+    },
+    20_000,
+  );
+
+  it('passes the document and the overlay to tend', async () => {
+    const echo = standIn(
+      'echo',
+      `console.log(JSON.stringify({ ok: true, types: [], unmapped: [], warnings: [process.argv.slice(2).join(' ')] }))`,
+    );
+    const result = await inspect('/d/doc.json', 'examples/o.yaml', { cli: echo, seconds: 5 });
+    expect(result.report?.warnings[0]).toMatch(
+      /^providers inspect \/d\/doc\.json --json --overlay \/.*\/examples\/o\.yaml$/,
+    );
+  }, 20_000);
 });
