@@ -114,6 +114,12 @@ const cases: Case[] = [
     want: { markerField: 'description', markerKind: 'text', identity: 'natural-key' },
   },
   {
+    name: 'capitalised Labels',
+    reason: 'a candidate is matched without regard to case (Docker Engine writes Labels)',
+    properties: { Name: TEXT, Labels: MAP },
+    want: { markerField: 'Labels', markerKind: 'map', identity: 'marker' },
+  },
+  {
     name: 'read-only candidates',
     reason: 'a field the client cannot write cannot carry the marker',
     properties: { tags: { ...MAP, readOnly: true }, description: { ...TEXT, readOnly: true } },

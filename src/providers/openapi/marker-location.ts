@@ -44,7 +44,8 @@ export function markerLocation(
     warnings.push(`${typeName}: x-tend-marker ${read}; inferring where the marker goes instead`);
   }
   for (const kind of MARKER_KINDS) {
-    for (const field of MARKER_CANDIDATES[kind]) {
+    for (const candidate of MARKER_CANDIDATES[kind]) {
+      const field = spelled(create, candidate);
       const prop = propertyAt(create, field);
       if (fits(prop, kind) && writable(create, field)) return { field, kind };
     }
@@ -96,6 +97,17 @@ function writable(create: ObjectView, field: string): boolean {
 }
 
 /** The schema of a field (a dotted path) of the create body. */
+/**
+ * A candidate as the create body spells it: its first segment matched without regard to case when
+ * the exact name is absent (Docker Engine's `Labels`, Azure's `Tags`).
+ */
+function spelled(create: ObjectView, candidate: string): string {
+  const [top, ...rest] = candidate.split('.');
+  if (Object.hasOwn(create.properties, top!)) return candidate;
+  const other = Object.keys(create.properties).find((k) => k.toLowerCase() === top);
+  return other === undefined ? candidate : [other, ...rest].join('.');
+}
+
 function propertyAt(create: ObjectView, field: string): unknown {
   const [top, ...rest] = field.split('.');
   const prop = create.properties[top!];
