@@ -37,7 +37,7 @@ describe('a type without a safe identity (CLI, real sandbox process)', () => {
     const r = await runCli(['apply', ex.dir], { env });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /error sb\.services\/api: sb\.services has no safe identity \(no natural key .*no tags or labels field to carry a marker, and no Idempotency-Key header on POST \/services.*\): Tend will not create it automatically/,
+      /error sb\.services\/api: sb\.services has no safe identity \(no natural key .*no place for a marker .*, and no Idempotency-Key header on POST \/services.*\): Tend will not create it automatically/,
     );
     expect(r.stdout).toMatch(/error\s+sb\.services\/api: provider\.unsafe_create/);
     expect(r.stdout).toContain('hint: declare an identity for the type in an overlay');
