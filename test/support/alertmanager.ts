@@ -6,6 +6,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './pdns.js';
+import { callJson, stopProcess } from './process.js';
 
 /** The notification template the binary loads at start; the Debian package installs it. */
 const TEMPLATE = '/usr/share/prometheus/alertmanager/default.tmpl';
@@ -134,21 +135,7 @@ async function launch(dir: string, binary: string): Promise<AlertmanagerHandle> 
   let stopping: Promise<void> | undefined;
   return {
     apiUrl,
-    api: async (method, path, body) => {
-      const res = await fetch(`${apiUrl}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        // some errors are plain text
-      }
-      return { status: res.status, body: parsed };
-    },
+    api: (method, path, body) => callJson(apiUrl, method, path, body),
     log: () => output,
     stop: () =>
       (stopping ??= stopProcess(child, exited).finally(() =>
@@ -180,16 +167,5 @@ async function waitForApi(
       throw new Error(`Alertmanager's API did not answer within 15 s:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function stopProcess(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -8,6 +8,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { callJson, stopProcess } from './process.js';
 
 /** Where the Debian packages put the schema of a fresh gsqlite3 database. */
 const SCHEMA = '/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql';
@@ -227,24 +228,7 @@ async function launch(dir: string, server: string, tool: string): Promise<PdnsHa
     dnsAddress: `127.0.0.1:${dnsPort}`,
     configDir: dir,
     pdnsutil: (args) => run(tool, [`--config-dir=${dir}`, ...args]),
-    api: async (method, path, body) => {
-      const res = await fetch(`${apiUrl}${path}`, {
-        method,
-        headers: {
-          'X-API-Key': apiKey,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        // PowerDNS answers some errors in plain text.
-      }
-      return { status: res.status, body: parsed };
-    },
+    api: (method, path, body) => callJson(apiUrl, method, path, body, { 'X-API-Key': apiKey }),
     log: () => output,
     stop: () =>
       (stopping ??= stopProcess(child, exited).finally(() =>
@@ -280,16 +264,5 @@ async function waitForApi(
       throw new Error(`pdns_server's API did not answer within 15 s:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function stopProcess(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
   }
 }

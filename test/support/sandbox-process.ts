@@ -1,6 +1,6 @@
 // Starting sandboxes for tests: as a real `tend sandbox` process (what users run), or in-process
 // (fast). Both give the same handle, so a suite can switch between them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
@@ -11,6 +11,7 @@ import {
   type SandboxOptions,
   type SandboxStats,
 } from '../../src/sandbox/index.js';
+import { stopProcess } from './process.js';
 
 /** A running sandbox as tests see it. */
 export interface SandboxHandle {
@@ -73,7 +74,7 @@ export async function startSandboxProcess(
     ...oracle(url, apiKey),
     ...(apiKey !== undefined ? { apiKey } : {}),
     url,
-    stop: () => (stopping ??= stopProcess(child, exited)),
+    stop: () => (stopping ??= stopProcess(child, exited, 5000)),
   };
 }
 
@@ -99,17 +100,6 @@ function parseUrl(line: string): string {
   const match = /^sandbox listening on (http:\/\/\S+)$/.exec(text);
   if (!match?.[1]) throw new Error(`unexpected first line from tend sandbox: ${line}`);
   return match[1];
-}
-
-async function stopProcess(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The /_sandbox/* admin calls, with the sandbox's API key when it has one. */

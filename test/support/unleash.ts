@@ -10,6 +10,7 @@ import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { freePort } from './pdns.js';
+import { callJson, stopProcess } from './process.js';
 
 /** Where `unleash-server` is installed (test/platforms/unleash/node_modules). */
 export const UNLEASH_DIR = resolve(import.meta.dirname, '..', 'platforms', 'unleash');
@@ -179,7 +180,7 @@ export async function startUnleash(): Promise<UnleashHandle> {
   let child: ChildProcess | undefined;
   let exited: Promise<unknown> = Promise.resolve();
   const stopAll = async (): Promise<void> => {
-    if (child) await stopProcess(child, exited);
+    if (child) await stopProcess(child, exited, 5000);
     if (pgStarted) {
       const r = await runPg(PG_CTL!, ['-D', data, '-m', 'fast', '-w', 'stop']);
       if (r.code !== 0) output += `\npg_ctl stop: ${r.output}`;
@@ -246,24 +247,8 @@ export async function startUnleash(): Promise<UnleashHandle> {
     const url = `http://127.0.0.1:${port}`;
     await waitForApi(url, tendToken, proc, () => output);
 
-    const api: UnleashHandle['api'] = async (method, path, body, token = personToken) => {
-      const res = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          authorization: token,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      return { status: res.status, body: parsed };
-    };
+    const api: UnleashHandle['api'] = (method, path, body, token = personToken) =>
+      callJson(url, method, path, body, { authorization: token });
     let stopping: Promise<void> | undefined;
     return {
       url,
@@ -308,16 +293,5 @@ async function waitForApi(
       throw new Error(`unleash-server did not answer within 120 s:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function stopProcess(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
   }
 }
