@@ -86,7 +86,8 @@ export function renderInspect(out: Output, r: InspectReport): void {
   out.line(
     `  ${count(r.types.length, 'resource type')}, ${count(r.unmapped.length, 'path')} not managed, ${count(r.warnings.length, 'warning')}`,
   );
-  for (const t of r.types) renderType(out, t);
+  const idFieldOf = (type: string): string => r.types.find((x) => x.name === type)?.idField ?? 'id';
+  for (const t of r.types) renderType(out, t, idFieldOf);
   if (r.unmapped.length > 0) {
     out.line('');
     out.line(s.bold('Not managed'));
@@ -103,7 +104,7 @@ export function renderInspect(out: Output, r: InspectReport): void {
   }
 }
 
-function renderType(out: Output, t: InspectedType): void {
+function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => string): void {
   const s = out.style;
   out.line('');
   const fixed = Object.entries(t.fixed).map(([k, v]) => `${k} = ${v}`);
@@ -118,7 +119,7 @@ function renderType(out: Output, t: InspectedType): void {
   if (t.parent)
     row(
       'parent',
-      `${t.parent.type} (declare ${t.parent.field}: \${<provider>.${t.parent.type}/<name>.id})`,
+      `${t.parent.type} (declare ${t.parent.field}: \${<provider>.${t.parent.type}/<name>.${idFieldOf(t.parent.type)}})`,
     );
   if (t.identity === null) {
     row('identity', s.red(`none: ${t.identityReason ?? 'unknown'}; Tend will not create these`));

@@ -366,6 +366,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       lifecycle: lifecycle !== undefined,
       warnings,
       parentFieldsOf: (typeName) => byName.get(typeName)?.parentFields ?? [],
+      idFieldOf: (typeName) => byName.get(typeName)?.info.idField ?? 'id',
       embeddedFields: embeddedDecls.map((d) => d.field),
       embeddedMethods: embeddedDecls.map((d) => d.method),
     });
@@ -382,7 +383,13 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     types.push(built);
 
     for (const decl of embeddedDecls) {
-      const embedded = buildEmbedded(decl, built, item, warnings);
+      const embedded = buildEmbedded(
+        decl,
+        built,
+        item,
+        warnings,
+        (typeName) => byName.get(typeName)?.info.idField ?? 'id',
+      );
       if (typeof embedded === 'string') {
         warnings.push(`${itemPath}: x-tend-embedded ${decl.type}: ${embedded}`);
         continue;
@@ -508,6 +515,8 @@ interface BuildContext {
   readonly lifecycle: boolean;
   readonly warnings: string[];
   readonly parentFieldsOf: (typeName: string) => readonly string[];
+  /** The field holding a type's id, for the reference a child writes to its parent. */
+  readonly idFieldOf: (typeName: string) => string;
   readonly embeddedFields: readonly string[];
   readonly embeddedMethods: readonly string[];
 }
@@ -681,6 +690,7 @@ function buildType(
         identity.naturalKeys ?? [],
       ),
       params,
+      ctx.idFieldOf,
     ),
     importExclude,
   );
@@ -870,6 +880,7 @@ function buildEmbedded(
   parent: DerivedType,
   parentItem: Record<string, unknown>,
   warnings: string[],
+  idFieldOf: (typeName: string) => string,
 ): DerivedType | string {
   const change = operation(parentItem, decl.method);
   if (change === undefined) {
@@ -919,7 +930,7 @@ function buildEmbedded(
     warnings,
   );
   const schema = withImportExclude(
-    withParentFields(withoutProperties(itemSchema, view, drop), params),
+    withParentFields(withoutProperties(itemSchema, view, drop), params, idFieldOf),
     importExclude,
   );
   const changeRef: OperationRef = {
@@ -1025,7 +1036,11 @@ function parentFieldNames(params: readonly PathParam[]): string[] {
 }
 
 /** A desired-spec schema with a required string field per parent path parameter. */
-function withParentFields(schema: JsonSchema, params: readonly PathParam[]): JsonSchema {
+function withParentFields(
+  schema: JsonSchema,
+  params: readonly PathParam[],
+  idFieldOf: (typeName: string) => string,
+): JsonSchema {
   const parents = params.filter(
     (p): p is Extract<PathParam, { kind: 'parent' }> => p.kind === 'parent',
   );
@@ -1034,7 +1049,7 @@ function withParentFields(schema: JsonSchema, params: readonly PathParam[]): Jso
   for (const p of parents) {
     setKey(properties, p.param, {
       type: 'string',
-      description: `The id of the ${p.type} object this belongs to; write it as a reference, e.g. \${<provider>.${p.type}/<name>.id}`,
+      description: `The id of the ${p.type} object this belongs to; write it as a reference, e.g. \${<provider>.${p.type}/<name>.${idFieldOf(p.type)}}`,
     });
   }
   const own = isObject(schema['properties']) ? schema['properties'] : {};
