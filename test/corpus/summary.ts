@@ -2,7 +2,7 @@
 // TEND_CORPUS_REPORT=1: per document how many expected types inspect finds and how many with the
 // identity a person expects, and for every miss what inspect says.
 import type { Expectation, Inspection } from './corpus.js';
-import { findType, identityVerdict, whyMissing } from './corpus.js';
+import { meets } from './corpus.js';
 
 export const SUMMARY_START = '<!-- corpus-summary:start (written by TEND_CORPUS_REPORT=1) -->';
 export const SUMMARY_END = '<!-- corpus-summary:end -->';
@@ -37,19 +37,15 @@ export function renderSummary(measured: readonly Measured[]): string {
         misses.push(`- ${e.slug}: **${t.name}** ${label}: the document did not load`);
         continue;
       }
-      const hit = findType(t, report.types);
-      if (hit === undefined) {
-        misses.push(`- ${e.slug}: **${t.name}** ${label}: not found — ${whyMissing(t, report)}`);
+      const verdict = meets(t, report);
+      if (verdict.found === undefined) {
+        misses.push(`- ${e.slug}: **${t.name}** ${label}: ${verdict.problem ?? 'not found'}`);
         continue;
       }
       found += 1;
-      if (t.identity === 'safe' && hit.identity !== null) safe += 1;
-      const verdict = identityVerdict(t, hit);
+      if (t.identity === 'safe' && verdict.found.identity !== null) safe += 1;
       if (verdict.ok) right += 1;
-      else
-        misses.push(
-          `- ${e.slug}: **${t.name}** ${label}: found as \`${hit.name}\`, but ${verdict.problem}`,
-        );
+      else misses.push(`- ${e.slug}: **${t.name}** ${label}: ${verdict.problem ?? ''}`);
     }
     const loads = m.plain.report
       ? 'yes'
