@@ -7,6 +7,7 @@ import type {
   Decision,
   DecisionKind,
   FieldChange,
+  Marker,
   FieldClaim,
   NewChange,
   ObservedChange,
@@ -25,7 +26,7 @@ import {
   motivationRank,
   parseMotivation,
   policyOf,
-  readMarker,
+  readMarkerIn,
   setKey,
   toTendError,
 } from '../core/index.js';
@@ -79,7 +80,7 @@ export async function readFeeds(
       for (const c of got.changes) {
         if (c.actor === ownActor) continue;
         const type = `${name}.${c.type}`;
-        const marker = readMarker((c.after ?? c.before)?.['tags']);
+        const marker = markerOfChange(ws, type, c.after ?? c.before);
         const address =
           byObject.get(`${type}\u0000${c.id}`) ??
           (marker?.workspace === ws.name ? marker.address : undefined);
@@ -92,6 +93,23 @@ export async function readFeeds(
     if (cursor !== undefined && cursor !== stored) cursors.set(name, cursor);
   }
   return { events, ignored, cursors };
+}
+
+/** The marker in the fields an audit entry shows, read where the type keeps it. */
+function markerOfChange(
+  ws: Workspace,
+  type: string,
+  fields: Readonly<Record<string, unknown>> | undefined,
+): Marker | undefined {
+  if (!fields) return undefined;
+  let info;
+  try {
+    info = ws.typeOf(type).info;
+  } catch {
+    return undefined; // a type this workspace does not know: not Tend's
+  }
+  if (info.markerField === undefined) return undefined;
+  return readMarkerIn(info.markerKind, getPath(fields, info.markerField));
 }
 
 /** Stores the cursors of a batch once its entries are in the ledger. */
@@ -215,7 +233,13 @@ interface Explanation {
 export async function arbitrate(
   ws: Workspace,
   observation: Observation,
-  options: { readonly now: Date; readonly record: boolean; readonly feed: FeedBatch },
+  options: {
+    readonly now: Date;
+    readonly record: boolean;
+    readonly feed: FeedBatch;
+    /** Arbitrate only these resources (a focused pass observed only them). */
+    readonly only?: ReadonlySet<Address>;
+  },
 ): Promise<ArbitrationOutcome> {
   const { now, record } = options;
   const nowIso = now.toISOString();
@@ -226,7 +250,10 @@ export async function arbitrate(
   const recorded: Change[] = [];
 
   const claims = new Map<Address, Map<string, FieldClaim>>();
-  for (const c of await ws.store.claims()) {
+  const stored = options.only
+    ? (await Promise.all([...options.only].map((a) => ws.store.claims(a)))).flat()
+    : await ws.store.claims();
+  for (const c of stored) {
     let m = claims.get(c.address);
     if (!m) claims.set(c.address, (m = new Map<string, FieldClaim>()));
     m.set(c.field, c);
@@ -249,6 +276,7 @@ export async function arbitrate(
 
   for (const decl of ws.intent.resources) {
     const address = decl.address;
+    if (options.only && !options.only.has(address)) continue;
     const obj = observation.objects.get(address);
     const twin = observation.twin.get(address);
     const events = eventsOf.get(address) ?? [];

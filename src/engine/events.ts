@@ -13,7 +13,13 @@ import type {
  */
 export type EngineEvent =
   | { readonly kind: 'pass-start'; readonly pass: number; readonly trigger: string }
-  | { readonly kind: 'observed'; readonly objects: number; readonly ms: number }
+  | {
+      readonly kind: 'observed';
+      readonly objects: number;
+      readonly ms: number;
+      /** A focused pass: only the objects the audit feed named (and what they reference) were read. */
+      readonly focused?: boolean;
+    }
   | { readonly kind: 'plan'; readonly plan: Plan }
   | {
       readonly kind: 'recovered';

@@ -19,6 +19,7 @@ import type { ArbitrationOutcome } from './arbitrate.js';
 import { arbitrate, commitFeeds, readFeedsOrNothing } from './arbitrate.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
+import { dependencyClosure, focusRefusal, observeFocused } from './focus.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
 
@@ -50,6 +51,12 @@ export interface PassOptions {
    * `checkChangeset` allows it; otherwise the pass is refused with nothing sent.
    */
   readonly changeset?: Changeset;
+  /**
+   * Incremental (mode `apply`): re-read only the objects the audit feed names since the stored
+   * cursor, arbitrate and plan only them and what they reference. Falls back to a full pass when the
+   * feed has nothing new, or names something only a full observation can sort out (see focus.ts).
+   */
+  readonly focused?: boolean;
 }
 
 /** Why a saved plan was not carried out (nothing was sent). */
@@ -73,6 +80,8 @@ export interface PassResult {
   readonly refused?: ChangesetRefusal;
   /** What arbitration decided this pass (absent when a saved plan was refused before it). */
   readonly arbitration?: ArbitrationOutcome;
+  /** True for a focused pass (only the objects the audit feed named were read and planned). */
+  readonly focused?: boolean;
 }
 
 /** The standard actor context of Tend's own writes. */
@@ -89,6 +98,10 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
   const { clock, report } = options;
   const t0 = clock.now().getTime();
   report({ kind: 'pass-start', pass: options.pass ?? 1, trigger: options.trigger ?? options.mode });
+  if (options.focused && options.mode === 'apply' && !options.changeset) {
+    const done = await focusedPass(ws, options, t0);
+    if (done) return done;
+  }
   const observeOpts = {
     visibilityWindowMs: options.visibilityWindowMs,
     now: clock.now(),
@@ -169,6 +182,74 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
   report({ kind: 'plan', plan: planned.plan });
   if (options.mode === 'plan') return notApplied(planned, recovered, arbitration);
   return executePlanned(ws, options, planned, recovered, t0, arbitration);
+}
+
+/** The steps a focused pass may carry out (an adopt only re-marks an object Tend knows by its id). */
+const FOCUSED_STEPS: ReadonlySet<string> = new Set(['update', 'noop', 'adopt']);
+
+/**
+ * A focused pass (see `PassOptions.focused`), or undefined when a full pass must run instead; the
+ * feed is then read again by the full pass (nothing was recorded, no cursor moved).
+ */
+async function focusedPass(
+  ws: Workspace,
+  options: PassOptions,
+  t0: number,
+): Promise<PassResult | undefined> {
+  const { clock, report } = options;
+  const feed = await readFeedsOrNothing(
+    ws,
+    options.actor.actor,
+    (message) => options.report({ kind: 'warning', message }),
+    options.signal,
+  );
+  if ((await focusRefusal(ws, feed)) !== undefined) return undefined;
+  const focus = new Set<Address>(feed.events.map((e) => e.address));
+  const observation = await observeFocused(
+    ws,
+    focus,
+    dependencyClosure(ws.intent, focus),
+    options.signal,
+  );
+  if (!observation) return undefined;
+  const planOptions = {
+    approveDestroy: options.approveDestroy,
+    prune: false,
+    targets: [...focus],
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  // Only corrections of objects that exist where Tend left them are made here; a create (someone
+  // deleted it: another may have made one since), a replace (its dependents must move) or anything
+  // found by matching needs what only a full observation sees. Decided before anything is recorded.
+  const trial = await planPass(ws, observation, planOptions);
+  if (trial.plan.steps.some((s) => focus.has(s.address) && !FOCUSED_STEPS.has(s.kind))) {
+    return undefined;
+  }
+  await markObservable(ws, clock);
+  report({
+    kind: 'observed',
+    objects: observation.objects.size,
+    ms: clock.now().getTime() - t0,
+    focused: true,
+  });
+  const arbitration = await arbitrate(ws, observation, {
+    now: clock.now(),
+    record: true,
+    feed,
+    only: focus,
+  });
+  await commitFeeds(ws, feed);
+  for (const change of arbitration.recorded) report({ kind: 'change-observed', change });
+  let planned = await planPass(ws, observation, {
+    ...planOptions,
+    ...(arbitration.overrides.size > 0 ? { overrides: arbitration.overrides } : {}),
+  });
+  // What the focus references was planned only to resolve references (from Tend's record of it):
+  // it is not acted on, nor its status rewritten.
+  const steps = planned.plan.steps.filter((s) => focus.has(s.address));
+  planned = { ...planned, plan: { ...planned.plan, steps } };
+  report({ kind: 'plan', plan: planned.plan });
+  return { ...(await executePlanned(ws, options, planned, 0, t0, arbitration)), focused: true };
 }
 
 /**

@@ -16,6 +16,11 @@ export interface RunOptions extends Omit<PassOptions, 'mode' | 'pass' | 'trigger
   readonly firstPass?: number;
   /** The trigger of the first pass (default `start`). */
   readonly firstTrigger?: string;
+  /**
+   * Between full passes, an audit-feed event runs a focused pass that re-reads and re-plans only the
+   * objects the feed names (default true); a full pass still runs every `intervalMs`.
+   */
+  readonly incremental?: boolean;
   /** Called after every pass with what it did or why it failed. */
   readonly onPass?: (pass: PassReport) => void | Promise<void>;
 }
@@ -90,9 +95,14 @@ export async function runContinuously(
   let why = options.firstTrigger ?? 'start';
   let last: PassReport | undefined;
   let unauthorizedWait = 0;
+  // When the next full pass is due; until then, passes the feed triggers are focused.
+  let nextFullAt = 0;
+  let fromFeed = false;
   try {
     while (!signal.aborted) {
       pass++;
+      const focused =
+        options.incremental !== false && fromFeed && clock.now().getTime() < nextFullAt;
       let waitMs = options.intervalMs;
       try {
         const result = await reconcilePass(ws, {
@@ -101,7 +111,10 @@ export async function runContinuously(
           pass,
           trigger: why,
           signal,
+          ...(focused ? { focused: true } : {}),
         });
+        if (result.focused) waitMs = Math.max(0, nextFullAt - clock.now().getTime());
+        else nextFullAt = clock.now().getTime() + options.intervalMs;
         last = { pass, ok: true, result };
         unauthorizedWait = 0;
       } catch (e) {
@@ -134,6 +147,7 @@ export async function runContinuously(
         wake = undefined;
       }
       why = pendingTrigger ?? 'interval';
+      fromFeed = pendingTrigger !== undefined;
       pendingTrigger = undefined;
     }
   } finally {

@@ -14,7 +14,9 @@ export function renderEvent(e: AppEvent, s: Style, verbose: boolean): string | u
       return verbose ? s.dim(`[${time()}] pass ${e.pass} (${e.trigger})`) : undefined;
     case 'observed':
       return verbose
-        ? s.dim(`  observed ${e.objects} managed object${e.objects === 1 ? '' : 's'} in ${e.ms} ms`)
+        ? s.dim(
+            `  observed ${e.objects} managed object${e.objects === 1 ? '' : 's'}${e.focused ? ' (focused: what the audit feed named, and what it references)' : ''} in ${e.ms} ms`,
+          )
         : undefined;
     case 'plan':
       return undefined;
