@@ -92,7 +92,7 @@ const cases: Case[] = [
     why: 'natural key name: a field of the create body (optional in the document; Tend requires it), and the item path parameter {domain_name} is named after it',
   },
   {
-    name: 'an optional name the item parameter is described as (DigitalOcean tags)',
+    name: 'an optional name the item parameter is described as (DigitalOcean tags, {tag_id})',
     doc: doc({
       param: 'tag_id',
       paramDescription: 'The name of the tag. Tags may contain letters, numbers, colons.',
@@ -100,6 +100,16 @@ const cases: Case[] = [
     }),
     key: 'name',
     why: 'is described as its name',
+  },
+  {
+    name: "an optional key is not taken from an id parameter described as the key's id",
+    doc: doc({
+      param: 'key_id',
+      paramDescription: "The SSH key's UUID value.",
+      body: object({ key: str(), comment: { type: 'integer' } }),
+    }),
+    key: null,
+    why: 'no natural key ({key_id}',
   },
   {
     name: 'an optional name is not taken from a parameter it is only the end of ({hostname})',
@@ -223,6 +233,57 @@ const cases: Case[] = [
     }),
     key: null,
     why: 'label is required on create but the document does not say it is unique',
+  },
+  {
+    name: 'an optional field unique only in a later paragraph (one case of several) is no key',
+    doc: doc({
+      param: 'recordId',
+      body: object(
+        {
+          name: str(
+            'The name of this Record.\n\n`A`: The hostname.\n\n`CNAME`: The hostname. Must be unique.',
+          ),
+          type: str(),
+        },
+        ['type'],
+      ),
+    }),
+    key: null,
+    why: 'no natural key ({recordId}',
+  },
+  {
+    name: 'a field unique only together with another field is no key (NetBox "unique to the parent device")',
+    doc: doc({
+      body: object(
+        {
+          device: { type: 'integer' },
+          identifier: {
+            type: 'integer',
+            description: 'Numeric identifier unique to the parent device',
+          },
+          name: str(),
+        },
+        ['name'],
+      ),
+    }),
+    key: null,
+    why: 'no natural key ({id}',
+  },
+  {
+    name: 'a label unique among the backups of the parent in the path is a key',
+    doc: doc({
+      param: 'backupId',
+      body: object(
+        {
+          label: str(
+            'The label.\n* Letters only.\n* Must be unique among other backup labels for this Database.',
+          ),
+        },
+        ['label'],
+      ),
+    }),
+    key: 'label',
+    why: 'natural key label: a required field of the create body that its description says is unique',
   },
   {
     name: 'a list whose items must be unique says nothing of a scalar field',

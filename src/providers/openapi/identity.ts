@@ -235,7 +235,8 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
         },
       };
     }
-    if (describedAs(f)) {
+    // An optional field only from a description that is not about an id ("The SSH key's UUID").
+    if (describedAs(f) && (required(f) || !/\b(id|uuid|identifier)\b/i.test(paramDescription))) {
       return {
         found: {
           field: f,
@@ -276,7 +277,13 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
       create.properties[f]?.['description'],
       input.read.properties[f]?.['description'],
     ];
-    if (described.some(saysUnique)) {
+    // A field the document requires: its description anywhere (as before). An optional one, or any
+    // other field: only its first paragraph (Linode's record `name` is "Must be unique" for CNAMEs
+    // only, in a later paragraph), and not unique only together with another field.
+    const says = required(f)
+      ? described.some(saysUnique)
+      : described.some((d) => saysUnique(lead(d)) && !scopedToField(lead(d), f, keyable));
+    if (says) {
       return {
         found: {
           field: f,
@@ -292,7 +299,7 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
       create.properties[f]?.['description'],
       input.read.properties[f]?.['description'],
     ];
-    if (described.some(statesUniqueRule)) {
+    if (described.some((d) => statesUniqueRule(lead(d)) && !scopedToField(lead(d), f, keyable))) {
       return {
         found: {
           field: f,
@@ -348,6 +355,31 @@ function namedAfter(param: string, field: string, strict: boolean): boolean {
   const cut = param.length - field.length;
   const before = param.slice(0, cut);
   return /[_\-.]$/.test(before) || (/[a-z0-9]$/.test(before) && /[A-Z]/.test(param.charAt(cut)));
+}
+
+/** The first paragraph of a description (up to a blank line or a list). */
+function lead(description: unknown): string | undefined {
+  return typeof description === 'string' ? description.split(/\n\s*\n|\n\s*[*-]\s/)[0] : undefined;
+}
+
+/**
+ * True when the description scopes the uniqueness to another field of the object ("unique to the
+ * parent device" where `device` is a field): the key is the pair, which inference does not form.
+ */
+function scopedToField(
+  description: string | undefined,
+  field: string,
+  fields: readonly string[],
+): boolean {
+  if (description === undefined) return false;
+  const scope =
+    /\bunique\s+(?:to|per|within|among|in|for|on|across)\s+(?:(?:the|its|a|an|each|every|one)\s+)?(?:(?:parent|same|given|single|assigned)\s+)?([A-Za-z_]+)/gi;
+  const others = new Set(fields.filter((f) => f !== field).map((f) => f.toLowerCase()));
+  for (const m of description.matchAll(scope)) {
+    const word = m[1]!.toLowerCase();
+    if (others.has(word) || others.has(word.replace(/s$/, ''))) return true;
+  }
+  return false;
 }
 
 /** A string, number or integer property: a value one can look an object up by. */
