@@ -473,12 +473,31 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'identity: optional key is not natural',
-    reason: 'a key the client may omit cannot be the identity',
+    name: 'identity: optional id key is not natural',
+    reason:
+      'an id the client may omit may be assigned by the platform, which may also ignore one it is sent',
+    doc: doc(
+      pair('/buckets', {
+        param: 'bucket_id',
+        body: body({ bucket_id: { type: 'string' }, tags: TAGS }),
+      }),
+    ),
+    want: { types: [{ info: { identity: 'marker', idField: 'bucket_id' } }] },
+  },
+  {
+    name: 'identity: optional name key is natural, and required',
+    reason:
+      'objects addressed by a name their creator gives: Tend requires it, so the platform never chooses it',
     doc: doc(
       pair('/buckets', { param: 'name', body: body({ name: { type: 'string' }, tags: TAGS }) }),
     ),
-    want: { types: [{ info: { identity: 'marker', idField: 'name' } }] },
+    want: {
+      types: [
+        {
+          info: { identity: 'natural-key', idField: 'name', schema: { required: ['name'] } },
+        },
+      ],
+    },
   },
   {
     name: 'identity: read-only key is not natural',

@@ -1,4 +1,4 @@
-import type { IdentityStrategy, JsonSchema, ResourceTypeInfo } from '../../core/index.js';
+import type { JsonSchema, ResourceTypeInfo } from '../../core/index.js';
 import { setKey } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
@@ -16,6 +16,7 @@ import {
   unknownTendExtensions,
 } from './annotations.js';
 import { declaredItemPaths, declaredTypeName } from './declared-ops.js';
+import { inferIdentity, lookupParams, withBranchFields } from './identity.js';
 import { markerLocation } from './marker-location.js';
 import type { AbsentWhen } from './object-annotations.js';
 import { readAbsentWhen, readIdField } from './object-annotations.js';
@@ -369,6 +370,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       idFieldOf: (typeName) => byName.get(typeName)?.info.idField ?? 'id',
       embeddedFields: embeddedDecls.map((d) => d.field),
       embeddedMethods: embeddedDecls.map((d) => d.method),
+      paths,
     });
     if (typeof built === 'string') {
       claim(built);
@@ -519,6 +521,8 @@ interface BuildContext {
   readonly idFieldOf: (typeName: string) => string;
   readonly embeddedFields: readonly string[];
   readonly embeddedMethods: readonly string[];
+  /** The document's paths (operations assembled), for the lookups identity reads. */
+  readonly paths: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -623,7 +627,9 @@ function buildType(
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
-  const found = markerLocation(name, create, [createSchema, post], ctx.warnings);
+  // Identity (identity.ts): also from the fields every oneOf/anyOf branch of the create body shares.
+  const keyView = withBranchFields(createSchema, create, writableFields);
+  const found = markerLocation(name, keyView.view, [createSchema, post], ctx.warnings);
   const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
   const identity = inferIdentity({
     name,
@@ -631,11 +637,14 @@ function buildType(
     idParam,
     idParamDescription: pathParamDescription(item, getItem, idParam),
     read,
-    create,
-    writableFields,
+    create: keyView.view,
+    writableFields: keyView.writable,
+    branchFields: keyView.branchFields,
     markerField: found?.field,
     idempotencyHeader,
     explicit: [createSchema, readSchema, post],
+    createText: [post['summary'], post['description']],
+    lookups: lookupParams(ctx.paths, collectionPath, itemPath, getItem),
     warnings: ctx.warnings,
   });
   // A text marker is the last resort: inferred, it is used only when the type has no other identity
@@ -1059,206 +1068,6 @@ function withParentFields(
     properties: { ...properties, ...own },
     required: [...parents.map((p) => p.param), ...required],
   };
-}
-
-interface IdentityInput {
-  readonly name: string;
-  readonly collectionPath: string;
-  readonly idParam: string;
-  /** The item path parameter's description, if the document gives one. */
-  readonly idParamDescription: string | undefined;
-  readonly read: ObjectView;
-  readonly create: ObjectView;
-  readonly writableFields: readonly string[];
-  readonly markerField: string | undefined;
-  readonly idempotencyHeader: string | undefined;
-  /** Where `x-tend-identity` may be written, in order: create schema, read schema, POST. */
-  readonly explicit: readonly unknown[];
-  readonly warnings: string[];
-}
-
-interface Identity {
-  readonly identity: IdentityStrategy | null;
-  readonly reason?: string;
-  /** The natural key: one field, or several that identify an object together. */
-  readonly naturalKeys?: readonly string[];
-  readonly idempotencyKey: boolean;
-  /** Why, in words (for inspect). */
-  readonly why?: string;
-}
-
-/**
- * Field names that may be an object's natural key when the document shows they are unique: the item
- * path parameter names one of them (`{zone_name}`, "The name of the repository"), or its
- * description says it is unique. A `name` alone is not enough: display names repeat.
- */
-const NAME_LIKE = ['name', 'slug', 'key', 'username', 'login', 'handle', 'code', 'identifier'];
-
-const UNIQUE = /\bunique\b/i;
-const NOT_UNIQUE =
-  /\b(not|non|need\s*n[o']t|needn't|doesn't|does not|don't|do not|isn't|is not)\b[^.]{0,30}\bunique\b|\bnon-unique\b|\bnot\s+necessarily\s+unique\b/i;
-
-/** True when a description says the value is unique (and does not say it is not). */
-export function saysUnique(description: unknown): boolean {
-  return (
-    typeof description === 'string' && UNIQUE.test(description) && !NOT_UNIQUE.test(description)
-  );
-}
-
-/**
- * The natural key field a document shows, with the reason; or a note saying which name-like field
- * might be one (required, but not shown unique), for the "no identity" reason.
- */
-function naturalKeyOf(input: IdentityInput): { field?: string; why?: string; note?: string } {
-  const { create, idParam } = input;
-  const writable = (f: string) => input.writableFields.includes(f);
-  const required = (f: string) => writable(f) && create.required.includes(f);
-  // An object addressed by a value its creator must choose is found again by that value. One the
-  // creator may leave out could be chosen by the platform: not a key Tend can rely on.
-  if (required(idParam)) {
-    return {
-      field: idParam,
-      why: `natural key ${idParam}: the item path parameter {${idParam}} is a required field of the create body`,
-    };
-  }
-  // In the order of NAME_LIKE, whatever their case (`Name` in Docker's documents).
-  const candidates = NAME_LIKE.flatMap((n) =>
-    input.writableFields.filter((f) => f.toLowerCase() === n && required(f)),
-  );
-  const lowerParam = idParam.toLowerCase().replace(/[^a-z]/g, '');
-  const paramDescription = input.idParamDescription ?? '';
-  for (const f of candidates) {
-    if (lowerParam.endsWith(f.toLowerCase()) && lowerParam !== 'id') {
-      return {
-        field: f,
-        why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is named after it`,
-      };
-    }
-    if (
-      new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${f.toLowerCase()}\\b`, 'i').test(paramDescription)
-    ) {
-      return {
-        field: f,
-        why: `natural key ${f}: a required field of the create body, and the item path parameter {${idParam}} is described as its ${f} ("${paramDescription.slice(0, 60)}")`,
-      };
-    }
-  }
-  for (const f of candidates) {
-    const described = [
-      create.properties[f]?.['description'],
-      input.read.properties[f]?.['description'],
-    ];
-    if (described.some(saysUnique)) {
-      return {
-        field: f,
-        why: `natural key ${f}: a required field of the create body that its description says is unique`,
-      };
-    }
-  }
-  if (writable(idParam)) {
-    return {
-      note: `{${idParam}} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: ${idParam}`,
-    };
-  }
-  const first = candidates[0];
-  return first === undefined
-    ? {}
-    : {
-        note: `${first} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${first}, declare x-tend-identity: natural-key and x-tend-natural-key: ${first}`,
-      };
-}
-
-const STRATEGIES: readonly IdentityStrategy[] = ['natural-key', 'marker', 'server-id'];
-
-/**
- * How objects of a type are told apart so that a create is never sent twice: an explicit
- * `x-tend-identity`, else the first of natural key, marker, idempotency key that the API offers.
- */
-function inferIdentity(input: IdentityInput): Identity {
-  const { create, idParam, markerField, idempotencyHeader } = input;
-  const hasIdempotency = idempotencyHeader !== undefined;
-
-  const explicitValue = input.explicit
-    .map((s) => (isObject(s) ? s['x-tend-identity'] : undefined))
-    .find((v) => v !== undefined);
-  if (explicitValue !== undefined) {
-    const strategy = STRATEGIES.find((s) => s === explicitValue);
-    if (strategy === undefined) {
-      input.warnings.push(
-        `${input.name}: x-tend-identity must be one of ${STRATEGIES.join(', ')}, not ${JSON.stringify(explicitValue)}; inferring the identity instead`,
-      );
-    } else if (strategy === 'natural-key') {
-      const named = input.explicit
-        .map((s) => (isObject(s) ? stringList(s['x-tend-natural-key']) : []))
-        .find((v) => v.length > 0);
-      const keys = named ?? (idParam in create.properties ? [idParam] : []);
-      const missing = keys.filter((k) => !(k in create.properties));
-      if (keys.length === 0 || missing.length > 0) {
-        return {
-          identity: null,
-          reason:
-            keys.length === 0
-              ? `x-tend-identity is natural-key, but {${idParam}} is not a field of the create body; name the key field with x-tend-natural-key`
-              : `x-tend-natural-key names ${missing.join(', ')}, which the create body does not have`,
-          idempotencyKey: hasIdempotency,
-        };
-      }
-      return {
-        identity: 'natural-key',
-        naturalKeys: keys,
-        idempotencyKey: hasIdempotency,
-        why: `natural key ${keys.join(', ')}: declared with x-tend-identity`,
-      };
-    } else if (strategy === 'marker') {
-      if (markerField === undefined) {
-        return {
-          identity: null,
-          reason:
-            'x-tend-identity is marker, but the create body has no place for the marker (a tags or labels map or list, a description or comment text); name one with x-tend-marker',
-          idempotencyKey: hasIdempotency,
-        };
-      }
-      return {
-        identity: 'marker',
-        idempotencyKey: hasIdempotency,
-        why: `marker in ${markerField}: declared with x-tend-identity`,
-      };
-    } else {
-      // The annotation asserts that the platform honours an idempotency key even if undeclared.
-      return {
-        identity: 'server-id',
-        idempotencyKey: true,
-        why: 'server-assigned id, creates made safe by an Idempotency-Key: declared with x-tend-identity',
-      };
-    }
-  }
-
-  const natural = naturalKeyOf(input);
-  if (natural.field !== undefined) {
-    return {
-      identity: 'natural-key',
-      naturalKeys: [natural.field],
-      idempotencyKey: hasIdempotency,
-      ...(natural.why !== undefined ? { why: natural.why } : {}),
-    };
-  }
-  // A marker is preferred over an idempotency key: a marked object can be looked up after a crash.
-  if (markerField !== undefined) {
-    return {
-      identity: 'marker',
-      idempotencyKey: hasIdempotency,
-      why: `marker: Tend's marker goes in ${markerField}, found again by listing after a crash`,
-    };
-  }
-  if (hasIdempotency) {
-    return {
-      identity: 'server-id',
-      idempotencyKey: true,
-      why: `server-assigned id: POST ${input.collectionPath} takes an Idempotency-Key, so a retried create is not a second object`,
-    };
-  }
-  const reason = `no natural key ({${idParam}} is not a required writable field of the create body${natural.note !== undefined ? `; ${natural.note}` : ''}), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST ${input.collectionPath}; declare x-tend-identity in an overlay`;
-  return { identity: null, reason, idempotencyKey: false, why: `none: ${reason}` };
 }
 
 function listShape(schema: unknown, typeName: string): ListShape {

@@ -452,23 +452,39 @@ const identities: Case[] = [
     },
   },
   {
-    name: 'an optional item parameter field is no key, and the reason says what to declare',
+    name: 'an optional item parameter field that is an id is no key, and the reason says what to declare',
     doc: doc(
-      things({ param: 'name', body: { type: 'object', properties: { name: { type: 'string' } } } }),
+      things({
+        param: 'thing_id',
+        body: { type: 'object', properties: { thing_id: { type: 'string' } } },
+      }),
     ),
     want: {
       info: {
         identity: null,
         identityReason:
-          'no natural key ({name} is not a required writable field of the create body; {name} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: name), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
+          'no natural key ({thing_id} is not a required writable field of the create body; {thing_id} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: thing_id), no place for a marker (a tags or labels map or list, a description or comment text; name another with x-tend-marker), and no Idempotency-Key header on POST /things; declare x-tend-identity in an overlay',
       },
     },
   },
   {
-    name: 'an optional name is no key even when unique',
+    name: 'an optional name documented unique is a key, which Tend requires',
     doc: doc(
       things({
         body: { type: 'object', properties: { name: { type: 'string', description: 'unique' } } },
+      }),
+    ),
+    want: {
+      info: { identity: 'natural-key', naturalKey: 'name', schema: { required: ['name'] } },
+      identityWhy:
+        'natural key name: a field of the create body (optional in the document; Tend requires it) that its description says is unique',
+    },
+  },
+  {
+    name: 'an optional name not documented unique is no key',
+    doc: doc(
+      things({
+        body: { type: 'object', properties: { name: { type: 'string', description: 'A name' } } },
       }),
     ),
     want: { info: { identity: null } },
