@@ -277,7 +277,7 @@ export function assembleOperations(
 /**
  * The collection that is already the type's, for item operations declared without a list or create:
  * the one path (with a POST or GET, the item's parameters but its own) whose `x-tend-type` names the
- * type, or, with none named so, whose last segment is the type's name.
+ * type, or, without one, whose last segment is the type's name.
  */
 function existingCollection(
   paths: Readonly<Record<string, Record<string, unknown>>>,
@@ -286,12 +286,7 @@ function existingCollection(
 ): string | undefined {
   const parents = paramsOf(item).length - 1;
   const named = (p: string, it: Record<string, unknown>): unknown =>
-    it['x-tend-type'] ??
-    (['post', 'get'] as const)
-      .map((m) => it[m])
-      .map((o) => (isObject(o) && o['x-tend-op'] === undefined ? o['x-tend-type'] : undefined))
-      .find((n) => n !== undefined) ??
-    split(p).at(-1);
+    it['x-tend-type'] ?? split(p).at(-1);
   const found = Object.entries(paths).filter(([p, it]) => {
     const last = split(p).at(-1);
     if (last === undefined || isParam(last) || paramsOf(p).length !== parents) return false;

@@ -125,7 +125,10 @@ export function mergeVersions(placer: Placer): void {
       for (const m of METHODS) {
         const from = newestFirst.find((v) => isObject(placer.paths[v.path]?.[m]));
         if (from === undefined) continue;
-        const at = unique(group.map((v) => `v${v.version}`)).join(', ');
+        const at = unique(group.map((v) => v.version))
+          .sort((a, b) => a - b)
+          .map((v) => `v${v}`)
+          .join(', ');
         placer.move(
           from.path,
           m,
@@ -339,7 +342,6 @@ function moveItem(placer: Placer, from: string, target: string, source: () => st
     if (!isObject(op) || placer.declared(op) || isObject(have?.[m])) continue;
     placer.move(from, m, target, m, source(), { rename: true });
   }
-  placer.claim(target, from);
 }
 
 /** The singulars a plural segment may have, most likely first (`-ies` → `-y`, `-es`, `-s`). */
