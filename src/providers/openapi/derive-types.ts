@@ -1418,10 +1418,6 @@ function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean):
   return out;
 }
 
-function stringOr(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
 function stringList(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];

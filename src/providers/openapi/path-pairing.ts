@@ -1,3 +1,4 @@
+import { setKey } from '../../core/index.js';
 import { isObject } from './schema-view.js';
 
 /**
@@ -229,7 +230,7 @@ export function pairItemPaths(placer: Placer, document: ReadonlySet<string>): vo
     // An item path the document itself has under <c> (not one a rule made) is <c>'s own.
     const documented = literal.filter((i) => document.has(i));
     if (documented.length > 0) {
-      topLevelTwin(placer, c, documented[0]!, used);
+      topLevelTwin(placer, c, documented[0], used);
       continue;
     }
     // The same path with other parameter names: one URL.
@@ -255,12 +256,7 @@ export function pairItemPaths(placer: Placer, document: ReadonlySet<string>): vo
       const candidates = (itemsByShape.get(shape(base)) ?? []).filter((i) => !used.has(i));
       if (candidates.length !== 1) continue;
       const i = candidates[0]!;
-      if (
-        !ITEM_METHODS.some(
-          (m) =>
-            isObject(paths[i]![m]) && !placer.declared(paths[i]![m] as Record<string, unknown>),
-        )
-      )
+      if (!ITEM_METHODS.some((m) => isObject(paths[i]![m]) && !placer.declared(paths[i]![m])))
         continue;
       used.add(i);
       const target = literal[0] ?? `${c}/{${paramsOf(i).at(-1)!}}`;
@@ -372,7 +368,7 @@ function successSchema(op: Record<string, unknown>): unknown {
 function pathLevel(item: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(item)) {
-    if (!(METHODS as readonly string[]).includes(k) && k !== '__proto__') out[k] = v;
+    if (!(METHODS as readonly string[]).includes(k)) setKey(out, k, v);
   }
   return out;
 }
