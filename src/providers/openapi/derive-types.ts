@@ -410,7 +410,8 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     unmapped.push({
       path: p,
       reason:
-        assembled.notes.get(p) ?? unmappedReason(p, documentPaths[p]!, byItemShape, fixedValues),
+        assembled.notes.get(p) ??
+        unmappedReason(assembled.readAs.get(p) ?? p, documentPaths[p]!, byItemShape, fixedValues),
     });
   }
   if (audit) for (const w of auditTypeWarnings(audit, byName)) warnings.push(w);

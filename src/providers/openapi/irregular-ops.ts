@@ -58,6 +58,8 @@ export interface AssembledPaths {
   readonly movedFrom: ReadonlyMap<string, readonly string[]>;
   /** Why a document path is not used, where a rule says it better than the generic reasons. */
   readonly notes: ReadonlyMap<string, string>;
+  /** The path a document path is read as, when a rule normalised it (`/x/{id}.json` → `/x/{id}`). */
+  readonly readAs: ReadonlyMap<string, string>;
 }
 
 const ACTION_CREATE = new Set(['create', 'new', 'add']);
@@ -77,6 +79,7 @@ export function assembleOperations(
   const declaredOps = new WeakSet<object>();
   const placedAt = new WeakMap<object, string>();
   const notes = new Map<string, string>();
+  const readAs = new Map<string, string>();
 
   const own = (target: string): Record<string, unknown> => {
     if (!copied.has(target)) {
@@ -119,8 +122,9 @@ export function assembleOperations(
     claim,
     note: (path, reason) => void notes.set(path, reason),
     placedAt: (op) => (isObject(op) ? placedAt.get(op) : undefined),
-    remove(path) {
+    remove(path, now) {
       delete paths[path];
+      if (documentPaths.has(path)) readAs.set(path, now);
     },
     declared: (op) => declaredOps.has(op) || op['x-tend-op'] !== undefined,
   };
@@ -271,7 +275,7 @@ export function assembleOperations(
 
   // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
   pairItemPaths(placer, documentPaths);
-  return { paths, realOf, movedFrom, notes };
+  return { paths, realOf, movedFrom, notes, readAs };
 }
 
 /**

@@ -161,6 +161,14 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'the reason for an unused .json path is the one for the path it is read as',
+    paths: { '/admin/users/{id}.json': { get: read(), delete: del() } },
+    types: [],
+    unmapped: {
+      '/admin/users/{id}.json': 'no collection path /admin/users with POST for this item path',
+    },
+  },
+  {
     name: 'the plain path keeps its own operations; the .json one fills in what it lacks',
     paths: {
       '/x': { get: list() },

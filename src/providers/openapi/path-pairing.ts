@@ -53,8 +53,8 @@ export interface Placer {
   ): boolean;
   /** Records that `target` stands for `from` too (its operations were superseded, not moved). */
   claim(target: string, from: string): void;
-  /** Removes a working path whose operations have all moved. */
-  remove(path: string): void;
+  /** Removes a working path whose operations have all moved to `now` (the path it is read as). */
+  remove(path: string, now: string): void;
   /** Why a document path is not used, when a rule knows better than the generic reasons. */
   note(path: string, reason: string): void;
   /** The working path an operation was last moved onto. */
@@ -86,7 +86,7 @@ export function dropJsonSuffixes(placer: Placer): void {
         extra: pathLevel(item),
       });
     }
-    if (all) placer.remove(path);
+    if (all) placer.remove(path, target);
     else placer.claim(target, path);
   }
 }
@@ -150,7 +150,7 @@ export function mergeVersions(placer: Placer): void {
             v.path,
             `superseded: ${rest} takes each operation from the newest API version that has it (${newestFirst.map((x) => `v${x.version}`).join(', ')})`,
           );
-        placer.remove(v.path);
+        placer.remove(v.path, rest);
       }
     }
   }
@@ -194,7 +194,7 @@ export function renameRepeatedParams(placer: Placer): void {
         { rename: true, extra: pathLevel(item) },
       );
     }
-    placer.remove(path);
+    placer.remove(path, target);
   }
 }
 
