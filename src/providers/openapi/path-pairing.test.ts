@@ -73,6 +73,14 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a plain pair with trailing slashes is left alone',
+    paths: {
+      '/dcim/sites/': { get: list(), post: create() },
+      '/dcim/sites/{id}/': { get: read(), delete: del() },
+    },
+    types: [{ name: 'sites', item: '/dcim/sites/{id}/', read: 'GET /dcim/sites/{id}/' }],
+  },
+  {
     name: '-ies is -y',
     paths: {
       '/policies': { get: list(), post: create() },

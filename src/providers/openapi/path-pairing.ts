@@ -226,7 +226,8 @@ export function pairItemPaths(placer: Placer, document: ReadonlySet<string>): vo
     .map((x) => x.p);
   for (const c of collections) {
     const own = (itemsByShape.get(shape(c)) ?? []).filter((i) => split(i).length > 0);
-    const literal = own.filter((i) => join(split(i).slice(0, -1)) === c);
+    // Compared by segments: `/dcim/sites/` and `/dcim/sites/{id}/` are a plain pair.
+    const literal = own.filter((i) => join(split(i).slice(0, -1)) === join(split(c)));
     // An item path the document itself has under <c> (not one a rule made) is <c>'s own.
     const documented = literal.filter((i) => document.has(i));
     if (documented.length > 0) {
