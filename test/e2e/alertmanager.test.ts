@@ -75,18 +75,28 @@ describe.skipIf(ALERTMANAGER.skip)(
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('providers inspect: no type from the document alone; with the overlay, silences with a marker in the comment', async () => {
+    it('providers inspect: silences from the document alone (the singular item path); with the overlay, silences with a marker in the comment', async () => {
       const bare = await tend(['providers', 'inspect', SPEC, '--json']);
       expect(bare.code, bare.stderr).toBe(0);
       const bareReport = JSON.parse(bare.stdout) as {
-        types: unknown[];
+        types: Record<string, unknown>[];
         unmapped: { path: string; reason: string }[];
       };
-      expect(bareReport.types).toEqual([]);
-      expect(bareReport.unmapped).toContainEqual({
-        path: '/silence/{silenceID}',
-        reason: 'no collection path /silence with POST for this item path',
+      expect(bareReport.types).toHaveLength(1);
+      expect(bareReport.types[0]).toMatchObject({
+        name: 'silences',
+        collectionPath: '/silences',
+        itemPath: '/silences/{silenceID}',
+        operations: {
+          read: {
+            method: 'GET',
+            path: '/silence/{silenceID}',
+            assigned: 'inferred: /silence/{silenceID} (singular) is the item path of /silences',
+          },
+          delete: { method: 'DELETE', path: '/silence/{silenceID}' },
+        },
       });
+      expect(bareReport.unmapped.map((u) => u.path)).not.toContain('/silence/{silenceID}');
 
       const r = await tend(['providers', 'inspect', SPEC, '--overlay', OVERLAY, '--json']);
       expect(r.code, r.stderr).toBe(0);
@@ -99,7 +109,8 @@ describe.skipIf(ALERTMANAGER.skip)(
       expect(report.types[0]).toMatchObject({
         name: 'silences',
         collectionPath: '/silences',
-        itemPath: '/silence/{silenceID}',
+        itemPath: '/silences/{silenceID}',
+        operations: { read: { path: '/silence/{silenceID}', assigned: 'x-tend-op read' } },
         identity: 'marker',
         idField: 'id',
         markerField: 'comment',

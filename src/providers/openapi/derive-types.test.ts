@@ -273,17 +273,22 @@ const cases: Case[] = [
   },
   {
     name: 'duplicate type name',
-    reason: 'two collections ending in the same segment cannot both be "volumes"',
-    doc: doc({ ...pair('/v1/volumes'), ...pair('/v2/volumes') }),
+    reason: 'two collections named "volumes" by x-tend-type cannot both be it',
+    doc: doc({
+      ...pair('/a/volumes'),
+      ...pair('/b/volumes'),
+      '/a/volumes': { ...pair('/a/volumes')['/a/volumes'], 'x-tend-type': 'volumes' },
+      '/b/volumes': { ...pair('/b/volumes')['/b/volumes'], 'x-tend-type': 'volumes' },
+    }),
     want: {
-      types: [{ collectionPath: '/v1/volumes' }],
+      types: [{ collectionPath: '/a/volumes' }],
       unmapped: [
         {
-          path: '/v2/volumes',
+          path: '/b/volumes',
           reason:
-            'type name "volumes" is already taken by /v1/volumes; name one of them with x-tend-type',
+            'type name "volumes" is already taken by /a/volumes; name one of them with x-tend-type',
         },
-        { path: '/v2/volumes/{id}' },
+        { path: '/b/volumes/{id}' },
       ],
     },
   },

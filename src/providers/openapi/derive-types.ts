@@ -15,7 +15,6 @@ import {
   KEYED_FORMATS,
   unknownTendExtensions,
 } from './annotations.js';
-import { declaredItemPaths, declaredTypeName } from './declared-ops.js';
 import { inferIdentity, lookupParams, withBranchFields } from './identity.js';
 import { markerLocation } from './marker-location.js';
 import type { AbsentWhen } from './object-annotations.js';
@@ -23,6 +22,7 @@ import { readAbsentWhen, readIdField } from './object-annotations.js';
 import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
 import type { RealOperation } from './irregular-ops.js';
 import { assembleOperations } from './irregular-ops.js';
+import { longerName, noItemPathReason } from './path-pairing.js';
 import type { Pagination } from './pagination.js';
 import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
@@ -229,6 +229,9 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const assembled = assembleOperations(documentPaths, warnings);
   const paths = assembled.paths;
   const moved = (p: string): readonly string[] => assembled.movedFrom.get(p) ?? [];
+  /** A working path as the document writes it (the paths it stands for, when a rule made it). */
+  const shown = (p: string): string =>
+    Object.hasOwn(documentPaths, p) || moved(p).length === 0 ? p : moved(p).join(' and ');
 
   const copied = { nodes: 0 };
   const handled = new Set<string>();
@@ -251,8 +254,6 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     else itemPathsOf.set(key, [p]);
   }
 
-  const assignedItemPaths = declaredItemPaths(paths);
-
   // Shallow paths first, so a parent type exists before its children are looked at.
   const collections = Object.keys(paths)
     .map((p, i) => ({ p, i, depth: splitPath(p).length }))
@@ -272,12 +273,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     if (last === undefined || (segments.length > 0 && isParam(last))) continue;
     if (handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
-    // An item path elsewhere that the overlay assigns to this collection's type (declared-ops.ts).
-    const assigned =
-      assignedItemPaths.get(
-        stringOr(collection['x-tend-type']) ?? declaredTypeName(collection) ?? last,
-      ) ?? [];
-    const itemPaths = assigned.length > 0 ? assigned : declaredItems;
+    const itemPaths = declaredItems;
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -306,15 +302,15 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     if (!operation(collection, 'POST')) {
-      claim(`no POST on ${collectionPath}: Tend cannot create these objects`);
+      claim(`no POST on ${shown(collectionPath)}: Tend cannot create these objects`);
       continue;
     }
     if (!operation(collection, 'GET')) {
-      claim(`no GET on ${collectionPath}: Tend cannot list these objects`);
+      claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects`);
       continue;
     }
     if (itemPaths.length === 0) {
-      claim(`no item path ${collectionPath}/{id}: Tend cannot read or delete one object`);
+      claim(noItemPathReason(collectionPath, paths, shown));
       continue;
     }
     const params = resolveParams(segments, fixedValues, byItemShape);
@@ -336,6 +332,10 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       const qualifier = [...segments.slice(0, -1)].reverse().find((seg) => !isParam(seg));
       if (qualifier !== undefined && !/^v\d+/i.test(qualifier)) name = `${qualifier}-${last}`;
     }
+    if (explicitName === undefined && byName.has(name)) {
+      // Taken: qualified by more of the path, deterministically (path-pairing.ts).
+      name = longerName(collectionPath, (n) => byName.has(n)) ?? name;
+    }
     if (!TYPE_NAME.test(name)) {
       claim(
         `"${name}" cannot be a resource type name (letters, digits, - and _ only); name it with x-tend-type`,
@@ -350,7 +350,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const missing = (['GET', 'DELETE'] as const).filter((m) => !operation(item, m));
     if (missing.length > 0) {
       const what = missing.includes('GET') ? 'read one object' : 'delete these objects';
-      claim(`no ${missing.join(' or ')} on ${itemPath}: Tend cannot ${what}`);
+      claim(`no ${missing.join(' or ')} on ${shown(itemPath)}: Tend cannot ${what}`);
       continue;
     }
     const owner = byName.get(name);
@@ -411,7 +411,9 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     if (handled.has(p)) continue;
     unmapped.push({
       path: p,
-      reason: unmappedReason(p, documentPaths[p]!, byItemShape, fixedValues),
+      reason:
+        assembled.notes.get(p) ??
+        unmappedReason(assembled.readAs.get(p) ?? p, documentPaths[p]!, byItemShape, fixedValues),
     });
   }
   if (audit) for (const w of auditTypeWarnings(audit, byName)) warnings.push(w);
@@ -540,7 +542,7 @@ function buildType(
     ? jsonMedia(post['requestBody']['content'])
     : undefined;
   if (body === undefined || !isObject(body.schema)) {
-    return `POST ${collectionPath} has no JSON request body schema: Tend cannot tell what to send`;
+    return `POST ${ctx.realOf.get(post)?.path ?? collectionPath} has no JSON request body schema: Tend cannot tell what to send`;
   }
   const cut = (where: string) => (path: string, reason: CutReason) =>
     ctx.warnings.push(
@@ -1224,10 +1226,6 @@ function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean):
   const props = view.properties;
   for (const n of Object.keys(props)) if (test(props[n]!)) out.push(n);
   return out;
-}
-
-function stringOr(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }
 
 function stringList(value: unknown): string[] {

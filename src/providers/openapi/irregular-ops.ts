@@ -1,4 +1,19 @@
 import { setKey } from '../../core/index.js';
+import type { Placer } from './path-pairing.js';
+import {
+  METHODS,
+  type Method,
+  dropJsonSuffixes,
+  isParam,
+  join,
+  mergeVersions,
+  pairItemPaths,
+  paramsOf,
+  renameRepeatedParams,
+  shape,
+  split,
+  withParams,
+} from './path-pairing.js';
 import { isObject } from './schema-view.js';
 
 /**
@@ -9,18 +24,22 @@ import { isObject } from './schema-view.js';
  * - declared: `x-tend-type: <name>` and `x-tend-op: list|create|read|update|delete` on an operation.
  *   An item operation's item path is its path up to its last parameter (`/containers/{id}/json` →
  *   `/containers/{id}`); the collection is that item path without its parameter, or, with no item
- *   operation declared, the path of the list or create without its trailing static segments.
+ *   operation declared, the path of the list or create without its trailing static segments. Item
+ *   operations declared alone belong under the collection that is already the type's (named so by
+ *   `x-tend-type`, else by its last segment: `/silences` for `/silence/{silenceID}`), when there is
+ *   exactly one with the item's parameters but its own.
  * - inferred (generic rules, never per API): `POST <c>/create|new|add` is the create of `<c>`, and a
- *   `json` format suffix is dropped (`GET <c>/json` lists `<c>`, `GET <c>/{p}/json` reads `<c>/{p}`),
- *   each only when `<c>` (or `<c>/{p}`) lacks that operation and `<c>` has an item path with DELETE.
+ *   `json` format segment is dropped (`GET <c>/json` lists `<c>`, `GET <c>/{p}/json` reads `<c>/{p}`),
+ *   each only when `<c>` (or `<c>/{p}`) lacks that operation and `<c>` has an item path with DELETE;
+ *   and the rules of path-pairing.ts (`.json` suffixes and API versions first, which every later
+ *   rule then sees; collections paired with item paths elsewhere last).
+ *
+ * Declared operations are never taken by an inferred rule.
  */
 
 /** The operations of a resource type, by role. */
 export const TYPE_OPS = ['list', 'create', 'read', 'update', 'delete'] as const;
 export type TypeOp = (typeof TYPE_OPS)[number];
-
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-type Method = (typeof METHODS)[number];
 
 /** Where an operation moved onto another path really is: its method and path in the document. */
 export interface RealOperation {
@@ -37,6 +56,10 @@ export interface AssembledPaths {
   readonly realOf: WeakMap<object, RealOperation>;
   /** The real paths whose operations were moved onto a (collection or item) path, by that path. */
   readonly movedFrom: ReadonlyMap<string, readonly string[]>;
+  /** Why a document path is not used, where a rule says it better than the generic reasons. */
+  readonly notes: ReadonlyMap<string, string>;
+  /** The path a document path is read as, when a rule normalised it (`/x/{id}.json` → `/x/{id}`). */
+  readonly readAs: ReadonlyMap<string, string>;
 }
 
 const ACTION_CREATE = new Set(['create', 'new', 'add']);
@@ -49,34 +72,87 @@ export function assembleOperations(
 ): AssembledPaths {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [p, item] of Object.entries(source)) setKey(paths, p, item);
+  const documentPaths = new Set(Object.keys(source));
   const realOf = new WeakMap<object, RealOperation>();
   const movedFrom = new Map<string, string[]>();
   const copied = new Set<string>();
+  const declaredOps = new WeakSet<object>();
+  const placedAt = new WeakMap<object, string>();
+  const notes = new Map<string, string>();
+  const readAs = new Map<string, string>();
 
-  const place = (
-    target: string,
-    slot: Method,
-    op: Record<string, unknown>,
-    real: RealOperation,
-    extra: Record<string, unknown> = {},
-  ): void => {
+  const own = (target: string): Record<string, unknown> => {
     if (!copied.has(target)) {
       setKey(paths, target, { ...(paths[target] ?? {}) });
       copied.add(target);
     }
-    const item = paths[target]!;
-    setKey(item, slot, op);
-    for (const [k, v] of Object.entries(extra)) setKey(item, k, v);
-    realOf.set(op, real);
+    return paths[target]!;
+  };
+  const claim = (target: string, from: string): void => {
+    if (target === from) return;
     const list = movedFrom.get(target) ?? [];
-    if (!list.includes(real.path)) list.push(real.path);
+    for (const p of [...(documentPaths.has(from) ? [from] : []), ...(movedFrom.get(from) ?? [])]) {
+      if (!list.includes(p)) list.push(p);
+    }
     movedFrom.set(target, list);
   };
+  const placer: Placer = {
+    paths,
+    move(from, method, target, slot, source, options = {}) {
+      const op = paths[from]?.[method];
+      if (!isObject(op)) return false;
+      const prev = realOf.get(op);
+      const template = prev?.path ?? from;
+      const path = options.rename === true ? withParams(template, paramsOf(target)) : template;
+      if (path === undefined) return false;
+      const item = own(target);
+      setKey(item, slot, op);
+      for (const [k, v] of Object.entries(options.extra ?? {})) {
+        if (!(k in item)) setKey(item, k, v);
+      }
+      realOf.set(op, {
+        method: prev?.method ?? (method.toUpperCase() as RealOperation['method']),
+        path,
+        source: prev !== undefined ? `${prev.source}; ${source}` : source,
+      });
+      placedAt.set(op, target);
+      claim(target, from);
+      return true;
+    },
+    claim,
+    note: (path, reason) => void notes.set(path, reason),
+    placedAt: (op) => (isObject(op) ? placedAt.get(op) : undefined),
+    remove(path, now) {
+      delete paths[path];
+      if (documentPaths.has(path)) readAs.set(path, now);
+    },
+    declared: (op) => declaredOps.has(op) || op['x-tend-op'] !== undefined,
+  };
+  const place = (
+    target: string,
+    slot: Method,
+    from: string,
+    method: Method,
+    source: string,
+    extra: Record<string, unknown> = {},
+    rename = false,
+  ): void => {
+    const op = paths[from]?.[method];
+    if (!placer.move(from, method, target, slot, source, { rename })) return;
+    const item = paths[target]!;
+    for (const [k, v] of Object.entries(extra)) setKey(item, k, v);
+    if (isObject(op)) declaredOps.add(op);
+  };
+
+  // --- normalised: .json suffixes, API versions, repeated parameter names -------------------------
+  dropJsonSuffixes(placer);
+  mergeVersions(placer);
+  renameRepeatedParams(placer);
 
   // The item path with DELETE below each collection path, indexed once (a lookup per path would be
   // quadratic in the number of paths).
   const deletable = new Map<string, string>();
-  for (const [p, item] of Object.entries(source)) {
+  for (const [p, item] of Object.entries(paths)) {
     const seg = split(p);
     if (seg.length === 0 || !isParam(seg.at(-1)!) || !isObject(item['delete'])) continue;
     const c = join(seg.slice(0, -1));
@@ -88,17 +164,20 @@ export function assembleOperations(
     readonly op: TypeOp;
     readonly method: Method;
     readonly path: string;
+    /** The path as the document writes it (for messages). */
+    readonly shown: string;
     readonly operation: Record<string, unknown>;
   }
   const byType = new Map<string, Declared[]>();
-  for (const [path, item] of Object.entries(source)) {
+  for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
       const operation = item[method];
       if (!isObject(operation)) continue;
       const opValue = operation['x-tend-op'];
       const typeValue = operation['x-tend-type'];
       if (opValue === undefined && typeValue === undefined) continue;
-      const where = `${method.toUpperCase()} ${path}`;
+      const shown = realOf.get(operation)?.path ?? path;
+      const where = `${method.toUpperCase()} ${shown}`;
       const op = TYPE_OPS.find((o) => o === opValue);
       if (op === undefined) {
         warnings.push(
@@ -113,20 +192,21 @@ export function assembleOperations(
         continue;
       }
       const list = byType.get(typeValue) ?? [];
-      list.push({ op, method, path, operation });
+      list.push({ op, method, path, shown, operation });
       byType.set(typeValue, list);
     }
   }
   for (const [type, ops] of byType) {
-    const assembled = declaredPaths(type, ops, (c) => itemWithDelete(c) !== undefined, warnings);
+    const assembled = declaredPaths(
+      type,
+      ops,
+      (c) => itemWithDelete(c) !== undefined,
+      (item) => existingCollection(paths, type, item),
+      warnings,
+    );
     if (assembled === undefined) continue;
-    const { collection, item } = assembled;
+    const { collection, item, rename } = assembled;
     for (const d of ops) {
-      const real: RealOperation = {
-        method: d.method.toUpperCase() as RealOperation['method'],
-        path: d.path,
-        source: `x-tend-op ${d.op}`,
-      };
       const target = d.op === 'list' || d.op === 'create' ? collection : item;
       if (target === undefined) continue;
       const slot: Method =
@@ -144,9 +224,11 @@ export function assembleOperations(
       place(
         target,
         slot,
-        d.operation,
-        real,
+        d.path,
+        d.method,
+        `x-tend-op ${d.op}`,
         d.op === 'list' || d.op === 'create' ? { 'x-tend-type': type } : {},
+        rename && target === item,
       );
       if (d.op === 'update' && slot === 'put') {
         // A declared update is the update, whatever else the item path offers.
@@ -157,18 +239,15 @@ export function assembleOperations(
   }
 
   // --- inferred: generic rules --------------------------------------------------------------------
-  for (const [path, item] of Object.entries(source)) {
+  for (const [path, item] of Object.entries(paths)) {
     const s = split(path);
     const last = s.at(-1);
     if (last === undefined || isParam(last)) continue;
     const parent = join(s.slice(0, -1));
     const post = item['post'];
     const get = item['get'];
-    if (
-      isObject(post) &&
-      post['x-tend-op'] === undefined &&
-      ACTION_CREATE.has(last.toLowerCase())
-    ) {
+    const shown = (op: Record<string, unknown>): string => realOf.get(op)?.path ?? path;
+    if (isObject(post) && !placer.declared(post) && ACTION_CREATE.has(last.toLowerCase())) {
       const c = parent;
       if (
         s.length >= 2 &&
@@ -176,14 +255,10 @@ export function assembleOperations(
         !isObject(paths[c]?.['post']) &&
         itemWithDelete(c)
       ) {
-        place(c, 'post', post, {
-          method: 'POST',
-          path,
-          source: `inferred: POST ${path} creates ${c}`,
-        });
+        placer.move(path, 'post', c, 'post', `inferred: POST ${shown(post)} creates ${c}`);
       }
     }
-    if (isObject(get) && get['x-tend-op'] === undefined && last.toLowerCase() === FORMAT_SUFFIX) {
+    if (isObject(get) && !placer.declared(get) && last.toLowerCase() === FORMAT_SUFFIX) {
       const target = parent;
       const ts = split(target);
       if (ts.length === 0) continue;
@@ -191,37 +266,55 @@ export function assembleOperations(
       if (isParam(ts.at(-1)!)) {
         // GET <c>/{p}/json reads <c>/{p} when that item path exists with DELETE.
         if (!isObject(paths[target]?.['delete'])) continue;
-        place(target, 'get', get, {
-          method: 'GET',
-          path,
-          source: `inferred: GET ${path} reads ${target}`,
-        });
+        placer.move(path, 'get', target, 'get', `inferred: GET ${shown(get)} reads ${target}`);
       } else if (itemWithDelete(target)) {
-        place(target, 'get', get, {
-          method: 'GET',
-          path,
-          source: `inferred: GET ${path} lists ${target}`,
-        });
+        placer.move(path, 'get', target, 'get', `inferred: GET ${shown(get)} lists ${target}`);
       }
     }
   }
-  return { paths, realOf, movedFrom };
+
+  // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
+  pairItemPaths(placer, documentPaths);
+  return { paths, realOf, movedFrom, notes, readAs };
+}
+
+/**
+ * The collection that is already the type's, for item operations declared without a list or create:
+ * the one path (with a POST or GET, the item's parameters but its own) whose `x-tend-type` names the
+ * type, or, without one, whose last segment is the type's name.
+ */
+function existingCollection(
+  paths: Readonly<Record<string, Record<string, unknown>>>,
+  type: string,
+  item: string,
+): string | undefined {
+  const parents = paramsOf(item).length - 1;
+  const named = (p: string, it: Record<string, unknown>): unknown =>
+    it['x-tend-type'] ?? split(p).at(-1);
+  const found = Object.entries(paths).filter(([p, it]) => {
+    const last = split(p).at(-1);
+    if (last === undefined || isParam(last) || paramsOf(p).length !== parents) return false;
+    if (!isObject(it['post']) && !isObject(it['get'])) return false;
+    return named(p, it) === type;
+  });
+  return found.length === 1 ? found[0]![0] : undefined;
 }
 
 /** The collection and item paths of a type assembled from declared operations; a warning if none. */
 function declaredPaths(
   type: string,
-  ops: readonly { op: TypeOp; method: Method; path: string }[],
+  ops: readonly { op: TypeOp; method: Method; path: string; shown: string }[],
   hasItemUnder: (collection: string) => boolean,
+  collectionOf: (item: string) => string | undefined,
   warnings: string[],
-): { collection?: string; item?: string } | undefined {
+): { collection?: string; item?: string; rename: boolean } | undefined {
   const items = new Set<string>();
   for (const d of ops.filter((o) => o.op === 'read' || o.op === 'update' || o.op === 'delete')) {
     const s = split(d.path);
     const lastParam = findLastIndex(s, isParam);
     if (lastParam < 0) {
       warnings.push(
-        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.path} is declared as ${d.op}, but an item operation needs the object's id as a path parameter; ignored`,
+        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.shown} is declared as ${d.op}, but an item operation needs the object's id as a path parameter; ignored`,
       );
       return undefined;
     }
@@ -235,19 +328,29 @@ function declaredPaths(
     return undefined;
   }
   // The item path as the first item operation names its parameters (delete preferred).
-  const item = ops
+  let item = ops
     .filter((o) => o.op === 'delete' || o.op === 'read' || o.op === 'update')
     .map((o) => {
       const s = split(o.path);
       return join(s.slice(0, findLastIndex(s, isParam) + 1));
     })[0];
   let collection: string | undefined;
+  let rename = false;
+  const listOrCreate = ops.filter((o) => o.op === 'list' || o.op === 'create');
   if (item !== undefined) {
     collection = join(split(item).slice(0, -1));
+    // Item operations alone, on a path that is not <collection>/{id} (`/silence/{silenceID}`): they
+    // belong under the collection that is already the type's (`/silences`).
+    const existing = listOrCreate.length === 0 ? collectionOf(item) : undefined;
+    if (existing !== undefined && existing !== collection) {
+      collection = existing;
+      item = `${existing}/{${paramsOf(item).at(-1)!}}`;
+      rename = true;
+    }
   } else {
     // No item operation declared: the collection is what the list and create paths share, or, for
     // one of them alone, its path without a last static segment when an item path sits there.
-    const segs = ops.filter((o) => o.op === 'list' || o.op === 'create').map((o) => split(o.path));
+    const segs = listOrCreate.map((o) => split(o.path));
     const n = segs.length > 1 ? commonLength(segs) : (segs[0]?.length ?? 0);
     const own = join((segs[0] ?? []).slice(0, n));
     const shorter = join((segs[0] ?? []).slice(0, n - 1));
@@ -262,16 +365,16 @@ function declaredPaths(
   // The collection's operations may sit anywhere, as long as the values of their path parameters
   // are known where the objects live (those of the collection path).
   const known = new Set(split(collection).filter(isParam));
-  for (const d of ops.filter((o) => o.op === 'list' || o.op === 'create')) {
+  for (const d of listOrCreate) {
     const unknown = split(d.path).filter((seg) => isParam(seg) && !known.has(seg));
     if (unknown.length > 0) {
       warnings.push(
-        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.path} (${d.op}) has path parameters the collection ${collection} does not (${unknown.join(', ')}); ignored`,
+        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.shown} (${d.op}) has path parameters the collection ${collection} does not (${unknown.join(', ')}); ignored`,
       );
       return undefined;
     }
   }
-  return { collection, ...(item !== undefined ? { item } : {}) };
+  return { collection, ...(item !== undefined ? { item } : {}), rename };
 }
 
 /** The number of leading segments the paths share. */
@@ -287,20 +390,4 @@ function commonLength(paths: readonly string[][]): number {
 function findLastIndex<T>(xs: readonly T[], test: (x: T) => boolean): number {
   for (let i = xs.length - 1; i >= 0; i--) if (test(xs[i]!)) return i;
   return -1;
-}
-
-function split(path: string): string[] {
-  return path.split('/').filter((s) => s !== '');
-}
-
-function join(segments: readonly string[]): string {
-  return '/' + segments.join('/');
-}
-
-function isParam(segment: string): boolean {
-  return /^\{[^{}]+\}$/.test(segment);
-}
-
-function shape(path: string): string {
-  return join(split(path).map((s) => (isParam(s) ? '{}' : s)));
 }

@@ -444,7 +444,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (!op) {
       throw new TendError(
         'provider.no_update',
-        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${t.itemPath}; the change needs a replacement`,
+        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${t.operations.delete.path}; the change needs a replacement`,
       );
     }
     const { scope, own } = splitId(t, id);

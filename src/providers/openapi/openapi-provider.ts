@@ -345,7 +345,7 @@ function evaluateByAnnotations(
   if (forced.length > 0) {
     const reason = t.operations.update
       ? `${forced.join(', ')} ${forced.length === 1 ? 'is' : 'are'} create-only (annotated in the OpenAPI document)`
-      : `the API has no PUT or PATCH on ${t.itemPath}: nothing changes in place`;
+      : `the API has no PUT or PATCH on ${t.operations.delete.path}: nothing changes in place`;
     return { action: 'replace', fields: forced, source: 'annotation', reason };
   }
   return { action: 'update', fields: changed, source: 'default' };
