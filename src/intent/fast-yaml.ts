@@ -14,8 +14,14 @@ import { MAX_INPUT_DEPTH, isForbiddenKey } from '../core/index.js';
  * - js-yaml refuses the file (a syntax error, a duplicate key, an unknown or explicit tag, nesting
  *   deeper than FAST_MAX_DEPTH): the `yaml` parser reports it as it always has;
  * - a directive (`%YAML 1.1` changes the schema), a lone carriage return (a line break to js-yaml,
- *   not to the line counter), an anchor (and so any alias or merge), the non-specific tag `!`, a
- *   collection used as a key (each parser writes it out as a different string);
+ *   not to the line counter), `---` or `...` followed by text on its line, a tag, an explicit
+ *   key (`? k`), a tab, `#` right after
+ *   a quote or bracket, an empty list entry (`- -`, or a null in a list), a quoted or plain
+ *   scalar or a flow collection written over several lines (block scalars and collections are
+ *   read fast), an anchor (and so any
+ *   alias or merge), the non-specific tag `!`, a collection used as a key (each parser writes it
+ *   out as a different string: a collection in a mapping that does not follow a `:`, or is
+ *   followed by one);
  * - a key that a plain `null`, `~` or empty key may have produced (js-yaml names it "null", `yaml`
  *   ""), a key that could reach a prototype, or a value nested MAX_INPUT_DEPTH deep: the
  *   `yaml` path reports or reads these exactly.
@@ -92,9 +98,58 @@ function followedByValueIndicator(input: string, from: number): boolean {
   }
 }
 
+const SEVERAL = Symbol('several');
+
+/**
+ * True when the scalar opened at `from` (maybe before blanks and line breaks) and closed at `to`,
+ * with value `result`, is a quoted or plain scalar written over several lines: how far such lines
+ * must be indented is where the two parsers part. A quoted one ends at its closing quote; a plain
+ * one is its own text unless it spans lines (they fold into spaces). Block scalars (`|`, `>`) span
+ * lines by design.
+ */
+function multiLineFlowScalar(input: string, from: number, to: number, result: unknown): boolean {
+  let i = from;
+  let c = input.charCodeAt(i);
+  while (c === 0x20 || c === 0x0a || c === 0x0d) c = input.charCodeAt(++i);
+  if (c === 0x7c /* | */ || c === 0x3e /* > */) return false;
+  if (c === 0x22 /* " */ || c === 0x27 /* ' */) {
+    const nl = input.indexOf('\n', i);
+    return nl !== -1 && nl < to;
+  }
+  return typeof result === 'string' && !input.startsWith(result, i);
+}
+
+/** True when the collection opened at `from` and closed at `to` is a flow one over several lines. */
+function multiLineFlowCollection(input: string, from: number, to: number): boolean {
+  let i = from;
+  let c = input.charCodeAt(i);
+  while (c === 0x20 || c === 0x0a || c === 0x0d) c = input.charCodeAt(++i);
+  if (c !== 0x5b /* [ */ && c !== 0x7b /* { */) return false;
+  const nl = input.indexOf('\n', i);
+  return nl !== -1 && nl < to;
+}
+
+/** True when a quote or bracket ends right before `at` and a `#` follows it without a blank. */
+function commentRunIn(input: string, at: number): boolean {
+  if (input.charCodeAt(at) !== 0x23 /* # */) return false;
+  const c = input.charCodeAt(at - 1);
+  return c === 0x22 || c === 0x27 || c === 0x5d || c === 0x7d; // " ' ] }
+}
+
+/** True when, before `at`, the last thing other than blanks and line breaks is a `:`. */
+function precededByValueIndicator(input: string, at: number): boolean {
+  let i = at - 1;
+  for (;;) {
+    const c = input.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) i--;
+    else return c === 0x3a; /* : */
+  }
+}
+
 /**
  * True when a value read by js-yaml is one the `yaml` path gives the same way: no key that a null
- * key may have produced, no key that could reach a prototype, no object MAX_INPUT_DEPTH deep.
+ * key may have produced, no key that could reach a prototype, no object MAX_INPUT_DEPTH deep, no
+ * null in a list (an empty entry, after which js-yaml may take in a line `yaml` refuses).
  */
 function plainData(value: unknown): boolean {
   const values: unknown[] = [value];
@@ -106,7 +161,9 @@ function plainData(value: unknown): boolean {
     if (depth >= MAX_INPUT_DEPTH) return false;
     if (Array.isArray(v)) {
       for (const item of v as unknown[]) {
-        if (item !== null && typeof item === 'object') {
+        // An empty list entry: js-yaml may have taken a later, less indented line into its list.
+        if (item === null) return false;
+        if (typeof item === 'object') {
           values.push(item);
           depths.push(depth + 1);
         }
@@ -130,19 +187,54 @@ function plainData(value: unknown): boolean {
  * content starts; or undefined when the file must be read by the `yaml` path (see above).
  */
 export function readFast(text: string): FastDocument[] | undefined {
-  // Directives, and line breaks the two count differently.
-  if (/^%/m.test(text) || /\r(?!\n)/.test(text)) return undefined;
+  // Directives; line breaks the two count differently; `---` or `...` run into text (a document
+  // marker to js-yaml, a plain scalar to `yaml`); tags (js-yaml drops some on empty nodes);
+  // explicit keys (`? [a]` in a flow list makes a mapping the listener does not see); tabs
+  // (where they may stand, the two disagree); an empty entry of a compact nested list (`- -`,
+  // where js-yaml can take the next line's entry as its own).
+  if (
+    /^%|\r(?!\n)|^(?:---|\.\.\.)[^\s]|(?:^|[\s[{,])(?:!|\?(?:\s|$))|\t|-[ ]+-[ ]*(?:#.*)?$/m.test(
+      text,
+    )
+  ) {
+    return undefined;
+  }
   const starts: number[] = [];
+  // Per open node: whether it follows a `:` (a value), and the collection children of it that do
+  // not (keys, when the node turns out to be a mapping): none, the one, or SEVERAL. js-yaml opens
+  // some nodes twice at one place (the outer call gives the inner one's result): a child whose
+  // result is the node's own is that same node.
+  const isValue: boolean[] = [];
+  const collectionKey: unknown[] = [];
+  const opened: number[] = [];
   let refused = false;
   const listener = (event: 'open' | 'close', s: State): void => {
     const state = s as LoaderState;
     if (event === 'open') {
       if (state.depth === 1) starts.push(state.position);
+      isValue.push(precededByValueIndicator(state.input, state.position));
+      opened.push(state.position);
+      collectionKey.push(undefined);
       return;
     }
-    if (state.tag === '!') refused = true;
-    else if (state.kind === 'mapping' || state.kind === 'sequence') {
-      if (followedByValueIndicator(state.input, state.position)) refused = true;
+    const value = isValue.pop();
+    const keyChild = collectionKey.pop();
+    const from = opened.pop()!;
+    // A comment run into a closing quote or bracket is an error to `yaml` only.
+    if (state.tag === '!' || commentRunIn(state.input, state.position)) {
+      refused = true;
+    } else if (state.kind === 'scalar') {
+      if (multiLineFlowScalar(state.input, from, state.position, state.result)) refused = true;
+    } else if (state.kind === 'mapping' || state.kind === 'sequence') {
+      const result: unknown = state.result;
+      if (multiLineFlowCollection(state.input, from, state.position)) refused = true;
+      else if (state.kind === 'mapping' && keyChild !== undefined && keyChild !== result) {
+        refused = true;
+      } else if (followedByValueIndicator(state.input, state.position)) refused = true;
+      const parent = collectionKey.length - 1;
+      if (value === false && parent >= 0) {
+        collectionKey[parent] = collectionKey[parent] === undefined ? result : SEVERAL;
+      }
     }
     if (state.depth === 1) {
       for (const _ in state.anchorMap) {
