@@ -39,7 +39,11 @@ const PARSE_OPTIONS = {
 
 /** A file read the fast way, parsed again by `yaml` the first time one of its trees is asked for. */
 class LazyTrees {
-  private parsed?: { docs: Document.Parsed[]; lineCounter: LineCounter };
+  private parsed?: {
+    docs: Document.Parsed[];
+    byStart: Map<number, Document.Parsed>;
+    lineCounter: LineCounter;
+  };
   constructor(private readonly text: string) {}
 
   get lineCounter(): LineCounter {
@@ -48,17 +52,26 @@ class LazyTrees {
 
   /** The tree of the document whose content starts at `offset` (the fast reading's own start). */
   tree(offset: number, index: number): Document.Parsed {
-    const { docs } = this.parse();
-    const found = docs.find((d) => d.contents?.range[0] === offset) ?? docs[index];
+    const { docs, byStart } = this.parse();
+    const found = byStart.get(offset) ?? docs[index];
     if (!found) throw new Error('internal: a fast-read document has no syntax tree');
     return found;
   }
 
-  private parse(): { docs: Document.Parsed[]; lineCounter: LineCounter } {
+  private parse(): {
+    docs: Document.Parsed[];
+    byStart: Map<number, Document.Parsed>;
+    lineCounter: LineCounter;
+  } {
     if (!this.parsed) {
       const lineCounter = new LineCounter();
-      const docs = parseAllDocuments(this.text, { lineCounter, ...PARSE_OPTIONS });
-      this.parsed = { docs: Array.from(docs), lineCounter };
+      const docs = Array.from(parseAllDocuments(this.text, { lineCounter, ...PARSE_OPTIONS }));
+      const byStart = new Map<number, Document.Parsed>();
+      for (const d of docs) {
+        const start = d.contents?.range[0];
+        if (start !== undefined && !byStart.has(start)) byStart.set(start, d);
+      }
+      this.parsed = { docs, byStart, lineCounter };
     }
     return this.parsed;
   }
