@@ -2,8 +2,11 @@ import { LineCounter, isScalar, parseAllDocuments } from 'yaml';
 import type { Document } from 'yaml';
 import type { Diagnostic, YamlProblem } from '../core/index.js';
 import { checkYamlDocument, MAX_INPUT_DEPTH, shapeProblems } from '../core/index.js';
+import { readFast } from './fast-yaml.js';
+import type { FastDocument } from './fast-yaml.js';
 import { keyDiagnostics } from './key-checks.js';
 import { formatPath, positionOf } from './positions.js';
+import type { Position } from './positions.js';
 
 /** One non-empty YAML document of an intent file, with what is needed to point back into it. */
 export interface ParsedDocument {
@@ -11,11 +14,93 @@ export interface ParsedDocument {
   readonly file: string;
   /** 0-based position of the document in its file. */
   readonly index: number;
+  /**
+   * The document's syntax tree. For a document read the fast way (fast-yaml.ts) it is built when
+   * first asked for, by parsing its file again: only diagnostics and field positions ask.
+   */
   readonly node: Document.Parsed;
-  /** Maps offsets of the whole file to lines and columns. */
+  /** Maps offsets of the whole file to lines and columns (built with `node`). */
   readonly lineCounter: LineCounter;
   /** The document as plain data. */
   readonly value: unknown;
+  /** Where the document's content starts, when known without the tree (`positionOf(doc, [])`). */
+  readonly start?: Position;
+}
+
+/** The options every intent file is parsed with by the position-keeping `yaml` parser. */
+const PARSE_OPTIONS = {
+  prettyErrors: true,
+  // uniqueKeys: the parser's duplicate-key check is quadratic in a mapping's size;
+  // checkYamlDocument finds duplicates in linear time, and bounds depth and aliases.
+  uniqueKeys: false,
+  // Warnings (a collection used as a key) would go to stderr; the text's problems are diagnostics.
+  logLevel: 'error',
+} as const;
+
+/** A file read the fast way, parsed again by `yaml` the first time one of its trees is asked for. */
+class LazyTrees {
+  private parsed?: {
+    docs: Document.Parsed[];
+    byStart: Map<number, Document.Parsed>;
+    lineCounter: LineCounter;
+  };
+  constructor(private readonly text: string) {}
+
+  get lineCounter(): LineCounter {
+    return this.parse().lineCounter;
+  }
+
+  /** The tree of the document whose content starts at `offset` (the fast reading's own start). */
+  tree(offset: number, index: number): Document.Parsed {
+    const { docs, byStart } = this.parse();
+    const found = byStart.get(offset) ?? docs[index];
+    if (!found) throw new Error('internal: a fast-read document has no syntax tree');
+    return found;
+  }
+
+  private parse(): {
+    docs: Document.Parsed[];
+    byStart: Map<number, Document.Parsed>;
+    lineCounter: LineCounter;
+  } {
+    if (!this.parsed) {
+      const lineCounter = new LineCounter();
+      const docs = Array.from(parseAllDocuments(this.text, { lineCounter, ...PARSE_OPTIONS }));
+      const byStart = new Map<number, Document.Parsed>();
+      for (const d of docs) {
+        const start = d.contents?.range[0];
+        if (start !== undefined && !byStart.has(start)) byStart.set(start, d);
+      }
+      this.parsed = { docs, byStart, lineCounter };
+    }
+    return this.parsed;
+  }
+}
+
+/** A document read the fast way: value and start now, tree on demand. */
+class FastParsedDocument implements ParsedDocument {
+  readonly index: number;
+  readonly value: unknown;
+  readonly start: Position;
+  private readonly offset: number;
+  constructor(
+    readonly file: string,
+    fast: FastDocument,
+    private readonly trees: LazyTrees,
+  ) {
+    this.index = fast.index;
+    this.value = fast.value;
+    this.offset = fast.offset;
+    this.start = { line: fast.line, column: fast.column };
+  }
+
+  get node(): Document.Parsed {
+    return this.trees.tree(this.offset, this.index);
+  }
+
+  get lineCounter(): LineCounter {
+    return this.trees.lineCounter;
+  }
 }
 
 /**
@@ -77,16 +162,28 @@ export function parseDocuments(
   file: string,
   text: string,
 ): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
+  // Most files are read the fast way; the others, and every file with a problem, by `yaml`.
+  const fast = readFast(text);
+  if (fast !== undefined) {
+    const trees = new LazyTrees(text);
+    return {
+      documents: fast.map((d) => new FastParsedDocument(file, d, trees)),
+      diagnostics: [],
+    };
+  }
+  return parseWithPositions(file, text);
+}
+
+/**
+ * parseDocuments with the position-keeping `yaml` parser: what every file went through before the
+ * fast reading, and what reports every problem.
+ */
+export function parseWithPositions(
+  file: string,
+  text: string,
+): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
-  // uniqueKeys: the parser's duplicate-key check is quadratic in a mapping's size;
-  // checkYamlDocument finds duplicates in linear time, and bounds depth and aliases.
-  const docs = parseAllDocuments(text, {
-    lineCounter,
-    prettyErrors: true,
-    uniqueKeys: false,
-    // Warnings (a collection used as a key) would go to stderr; the text's problems are diagnostics.
-    logLevel: 'error',
-  });
+  const docs = parseAllDocuments(text, { lineCounter, ...PARSE_OPTIONS });
   const documents: ParsedDocument[] = [];
   const diagnostics: Diagnostic[] = [];
   // parseAllDocuments returns an EmptyStream (an empty array) for a file without documents.

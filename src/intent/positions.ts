@@ -62,6 +62,8 @@ export function positionOf(
   path: readonly PathSegment[],
   target: 'key' | 'value' = 'value',
 ): Position {
+  // The start of a document read the fast way is known without its tree.
+  if (path.length === 0 && doc.start !== undefined) return doc.start;
   const root = doc.node.contents as Node | null;
   let node: Node | null | undefined = root;
   let key: Node | null | undefined;

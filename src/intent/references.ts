@@ -15,6 +15,22 @@ export interface ReferenceCheck {
 
 const REF_FORMAT = '${<provider>.<type>/<name>.<field>}, e.g. ${sb.networks/main.id}';
 
+/** True when some text in a value contains `${` (only such text can hold a reference). */
+function mayHoldReferences(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('${')) return true;
+    } else if (Array.isArray(v)) {
+      for (const item of v as unknown[]) stack.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
 /**
  * Checks the `${type/name.path}` references of every resource: malformed ones (`ref.invalid`), ones
  * to addresses nobody declares (`ref.dangling`, with the closest declared address), a spec that
@@ -31,6 +47,11 @@ export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceChec
   const specRefs = new Map<ResourceDraft, Reference[]>();
 
   for (const d of drafts) {
+    // Most resources reference nothing: one walk without paths says so.
+    if (!mayHoldReferences(d.spec) && !mayHoldReferences(d.rawChecks)) {
+      if (declared.get(d.address) === d) dependsOn.set(d.address, []);
+      continue;
+    }
     const report = (code: string, message: string, at: readonly PathSegment[], hint?: string) =>
       diagnostics.push(
         reportAt(d.doc, code, message, {

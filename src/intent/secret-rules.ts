@@ -70,8 +70,34 @@ export function readSecretsList(r: FieldReader, value: Record<string, unknown>):
   return out;
 }
 
+/** What is derived from a type's schema, computed once per schema (not once per resource). */
+const perSchema = new WeakMap<
+  JsonSchema,
+  { props: Map<string, unknown>; names?: string[]; capable?: readonly string[] }
+>();
+
+function derived(schema: JsonSchema) {
+  let entry = perSchema.get(schema);
+  if (!entry) {
+    entry = { props: computePropertySchemas(schema) };
+    perSchema.set(schema, entry);
+  }
+  return entry;
+}
+
 /** The schema of each top-level property (following composition branches and local refs). */
 function propertySchemas(schema: JsonSchema): Map<string, unknown> {
+  return derived(schema).props;
+}
+
+/** The names of the fields a schema allows, sorted. */
+function fieldNames(schema: JsonSchema): string[] {
+  const entry = derived(schema);
+  entry.names ??= allowedProperties(schema, schema).sort();
+  return entry.names;
+}
+
+function computePropertySchemas(schema: JsonSchema): Map<string, unknown> {
   const out = new Map<string, unknown>();
   const visit = (node: unknown, depth: number): void => {
     if (!isRecord(node) || depth > 8) return;
@@ -114,16 +140,19 @@ function secretCapable(info: ResourceTypeInfo, listed: readonly ListedSecret[]):
     ...(info.writeOnly ?? []),
     ...listed.map((s) => s.field),
   ]);
-  for (const [name, prop] of propertySchemas(info.schema)) {
-    if (hasFlag(prop, 'format', 'password') || hasFlag(prop, 'writeOnly')) out.add(name);
-  }
+  const entry = derived(info.schema);
+  entry.capable ??= [...entry.props]
+    .filter(([, prop]) => hasFlag(prop, 'format', 'password') || hasFlag(prop, 'writeOnly'))
+    .map(([name]) => name);
+  for (const name of entry.capable) out.add(name);
   return out;
 }
 
 /** Checks `secrets:` against the type: each entry must be a field of its schema that holds text. */
 function checkListed(r: FieldReader, info: ResourceTypeInfo, listed: readonly ListedSecret[]) {
+  if (listed.length === 0) return;
   const props = propertySchemas(info.schema);
-  const names = allowedProperties(info.schema, info.schema).sort();
+  const names = fieldNames(info.schema);
   for (const { field, index } of listed) {
     const at: PathSegment[] = ['secrets', index];
     if (names.length > 0 && !names.includes(field)) {
