@@ -22,6 +22,16 @@ import { readAbsentWhen, readIdField } from './object-annotations.js';
 import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
 import type { RealOperation } from './irregular-ops.js';
 import { assembleOperations } from './irregular-ops.js';
+import type { ItemCreate } from './item-create.js';
+import {
+  createdAtItem,
+  itemCreateChoice,
+  itemCreateIdentity,
+  keyFieldInRead,
+  settleParentClash,
+  withItemCreate,
+  withItemKey,
+} from './item-create.js';
 import type { Pagination } from './pagination.js';
 import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
@@ -174,6 +184,14 @@ export interface DerivedType {
   readonly paginationNote?: string;
   /** Why the type has the identity it has (or has none), in words; shown by inspect. */
   readonly identityWhy?: string;
+  /** Set when objects are created at their own item path (`PUT /x/{name}`); see item-create.ts. */
+  readonly createAtItem?: ItemCreate;
+  /** Parent fields renamed apart from a create-body field of the same name: field → path parameter. */
+  readonly paramAliases?: Readonly<Record<string, string>>;
+  /** Parent fields the create body carries too (`site_id`), sent with the parent's value. */
+  readonly parentFieldsInBody?: readonly string[];
+  /** How parent parameters clashing with create-body fields were settled, for inspect. */
+  readonly parentNotes?: readonly string[];
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -304,10 +322,15 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       );
       continue;
     }
-    if (!operation(collection, 'POST')) {
-      claim(`no POST on ${collectionPath}: Tend cannot create these objects`);
+    // Without a POST, objects may be created at their own item path (item-create.ts).
+    const atItem = operation(collection, 'POST')
+      ? undefined
+      : itemCreateChoice(collectionPath, itemPaths, paths);
+    if (typeof atItem === 'string') {
+      claim(atItem);
       continue;
     }
+    const creatable = atItem ? withItemCreate(collection, atItem, assembled.realOf) : collection;
     if (!operation(collection, 'GET')) {
       claim(`no GET on ${collectionPath}: Tend cannot list these objects`);
       continue;
@@ -334,6 +357,9 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       // A version segment (`/v2/volumes`) is the same resource again, not another: not qualified.
       const qualifier = [...segments.slice(0, -1)].reverse().find((seg) => !isParam(seg));
       if (qualifier !== undefined && !/^v\d+/i.test(qualifier)) name = `${qualifier}-${last}`;
+      // Still taken (`/orgs/{org}/actions/secrets` is actions-secrets): the next names out, in turn
+      // (`repos-actions-secrets`).
+      if (byName.has(name)) name = qualifiedFurther(segments, name, byName);
     }
     if (!TYPE_NAME.test(name)) {
       claim(
@@ -343,6 +369,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     // Several item paths for one collection are rare; the first complete one wins.
     const itemPath =
+      atItem?.itemPath ??
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
       itemPaths[0]!;
     const item = paths[itemPath]!;
@@ -360,7 +387,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
-    const built = buildType(name, collectionPath, collection, itemPath, item, params, {
+    const built = buildType(name, collectionPath, creatable, itemPath, item, params, {
       realOf: assembled.realOf,
       copied,
       lifecycle: lifecycle !== undefined,
@@ -528,14 +555,17 @@ function buildType(
   collection: Record<string, unknown>,
   itemPath: string,
   item: Record<string, unknown>,
-  params: readonly PathParam[],
+  documentParams: readonly PathParam[],
   ctx: BuildContext,
 ): DerivedType | string {
   const post = operation(collection, 'POST')!;
   const body = isObject(post['requestBody'])
     ? jsonMedia(post['requestBody']['content'])
     : undefined;
-  if (body === undefined || !isObject(body.schema)) {
+  // Created at its own item path (PUT /x/{name}): a create without a body sends the name alone.
+  const atItem = createdAtItem(ctx.realOf.get(post), itemPath);
+  const bodyless = atItem && post['requestBody'] === undefined;
+  if (!bodyless && (body === undefined || !isObject(body.schema))) {
     return `POST ${collectionPath} has no JSON request body schema: Tend cannot tell what to send`;
   }
   const cut = (where: string) => (path: string, reason: CutReason) =>
@@ -546,7 +576,13 @@ function buildType(
           ? `${name}: the ${where} schema is nested more than ${SCHEMA_COPY_DEPTH} levels deep at ${path}; it is not checked below that depth`
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
-  const createSchema = copySchema(body.schema, cut('create'), ctx.copied) as JsonSchema;
+  const written =
+    body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
+  const idParam = splitPath(itemPath).at(-1)!.slice(1, -1);
+  const keyed = atItem
+    ? withItemKey(written as JsonSchema | undefined, idParam, itemPath)
+    : undefined;
+  const createSchema = (keyed?.schema ?? written) as JsonSchema;
   const createFieldNames = Object.keys(objectView(createSchema).properties);
   const getItem = operation(item, 'GET')!;
   // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
@@ -575,13 +611,11 @@ function buildType(
   const create = objectView(createSchema);
   const read = objectView(readSchema);
 
-  const idParam = splitPath(itemPath).at(-1)!.slice(1, -1);
+  // A parent parameter the create body has as a field too is renamed or filled (item-create.ts).
+  const settled = settleParentClash(collectionPath, documentParams, Object.keys(create.properties));
+  if (typeof settled === 'string') return settled;
+  const params = settled.params;
   const parentFields = parentFieldNames(params);
-  for (const f of parentFields) {
-    if (f in create.properties) {
-      return `the create body of ${collectionPath} has a field ${f}, which is also the path parameter {${f}} naming the parent; Tend cannot tell them apart`;
-    }
-  }
   // Sets for every membership test below: a schema may have many thousands of properties.
   const embedded = ctx.embeddedFields;
   const embeddedSet = new Set(embedded);
@@ -619,13 +653,14 @@ function buildType(
   // field moves the object to another parent, which no API does in place.
   const createOnly = unique([
     ...parentFields,
+    ...(atItem ? [idParam] : []),
     ...(updateOp ? annotated.filter((f) => writable.has(f)) : writableFields),
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
   const found = markerLocation(name, create, [createSchema, post], ctx.warnings);
   const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
-  const identity = inferIdentity({
+  const inferred = inferIdentity({
     name,
     collectionPath,
     idParam,
@@ -638,12 +673,6 @@ function buildType(
     explicit: [createSchema, readSchema, post],
     warnings: ctx.warnings,
   });
-  // A text marker is the last resort: inferred, it is used only when the type has no other identity
-  // (a token in a person's description is noise where a name already identifies the object).
-  // Stated with x-tend-marker, it is used as stated.
-  const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
-  const marker =
-    found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
   const statedIdField = readIdField(
     name,
     [readSchema, createSchema],
@@ -651,6 +680,24 @@ function buildType(
     'the read schema',
     ctx.warnings,
   );
+  // Created at its own address: the key is the item path parameter, found in what is listed.
+  const itemKeyField = atItem
+    ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
+    : undefined;
+  const identity = atItem
+    ? itemCreateIdentity(inferred, {
+        idParam,
+        itemPath,
+        method: ctx.realOf.get(post)!.method,
+        keyField: itemKeyField,
+      })
+    : inferred;
+  // A text marker is the last resort: inferred, it is used only when the type has no other identity
+  // (a token in a person's description is noise where a name already identifies the object).
+  // Stated with x-tend-marker, it is used as stated.
+  const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
+  const marker =
+    found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
   const answer = objectView(successSchema(post));
   const createIdField = readIdField(
     name,
@@ -662,6 +709,7 @@ function buildType(
   const absentWhen = readAbsentWhen(name, [readSchema, operation(item, 'GET')], read, ctx.warnings);
   const idField =
     statedIdField ??
+    itemKeyField ??
     (idParam in read.properties
       ? idParam
       : 'id' in read.properties
@@ -782,6 +830,10 @@ function buildType(
     ...(versionField !== undefined ? { versionField } : {}),
     ...(absentWhen.length > 0 ? { absentWhen } : {}),
     ...(createIdField !== undefined ? { createIdField } : {}),
+    ...(atItem ? { createAtItem: { param: idParam, inBody: keyed?.inBody ?? false } } : {}),
+    ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
+    ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
+    ...(settled.notes.length > 0 ? { parentNotes: settled.notes } : {}),
   };
 }
 
@@ -1092,7 +1144,16 @@ interface Identity {
  * path parameter names one of them (`{zone_name}`, "The name of the repository"), or its
  * description says it is unique. A `name` alone is not enough: display names repeat.
  */
-const NAME_LIKE = ['name', 'slug', 'key', 'username', 'login', 'handle', 'code', 'identifier'];
+export const NAME_LIKE = [
+  'name',
+  'slug',
+  'key',
+  'username',
+  'login',
+  'handle',
+  'code',
+  'identifier',
+];
 
 const UNIQUE = /\bunique\b/i;
 const NOT_UNIQUE =
@@ -1446,6 +1507,24 @@ function shapeOf(path: string): string {
       .map((s) => (isParam(s) ? '{}' : s))
       .join('/')
   );
+}
+
+/**
+ * A clashing type name qualified by more of the path's names, outwards (`actions-secrets` →
+ * `repos-actions-secrets`), until it is free; the name as it was when every name is used up.
+ */
+function qualifiedFurther(
+  segments: readonly string[],
+  name: string,
+  taken: ReadonlyMap<string, unknown>,
+): string {
+  const names = segments.slice(0, -1).filter((seg) => !isParam(seg) && !/^v\d+/i.test(seg));
+  let candidate = segments.at(-1)!;
+  for (const n of [...names].reverse()) {
+    candidate = `${n}-${candidate}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+  return name;
 }
 
 function parentOf(path: string): string {
