@@ -1,4 +1,5 @@
 import type { IdentityStrategy, JsonSchema } from '../../core/index.js';
+import { setKey } from '../../core/index.js';
 import type { PathParam } from './derive-types.js';
 import type { RealOperation } from './irregular-ops.js';
 import type { ObjectView } from './schema-view.js';
@@ -316,7 +317,7 @@ export function settleParentClash(
       return `the create body of ${collectionPath} has a field ${p.param}, which is also the path parameter {${p.param}} naming the parent, and the names for the parent's field (${snake(parentName)}_${p.param}, parent_${p.param}) are taken; Tend cannot tell them apart`;
     }
     taken.add(field);
-    aliases[field] = p.param;
+    setKey(aliases, field, p.param);
     notes.push(
       `${field}: the parent's {${p.param}}, renamed because the create body's ${p.param} is the object's own`,
     );
