@@ -22,12 +22,15 @@ import { readAbsentWhen, readIdField } from './object-annotations.js';
 import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
 import type { RealOperation } from './irregular-ops.js';
 import { assembleOperations } from './irregular-ops.js';
-import type { ItemCreate } from './item-create.js';
+import type { ItemCreate, Singleton } from './item-create.js';
 import {
   createdAtItem,
   itemCreateChoice,
   itemCreateIdentity,
   keyFieldInRead,
+  lastParam,
+  singletonChoice,
+  withSingleton,
   settleParentClash,
   withItemCreate,
   withItemKey,
@@ -186,6 +189,8 @@ export interface DerivedType {
   readonly identityWhy?: string;
   /** Set when objects are created at their own item path (`PUT /x/{name}`); see item-create.ts. */
   readonly createAtItem?: ItemCreate;
+  /** Set for one object per owner at a fixed path (`/branches/{branch}/protection`). */
+  readonly singleton?: Singleton;
   /** Parent fields renamed apart from a create-body field of the same name: field → path parameter. */
   readonly paramAliases?: Readonly<Record<string, string>>;
   /** Parent fields the create body carries too (`site_id`), sent with the parent's value. */
@@ -294,7 +299,23 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       assignedItemPaths.get(
         stringOr(collection['x-tend-type']) ?? declaredTypeName(collection) ?? last,
       ) ?? [];
-    const itemPaths = assigned.length > 0 ? assigned : declaredItems;
+    const pairedItems = assigned.length > 0 ? assigned : declaredItems;
+    // One object per owner at a fixed path below it (`/branches/{branch}/protection`): item-create.ts.
+    const single =
+      !operation(collection, 'POST') && pairedItems.length === 0
+        ? singletonChoice(
+            collectionPath,
+            paths,
+            (owner) => byItemShape.get(shapeOf(owner))?.info.idField,
+            NAME_LIKE,
+          )
+        : undefined;
+    if (typeof single === 'string') {
+      handled.add(collectionPath);
+      unmapped.push({ path: collectionPath, reason: single });
+      continue;
+    }
+    const itemPaths = single ? [collectionPath] : pairedItems;
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -323,14 +344,19 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     // Without a POST, objects may be created at their own item path (item-create.ts).
-    const atItem = operation(collection, 'POST')
-      ? undefined
-      : itemCreateChoice(collectionPath, itemPaths, paths);
+    const atItem =
+      operation(collection, 'POST') || single
+        ? undefined
+        : itemCreateChoice(collectionPath, itemPaths, paths);
     if (typeof atItem === 'string') {
       claim(atItem);
       continue;
     }
-    const creatable = atItem ? withItemCreate(collection, atItem, assembled.realOf) : collection;
+    const creatable = single
+      ? withSingleton(collection, single, assembled.realOf)
+      : atItem
+        ? withItemCreate(collection, atItem, assembled.realOf)
+        : collection;
     if (!operation(collection, 'GET')) {
       claim(`no GET on ${collectionPath}: Tend cannot list these objects`);
       continue;
@@ -339,7 +365,11 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(`no item path ${collectionPath}/{id}: Tend cannot read or delete one object`);
       continue;
     }
-    const params = resolveParams(segments, fixedValues, byItemShape);
+    const params = resolveParams(
+      single ? splitPath(single.ownersPath) : segments,
+      fixedValues,
+      byItemShape,
+    );
     const explicitName = collection['x-tend-type'];
     const parentType = [...params].reverse().find((p) => p.kind === 'parent');
     let name = last;
@@ -396,6 +426,9 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       idFieldOf: (typeName) => byName.get(typeName)?.info.idField ?? 'id',
       embeddedFields: embeddedDecls.map((d) => d.field),
       embeddedMethods: embeddedDecls.map((d) => d.method),
+      ...(single
+        ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
+        : {}),
     });
     if (typeof built === 'string') {
       claim(built);
@@ -546,6 +579,8 @@ interface BuildContext {
   readonly idFieldOf: (typeName: string) => string;
   readonly embeddedFields: readonly string[];
   readonly embeddedMethods: readonly string[];
+  /** Set for one object per owner at a fixed path (item-create.ts singletonChoice). */
+  readonly singleton?: Singleton;
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -578,7 +613,7 @@ function buildType(
     );
   const written =
     body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
-  const idParam = splitPath(itemPath).at(-1)!.slice(1, -1);
+  const idParam = lastParam(itemPath) ?? '';
   const keyed = atItem
     ? withItemKey(written as JsonSchema | undefined, idParam, itemPath)
     : undefined;
@@ -681,15 +716,18 @@ function buildType(
     ctx.warnings,
   );
   // Created at its own address: the key is the item path parameter, found in what is listed.
-  const itemKeyField = atItem
-    ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
-    : undefined;
+  const itemKeyField = ctx.singleton
+    ? ctx.singleton.ownerKey
+    : atItem
+      ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
+      : undefined;
   const identity = atItem
     ? itemCreateIdentity(inferred, {
         idParam,
         itemPath,
         method: ctx.realOf.get(post)!.method,
         keyField: itemKeyField,
+        ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
       })
     : inferred;
   // A text marker is the last resort: inferred, it is used only when the type has no other identity
@@ -707,16 +745,18 @@ function buildType(
     ctx.warnings,
   );
   const absentWhen = readAbsentWhen(name, [readSchema, operation(item, 'GET')], read, ctx.warnings);
-  const idField =
-    statedIdField ??
-    itemKeyField ??
-    (idParam in read.properties
-      ? idParam
-      : 'id' in read.properties
-        ? 'id'
-        : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
-          ? identity.naturalKeys[0]!
-          : idParam);
+  // A singleton's read object need not carry its owner's key: the key is what it was read with.
+  const idField = ctx.singleton
+    ? idParam
+    : (statedIdField ??
+      itemKeyField ??
+      (idParam in read.properties
+        ? idParam
+        : 'id' in read.properties
+          ? 'id'
+          : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
+            ? identity.naturalKeys[0]!
+            : idParam));
 
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
@@ -831,6 +871,7 @@ function buildType(
     ...(absentWhen.length > 0 ? { absentWhen } : {}),
     ...(createIdField !== undefined ? { createIdField } : {}),
     ...(atItem ? { createAtItem: { param: idParam, inBody: keyed?.inBody ?? false } } : {}),
+    ...(ctx.singleton ? { singleton: ctx.singleton } : {}),
     ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
     ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
     ...(settled.notes.length > 0 ? { parentNotes: settled.notes } : {}),

@@ -597,3 +597,142 @@ describe('writes of a child whose create body repeats a parent parameter, agains
     expect(JSON.parse(server.requests[0]!.body)).toEqual({ site_id: 'abc', name: 'x' });
   });
 });
+
+// --- singletons: one object per owner at a fixed path ---------------------------------------------
+
+const PROTECTION = {
+  type: 'object',
+  properties: { enforce_admins: { type: 'boolean' }, url: { type: 'string', readOnly: true } },
+};
+/** GitHub's shape: branches listed (GET only), each with at most one protection. */
+function protections(branchItem: Obj = { type: 'object', properties: { name: {} } }): Obj {
+  return {
+    openapi: '3.0.0',
+    info: { title: 'forge', version: '1' },
+    paths: {
+      '/repos/{owner}/{repo}/branches': {
+        get: { responses: ok({ type: 'array', items: branchItem }) },
+      },
+      '/repos/{owner}/{repo}/branches/{branch}/protection': {
+        get: {
+          parameters: [
+            { name: 'branch', in: 'path', required: true, description: 'The name of the branch.' },
+          ],
+          responses: ok(PROTECTION),
+        },
+        put: {
+          summary: 'Update branch protection',
+          requestBody: body(PROTECTION),
+          responses: ok(PROTECTION),
+        },
+        delete: gone,
+      },
+    },
+  };
+}
+
+describe('deriving a singleton sub-resource', () => {
+  it('is one object per owner: keyed by the owner, created and replaced by PUT, listed along the owners', () => {
+    const { derived, t } = only(protections());
+    expect(derived.warnings).toEqual([]);
+    expect(t!.info.name).toBe('protection');
+    expect(t!.collectionPath).toBe('/repos/{owner}/{repo}/branches/{branch}/protection');
+    expect(t!.operations.list).toMatchObject({
+      method: 'GET',
+      path: '/repos/{owner}/{repo}/branches',
+    });
+    expect(t!.operations.create).toMatchObject({
+      method: 'PUT',
+      path: '/repos/{owner}/{repo}/branches/{branch}/protection',
+    });
+    expect(t!.operations.update?.method).toBe('PUT');
+    expect(t!.singleton).toEqual({
+      ownerKey: 'name',
+      ownersPath: '/repos/{owner}/{repo}/branches',
+    });
+    expect(t!.info.identity).toBe('natural-key');
+    expect(t!.info.idField).toBe('branch');
+    expect(t!.keyFields).toEqual(['branch']);
+    expect(t!.params.map((p) => p.param)).toEqual(['owner', 'repo']);
+    expect(t!.identityWhy).toBe(
+      'natural key branch: one object per {branch}, created and replaced by PUT /repos/{owner}/{repo}/branches/{branch}/protection and read there for every item of GET /repos/{owner}/{repo}/branches (its name); a second create writes the same object',
+    );
+  });
+
+  it('is refused, saying why, when the owners’ list carries no field holding the owner’s key', () => {
+    const { derived } = only(protections({ type: 'object', properties: { sha: {} } }));
+    expect(derived.types).toEqual([]);
+    expect(derived.unmapped).toContainEqual({
+      path: '/repos/{owner}/{repo}/branches/{branch}/protection',
+      reason:
+        'GET, PUT and DELETE on /repos/{owner}/{repo}/branches/{branch}/protection: one object per {branch}, but the items of GET /repos/{owner}/{repo}/branches have no field holding {branch}, so Tend cannot list them; name the field with x-tend-id-field',
+    });
+  });
+
+  it('is not an on/off switch whose GET answers 204 (a vote, a star)', () => {
+    const doc = protections();
+    const item = (doc['paths'] as Record<string, Obj>)[
+      '/repos/{owner}/{repo}/branches/{branch}/protection'
+    ]!;
+    item['get'] = { responses: { '204': { description: 'voted' } } };
+    expect(deriveTypes(doc).types).toEqual([]);
+  });
+});
+
+describe('writes of a singleton, against a real server', () => {
+  let server: RecordingServer;
+  const protected_ = new Map<string, Obj>();
+  beforeAll(async () => {
+    server = await startRecordingServer((req, res) => {
+      if (req.url === '/repos/o/r/branches') {
+        return json(res, 200, [{ name: 'main' }, { name: 'dev/x' }]);
+      }
+      const m = /^\/repos\/o\/r\/branches\/([^/]+)\/protection$/.exec(req.url);
+      if (!m) return json(res, 404, { message: 'no' });
+      const branch = decodeURIComponent(m[1]!);
+      if (req.method === 'PUT') {
+        const p = { ...(JSON.parse(req.body) as Obj), url: `u/${branch}` };
+        protected_.set(branch, p);
+        return json(res, 200, p);
+      }
+      if (req.method === 'DELETE') {
+        protected_.delete(branch);
+        res.writeHead(204).end();
+        return;
+      }
+      const p = protected_.get(branch);
+      return p ? json(res, 200, p) : json(res, 404, { message: 'Branch not protected' });
+    });
+  });
+  afterAll(() => server.stop());
+
+  it('lists the objects of every owner that has one, creates with PUT at the address, deletes', async () => {
+    protected_.set('main', { enforce_admins: true, url: 'u/main' });
+    const p = createOpenApiProvider({
+      name: 'gh',
+      document: await prepareOpenApiDocument(protections(), 'inline'),
+      endpoint: server.url,
+      workspace: 'ws',
+      parameters: { owner: 'o', repo: 'r' },
+    });
+    const before = await p.list('protection');
+    expect(before.map((o) => [o.id, o.fields['branch'], o.fields['enforce_admins']])).toEqual([
+      ['main', 'main', true],
+    ]);
+    server.clear();
+    const created = await p.create(
+      'protection',
+      { branch: 'dev/x', enforce_admins: false },
+      { actor: { actor: 't' } },
+    );
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'PUT /repos/o/r/branches/dev%2Fx/protection',
+      'GET /repos/o/r/branches/dev%2Fx/protection',
+    ]);
+    expect(JSON.parse(server.requests[0]!.body)).toEqual({ enforce_admins: false });
+    expect(created.id).toBe('dev/x');
+    expect((await p.list('protection')).map((o) => o.id).sort()).toEqual(['dev/x', 'main']);
+    await p.delete('protection', 'main', { actor: { actor: 't' } });
+    expect((await p.list('protection')).map((o) => o.id)).toEqual(['dev/x']);
+  });
+});

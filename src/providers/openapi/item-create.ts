@@ -3,7 +3,8 @@ import { setKey } from '../../core/index.js';
 import type { PathParam } from './derive-types.js';
 import type { RealOperation } from './irregular-ops.js';
 import type { ObjectView } from './schema-view.js';
-import { isObject } from './schema-view.js';
+import { inferListEnvelope, schemaAtPath } from './envelope.js';
+import { hasType, isObject, objectView, successSchema } from './schema-view.js';
 
 /**
  * Objects created at their own address, and child bodies that repeat a parent's path parameter
@@ -30,6 +31,27 @@ export interface ItemCreate {
   readonly param: string;
   /** True when the create body has a field of that name as well (then it is sent in both). */
   readonly inBody: boolean;
+}
+
+/**
+ * One object per owner at a fixed path below the owner (`/repos/{owner}/{repo}/branches/{branch}/
+ * protection`): listed by reading it for every item of the owners' list, keyed by the owner's key.
+ */
+export interface Singleton {
+  /** The field of the owners' list items holding the owner's key (`name` for `{branch}`). */
+  readonly ownerKey: string;
+  /** The owners' list (`/repos/{owner}/{repo}/branches`). */
+  readonly ownersPath: string;
+}
+
+/** A singleton sub-resource found in a document. */
+export interface SingletonChoice extends Singleton {
+  /** The singleton's path. */
+  readonly path: string;
+  /** The owner's path parameter (`branch`): the singleton's key. */
+  readonly param: string;
+  /** The owners' list GET operation. */
+  readonly ownersList: Record<string, unknown>;
 }
 
 /** The create of a collection without POST, found on its item path. */
@@ -168,6 +190,8 @@ export function itemCreateIdentity(
     readonly itemPath: string;
     readonly method: string;
     readonly keyField: string | undefined;
+    /** Set for a singleton: the owners' list it is read along. */
+    readonly ownersPath?: string;
   },
 ): IdentityLike {
   const byParam =
@@ -176,6 +200,12 @@ export function itemCreateIdentity(
     inferred.naturalKeys[0] === at.idParam &&
     !(inferred.why ?? '').includes('declared with x-tend-identity');
   if (!byParam) return inferred;
+  if (at.ownersPath !== undefined) {
+    return {
+      ...inferred,
+      why: `natural key ${at.idParam}: one object per {${at.idParam}}, created and replaced by ${at.method} ${at.itemPath} and read there for every item of GET ${at.ownersPath} (its ${at.keyField ?? at.idParam}); a second create writes the same object`,
+    };
+  }
   const creates = `${at.method} ${at.itemPath} creates the object at the address its creator names ({${at.idParam}})`;
   if (at.keyField === undefined) {
     const reason = `${creates}, but the objects its GET returns have no field holding {${at.idParam}}, so a listed object could not be matched to a declared one; name the field with x-tend-id-field on the read schema`;
@@ -202,6 +232,114 @@ function shapeOf(path: string): string {
       .map((s) => (/^\{[^{}]+\}$/.test(s) ? '{}' : s))
       .join('/')
   );
+}
+
+/**
+ * A singleton sub-resource: a path `/owners/{owner}/thing` (its last segment a name, the one before a
+ * parameter, the one before that a name) with GET answering an object, PUT and DELETE, no POST and
+ * nothing below it, whose owners are listed by `GET /owners`. There is one object per owner, created
+ * and replaced by PUT at its fixed address and removed by DELETE: its key is the owner's, and a
+ * second create writes the same object. Undefined when the path is not one; a string when it is, but
+ * the owners' list carries no field holding the owner's key (`ownerIdField` is the id field of a
+ * type whose item path is the owner's, when one is managed).
+ */
+export function singletonChoice(
+  path: string,
+  paths: Readonly<Record<string, Record<string, unknown>>>,
+  ownerIdField: (ownerPath: string) => string | undefined,
+  nameLike: readonly string[],
+): SingletonChoice | string | undefined {
+  const item = paths[path];
+  const segments = path.split('/').filter((x) => x !== '');
+  const [ownersName, owner, last] = segments.slice(-3);
+  if (item === undefined || segments.length < 3 || isParam(last!) || isParam(ownersName!)) {
+    return undefined;
+  }
+  if (!isParam(owner!)) return undefined;
+  const get = item['get'];
+  if (
+    !isObject(get) ||
+    !isObject(item['put']) ||
+    !isObject(item['delete']) ||
+    isObject(item['post'])
+  ) {
+    return undefined;
+  }
+  // A 204 says whether the switch is on (a vote, a star), not a state to declare.
+  const codes = isObject(get['responses']) ? Object.keys(get['responses']) : [];
+  if (!codes.some((c) => c === '200' || c.toUpperCase() === '2XX')) return undefined;
+  const answer = successSchema(get);
+  if (!hasType(answer, 'object') && Object.keys(objectView(answer).properties).length === 0) {
+    return undefined; // an on/off switch (204 or no body), not a state to declare
+  }
+  const param = owner!.slice(1, -1);
+  const ownersPath = '/' + segments.slice(0, -2).join('/');
+  const ownersList = paths[ownersPath]?.['get'];
+  if (!isObject(ownersList)) return undefined;
+  const known = ownerIdField(`${ownersPath}/{${param}}`);
+  const listed = listItemSchema(successSchema(ownersList), ownersName!);
+  const ownerKey =
+    known ?? keyFieldInRead(param, objectView(listed), nameLike, paramDescription(get, param));
+  if (ownerKey === undefined) {
+    return `GET, PUT and DELETE on ${path}: one object per {${param}}, but the items of GET ${ownersPath} have no field holding {${param}}, so Tend cannot list them; name the field with x-tend-id-field`;
+  }
+  return { path, ownersPath, param, ownerKey, ownersList };
+}
+
+/**
+ * The singleton's path item as a collection: its PUT as the create (a copy, recorded where it is),
+ * and the owners' list GET as its list (a copy, recorded where it is and why).
+ */
+export function withSingleton(
+  collection: Record<string, unknown>,
+  single: SingletonChoice,
+  realOf: WeakMap<object, RealOperation>,
+): Record<string, unknown> {
+  const put = { ...(collection['put'] as Record<string, unknown>) };
+  realOf.set(put, {
+    method: 'PUT',
+    path: single.path,
+    source: `inferred: one object per {${single.param}}, created and replaced by PUT at its fixed address`,
+  });
+  const list = { ...single.ownersList };
+  const real = realOf.get(single.ownersList);
+  realOf.set(list, {
+    method: 'GET',
+    path: real?.path ?? single.ownersPath,
+    source: `inferred: read at ${single.path} for every item of GET ${single.ownersPath} (its ${single.ownerKey})`,
+  });
+  return { ...collection, get: list, post: put };
+}
+
+/** The schema of one item of a list answer (a bare array, or an array in an envelope). */
+function listItemSchema(schema: unknown, typeName: string): unknown {
+  if (hasType(schema, 'array') || (isObject(schema) && isObject(schema['items']))) {
+    return isObject(schema) ? schema['items'] : undefined;
+  }
+  const field = inferListEnvelope(schema, typeName);
+  const inner = field === undefined ? undefined : schemaAtPath(schema, field);
+  return isObject(inner) ? inner['items'] : undefined;
+}
+
+/** The description of a path parameter of an operation. */
+function paramDescription(op: Record<string, unknown>, name: string): string | undefined {
+  const list = op['parameters'];
+  if (!Array.isArray(list)) return undefined;
+  for (const p of list) {
+    if (
+      isObject(p) &&
+      p['in'] === 'path' &&
+      p['name'] === name &&
+      typeof p['description'] === 'string'
+    ) {
+      return p['description'];
+    }
+  }
+  return undefined;
+}
+
+function isParam(segment: string): boolean {
+  return /^\{[^{}]+\}$/.test(segment);
 }
 
 /** The last path parameter of a path (`/x/{name}` → name). */
@@ -247,15 +385,19 @@ export function keyFieldInRead(
   param: string,
   read: ObjectView,
   nameLike: readonly string[],
+  description?: string,
 ): string | undefined {
   if (Object.hasOwn(read.properties, param)) return param;
   const flat = param.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const fieldNamed = (n: string) => Object.keys(read.properties).find((f) => f.toLowerCase() === n);
   for (const n of nameLike) {
     if (!flat.endsWith(n) || flat === n) continue;
-    const field = Object.keys(read.properties).find((f) => f.toLowerCase() === n);
+    const field = fieldNamed(n);
     if (field !== undefined) return field;
   }
-  return undefined;
+  // Described as one ("The name of the branch."): the words before it name what it is of.
+  const said = /^\s*(?:the\s+)?(\w+)\s+of\b/i.exec(description ?? '')?.[1]?.toLowerCase();
+  return said !== undefined && nameLike.includes(said) ? fieldNamed(said) : undefined;
 }
 
 /** How a child type keeps its parent's path parameters apart from the fields of its create body. */

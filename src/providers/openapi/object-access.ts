@@ -296,6 +296,44 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   };
 
   /**
+   * The objects of a singleton type (one per owner at a fixed path, `/branches/{branch}/protection`):
+   * the owners' list gives the keys, and each owner's object is read at its address; an owner
+   * without one (404) has none.
+   */
+  const listSingletons = async (
+    t: DerivedType,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject[]> => {
+    const out: ObservedObject[] = [];
+    const ownerKey = t.singleton!.ownerKey;
+    for (const scope of await scopes(t, signal)) {
+      let owners: unknown[];
+      try {
+        owners = await listAllPages(t, scope, signal);
+      } catch (e) {
+        if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
+          continue;
+        }
+        throw e;
+      }
+      const keys = owners
+        .filter(isObject)
+        .map((o) => scalarId(o[ownerKey]))
+        .filter((k): k is string => k !== undefined);
+      // Every owner is read at once (the client bounds concurrency).
+      const read = await Promise.all(
+        keys.map(async (key) => ({ key, got: await readRaw(t, scope, key, signal) })),
+      );
+      for (const { key, got } of read) {
+        if (got === undefined) continue;
+        const o = observed(t, got.body, scope, [key], got.etag);
+        if (o) out.push(o);
+      }
+    }
+    return out;
+  };
+
+  /**
    * A listed object with the fields its list entry leaves out read from its item endpoint: when a
    * field Tend compares (declared in the type's schema, and in the item GET's) is absent from the
    * entry — PowerDNS lists zones without `soa_edit_api`, `api_rectify`, … — the object is read once,
@@ -324,7 +362,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<ObservedObject | undefined> => {
     if (t.keyFields.length === 0) return undefined;
-    const all = t.embedded ? await listEmbedded(t, signal) : await listRest(t, signal);
+    const all = await access.list(t, signal);
     const same = (o: ObservedObject) =>
       t.keyFields.every(
         (k) =>
@@ -745,7 +783,12 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   };
 
   const access: ObjectAccess = {
-    list: (t, signal) => (t.embedded ? listEmbedded(t, signal) : listRest(t, signal)),
+    list: (t, signal) =>
+      t.embedded
+        ? listEmbedded(t, signal)
+        : t.singleton
+          ? listSingletons(t, signal)
+          : listRest(t, signal),
     read: (t, id, signal) => (t.embedded ? readEmbedded(t, id, signal) : readRest(t, id, signal)),
     create: (t, desired, ctx) =>
       t.embedded
