@@ -328,6 +328,13 @@ describe('a child create body repeating a parent path parameter', () => {
       want: { params: ['site_id'], aliases: {}, inBody: ['site_id'] },
     },
     {
+      what: 'a parent collection of several words keeps them apart (LXD storage pools)',
+      path: '/1.0/storage-pools/{name}/volumes/custom/{volume}/snapshots',
+      params: [parent('name')],
+      fields: ['name', 'expires_at'],
+      want: { params: ['storage_pool_name'], aliases: { storage_pool_name: 'name' } },
+    },
+    {
       what: 'a taken new name falls back to parent_<param>',
       path: '/policies/{id}/rules',
       params: [parent('id')],

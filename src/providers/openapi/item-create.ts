@@ -439,9 +439,11 @@ export function settleParentClash(
     }
     const at = segments.indexOf(`{${p.param}}`);
     const collection = at > 0 ? segments[at - 1]! : '';
-    const parentName = singular(collection.toLowerCase().replace(/[^a-z0-9]/g, ''));
+    // `storage-pools` → storage_pool (for the new name), storagepool (to compare).
+    const parentName = snake(singular(collection.toLowerCase()));
+    const parentFlat = parentName.replace(/_/g, '');
     const flat = p.param.toLowerCase().replace(/[^a-z0-9]/g, '');
-    if (parentName !== '' && flat !== parentName && flat.includes(parentName)) {
+    if (parentFlat !== '' && flat !== parentFlat && flat.includes(parentFlat)) {
       inBody.push(p.param);
       notes.push(
         `${p.param}: the create body's ${p.param} is named after the parent (${collection}), so it is the parent's id, sent in the path and the body`,
@@ -477,5 +479,5 @@ function singular(word: string): string {
 }
 
 function snake(word: string): string {
-  return word.replace(/[^a-z0-9]+/g, '_');
+  return word.replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
 }
