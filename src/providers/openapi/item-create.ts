@@ -150,7 +150,7 @@ export function withItemCreate(
   realOf.set(op, {
     method: real?.method ?? choice.method,
     path: real?.path ?? choice.itemPath,
-    source: `inferred: ${choice.method} ${choice.itemPath} creates an object at its own address (no POST on the collection)`,
+    source: 'inferred: creates the object at its own address (the collection has no POST)',
   });
   return { ...collection, post: op };
 }
@@ -299,14 +299,14 @@ export function withSingleton(
   realOf.set(put, {
     method: 'PUT',
     path: single.path,
-    source: `inferred: one object per {${single.param}}, created and replaced by PUT at its fixed address`,
+    source: `inferred: one object per {${single.param}}, created and replaced at its fixed address`,
   });
   const list = { ...single.ownersList };
   const real = realOf.get(single.ownersList);
   realOf.set(list, {
     method: 'GET',
     path: real?.path ?? single.ownersPath,
-    source: `inferred: read at ${single.path} for every item of GET ${single.ownersPath} (its ${single.ownerKey})`,
+    source: `inferred: the object of every item listed (its ${single.ownerKey}), read at ${single.path}`,
   });
   return { ...collection, get: list, post: put };
 }
