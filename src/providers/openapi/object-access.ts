@@ -772,7 +772,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<ObservedObject | undefined> => {
     if (t.info.markerField === undefined) return undefined;
-    const all = await listRest(t, signal);
+    const all = t.singleton ? await listSingletons(t, signal) : await listRest(t, signal);
     return all.find(
       (o) =>
         o.marker !== undefined &&
