@@ -121,6 +121,7 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
       'parent',
       `${t.parent.type} (declare ${t.parent.field}: \${<provider>.${t.parent.type}/<name>.${idFieldOf(t.parent.type)}})`,
     );
+  for (const note of t.parentNotes ?? []) row('parent field', note);
   if (t.identity === null) {
     row('identity', s.red(`none: ${t.identityReason ?? 'unknown'}; Tend will not create these`));
   } else {

@@ -201,8 +201,16 @@ const cases: Case[] = [
     want: {
       types: [],
       unmapped: [
-        { path: '/servers', reason: 'no POST on /servers: Tend cannot create these objects' },
-        { path: '/servers/{id}', reason: 'no POST on /servers: Tend cannot create these objects' },
+        {
+          path: '/servers',
+          reason:
+            'no POST on /servers: Tend cannot create these objects, nor a PUT or POST on /servers/{id}',
+        },
+        {
+          path: '/servers/{id}',
+          reason:
+            'no POST on /servers: Tend cannot create these objects, nor a PUT or POST on /servers/{id}',
+        },
       ],
     },
   },

@@ -15,7 +15,7 @@ import {
   KEYED_FORMATS,
   unknownTendExtensions,
 } from './annotations.js';
-import { inferIdentity, lookupParams, withBranchFields } from './identity.js';
+import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './identity.js';
 import { markerLocation } from './marker-location.js';
 import type { AbsentWhen } from './object-annotations.js';
 import { readAbsentWhen, readIdField } from './object-annotations.js';
@@ -23,6 +23,19 @@ import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } fr
 import type { RealOperation } from './irregular-ops.js';
 import { assembleOperations } from './irregular-ops.js';
 import { longerName, noItemPathReason } from './path-pairing.js';
+import type { ItemCreate, Singleton } from './item-create.js';
+import {
+  createdAtItem,
+  itemCreateChoice,
+  itemCreateIdentity,
+  keyFieldInRead,
+  lastParam,
+  singletonChoice,
+  withSingleton,
+  settleParentClash,
+  withItemCreate,
+  withItemKey,
+} from './item-create.js';
 import type { Pagination } from './pagination.js';
 import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
@@ -175,6 +188,16 @@ export interface DerivedType {
   readonly paginationNote?: string;
   /** Why the type has the identity it has (or has none), in words; shown by inspect. */
   readonly identityWhy?: string;
+  /** Set when objects are created at their own item path (`PUT /x/{name}`); see item-create.ts. */
+  readonly createAtItem?: ItemCreate;
+  /** Set for one object per owner at a fixed path (`/branches/{branch}/protection`). */
+  readonly singleton?: Singleton;
+  /** Parent fields renamed apart from a create-body field of the same name: field → path parameter. */
+  readonly paramAliases?: Readonly<Record<string, string>>;
+  /** Parent fields the create body carries too (`site_id`), sent with the parent's value. */
+  readonly parentFieldsInBody?: readonly string[];
+  /** How parent parameters clashing with create-body fields were settled, for inspect. */
+  readonly parentNotes?: readonly string[];
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -273,7 +296,23 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     if (last === undefined || (segments.length > 0 && isParam(last))) continue;
     if (handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
-    const itemPaths = declaredItems;
+    const pairedItems = declaredItems;
+    // One object per owner at a fixed path below it (`/branches/{branch}/protection`): item-create.ts.
+    const single =
+      !operation(collection, 'POST') && pairedItems.length === 0
+        ? singletonChoice(
+            collectionPath,
+            paths,
+            (owner) => byItemShape.get(shapeOf(owner))?.info.idField,
+            NAME_LIKE,
+          )
+        : undefined;
+    if (typeof single === 'string') {
+      handled.add(collectionPath);
+      unmapped.push({ path: collectionPath, reason: single });
+      continue;
+    }
+    const itemPaths = single ? [collectionPath] : pairedItems;
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
     if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
@@ -301,10 +340,20 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       );
       continue;
     }
-    if (!operation(collection, 'POST')) {
-      claim(`no POST on ${shown(collectionPath)}: Tend cannot create these objects`);
+    // Without a POST, objects may be created at their own item path (item-create.ts).
+    const atItem =
+      operation(collection, 'POST') || single
+        ? undefined
+        : itemCreateChoice(collectionPath, itemPaths, paths);
+    if (typeof atItem === 'string') {
+      claim(atItem);
       continue;
     }
+    const creatable = single
+      ? withSingleton(collection, single, assembled.realOf)
+      : atItem
+        ? withItemCreate(collection, atItem, assembled.realOf)
+        : collection;
     if (!operation(collection, 'GET')) {
       claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects`);
       continue;
@@ -313,7 +362,11 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(noItemPathReason(collectionPath, paths, shown));
       continue;
     }
-    const params = resolveParams(segments, fixedValues, byItemShape);
+    const params = resolveParams(
+      single ? splitPath(single.ownersPath) : segments,
+      fixedValues,
+      byItemShape,
+    );
     const explicitName = collection['x-tend-type'];
     const parentType = [...params].reverse().find((p) => p.kind === 'parent');
     let name = last;
@@ -344,6 +397,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     // Several item paths for one collection are rare; the first complete one wins.
     const itemPath =
+      atItem?.itemPath ??
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
       itemPaths[0]!;
     const item = paths[itemPath]!;
@@ -361,7 +415,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
-    const built = buildType(name, collectionPath, collection, itemPath, item, params, {
+    const built = buildType(name, collectionPath, creatable, itemPath, item, params, {
       realOf: assembled.realOf,
       copied,
       lifecycle: lifecycle !== undefined,
@@ -371,6 +425,9 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       embeddedFields: embeddedDecls.map((d) => d.field),
       embeddedMethods: embeddedDecls.map((d) => d.method),
       paths,
+      ...(single
+        ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
+        : {}),
     });
     if (typeof built === 'string') {
       claim(built);
@@ -525,6 +582,8 @@ interface BuildContext {
   readonly embeddedMethods: readonly string[];
   /** The document's paths (operations assembled), for the lookups identity reads. */
   readonly paths: Readonly<Record<string, Record<string, unknown>>>;
+  /** Set for one object per owner at a fixed path (item-create.ts singletonChoice). */
+  readonly singleton?: Singleton;
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -534,14 +593,17 @@ function buildType(
   collection: Record<string, unknown>,
   itemPath: string,
   item: Record<string, unknown>,
-  params: readonly PathParam[],
+  documentParams: readonly PathParam[],
   ctx: BuildContext,
 ): DerivedType | string {
   const post = operation(collection, 'POST')!;
   const body = isObject(post['requestBody'])
     ? jsonMedia(post['requestBody']['content'])
     : undefined;
-  if (body === undefined || !isObject(body.schema)) {
+  // Created at its own item path (PUT /x/{name}): a create without a body sends the name alone.
+  const atItem = createdAtItem(ctx.realOf.get(post), itemPath);
+  const bodyless = atItem && post['requestBody'] === undefined;
+  if (!bodyless && (body === undefined || !isObject(body.schema))) {
     return `POST ${ctx.realOf.get(post)?.path ?? collectionPath} has no JSON request body schema: Tend cannot tell what to send`;
   }
   const cut = (where: string) => (path: string, reason: CutReason) =>
@@ -552,7 +614,13 @@ function buildType(
           ? `${name}: the ${where} schema is nested more than ${SCHEMA_COPY_DEPTH} levels deep at ${path}; it is not checked below that depth`
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
-  const createSchema = copySchema(body.schema, cut('create'), ctx.copied) as JsonSchema;
+  const written =
+    body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
+  const idParam = lastParam(itemPath) ?? '';
+  const keyed = atItem
+    ? withItemKey(written as JsonSchema | undefined, idParam, itemPath)
+    : undefined;
+  const createSchema = (keyed?.schema ?? written) as JsonSchema;
   const createFieldNames = Object.keys(objectView(createSchema).properties);
   const getItem = operation(item, 'GET')!;
   // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
@@ -581,13 +649,11 @@ function buildType(
   const create = objectView(createSchema);
   const read = objectView(readSchema);
 
-  const idParam = splitPath(itemPath).at(-1)!.slice(1, -1);
+  // A parent parameter the create body has as a field too is renamed or filled (item-create.ts).
+  const settled = settleParentClash(collectionPath, documentParams, Object.keys(create.properties));
+  if (typeof settled === 'string') return settled;
+  const params = settled.params;
   const parentFields = parentFieldNames(params);
-  for (const f of parentFields) {
-    if (f in create.properties) {
-      return `the create body of ${collectionPath} has a field ${f}, which is also the path parameter {${f}} naming the parent; Tend cannot tell them apart`;
-    }
-  }
   // Sets for every membership test below: a schema may have many thousands of properties.
   const embedded = ctx.embeddedFields;
   const embeddedSet = new Set(embedded);
@@ -625,6 +691,7 @@ function buildType(
   // field moves the object to another parent, which no API does in place.
   const createOnly = unique([
     ...parentFields,
+    ...(atItem ? [idParam] : []),
     ...(updateOp ? annotated.filter((f) => writable.has(f)) : writableFields),
     ...annotated.filter((f) => writable.has(f)),
   ]);
@@ -633,7 +700,7 @@ function buildType(
   const keyView = withBranchFields(createSchema, create, writableFields);
   const found = markerLocation(name, keyView.view, [createSchema, post], ctx.warnings);
   const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
-  const identity = inferIdentity({
+  const inferred = inferIdentity({
     name,
     collectionPath,
     idParam,
@@ -649,12 +716,6 @@ function buildType(
     lookups: lookupParams(ctx.paths, collectionPath, itemPath, getItem),
     warnings: ctx.warnings,
   });
-  // A text marker is the last resort: inferred, it is used only when the type has no other identity
-  // (a token in a person's description is noise where a name already identifies the object).
-  // Stated with x-tend-marker, it is used as stated.
-  const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
-  const marker =
-    found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
   const statedIdField = readIdField(
     name,
     [readSchema, createSchema],
@@ -662,6 +723,27 @@ function buildType(
     'the read schema',
     ctx.warnings,
   );
+  // Created at its own address: the key is the item path parameter, found in what is listed.
+  const itemKeyField = ctx.singleton
+    ? ctx.singleton.ownerKey
+    : atItem
+      ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
+      : undefined;
+  const identity = atItem
+    ? itemCreateIdentity(inferred, {
+        idParam,
+        itemPath,
+        method: ctx.realOf.get(post)!.method,
+        keyField: itemKeyField,
+        ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
+      })
+    : inferred;
+  // A text marker is the last resort: inferred, it is used only when the type has no other identity
+  // (a token in a person's description is noise where a name already identifies the object).
+  // Stated with x-tend-marker, it is used as stated.
+  const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
+  const marker =
+    found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
   const answer = objectView(successSchema(post));
   const createIdField = readIdField(
     name,
@@ -671,15 +753,18 @@ function buildType(
     ctx.warnings,
   );
   const absentWhen = readAbsentWhen(name, [readSchema, operation(item, 'GET')], read, ctx.warnings);
-  const idField =
-    statedIdField ??
-    (idParam in read.properties
-      ? idParam
-      : 'id' in read.properties
-        ? 'id'
-        : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
-          ? identity.naturalKeys[0]!
-          : idParam);
+  // A singleton's read object need not carry its owner's key: the key is what it was read with.
+  const idField = ctx.singleton
+    ? idParam
+    : (statedIdField ??
+      itemKeyField ??
+      (idParam in read.properties
+        ? idParam
+        : 'id' in read.properties
+          ? 'id'
+          : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
+            ? identity.naturalKeys[0]!
+            : idParam));
 
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
@@ -793,6 +878,11 @@ function buildType(
     ...(versionField !== undefined ? { versionField } : {}),
     ...(absentWhen.length > 0 ? { absentWhen } : {}),
     ...(createIdField !== undefined ? { createIdField } : {}),
+    ...(atItem ? { createAtItem: { param: idParam, inBody: keyed?.inBody ?? false } } : {}),
+    ...(ctx.singleton ? { singleton: ctx.singleton } : {}),
+    ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
+    ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
+    ...(settled.notes.length > 0 ? { parentNotes: settled.notes } : {}),
   };
 }
 

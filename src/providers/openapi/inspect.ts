@@ -98,6 +98,8 @@ export interface InspectedType {
   readonly absentWhen?: readonly AbsentWhen[];
   /** The field of the create answer holding the new id (`x-tend-id-field` on the POST). */
   readonly createIdField?: string;
+  /** How parent parameters the create body repeats were kept apart (renamed, or sent in the body). */
+  readonly parentNotes?: readonly string[];
 }
 
 /** What Tend would manage from a document: `tend providers inspect`. */
@@ -240,6 +242,7 @@ function inspectType(t: DerivedType): InspectedType {
     importExclude: t.importExclude,
     ...(t.absentWhen !== undefined && t.absentWhen.length > 0 ? { absentWhen: t.absentWhen } : {}),
     ...(t.createIdField !== undefined ? { createIdField: t.createIdField } : {}),
+    ...(t.parentNotes !== undefined ? { parentNotes: t.parentNotes } : {}),
   };
 }
 

@@ -366,6 +366,8 @@ function declaredPaths(
   // are known where the objects live (those of the collection path).
   const known = new Set(split(collection).filter(isParam));
   for (const d of listOrCreate) {
+    // A create on the item path itself names the object it makes (item-create.ts).
+    if (d.op === 'create' && item !== undefined && shape(d.path) === shape(item)) continue;
     const unknown = split(d.path).filter((seg) => isParam(seg) && !known.has(seg));
     if (unknown.length > 0) {
       warnings.push(

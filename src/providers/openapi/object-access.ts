@@ -153,6 +153,10 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const kept: Record<string, unknown> = {};
     for (const f of t.parentFields) setKey(kept, f, scope.get(f));
     if (t.embedded && t.info.idField === 'id') kept['id'] = id;
+    // Created at its own address: the declared key is the address, whatever field lists it.
+    if (t.createAtItem && ownValue(fields, t.createAtItem.param) === undefined) {
+      setKey(kept, t.createAtItem.param, own.at(-1));
+    }
     for (const [k, v] of Object.entries(fields)) {
       if (t.info.sensitive.includes(k)) {
         options.secrets?.add(v);
@@ -180,7 +184,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     ownId: string,
     signal?: AbortSignal,
   ): Promise<{ body: Record<string, unknown>; etag?: string } | undefined> => {
-    const path = fillItemPath(t.operations.read.path, scope, ownId);
+    const path = fillItemPath(t.operations.read.path, aliased(t, scope), ownId);
     try {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
       const answer = unwrapAnswer(t, t.envelope?.read, r.body, `GET ${t.operations.read.path}`);
@@ -216,7 +220,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     scope: Scope,
     signal?: AbortSignal,
   ): Promise<unknown[]> => {
-    const path = fillPath(t.operations.list.path, scope);
+    const path = fillPath(t.operations.list.path, aliased(t, scope));
     const getPage = async (next: PageRequest | undefined): Promise<PageAnswer> => {
       let req: { path: string; query?: Record<string, string | number> } = { path };
       if (next?.kind === 'query') req = { path, query: { ...next.query } };
@@ -292,6 +296,44 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   };
 
   /**
+   * The objects of a singleton type (one per owner at a fixed path, `/branches/{branch}/protection`):
+   * the owners' list gives the keys, and each owner's object is read at its address; an owner
+   * without one (404) has none.
+   */
+  const listSingletons = async (
+    t: DerivedType,
+    signal?: AbortSignal,
+  ): Promise<ObservedObject[]> => {
+    const out: ObservedObject[] = [];
+    const ownerKey = t.singleton!.ownerKey;
+    for (const scope of await scopes(t, signal)) {
+      let owners: unknown[];
+      try {
+        owners = await listAllPages(t, scope, signal);
+      } catch (e) {
+        if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
+          continue;
+        }
+        throw e;
+      }
+      const keys = owners
+        .filter(isObject)
+        .map((o) => scalarId(o[ownerKey]))
+        .filter((k): k is string => k !== undefined);
+      // Every owner is read at once (the client bounds concurrency).
+      const read = await Promise.all(
+        keys.map(async (key) => ({ key, got: await readRaw(t, scope, key, signal) })),
+      );
+      for (const { key, got } of read) {
+        if (got === undefined) continue;
+        const o = observed(t, got.body, scope, [key], got.etag);
+        if (o) out.push(o);
+      }
+    }
+    return out;
+  };
+
+  /**
    * A listed object with the fields its list entry leaves out read from its item endpoint: when a
    * field Tend compares (declared in the type's schema, and in the item GET's) is absent from the
    * entry — PowerDNS lists zones without `soa_edit_api`, `api_rectify`, … — the object is read once,
@@ -320,7 +362,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<ObservedObject | undefined> => {
     if (t.keyFields.length === 0) return undefined;
-    const all = t.embedded ? await listEmbedded(t, signal) : await listRest(t, signal);
+    const all = await access.list(t, signal);
     const same = (o: ObservedObject) =>
       t.keyFields.every(
         (k) =>
@@ -356,7 +398,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const canon = canonicalValue(t.info.schema, desired) as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(canon)) {
-      if (t.parentFields.includes(k) || t.serverOwned.includes(k)) continue;
+      if (t.serverOwned.includes(k) || !inBody(t, k)) continue;
       setKey(out, k, v);
     }
     return out;
@@ -373,7 +415,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
       setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
     }
-    const path = fillPath(t.operations.create.path, scope);
+    const path = fillPath(t.operations.create.path, aliased(t, scope));
     const r = await http.request({
       method: t.operations.create.method,
       path,
@@ -416,6 +458,46 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   };
 
   /**
+   * Creates an object at its own item path (`PUT /environments/{environment_name}`): the declared
+   * key fills the path's last parameter, the rest is the body. The answer is taken as the object only
+   * when it carries that key (a PUT may answer with something else: an invitation, an empty `{}`);
+   * otherwise the object is read back from the same address.
+   */
+  const createAtItem = async (
+    t: DerivedType,
+    desired: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    const at = t.createAtItem!;
+    const scope = scopeOfDesired(t, desired);
+    const key = scalarId(desired[at.param]);
+    if (key === undefined) {
+      throw new TendError(
+        'provider.missing_key',
+        `${t.info.name} objects are created at ${t.itemPath}: declare ${at.param}, the name the object is created under`,
+      );
+    }
+    const op = t.operations.create;
+    const path = fillItemPath(op.path, aliased(t, scope), key);
+    const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
+    const r = await http.request({
+      method: op.method,
+      path,
+      body,
+      ...(op.contentType ? { contentType: op.contentType } : {}),
+      headers: actorHeaders(ctx.actor),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    const id = composeId(t, scope, [key]);
+    const answer = unwrapAnswer(t, t.envelope?.create, r.body, `${op.method} ${op.path}`);
+    const answered =
+      isObject(answer) && scalarId(answer[t.info.idField]) === key
+        ? observed(t, answer, scope)
+        : undefined;
+    return answered ?? readBack(t, id, scope, body, undefined, ctx.signal);
+  };
+
+  /**
    * What a write leads to when its answer is not the object: a read-back by id, or, for an
    * eventually consistent API that does not show the object yet, what was sent and answered.
    */
@@ -448,7 +530,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       );
     }
     const { scope, own } = splitId(t, id);
-    const path = fillItemPath(op.path, scope, own[0]!);
+    const path = fillItemPath(op.path, aliased(t, scope), own[0]!);
     const sent = bodyOf(t, desired);
     const body =
       op.method === 'PATCH' || t.partialUpdate
@@ -481,7 +563,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     try {
       await http.request({
         method: t.operations.delete.method,
-        path: fillItemPath(t.operations.delete.path, scope, own[0]!),
+        path: fillItemPath(t.operations.delete.path, aliased(t, scope), own[0]!),
         headers: actorHeaders(ctx.actor),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
@@ -505,7 +587,10 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): Promise<Record<string, unknown> | undefined> => {
     const parent = parentOf(t);
     const id = scope.get(parent.idParam)!;
-    const path = fillPath(parent.itemPath, new Map([...scope, [parent.idParam, id]]));
+    const path = fillPath(
+      parent.itemPath,
+      aliased(parent, new Map([...scope, [parent.idParam, id]])),
+    );
     const shared = parentReads.run(path, async () => (await readRaw(parent, scope, id))?.body);
     return signal ? abortable(shared, signal) : shared;
   };
@@ -587,7 +672,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): Promise<void> => {
     const e = t.embedded!;
     const parent = parentOf(t);
-    const path = fillPath(parent.itemPath, scope);
+    const path = fillPath(parent.itemPath, aliased(parent, scope));
     const change: EmbeddedChange = {
       type: t,
       path,
@@ -687,7 +772,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<ObservedObject | undefined> => {
     if (t.info.markerField === undefined) return undefined;
-    const all = await listRest(t, signal);
+    const all = t.singleton ? await listSingletons(t, signal) : await listRest(t, signal);
     return all.find(
       (o) =>
         o.marker !== undefined &&
@@ -698,10 +783,19 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   };
 
   const access: ObjectAccess = {
-    list: (t, signal) => (t.embedded ? listEmbedded(t, signal) : listRest(t, signal)),
+    list: (t, signal) =>
+      t.embedded
+        ? listEmbedded(t, signal)
+        : t.singleton
+          ? listSingletons(t, signal)
+          : listRest(t, signal),
     read: (t, id, signal) => (t.embedded ? readEmbedded(t, id, signal) : readRest(t, id, signal)),
     create: (t, desired, ctx) =>
-      t.embedded ? createEmbedded(t, desired, ctx) : createRest(t, desired, ctx),
+      t.embedded
+        ? createEmbedded(t, desired, ctx)
+        : t.createAtItem
+          ? createAtItem(t, desired, ctx)
+          : createRest(t, desired, ctx),
     update: (t, id, desired, current, ctx) =>
       t.embedded
         ? updateEmbedded(t, id, desired, current, ctx)
@@ -825,6 +919,28 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/**
+ * True when a declared field goes into a request body: not a parent's id (it is in the path) unless
+ * the body repeats it (`site_id`), nor the name of an object created at its own address unless the
+ * body has that field too.
+ */
+function inBody(t: DerivedType, field: string): boolean {
+  if (t.parentFields.includes(field)) return t.parentFieldsInBody?.includes(field) === true;
+  if (t.createAtItem?.param === field) return t.createAtItem.inBody;
+  return true;
+}
+
+/** A scope with renamed parent fields also under the path parameter they fill (`client_id` → `id`). */
+function aliased(t: DerivedType, scope: Scope): Scope {
+  if (t.paramAliases === undefined) return scope;
+  const out = new Map(scope);
+  for (const [field, param] of Object.entries(t.paramAliases)) {
+    const v = scope.get(field);
+    if (v !== undefined) out.set(param, v);
+  }
+  return out;
+}
+
 /** The fields of an observed object a client may send back (for a PUT). */
 function writableOf(
   t: DerivedType,
@@ -832,7 +948,7 @@ function writableOf(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
-    if (t.parentFields.includes(k) || t.serverOwned.includes(k)) continue;
+    if (t.serverOwned.includes(k) || !inBody(t, k)) continue;
     const writable =
       t.writableFields.length > 0
         ? t.writableFields.includes(k)
