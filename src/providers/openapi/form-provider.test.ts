@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import qs from 'qs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WriteContext } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
 import { prepareOpenApiDocument } from './load-document.js';
 import type { OpenApiProvider } from './openapi-provider.js';
@@ -131,7 +132,7 @@ afterAll(async () => {
 });
 
 describe('a form-encoded API without DELETE (real server)', () => {
-  const ctx = {
+  const ctx: WriteContext = {
     actor: { actor: 'tend' },
     marker: { workspace: 'ws', address: 'stripe.prices/basic', op: 'op-1' },
   };
