@@ -58,7 +58,10 @@ export async function prune(ctx: AppContext, request: PruneRequest): Promise<Pru
     });
     await rememberWorkspaceName(ws, nameSource);
     const observation = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
-    const plan = planPrune(ws, observation, { approveDestroy: request.approveDestroy });
+    const plan = planPrune(ws, observation, {
+      approveDestroy: request.approveDestroy,
+      noDelete: (type) => ws.typeOf(type).info.noDelete !== undefined,
+    });
     const workspace = { name: ws.name, source: nameSource };
     const held: PruneVerdict = plan.gated.length > 0 ? 'blocked' : 'ok';
     if (plan.toDelete.length === 0) return { workspace, plan, verdict: held };

@@ -590,11 +590,22 @@ const STEP_KEYS: Record<PlanStep['kind'], readonly string[]> = {
     'strategy',
     'gated',
     'gate',
+    'blocked',
     'blastRadius',
     'movedFrom',
     'adopted',
   ],
-  delete: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'gated', 'blastRadius', 'waitsFor'],
+  delete: [
+    'kind',
+    'address',
+    'type',
+    'dependsOn',
+    'objectId',
+    'gated',
+    'blocked',
+    'blastRadius',
+    'waitsFor',
+  ],
   noop: ['kind', 'address', 'type', 'dependsOn', 'objectId'],
   move: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'from', 'changes'],
   adopt: ['kind', 'address', 'type', 'dependsOn', 'objectId', 'foundBy', 'changes'],
@@ -675,11 +686,13 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
       changes: readChanges(problems, r, path)!,
     };
   } else if (k === 'delete') {
+    const blocked = r.string('blocked', true);
     step = {
       ...base,
       kind: k,
       objectId: r.string('objectId')!,
       gated: r.boolean('gated')!,
+      ...(blocked !== undefined ? { blocked } : {}),
       blastRadius: r.addresses('blastRadius')!,
       waitsFor: r.addresses('waitsFor')!,
     };
@@ -724,6 +737,7 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
     }
     const reason = r.string('reason', true);
     const gate = r.string('gate', true);
+    const blocked = r.string('blocked', true);
     const movedFrom = r.has('movedFrom') ? r.address('movedFrom') : undefined;
     const adopted = foundByOf(problems, `${path}.adopted`, r.string('adopted', true));
     step = {
@@ -737,6 +751,7 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
       strategy: strategy as 'create-before-destroy' | 'delete-before-create',
       gated: r.boolean('gated')!,
       ...(gate !== undefined ? { gate } : {}),
+      ...(blocked !== undefined ? { blocked } : {}),
       blastRadius: r.addresses('blastRadius')!,
       ...(movedFrom !== undefined ? { movedFrom } : {}),
       ...(adopted !== undefined ? { adopted } : {}),

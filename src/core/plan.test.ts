@@ -4,8 +4,10 @@ import {
   assemblePlan,
   canHoldBoth,
   decideStep,
+  blockedReason,
   gateOf,
   hasChanges,
+  noDeleteReason,
   type StepInput,
 } from './plan.js';
 
@@ -425,6 +427,145 @@ describe('assemblePlan', () => {
 
   it('an all-noop plan has no changes', () => {
     expect(hasChanges(assemblePlan([step('sb.networks/n', [])], [], false))).toBe(false);
+  });
+});
+
+describe('types whose API offers no DELETE', () => {
+  const price = (over: Record<string, unknown> = {}) => ({
+    address: 'stripe.prices/basic' as Address,
+    type: 'stripe.prices',
+    objectId: 'price_1',
+    stateful: false,
+    dependsOn: [] as Address[],
+    noDelete: true,
+    ...over,
+  });
+  const NO_DELETE =
+    'the API offers no DELETE for stripe.prices: remove it in the platform, or keep it in the intent';
+
+  it('says what to do, naming the type', () => {
+    expect(noDeleteReason('stripe.prices')).toBe(NO_DELETE);
+  });
+
+  it.each([
+    {
+      name: 'removed',
+      reason:
+        'a removed resource of such a type is a delete that cannot happen: blocked, with the reason',
+      removed: [price()],
+      approve: false,
+      want: { 'stripe.prices/basic': { blocked: NO_DELETE, gated: false } },
+      gated: [],
+    },
+    {
+      name: 'removed and stateful',
+      reason: 'blocked, not gated: no approval makes it possible',
+      removed: [price({ stateful: true })],
+      approve: false,
+      want: { 'stripe.prices/basic': { blocked: NO_DELETE, gated: false } },
+      gated: [],
+    },
+    {
+      name: 'removed, destroy approved',
+      reason: '--approve-destroy does not make a DELETE exist',
+      removed: [price({ stateful: true })],
+      approve: true,
+      want: { 'stripe.prices/basic': { blocked: NO_DELETE, gated: false } },
+      gated: [],
+    },
+    {
+      name: 'removed with a deletable resource it uses',
+      reason: 'only the type without DELETE is blocked; the other is deleted after it, as planned',
+      removed: [
+        price({ dependsOn: ['stripe.products/p'] }),
+        price({
+          address: 'stripe.products/p',
+          type: 'stripe.products',
+          objectId: 'prod_1',
+          noDelete: undefined,
+        }),
+      ],
+      approve: false,
+      want: {
+        'stripe.prices/basic': { blocked: NO_DELETE, gated: false },
+        'stripe.products/p': {
+          blocked: undefined,
+          gated: false,
+          waitsFor: ['stripe.prices/basic'],
+        },
+      },
+      gated: [],
+    },
+    {
+      name: 'a stateful type without DELETE above a deletable one',
+      reason: 'what lives under it is not held for an approval that cannot help',
+      removed: [
+        price({ address: 'stripe.products/p', type: 'stripe.products', stateful: true }),
+        price({
+          dependsOn: ['stripe.products/p'],
+          noDelete: undefined,
+        }),
+      ],
+      approve: false,
+      want: {
+        'stripe.products/p': {
+          blocked:
+            'the API offers no DELETE for stripe.products: remove it in the platform, or keep it in the intent',
+          gated: false,
+        },
+        'stripe.prices/basic': { blocked: undefined, gated: false },
+      },
+      gated: [],
+    },
+  ])('$name: $reason', ({ removed, approve, want, gated }) => {
+    const plan = assemblePlan([], removed, approve);
+    const got = Object.fromEntries(
+      plan.steps.map((s) => [
+        s.address,
+        s.kind === 'delete'
+          ? {
+              blocked: s.blocked,
+              gated: s.gated,
+              ...('waitsFor' in (want[s.address as keyof typeof want] ?? {})
+                ? { waitsFor: s.waitsFor }
+                : {}),
+            }
+          : s.kind,
+      ]),
+    );
+    expect(got).toEqual(want);
+    expect(plan.gated).toEqual(gated);
+    expect(plan.counts.delete).toBe(removed.length);
+  });
+
+  it('blocks a replace, which would delete the old object, instead of gating it', () => {
+    const step = decideStep({
+      ...base,
+      type: 'stripe.prices',
+      stateful: true,
+      noDelete: true,
+      changes: [{ path: 'currency', before: 'usd', after: 'eur' }],
+      evaluation: { action: 'replace', fields: ['currency'], source: 'annotation' },
+    });
+    expect(step).toMatchObject({ kind: 'replace', gated: false });
+    expect(blockedReason(step)).toBe(
+      'replacing it would delete the old object, but the API offers no DELETE for stripe.prices: declare the old value again, or remove the object in the platform first (Tend then creates it anew)',
+    );
+  });
+
+  it('leaves updates, creates and deletable types alone', () => {
+    const update = decideStep({
+      ...base,
+      noDelete: true,
+      changes: [{ path: 'size', before: 5, after: 10 }],
+      evaluation: { action: 'update', fields: ['size'], source: 'default' },
+    });
+    expect(blockedReason(update)).toBeUndefined();
+    expect(
+      blockedReason(decideStep({ ...base, noDelete: true, objectId: undefined })),
+    ).toBeUndefined();
+    const plan = assemblePlan([], [price({ noDelete: undefined })], false);
+    expect(blockedReason(plan.steps[0]!)).toBeUndefined();
   });
 });
 

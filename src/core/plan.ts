@@ -53,6 +53,11 @@ export interface ReplaceStep extends StepBase {
   /** True when the step waits for --approve-destroy (see `gateOf`); `gate` says why. */
   readonly gated: boolean;
   readonly gate?: string;
+  /**
+   * Set when the replace cannot happen at all: the type's objects cannot be deleted, so the old one
+   * would stay (`noDeleteReplaceReason`). Never carried out, whatever the flags.
+   */
+  readonly blocked?: string;
   /** Everything downstream of this resource (its dependents, transitively). */
   readonly blastRadius: readonly Address[];
 }
@@ -70,6 +75,11 @@ export interface DeleteStep extends StepBase {
   readonly gate?: string;
   /** The stateful removed resource whose approval this delete waits for, when `gate` is set. */
   readonly gatedBy?: Address;
+  /**
+   * Set when the delete cannot happen at all: the API offers no DELETE for the type
+   * (`noDeleteReason`). Never carried out, whatever the flags; apply reports the resource blocked.
+   */
+  readonly blocked?: string;
   readonly blastRadius: readonly Address[];
   /**
    * What must be done before this delete runs, over the old graph (what Tend remembers each resource
@@ -185,6 +195,8 @@ export interface StepInput {
   readonly adoptedBy?: FoundBy;
   /** The object with this resource's natural key belongs to another workspace. */
   readonly conflict?: { readonly objectId: string; readonly owner: string };
+  /** The type's objects cannot be deleted (`ResourceTypeInfo.noDelete`): a replace is blocked. */
+  readonly noDelete?: boolean;
 }
 
 /**
@@ -217,7 +229,10 @@ export function decideStep(input: StepInput): PlanStep {
     const strategy = input.canCreateBeforeDestroy
       ? 'create-before-destroy'
       : 'delete-before-create';
-    const gate = gateOf(input.stateful, strategy, input.approveDestroy);
+    // A replace that cannot happen is blocked, not gated: no approval makes it possible.
+    const blocked = input.noDelete === true ? noDeleteReplaceReason(type) : undefined;
+    const gate =
+      blocked === undefined ? gateOf(input.stateful, strategy, input.approveDestroy) : undefined;
     return {
       address,
       type,
@@ -233,6 +248,7 @@ export function decideStep(input: StepInput): PlanStep {
       ...(input.adoptedBy !== undefined ? { adopted: input.adoptedBy } : {}),
       gated: gate !== undefined,
       ...(gate ? { gate } : {}),
+      ...(blocked !== undefined ? { blocked } : {}),
       blastRadius: [],
     };
   }
@@ -246,6 +262,26 @@ export interface RemovedInput {
   readonly objectId: string;
   readonly stateful: boolean;
   readonly dependsOn: readonly Address[];
+  /** The type's objects cannot be deleted (`ResourceTypeInfo.noDelete`): the delete is blocked. */
+  readonly noDelete?: boolean;
+}
+
+/**
+ * Why the delete of a removed resource cannot happen: its type's API offers no DELETE. `type` is
+ * the resource type as addresses name it (`stripe.prices`).
+ */
+export function noDeleteReason(type: string): string {
+  return `the API offers no DELETE for ${type}: remove it in the platform, or keep it in the intent`;
+}
+
+/** Why a replace cannot happen: it would delete the old object, which the API cannot. */
+export function noDeleteReplaceReason(type: string): string {
+  return `replacing it would delete the old object, but the API offers no DELETE for ${type}: declare the old value again, or remove the object in the platform first (Tend then creates it anew)`;
+}
+
+/** Why a delete or replace step can never be carried out, if it cannot (see `noDeleteReason`). */
+export function blockedReason(step: PlanStep): string | undefined {
+  return step.kind === 'delete' || step.kind === 'replace' ? step.blocked : undefined;
 }
 
 /**
@@ -302,7 +338,7 @@ export function assemblePlan(
       for (const a of rest) {
         const r = removedByAddress.get(a);
         if (!r) continue;
-        if (r.stateful) {
+        if (r.stateful && r.noDelete !== true) {
           gatedBy.set(a, a);
           continue;
         }
@@ -313,8 +349,11 @@ export function assemblePlan(
     for (const a of [...rest].reverse()) {
       const r = removedByAddress.get(a);
       if (!r) continue;
-      const by = gatedBy.get(a);
+      // A delete that cannot happen is blocked, not gated: no approval makes it possible.
+      const blocked = r.noDelete === true ? noDeleteReason(r.type) : undefined;
+      const by = blocked === undefined ? gatedBy.get(a) : undefined;
       steps.push({
+        ...(blocked !== undefined ? { blocked } : {}),
         kind: 'delete',
         address: r.address,
         type: r.type,

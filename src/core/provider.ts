@@ -61,6 +61,13 @@ export interface ResourceTypeInfo {
   readonly serverOwned?: readonly string[];
   /** Fields sent on create that the platform never returns: never compared. */
   readonly writeOnly?: readonly string[];
+  /**
+   * Set when the platform offers no way to delete the type's objects (Stripe prices: deactivated,
+   * never deleted): where the provider looked, e.g. `no DELETE on /v1/prices/{price}`. Tend never
+   * deletes such an object: a removed resource's delete, and a replace (which deletes the old
+   * object), are blocked in the plan (`noDeleteReason`).
+   */
+  readonly noDelete?: string;
 }
 
 /** What a provider offers. */

@@ -55,7 +55,15 @@ export interface ExecuteOptions {
 
 class Skip extends Error {}
 /** Thrown by a step stopped at a gate: its dependents wait too (they are blocked, not failed). */
-class Blocked extends Error {}
+/** A step stopped before it ran; `why` is what it needs (for what waits on it). */
+class Blocked extends Error {
+  constructor(
+    address: Address,
+    readonly why: string,
+  ) {
+    super(address);
+  }
+}
 
 /**
  * Executes a plan as a graph, carrying out exactly its steps: nothing is diffed or evaluated again,
@@ -112,7 +120,10 @@ export async function executePlan(
       const blocked = results.find(
         (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof Blocked,
       );
-      if (blocked) throw new Blocked((blocked.reason as Blocked).message);
+      if (blocked) {
+        const root = blocked.reason as Blocked;
+        throw new Blocked(root.message as Address, root.why);
+      }
       if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
       if (options.signal?.aborted) throw new Skip('stopping');
       await run();
@@ -234,11 +245,19 @@ export async function executePlan(
     if (decl && obj && desired) await check(decl, obj, desired);
   };
 
-  /** Records a step stopped at a gate; the returned error blocks what waits on it. */
-  const block = (address: Address, objectId: string, reason: string): Blocked => {
+  /**
+   * Records a step stopped at a gate (or one that cannot happen: `why` says what it needs); the
+   * returned error blocks what waits on it.
+   */
+  const block = (
+    address: Address,
+    objectId: string,
+    reason: string,
+    why = 'which needs --approve-destroy',
+  ): Blocked => {
     report({ kind: 'blocked', address, reason });
     outcomes.set(address, { state: 'blocked', objectId, message: reason, checks: [] });
-    return new Blocked(address);
+    return new Blocked(address, why);
   };
 
   const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
@@ -261,6 +280,14 @@ export async function executePlan(
       case 'adopt':
         return executeAdopt(step, ctx);
       case 'replace': {
+        if (step.blocked !== undefined) {
+          throw block(
+            step.address,
+            step.objectId,
+            `replacing ${step.address} (${step.forcedBy.join(', ')}) cannot happen: ${step.blocked}`,
+            'whose replacement cannot happen',
+          );
+        }
         if (step.gated) {
           throw block(
             step.address,
@@ -331,6 +358,15 @@ export async function executePlan(
             ],
       async () => {
         if (step.kind === 'delete') {
+          if (step.blocked !== undefined) {
+            // Never sent: the API has no DELETE. What it depends on stays too (still in use).
+            throw block(
+              step.address,
+              step.objectId,
+              `deleting ${step.address} cannot happen: ${step.blocked}`,
+              'whose deletion cannot happen',
+            );
+          }
           if (step.gated) {
             // What this resource depends on is not deleted either (it would still be in use).
             throw block(
@@ -388,7 +424,12 @@ export async function executePlan(
     if (step.kind === 'delete') all.push(runDelete(step));
     else {
       all.push(runMain(step));
-      if (step.kind === 'replace' && step.strategy === 'create-before-destroy' && !step.gated)
+      if (
+        step.kind === 'replace' &&
+        step.strategy === 'create-before-destroy' &&
+        !step.gated &&
+        step.blocked === undefined
+      )
         all.push(runDelete(step));
     }
   }
@@ -406,7 +447,7 @@ export async function executePlan(
     if (r === undefined) continue;
     if (r instanceof Blocked) {
       if (outcomes.has(address)) continue;
-      const reason = `waits for ${r.message}, which needs --approve-destroy`;
+      const reason = `waits for ${r.message}, ${r.why}`;
       report({ kind: 'blocked', address, reason });
       outcomes.set(address, { state: 'blocked', message: reason, checks: [] });
       continue;

@@ -232,7 +232,7 @@ export async function planPass(
   const removed = (options.prune ? observation.removed : []).filter(
     (r) => !options.held?.has(r.address),
   );
-  const deleting = keep ? removed.filter((r) => keep.has(r.address)) : removed;
+  const deleting = withNoDelete(ws, keep ? removed.filter((r) => keep.has(r.address)) : removed);
   let plan = assemblePlan(
     declared.steps,
     deleting,
@@ -247,6 +247,13 @@ export async function planPass(
     ...(options.held && options.held.size > 0 ? { held: options.held } : {}),
     ...(options.overrides && options.overrides.size > 0 ? { overrides: options.overrides } : {}),
   };
+}
+
+/** Removed resources, those whose type's objects cannot be deleted marked so (their delete is blocked). */
+function withNoDelete(ws: Workspace, removed: readonly RemovedInput[]): RemovedInput[] {
+  return removed.map((r) =>
+    ws.typeOf(r.type).info.noDelete !== undefined ? { ...r, noDelete: true } : r,
+  );
 }
 
 /**
@@ -355,6 +362,7 @@ async function planDeclared(
         ? { adoptedBy: observation.adoptions.get(address)! }
         : {}),
       ...(conflict ? { conflict } : {}),
+      ...(info.noDelete !== undefined ? { noDelete: true } : {}),
     });
     const writeOnly =
       step.kind === 'create' ? (info.writeOnly ?? []).filter((f) => desired[f] !== undefined) : [];

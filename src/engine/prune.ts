@@ -1,5 +1,5 @@
 import type { ActorContext, Address, ObservedObject } from '../core/index.js';
-import { TendError, toTendError } from '../core/index.js';
+import { TendError, noDeleteReason, toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -67,6 +67,8 @@ export interface PruneResult {
 export interface PrunePlanOptions {
   /** Also delete candidates known to be stateful. */
   readonly approveDestroy: boolean;
+  /** True for a type whose objects cannot be deleted (`ResourceTypeInfo.noDelete`): always held. */
+  readonly noDelete?: (type: string) => boolean;
 }
 
 /**
@@ -123,7 +125,9 @@ export function planPrune(
   const removedAddresses = new Set(observation.removed.map((r) => r.address));
   const held = new Map<string, string>();
   for (const [k, t] of targets) {
-    if (t.stateful && !options.approveDestroy) {
+    if (options.noDelete?.(t.type) === true) {
+      held.set(k, `${t.address} (${t.id}) cannot be deleted: ${noDeleteReason(t.type)}`);
+    } else if (t.stateful && !options.approveDestroy) {
       held.set(k, `${t.address} (${t.id}) is stateful: approve with --approve-destroy`);
     }
   }

@@ -319,7 +319,7 @@ async function executePlanned(
   const { clock, report } = options;
   const observation = planned.observation;
   const destructive = planned.plan.steps.some(
-    (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated,
+    (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated && s.blocked === undefined,
   );
   if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
     return notApplied(planned, recovered, arbitration);

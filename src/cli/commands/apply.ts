@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { ApplyReport, AppEvent } from '../../app/index.js';
 import { apply, applyChangeset, isChangesetPath } from '../../app/index.js';
 import type { Address, Plan } from '../../core/index.js';
+import { blockedReason } from '../../core/index.js';
 import type { WriterOptions } from '../common.js';
 import {
   cliContext,
@@ -155,7 +156,11 @@ export function registerApplyCommand(program: Command): void {
         };
         const confirm = async (plan: Plan): Promise<boolean> => {
           if (o.yes) return true;
-          const n = plan.counts.replace + plan.counts.delete;
+          // Blocked steps never run: nothing to confirm for them.
+          const n =
+            plan.counts.replace +
+            plan.counts.delete -
+            plan.steps.filter((st) => blockedReason(st) !== undefined).length;
           if (!process.stdin.isTTY) {
             out.err(
               out.style.red(

@@ -164,7 +164,15 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
         ? `${opText(t.operations.update)}, ${UPDATE_MODES[t.updateMode]}`
         : s.yellow('none: every change is a replace'),
     );
-    row('delete', opText(t.operations.delete));
+    if (t.updateWhy !== undefined) row('', s.dim(t.updateWhy));
+    row(
+      'delete',
+      t.operations.delete
+        ? opText(t.operations.delete)
+        : s.yellow(
+            `none: ${t.noDelete ?? 'the API offers no DELETE'}; a resource removed from the intent is never deleted (its plan step is blocked)`,
+          ),
+    );
     const env = (['list', 'read', 'create'] as const)
       .filter((k) => t.envelope[k] !== undefined)
       .map((k) => `${k} in ${t.envelope[k]!}`);

@@ -1,5 +1,5 @@
 import type { FieldChange, FoundBy, Plan, PlanStep } from '../../core/index.js';
-import { hasChanges, isUnknown } from '../../core/index.js';
+import { blockedReason, hasChanges, isUnknown } from '../../core/index.js';
 import type { Style } from './style.js';
 
 /** A short text for a value in a plan. */
@@ -112,6 +112,7 @@ export function renderPlan(plan: Plan, s: Style): string {
           `      strategy: ${step.strategy === 'create-before-destroy' ? 'create the new object, repoint dependents, verify, then delete the old one' : 'delete the old object, then create the new one (the platform cannot hold both)'}`,
         );
         lines.push(blastLine(step.blastRadius, s));
+        if (step.blocked !== undefined) lines.push(s.red(`      blocked: ${step.blocked}`));
         if (step.gated)
           lines.push(
             s.red(`      gated: ${step.gate ?? 'stateful resource'}; needs --approve-destroy`),
@@ -121,9 +122,14 @@ export function renderPlan(plan: Plan, s: Style): string {
       case 'delete':
         lines.push(
           c(`${sym} ${step.address}`) +
-            s.dim(`  will be deleted (${step.objectId}; removed from the intent)`),
+            s.dim(
+              step.blocked !== undefined
+                ? `  cannot be deleted (${step.objectId}; removed from the intent)`
+                : `  will be deleted (${step.objectId}; removed from the intent)`,
+            ),
         );
         lines.push(blastLine(step.blastRadius, s));
+        if (step.blocked !== undefined) lines.push(s.red(`      blocked: ${step.blocked}`));
         if (step.gated)
           lines.push(
             s.red(`      gated: ${step.gate ?? 'stateful resource'}; needs --approve-destroy`),
@@ -195,6 +201,14 @@ export function renderPlan(plan: Plan, s: Style): string {
         s.red(`Gated (destructive): ${roots.join(', ')}${tail}; re-run with --approve-destroy.`),
       );
     }
+    const blocked = plan.steps.filter((st) => blockedReason(st) !== undefined);
+    if (blocked.length > 0) {
+      lines.push(
+        s.red(
+          `Blocked (cannot happen): ${blocked.map((st) => st.address).join(', ')}; apply leaves ${blocked.length === 1 ? 'it' : 'them'} as ${blocked.length === 1 ? 'it is' : 'they are'} and exits 3.`,
+        ),
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -205,6 +219,10 @@ export function planJson(plan: Plan): unknown {
     changes: plan.steps.some((st) => st.kind !== 'noop'),
     counts: plan.counts,
     gated: plan.gated,
+    blocked: plan.steps.flatMap((st) => {
+      const reason = blockedReason(st);
+      return reason !== undefined ? [{ address: st.address, reason }] : [];
+    }),
     blastRadius: plan.blastRadius,
     steps: plan.steps,
   };

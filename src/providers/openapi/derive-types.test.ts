@@ -165,21 +165,180 @@ const cases: Case[] = [
     want: { types: [{ info: { createOnly: ['name', 'size', 'tags'] } }] },
   },
   {
-    name: 'missing DELETE',
-    reason: 'a type Tend cannot delete is not managed; both paths say why',
+    name: 'missing DELETE, with an update',
+    reason:
+      'a type whose API offers no DELETE is managed (created, changed in place), never deleted: no delete operation, and the reason',
     doc: doc(pair('/volumes', { item: ['GET', 'PATCH'] })),
+    want: {
+      types: [
+        {
+          collectionPath: '/volumes',
+          operations: { update: { method: 'PATCH' } },
+          info: { name: 'volumes', noDelete: 'no DELETE on /volumes/{id}' },
+        },
+      ],
+      unmapped: [],
+    },
+  },
+  {
+    name: 'missing DELETE and any update',
+    reason: 'objects Tend could neither change nor remove are not managed; both paths say why',
+    doc: doc(pair('/volumes', { item: ['GET'] })),
     want: {
       types: [],
       unmapped: [
         {
           path: '/volumes',
-          reason: 'no DELETE on /volumes/{id}: Tend cannot delete these objects',
+          reason:
+            'no DELETE on /volumes/{id}, and no PATCH, PUT or update by POST there: Tend could create these objects but never change or remove them',
         },
+        { path: '/volumes/{id}' },
+      ],
+    },
+  },
+  {
+    name: 'missing DELETE, one parameter deeper there is one',
+    reason:
+      'the objects are named by two parameters (/buckets/{cluster}/{bucket}): the one-parameter path is a listing, not the item',
+    doc: doc({
+      ...pair('/buckets', { param: 'cluster', item: ['GET', 'PATCH'] }),
+      '/buckets/{cluster}/{bucket}': {
+        get: { responses: ok(VOLUME_BODY) },
+        delete: { responses: { '204': { description: 'gone' } } },
+      },
+    }),
+    want: {
+      types: [],
+      unmapped: [
         {
-          path: '/volumes/{id}',
-          reason: 'no DELETE on /volumes/{id}: Tend cannot delete these objects',
+          path: '/buckets',
+          reason:
+            'no DELETE on /buckets/{cluster}, but /buckets/{cluster}/{bucket} has one: these objects seem to be named by the parameters of /buckets/{cluster}/{bucket}, and Tend does not pair that item path with this collection',
+        },
+        { path: '/buckets/{cluster}' },
+        { path: '/buckets/{cluster}/{bucket}' },
+      ],
+    },
+  },
+  {
+    name: 'a form-encoded create body',
+    reason:
+      'an operation taking only application/x-www-form-urlencoded (Stripe) gives the fields from the form schema, and the writes are sent as forms',
+    doc: doc({
+      ...pair('/volumes', { item: ['GET', 'DELETE'] }),
+      '/volumes': {
+        get: { responses: ok({ type: 'array', items: VOLUME_BODY }) },
+        post: {
+          requestBody: {
+            content: { 'application/x-www-form-urlencoded': { schema: VOLUME_BODY } },
+          },
+          responses: ok(VOLUME_BODY),
+        },
+      },
+    }),
+    want: {
+      types: [
+        {
+          writableFields: ['name', 'size', 'tags'],
+          operations: {
+            create: { method: 'POST', contentType: 'application/x-www-form-urlencoded' },
+          },
+          info: { identity: 'marker', markerField: 'tags' },
         },
       ],
+      unmapped: [],
+    },
+  },
+  {
+    name: 'a multipart-only create body',
+    reason: 'file uploads are not sent: the type is unmapped with the media types it takes',
+    doc: doc({
+      ...pair('/volumes'),
+      '/volumes': {
+        get: { responses: ok({ type: 'array', items: VOLUME_BODY }) },
+        post: {
+          requestBody: { content: { 'multipart/form-data': { schema: VOLUME_BODY } } },
+          responses: ok(VOLUME_BODY),
+        },
+      },
+    }),
+    want: {
+      types: [],
+      unmapped: [
+        {
+          path: '/volumes',
+          reason:
+            'POST /volumes takes only multipart/form-data: Tend does not send multipart bodies (file uploads), only JSON and application/x-www-form-urlencoded',
+        },
+        {},
+      ],
+    },
+  },
+  {
+    name: 'update by POST on the item path',
+    reason:
+      'without PATCH or PUT, a POST on the item path taking the create fields and answering the object is a partial update; the create fields it does not take are create-only',
+    doc: doc({
+      ...pair('/volumes', { item: ['GET', 'DELETE'] }),
+      '/volumes/{id}': {
+        ...pair('/volumes', { item: ['GET', 'DELETE'] })['/volumes/{id}'],
+        post: {
+          requestBody: {
+            content: {
+              'application/x-www-form-urlencoded': {
+                schema: { type: 'object', properties: { name: { type: 'string' }, tags: {} } },
+              },
+            },
+          },
+          responses: ok(VOLUME_BODY),
+        },
+      },
+    }),
+    want: {
+      types: [
+        {
+          operations: {
+            update: {
+              method: 'POST',
+              path: '/volumes/{id}',
+              contentType: 'application/x-www-form-urlencoded',
+            },
+          },
+          partialUpdate: true,
+          updateFields: ['name', 'tags'],
+          info: { createOnly: ['size'] },
+        },
+      ],
+      unmapped: [],
+    },
+  },
+  {
+    name: 'an action by POST on the item path',
+    reason:
+      'a POST requiring arguments the create body does not have is an action, not the update: nothing changes in place',
+    doc: doc({
+      ...pair('/volumes', { item: ['GET', 'DELETE'] }),
+      '/volumes/{id}': {
+        ...pair('/volumes', { item: ['GET', 'DELETE'] })['/volumes/{id}'],
+        post: {
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['action'],
+                  properties: { action: { type: 'string' }, name: { type: 'string' } },
+                },
+              },
+            },
+          },
+          responses: ok(VOLUME_BODY),
+        },
+      },
+    }),
+    want: {
+      types: [{ info: { createOnly: ['name', 'size', 'tags'] } }],
+      unmapped: [],
     },
   },
   {
@@ -274,7 +433,10 @@ const cases: Case[] = [
     want: {
       types: [],
       unmapped: [
-        { reason: 'POST /volumes has no JSON request body schema: Tend cannot tell what to send' },
+        {
+          reason:
+            'POST /volumes declares no request body: Tend cannot tell what to send; if it takes one, describe it in an overlay (requestBody with a JSON or form schema)',
+        },
         {},
       ],
     },
@@ -1148,5 +1310,40 @@ describe('deriveTypes', () => {
     const before = JSON.stringify(d);
     deriveTypes(d);
     expect(JSON.stringify(d)).toBe(before);
+  });
+});
+
+describe('deriveTypes: operations a type does not have', () => {
+  it('a type without DELETE has no delete operation', () => {
+    const [t] = deriveTypes(doc(pair('/volumes', { item: ['GET', 'PATCH'] }))).types;
+    expect(t?.operations).not.toHaveProperty('delete');
+  });
+
+  it('an action by POST on the item path is not the update', () => {
+    const item = pair('/volumes', { item: ['GET', 'DELETE'] })['/volumes/{id}']!;
+    const [t] = deriveTypes(
+      doc({
+        ...pair('/volumes', { item: ['GET', 'DELETE'] }),
+        '/volumes/{id}': {
+          ...item,
+          post: {
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['action'],
+                    properties: { action: { type: 'string' } },
+                  },
+                },
+              },
+            },
+            responses: ok(VOLUME_BODY),
+          },
+        },
+      }),
+    ).types;
+    expect(t?.operations).not.toHaveProperty('update');
+    expect(t?.partialUpdate).toBe(false);
   });
 });

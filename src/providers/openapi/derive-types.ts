@@ -17,6 +17,9 @@ import {
 } from './annotations.js';
 import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './identity.js';
 import { markerLocation } from './marker-location.js';
+import { requestMedia, sendableMedia } from './request-media.js';
+import { postUpdate } from './update-by-post.js';
+import { deletion } from './no-delete.js';
 import type { AbsentWhen } from './object-annotations.js';
 import { readAbsentWhen, readIdField } from './object-annotations.js';
 import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
@@ -127,10 +130,21 @@ export interface DerivedType {
     readonly list: OperationRef;
     readonly read: OperationRef;
     readonly create: OperationRef;
-    /** PATCH when offered, else PUT; absent when the API cannot change an object in place. */
+    /**
+     * PATCH when offered, else PUT, else a POST on the item path that updates (update-by-post.ts);
+     * absent when the API cannot change an object in place.
+     */
     readonly update?: OperationRef;
-    readonly delete: OperationRef;
+    /** Absent when the API offers no DELETE for these objects (`noDelete` says where Tend looked). */
+    readonly delete?: OperationRef;
   };
+  /**
+   * The fields the update takes, when it takes only some of the create's (an update by POST): only
+   * these are sent on an update; the create's others are create-only.
+   */
+  readonly updateFields?: readonly string[];
+  /** Why the update is what it is, when it was inferred from a POST (for inspect). */
+  readonly updateWhy?: string;
   readonly listShape: ListShape;
   /** The idempotency header exactly as the create operation names it, when it takes one. */
   readonly idempotencyHeader?: string;
@@ -401,10 +415,19 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
       itemPaths[0]!;
     const item = paths[itemPath]!;
-    const missing = (['GET', 'DELETE'] as const).filter((m) => !operation(item, m));
-    if (missing.length > 0) {
-      const what = missing.includes('GET') ? 'read one object' : 'delete these objects';
-      claim(`no ${missing.join(' or ')} on ${shown(itemPath)}: Tend cannot ${what}`);
+    if (!operation(item, 'GET')) {
+      claim(`no GET on ${shown(itemPath)}: Tend cannot read one object`);
+      continue;
+    }
+    // Without DELETE the type may still be managed, its objects never deleted (no-delete.ts).
+    const deletes = deletion(
+      itemPath,
+      item,
+      itemPathsOf.get(splitPath(itemPath).join('/')) ?? [],
+      paths,
+    );
+    if (deletes.kind === 'unmapped') {
+      claim(deletes.reason);
       continue;
     }
     const owner = byName.get(name);
@@ -428,6 +451,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       ...(single
         ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
         : {}),
+      ...(deletes.kind === 'none' ? { noDelete: deletes.reason } : {}),
     });
     if (typeof built === 'string') {
       claim(built);
@@ -549,10 +573,22 @@ function resolveParams(
   return out;
 }
 
-/** Objects all the schema copies of one document may make together (see acyclicCopy). */
-const DOCUMENT_COPY_NODES = 5_000_000;
+/**
+ * Objects all the schema copies of one document may make together (see acyclicCopy). Real schemas
+ * are small (the largest of the corpus documents' copies take under 3,000 objects) except where
+ * every expandable field writes out whole objects again (Stripe: 150,000 and more per read schema),
+ * which is copying time and memory spent on nothing Tend reads.
+ */
+const DOCUMENT_COPY_NODES = 1_000_000;
 
-/** A plain-data copy of one schema, within its own budget and what is left of the document's. */
+/**
+ * The share of what is left of the document's budget one schema copy may take: a few huge schemas
+ * (Stripe's read schemas, every expandable field written out) must not leave nothing for the types
+ * after them, whose request bodies are small but would otherwise be copied as `{}`.
+ */
+const COPY_SHARE = 16;
+
+/** A plain-data copy of one schema, within its own budget and its share of the document's. */
 function copySchema(
   schema: unknown,
   onCut: (path: string, reason: CutReason) => void,
@@ -560,10 +596,27 @@ function copySchema(
 ): unknown {
   const budget = {
     maxDepth: SCHEMA_COPY_DEPTH,
-    nodes: Math.min(SCHEMA_COPY_NODES, DOCUMENT_COPY_NODES - copied.nodes),
+    nodes: Math.min(
+      SCHEMA_COPY_NODES,
+      Math.ceil((DOCUMENT_COPY_NODES - copied.nodes) / COPY_SHARE),
+    ),
   };
   const start = budget.nodes;
-  const out = acyclicCopy(schema, onCut, budget);
+  // A recursive schema is cut at every place it refers back (thousands in Stripe's expandable
+  // objects): told once, with how many more places there are.
+  let recursive = 0;
+  let first = '';
+  const out = acyclicCopy(
+    schema,
+    (path, reason) => {
+      if (reason !== 'recursive') onCut(path, reason);
+      else if (recursive++ === 0) first = path;
+    },
+    budget,
+  );
+  if (recursive > 0) {
+    onCut(recursive === 1 ? first : `${first} (and ${recursive - 1} more places)`, 'recursive');
+  }
   copied.nodes += start - budget.nodes;
   return out;
 }
@@ -584,6 +637,8 @@ interface BuildContext {
   readonly paths: Readonly<Record<string, Record<string, unknown>>>;
   /** Set for one object per owner at a fixed path (item-create.ts singletonChoice). */
   readonly singleton?: Singleton;
+  /** Set when the item path has no DELETE: where Tend looked (no-delete.ts). */
+  readonly noDelete?: string;
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -597,15 +652,14 @@ function buildType(
   ctx: BuildContext,
 ): DerivedType | string {
   const post = operation(collection, 'POST')!;
-  const body = isObject(post['requestBody'])
-    ? jsonMedia(post['requestBody']['content'])
-    : undefined;
+  // A JSON body, else a form (request-media.ts); anything else is the reason the type is unmapped.
   // Created at its own item path (PUT /x/{name}): a create without a body sends the name alone.
   const atItem = createdAtItem(ctx.realOf.get(post), itemPath);
   const bodyless = atItem && post['requestBody'] === undefined;
-  if (!bodyless && (body === undefined || !isObject(body.schema))) {
-    return `POST ${ctx.realOf.get(post)?.path ?? collectionPath} has no JSON request body schema: Tend cannot tell what to send`;
-  }
+  const body = bodyless
+    ? undefined
+    : requestMedia(post, `POST ${ctx.realOf.get(post)?.path ?? collectionPath}`);
+  if (body !== undefined && 'reason' in body) return body.reason;
   const cut = (where: string) => (path: string, reason: CutReason) =>
     ctx.warnings.push(
       reason === 'recursive'
@@ -687,12 +741,20 @@ function buildType(
   const put = ctx.embeddedMethods.includes('PUT') ? undefined : operation(item, 'PUT');
   const updateOp = patch ?? put;
   const updateMethod: HttpMethod = patch ? 'PATCH' : 'PUT';
-  // Without PATCH or PUT nothing changes in place: every writable field is create-only. A parent
+  // Without PATCH or PUT, a POST on the item path may be the update (update-by-post.ts); the
+  // create's fields it does not take cannot change in place.
+  const byPost = updateOp ? undefined : postUpdate(itemPath, item, post, writableFields);
+  if (ctx.noDelete !== undefined && !updateOp && !byPost) {
+    return `${ctx.noDelete}, and no PATCH, PUT or update by POST there: Tend could create these objects but never change or remove them`;
+  }
+  const notUpdatable = byPost ? writableFields.filter((f) => !byPost.fields.includes(f)) : [];
+  // Without an update nothing changes in place: every writable field is create-only. A parent
   // field moves the object to another parent, which no API does in place.
   const createOnly = unique([
     ...parentFields,
     ...(atItem ? [idParam] : []),
-    ...(updateOp ? annotated.filter((f) => writable.has(f)) : writableFields),
+    ...(updateOp || byPost ? annotated.filter((f) => writable.has(f)) : writableFields),
+    ...notUpdatable,
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
@@ -816,10 +878,11 @@ function buildType(
     ...(parent?.kind === 'parent' ? { parent: { type: parent.type, field: parent.param } } : {}),
     ...(serverOwned.length > 0 ? { serverOwned } : {}),
     ...(writeOnly.length > 0 ? { writeOnly } : {}),
+    ...(ctx.noDelete !== undefined ? { noDelete: ctx.noDelete } : {}),
   };
 
   const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
-    const media = isObject(op['requestBody']) ? jsonMedia(op['requestBody']['content']) : undefined;
+    const media = sendableMedia(op, `${method} ${path}`);
     const real = ctx.realOf.get(op);
     return {
       method: real?.method ?? method,
@@ -851,9 +914,16 @@ function buildType(
       list: ref('GET', collectionPath, getList),
       read: ref('GET', itemPath, getItem),
       create: ref('POST', collectionPath, post),
-      ...(updateOp ? { update: ref(updateMethod, itemPath, updateOp) } : {}),
-      delete: ref('DELETE', itemPath, operation(item, 'DELETE')!),
+      ...(updateOp
+        ? { update: ref(updateMethod, itemPath, updateOp) }
+        : byPost
+          ? { update: ref('POST', itemPath, byPost.operation) }
+          : {}),
+      ...(ctx.noDelete === undefined
+        ? { delete: ref('DELETE', itemPath, operation(item, 'DELETE')!) }
+        : {}),
     },
+    ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
     listShape: listShapeFound,
     ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
@@ -870,7 +940,9 @@ function buildType(
     serverOwned,
     embeddedFields: [...embedded],
     readSchema,
-    partialUpdate: updateOp !== undefined && updateOp['x-tend-partial-update'] === true,
+    partialUpdate:
+      byPost !== undefined ||
+      (updateOp !== undefined && updateOp['x-tend-partial-update'] === true),
     absentWhenEmpty: stringList(
       getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
     ),

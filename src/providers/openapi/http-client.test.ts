@@ -115,6 +115,38 @@ describe('http client', () => {
     });
   });
 
+  it('sends a form-encoded body as a form, brackets for nesting, and reads the JSON answer', async () => {
+    handler = (req, res) => json(res, 200, { id: 'prod_1', echo: req.body });
+    const { c } = client();
+    const r = await c.request({
+      method: 'POST',
+      path: '/v1/products',
+      body: { name: 'A & B', metadata: { 'tend.workspace': 'w' }, images: ['x'] },
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(seen[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(seen[0]!.body).toBe('name=A%20%26%20B&metadata[tend.workspace]=w&images[0]=x');
+    expect(r.body).toMatchObject({ id: 'prod_1' });
+    expect(new URLSearchParams(seen[0]!.body).get('metadata[tend.workspace]')).toBe('w');
+  });
+
+  it('refuses a form body it cannot encode, sending nothing', async () => {
+    const { c } = client();
+    const e = await failure(
+      c.request({
+        method: 'POST',
+        path: '/v1/products',
+        body: { metadata: { 'a[b]': 'x' } },
+        contentType: 'application/x-www-form-urlencoded',
+      }),
+    );
+    expect(e.code).toBe('provider.bad_form_body');
+    expect(e.message).toBe(
+      'the field metadata[a[b]] cannot be sent in a form: a key holding [ or ] would be read as nesting; rename the key',
+    );
+    expect(seen).toHaveLength(0);
+  });
+
   it('returns undefined for an empty body and text for a non-JSON one', async () => {
     handler = statuses([204]);
     const { c } = client();

@@ -3,6 +3,7 @@ import { displayUrl, fetchFollowingRedirects, setKey, TendError } from '../../co
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
 import type { HttpMethod } from './derive-types.js';
+import { encodeRequestBody } from './form-encoding.js';
 import type { Permit } from './rate-limiter.js';
 import { RateLimiter } from './rate-limiter.js';
 import { Semaphore } from './semaphore.js';
@@ -61,9 +62,9 @@ export interface HttpRequest {
   /** The path below the base URL, parameters already filled in. */
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | undefined>>;
-  /** Sent as JSON. */
+  /** Sent as JSON, or as a form when `contentType` is `application/x-www-form-urlencoded`. */
   readonly body?: unknown;
-  /** Media type of the body (default `application/json`). */
+  /** Media type of the body (default `application/json`); it decides the encoding too. */
   readonly contentType?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
@@ -180,7 +181,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
       if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
       if (options.auth) setKey(headers, options.auth.header, options.auth.value);
-      const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+      const body =
+        req.body === undefined ? undefined : encodeRequestBody(req.body, req.contentType);
 
       for (let attempt = 1; ; attempt++) {
         const last = attempt >= maxAttempts;

@@ -55,14 +55,23 @@ export interface InspectedType {
     readonly read: InspectedOperation;
     readonly create: InspectedOperation;
     readonly update: InspectedOperation | null;
-    readonly delete: InspectedOperation;
+    /** Null when the API offers no DELETE for these objects (`noDelete` says why). */
+    readonly delete: InspectedOperation | null;
   };
   /**
-   * How a change is sent: `merge` (PATCH with the changed fields), `replace` (PUT with the whole
-   * object), `partial` (PUT with the changed fields, `x-tend-partial-update`), `through-parent`
-   * (a sub-collection), or `none` (nothing changes in place: every writable field is create-only).
+   * How a change is sent: `merge` (PATCH, or a POST on the item path that updates, with the changed
+   * fields), `replace` (PUT with the whole object), `partial` (PUT with the changed fields,
+   * `x-tend-partial-update`), `through-parent` (a sub-collection), or `none` (nothing changes in
+   * place: every writable field is create-only).
    */
   readonly updateMode: 'merge' | 'replace' | 'partial' | 'through-parent' | 'none';
+  /** Why a POST on the item path was taken for the update (absent for PATCH and PUT). */
+  readonly updateWhy?: string;
+  /**
+   * Set when the API offers no DELETE for these objects: where Tend looked. Tend never deletes one:
+   * a removed resource's delete is blocked in the plan.
+   */
+  readonly noDelete?: string;
   /** The properties wrapping answers (`{"server": {…}}`); absent where answers are not wrapped. */
   readonly envelope: { readonly list?: string; readonly read?: string; readonly create?: string };
   /** How the list is paged (null: one answer); `paginationNote` says why a paged look is not followed. */
@@ -80,7 +89,7 @@ export interface InspectedType {
     readonly path: string;
     readonly partial: boolean;
   } | null;
-  readonly delete: { readonly method: string; readonly path: string };
+  readonly delete: { readonly method: string; readonly path: string } | null;
   readonly createOnly: readonly string[];
   readonly outputOnly: readonly string[];
   readonly serverOwned: readonly string[];
@@ -185,7 +194,7 @@ function inspectType(t: DerivedType): InspectedType {
     ? 'through-parent'
     : t.operations.update === undefined
       ? 'none'
-      : t.operations.update.method === 'PATCH'
+      : t.operations.update.method === 'PATCH' || t.operations.update.method === 'POST'
         ? 'merge'
         : t.partialUpdate
           ? 'partial'
@@ -220,16 +229,18 @@ function inspectType(t: DerivedType): InspectedType {
       read: full(t.operations.read),
       create: full(t.operations.create),
       update: t.operations.update ? full(t.operations.update) : null,
-      delete: full(t.operations.delete),
+      delete: t.operations.delete ? full(t.operations.delete) : null,
     },
     updateMode,
+    ...(t.updateWhy !== undefined ? { updateWhy: t.updateWhy } : {}),
+    ...(i.noDelete !== undefined ? { noDelete: i.noDelete } : {}),
     envelope,
     pagination: t.pagination ?? null,
     ...(t.paginationNote !== undefined ? { paginationNote: t.paginationNote } : {}),
     parameters: providerParams(t),
     create: op(t.operations.create),
     update: t.operations.update ? { ...op(t.operations.update), partial: t.partialUpdate } : null,
-    delete: op(t.operations.delete),
+    delete: t.operations.delete ? op(t.operations.delete) : null,
     createOnly: i.createOnly,
     outputOnly: i.outputOnly,
     serverOwned: t.serverOwned,

@@ -49,6 +49,31 @@ interface Case {
 
 const cases: Case[] = [
   {
+    name: 'metadata map',
+    reason: 'a top-level metadata map of strings (Stripe) is a map like tags, after them',
+    properties: { description: TEXT, metadata: MAP },
+    want: { markerField: 'metadata', markerKind: 'map', identity: 'marker' },
+  },
+  {
+    name: 'metadata map or empty string',
+    reason: 'a choice of a map or "" (how Stripe clears it) is a map',
+    properties: { description: TEXT, metadata: { anyOf: [MAP, { type: 'string', enum: [''] }] } },
+    want: { markerField: 'metadata', markerKind: 'map', identity: 'marker' },
+  },
+  {
+    name: 'metadata that is a map or something else',
+    reason: 'a choice with another real member is not known to be a map: the text field is used',
+    properties: { description: TEXT, metadata: { oneOf: [MAP, TEXT] } },
+    want: { markerField: 'description', markerKind: 'text', identity: 'marker' },
+  },
+  {
+    name: 'metadata object',
+    reason:
+      'an object of named fields (Kubernetes metadata) is not a map: only its labels would be',
+    properties: { metadata: { type: 'object', properties: { name: TEXT } } },
+    want: { identity: null },
+  },
+  {
     name: 'tags map',
     reason: 'a map of strings is the best place: keys of their own',
     properties: { name: TEXT, tags: MAP, description: TEXT },

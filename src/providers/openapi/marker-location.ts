@@ -17,7 +17,7 @@ export interface MarkerLocation {
  * then, as the last resort, a free-text field, where the marker is a token at the end of the text.
  */
 export const MARKER_CANDIDATES: Readonly<Record<MarkerKind, readonly string[]>> = {
-  map: ['tags', 'labels', 'metadata.labels', 'metadata.tags'],
+  map: ['tags', 'labels', 'metadata.labels', 'metadata.tags', 'metadata'],
   list: ['tags', 'labels'],
   text: ['description', 'comment'],
 };
@@ -76,8 +76,29 @@ function inferKind(prop: unknown): MarkerKind | undefined {
   return MARKER_KINDS.find((k) => fits(prop, k));
 }
 
-/** True when a property schema can hold a marker of a kind. */
+/**
+ * True when a property schema can hold a marker of a kind. A choice (`anyOf`/`oneOf`) fits when one
+ * member does and the others only offer the empty string (Stripe's `metadata`: a map, or `""` to
+ * clear it).
+ */
 function fits(prop: unknown, kind: MarkerKind): boolean {
+  if (!isObject(prop)) return false;
+  const choice = prop['anyOf'] ?? prop['oneOf'];
+  if (Array.isArray(choice) && prop['type'] === undefined) {
+    const others = choice.filter((m) => !fitsOne(m, kind));
+    return others.length < choice.length && others.every(clearsOnly);
+  }
+  return fitsOne(prop, kind);
+}
+
+/** A member of a choice that offers only the empty string (`{enum: [""]}`). */
+function clearsOnly(member: unknown): boolean {
+  if (!isObject(member)) return false;
+  const values = member['enum'];
+  return Array.isArray(values) && values.length > 0 && values.every((v) => v === '');
+}
+
+function fitsOne(prop: unknown, kind: MarkerKind): boolean {
   if (!isObject(prop)) return false;
   if (kind === 'map') {
     const extra = prop['additionalProperties'];

@@ -526,12 +526,12 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (!op) {
       throw new TendError(
         'provider.no_update',
-        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${t.operations.delete.path}; the change needs a replacement`,
+        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${t.operations.read.path}; the change needs a replacement`,
       );
     }
     const { scope, own } = splitId(t, id);
     const path = fillItemPath(op.path, aliased(t, scope), own[0]!);
-    const sent = bodyOf(t, desired);
+    const sent = onlyUpdateFields(t, bodyOf(t, desired));
     const body =
       op.method === 'PATCH' || t.partialUpdate
         ? withMarker(t, sent, current, ctx.marker)
@@ -560,10 +560,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
 
   const removeRest = async (t: DerivedType, id: string, ctx: WriteContext): Promise<void> => {
     const { scope, own } = splitId(t, id);
+    const op = deleteOperation(t);
     try {
       await http.request({
-        method: t.operations.delete.method,
-        path: fillItemPath(t.operations.delete.path, aliased(t, scope), own[0]!),
+        method: op.method,
+        path: fillItemPath(op.path, aliased(t, scope), own[0]!),
         headers: actorHeaders(ctx.actor),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
@@ -937,6 +938,37 @@ function aliased(t: DerivedType, scope: Scope): Scope {
   for (const [field, param] of Object.entries(t.paramAliases)) {
     const v = scope.get(field);
     if (v !== undefined) out.set(param, v);
+  }
+  return out;
+}
+
+/**
+ * The delete of a type; a type whose API offers no DELETE never gets here from a plan (its deletes
+ * are blocked), so reaching it is refused, never guessed.
+ */
+function deleteOperation(t: DerivedType): NonNullable<DerivedType['operations']['delete']> {
+  const op = t.operations.delete;
+  if (op !== undefined) return op;
+  throw new TendError(
+    'provider.no_delete',
+    `the API offers no DELETE for ${t.info.name} (${t.info.noDelete ?? 'none in its document'}): Tend cannot delete ${t.info.name} objects; remove the object in the platform, or keep it in the intent`,
+    { retryable: false },
+  );
+}
+
+/**
+ * An update body with only the fields the update takes, when it takes only some of the create's (an
+ * update by POST): the others are create-only, so a plan never changes them in place, and sending
+ * them would be refused as unknown.
+ */
+export function onlyUpdateFields(
+  t: DerivedType,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
+  if (t.updateFields === undefined) return body;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (t.updateFields.includes(k)) setKey(out, k, v);
   }
   return out;
 }

@@ -343,9 +343,15 @@ function evaluateByAnnotations(
   if (changed.length === 0) return { action: 'none', fields: [], source: 'default' };
   const forced = changed.filter((f) => t.info.createOnly.includes(f));
   if (forced.length > 0) {
-    const reason = t.operations.update
-      ? `${forced.join(', ')} ${forced.length === 1 ? 'is' : 'are'} create-only (annotated in the OpenAPI document)`
-      : `the API has no PUT or PATCH on ${t.operations.delete.path}: nothing changes in place`;
+    const notTaken = forced.filter(
+      (f) => t.updateFields !== undefined && !t.updateFields.includes(f),
+    );
+    const op = t.operations.update;
+    const reason = !op
+      ? `the API has no PUT or PATCH on ${t.operations.read.path}: nothing changes in place`
+      : notTaken.length > 0
+        ? `${notTaken.join(', ')} ${notTaken.length === 1 ? 'is' : 'are'} not among the fields ${op.method} ${op.path} takes: ${notTaken.length === 1 ? 'it cannot' : 'they cannot'} change in place`
+        : `${forced.join(', ')} ${forced.length === 1 ? 'is' : 'are'} create-only (annotated in the OpenAPI document)`;
     return { action: 'replace', fields: forced, source: 'annotation', reason };
   }
   return { action: 'update', fields: changed, source: 'default' };

@@ -38,7 +38,7 @@ function summary(t: DerivedType): Obj {
     list: `${o.list.method} ${o.list.path}`,
     create: `${o.create.method} ${o.create.path}`,
     read: `${o.read.method} ${o.read.path}`,
-    delete: `${o.delete.method} ${o.delete.path}`,
+    delete: o.delete ? `${o.delete.method} ${o.delete.path}` : null,
     ...(o.update ? { update: `${o.update.method} ${o.update.path}` } : {}),
     ...(t.info.parent ? { parent: t.info.parent.type } : {}),
   };
@@ -438,7 +438,7 @@ describe('pairing paths that are not the plain /x and /x/{id}', () => {
       'inferred: API version v1, the newest with GET of /projects/{idOrName}/env/{id} (at v1, v9)',
     );
     const projects = got.types.find((t) => t.info.name === 'projects')!;
-    expect(projects.operations.delete.assigned).toBe(
+    expect(projects.operations.delete?.assigned).toBe(
       'inferred: API version v9 (/projects… is spread over v1, v9, v10)',
     );
     const repos = deriveTypes(

@@ -96,30 +96,42 @@ export function acyclicCopy(
 ): unknown {
   const stack = new Set<unknown>();
   const told = new Set<CutReason>();
-  const cut = (at: string, reason: CutReason): Record<string, unknown> => {
-    if (reason === 'recursive' || !told.has(reason)) onCut(at, reason);
+  // The path to where the copy is, as keys: joined only when a cut is told (building a string per
+  // copied object would cost more than the copy).
+  const keys: string[] = [];
+  const cut = (reason: CutReason): Record<string, unknown> => {
+    if (reason === 'recursive' || !told.has(reason)) onCut(['#', ...keys].join('/'), reason);
     told.add(reason);
     return {};
   };
-  const copy = (v: unknown, at: string, depth: number): unknown => {
+  const copy = (v: unknown, depth: number): unknown => {
     if (v === null || typeof v !== 'object') return v;
-    if (stack.has(v)) return cut(at, 'recursive');
-    if (depth > budget.maxDepth) return cut(at, 'deep');
-    if (budget.nodes <= 0) return cut(at, 'large');
+    if (stack.has(v)) return cut('recursive');
+    if (depth > budget.maxDepth) return cut('deep');
+    if (budget.nodes <= 0) return cut('large');
     budget.nodes--;
     stack.add(v);
     let out: unknown;
     if (Array.isArray(v)) {
-      out = v.map((item, i) => copy(item, `${at}/${i}`, depth + 1));
+      out = v.map((item, i) => {
+        keys.push(String(i));
+        const c = copy(item, depth + 1);
+        keys.pop();
+        return c;
+      });
     } else {
       const o: Record<string, unknown> = {};
-      for (const [k, item] of Object.entries(v)) setKey(o, k, copy(item, `${at}/${k}`, depth + 1));
+      for (const [k, item] of Object.entries(v)) {
+        keys.push(k);
+        setKey(o, k, copy(item, depth + 1));
+        keys.pop();
+      }
       out = o;
     }
     stack.delete(v);
     return out;
   };
-  return copy(value, '#', 1);
+  return copy(value, 1);
 }
 
 /** The JSON media type of a `content` map and its schema: `application/json` first, then any `*json`. */
