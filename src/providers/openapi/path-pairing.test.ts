@@ -159,13 +159,12 @@ const cases: Case[] = [
     name: 'a .json path lacking an operation says so with its own path',
     paths: {
       '/tag_groups.json': { get: list(), post: create() },
-      '/tag_groups/{id}.json': { get: read(), put: create() },
+      '/tag_groups/{id}.json': { put: create(), delete: del() },
     },
     types: [],
     unmapped: {
-      '/tag_groups.json': 'no DELETE on /tag_groups/{id}.json: Tend cannot delete these objects',
-      '/tag_groups/{id}.json':
-        'no DELETE on /tag_groups/{id}.json: Tend cannot delete these objects',
+      '/tag_groups.json': 'no GET on /tag_groups/{id}.json: Tend cannot read one object',
+      '/tag_groups/{id}.json': 'no GET on /tag_groups/{id}.json: Tend cannot read one object',
     },
   },
   {
