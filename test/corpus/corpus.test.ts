@@ -180,6 +180,11 @@ for (const e of expectations) {
             expect.fail(
               `this gap is closed (${t.name} is found ${what}): remove its \`gap:\` line from test/corpus/expected/${e.slug}.yaml`,
             );
+          } else if (t.gap.startsWith('not found') !== (verdict.found === undefined)) {
+            // The gap narrowed (found now, the identity still missing) or moved: say what it is.
+            expect.fail(
+              `the gap of ${t.name} changed: it is now "${(verdict.problem ?? '').slice(0, 240)}"; update its \`gap:\` line in test/corpus/expected/${e.slug}.yaml`,
+            );
           }
         },
         TIMEOUT,
