@@ -34,13 +34,13 @@ if (file) {
   };
   const write = process.stdout.write.bind(process.stdout);
   const mark = /^\{"time":"[^"]*","kind":"(pass-start|pass-done)"/;
-  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+  process.stdout.write = (chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk === 'string') {
       const m = mark.exec(chunk);
       if (m) marks.push({ kind: m[1] as ProbeMark['kind'], cpuUs: cpu(), atMs: performance.now() });
     }
     return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-  });
+  };
   process.on('exit', () => {
     const usage = process.resourceUsage();
     const report: ProbeReport = {

@@ -67,23 +67,39 @@ export function renderStart(s: StartFigures): string {
   return table(rows);
 }
 
-/** One table per size: how each figure grows is read down the tables. */
-export function renderSize(r: CliSizeResults, rateLimit: number): string {
+/**
+ * One table per size: how each figure grows is read down the tables. Peak RSS per resource is judged
+ * on its growth since the previous size (`prev`), since node and the loaded code take ~100 MB at any
+ * size; the RSS targets are judged from 10,000 resources on.
+ */
+export function renderSize(r: CliSizeResults, rateLimit: number, prev?: CliSizeResults): string {
   const rows: Row[] = [HEAD];
   const at100k = r.count === 100_000;
-  const perRes = (bytes: number) => bytes / r.count;
+  const judgeRss = r.count >= 10_000 && prev !== undefined;
+  const growth = (now: CommandFigure, before: CommandFigure | undefined) =>
+    before && prev ? (now.rssBytes.median - before.rssBytes.median) / (r.count - prev.count) : NaN;
+  const before = (f: CommandFigure): CommandFigure | undefined =>
+    f === r.validate
+      ? prev?.validate
+      : f === r.planCold
+        ? prev?.planCold
+        : f === r.planWarm
+          ? prev?.planWarm
+          : f === r.apply
+            ? prev?.apply
+            : undefined;
   const command = (
     label: string,
     f: CommandFigure,
     target?: { ms: number; what: string },
     rssTarget = false,
   ) => {
-    const rss = perRes(f.rssBytes.median);
+    const rss = growth(f, before(f));
     rows.push([
       label,
       ms(f.wallMs.median),
       range(f.wallMs, ms),
-      `CPU ${ms(f.cpuMs.median)}; peak RSS ${mb(f.rssBytes.median)} = ${kb(rss)}/resource`,
+      `CPU ${ms(f.cpuMs.median)}; peak RSS ${mb(f.rssBytes.median)}${Number.isFinite(rss) ? `, +${kb(rss)}/resource over ${n(prev!.count)}` : ''}`,
       [
         target ? `< ${ms(target.ms)}${at100k ? '' : ' at 100,000'}` : '',
         rssTarget ? `< ${kb(CLI_TARGETS.rssBytes)}/resource` : '',
@@ -97,7 +113,7 @@ export function renderSize(r: CliSizeResults, rateLimit: number): string {
               `${n(f.wallMs.median / target.ms, 1)}× ${target.what}`,
             )
           : '',
-        rssTarget
+        rssTarget && judgeRss && Number.isFinite(rss)
           ? `RSS ${verdict(rss < CLI_TARGETS.rssBytes, `${n(rss / CLI_TARGETS.rssBytes, 1)}×`)}`
           : '',
       ]
@@ -148,7 +164,7 @@ export function renderSize(r: CliSizeResults, rateLimit: number): string {
       'tend run: CPU per resource of a no-drift pass',
       `${n(d.cpuUsPerResource.median, 1)} µs`,
       range(d.cpuUsPerResource, (v) => `${n(v, 1)} µs`),
-      `pass ${ms(d.passWallMs.median)} wall; peak RSS of tend run ${kb(d.rssBytesPerResource)}/resource`,
+      `pass ${ms(d.passWallMs.median)} wall; peak RSS of tend run ${mb(d.rssBytesPerResource * r.count)}${prev?.noDrift ? `, +${kb((d.rssBytesPerResource * r.count - prev.noDrift.rssBytesPerResource * prev.count) / (r.count - prev.count))}/resource over ${n(prev.count)}` : ''}`,
       `< ${CLI_TARGETS.noDriftUs} µs`,
       verdict(
         d.cpuUsPerResource.median < CLI_TARGETS.noDriftUs,
@@ -164,7 +180,7 @@ export function renderSize(r: CliSizeResults, rateLimit: number): string {
       'tend run: out-of-band change → recorded decision',
       `p50 ${ms(o.p50Ms)}`,
       `p99 ${ms(o.p99Ms)}, max ${ms(o.maxMs)} (${o.samples}${o.timeouts ? `, ${o.timeouts} over 30 s` : ''})`,
-      `peak RSS ${kb(o.rssBytesPerResource)}/resource`,
+      `peak RSS of tend run ${mb(o.rssBytesPerResource * r.count)}`,
       judged ? `p99 < ${ms(CLI_TARGETS.oobP99Ms)}` : '—',
       judged
         ? verdict(o.p99Ms < CLI_TARGETS.oobP99Ms && o.timeouts === 0, `p99 ${ms(o.p99Ms)}`)

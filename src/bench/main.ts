@@ -305,8 +305,12 @@ function renderCli(
     'Through the tend command (node dist/cli/main.js, a child process per run):',
   ];
   if (cli.start) parts.push('', 'start-up:', renderStart(cli.start));
-  for (const r of cli.sizes) {
-    parts.push('', `${r.count.toLocaleString('en-US')} resources:`, renderSize(r, rateLimit));
+  for (const [i, r] of cli.sizes.entries()) {
+    parts.push(
+      '',
+      `${r.count.toLocaleString('en-US')} resources:`,
+      renderSize(r, rateLimit, cli.sizes[i - 1]),
+    );
   }
   const profiles = [cli.profiles, ...cli.sizes.map((r) => r.profiles)];
   if (profiles.some((p) => Object.keys(p).length > 0)) {

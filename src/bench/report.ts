@@ -21,7 +21,16 @@ export function renderReport(r: BenchResults, cli?: string): string {
     `sandbox: separate process, latency ${r.latencyMs} ms, rate limit ${r.rateLimit} requests/s`,
     '',
   );
-  if (cli !== undefined) lines.push(cli, '', 'Core (in-process) micro-benchmarks:', '');
+  const core =
+    r.apply.length > 0 || r.noDrift || r.plan || r.recovery || r.input || r.pdns !== undefined;
+  if (cli !== undefined) {
+    lines.push(cli, '');
+    if (!core) {
+      lines.push(`total benchmark time ${n(r.totalMs / 1000)} s`);
+      return lines.join('\n');
+    }
+    lines.push('Core (in-process) micro-benchmarks:', '');
+  }
   const rows: string[][] = [['figure', 'result', 'target', 'verdict', 'load']];
   const limit = r.rateLimit;
   const rate = (a: ApplyRun) =>
