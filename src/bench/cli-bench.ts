@@ -55,7 +55,9 @@ export interface ApplyFigure extends CommandFigure {
   /** Sandbox requests from the first operation started to the last done, share of the limit. */
   readonly executeRatio: Spread;
   readonly requests: number;
+  /** Failed operations over all runs, and the first few `op-failed` lines. */
   readonly failures: number;
+  readonly firstFailures: readonly string[];
 }
 
 /** CPU of no-drift passes of `tend run` (each pass's own CPU, from the probe's pass marks). */
@@ -269,6 +271,7 @@ export async function measureSize(
     const executeRatios: number[] = [];
     let requests = 0;
     let failures = 0;
+    const firstFailures: string[] = [];
     for (let i = 0; i < o.runs; i++) {
       await sandbox.reset();
       const store = newStore();
@@ -282,11 +285,21 @@ export async function measureSize(
             if (!head) return;
             if (head.kind === 'op-start') firstStart ??= head.at;
             else if (head.kind === 'op-done' || head.kind === 'verified') lastDone = head.at;
-            else if (head.kind === 'op-failed') failures++;
+            else if (head.kind === 'op-failed') {
+              failures++;
+              if (firstFailures.length < 3) firstFailures.push(line.slice(0, 300));
+            }
           },
         }),
         'tend apply',
+        // 1: some operation failed (a timeout on a loaded machine): counted and shown, not fatal.
+        [0, 1],
       );
+      if (r.code === 1 && failures === 0) {
+        throw new Error(
+          `tend apply exited with 1 and no failed operation: ${r.stderr.slice(0, 2000)}`,
+        );
+      }
       const stats = await sandbox.stats();
       requests = stats.requests;
       runs.push(r);
@@ -303,6 +316,7 @@ export async function measureSize(
       executeRatio: spread(executeRatios),
       requests,
       failures,
+      firstFailures,
     };
     if (o.profileDir) {
       await sandbox.reset();

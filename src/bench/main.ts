@@ -312,6 +312,9 @@ function renderCli(
       renderSize(r, rateLimit, cli.sizes[i - 1]),
     );
   }
+  for (const r of cli.sizes) {
+    for (const f of r.apply?.firstFailures ?? []) parts.push(`apply ${r.count} failure: ${f}`);
+  }
   const profiles = [cli.profiles, ...cli.sizes.map((r) => r.profiles)];
   if (profiles.some((p) => Object.keys(p).length > 0)) {
     parts.push('', 'profiles (--cpu-prof, one extra run each): top five functions by self time');
