@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FaultSettings } from '../sandbox/index.js';
@@ -50,34 +51,8 @@ export async function runRecovery(
   sandbox: BenchSandbox,
   options: RecoveryOptions,
 ): Promise<RecoveryRun> {
-  await sandbox.reset();
-  await sandbox.setFaults({ latencyMs: 0, rateLimit: 0 });
   const dir = join(options.workDir, `recovery-${options.count}`);
-  writeIntentFixture(dir, options.count, { endpoint: sandbox.url, concurrency: 64, rateLimit: 0 });
-  const ws = await openWorkspaceAt({ dir, name: 'bench', env: {} });
-  await reconcilePass(ws, {
-    mode: 'apply',
-    approveDestroy: false,
-    prune: false,
-    actor: tendActor('bench'),
-    clock: systemClock,
-    report: () => {},
-    verifyTimeoutMs: 60_000,
-    visibilityWindowMs: 10_000,
-    runChecks: false,
-    crash: (when, point, action) => {
-      if (when === 'before' && point === 'twin' && action === 'create') throw new Interrupted();
-    },
-  });
-  const pending = (await ws.store.unsettled()).length;
-  await ws.close();
-  const objectsBefore = (await sandbox.objects()).length;
-  if (pending !== options.count || objectsBefore !== options.count) {
-    throw new Error(
-      `recovery fixture: expected ${options.count} pending operations and objects, got ${pending} and ${objectsBefore}`,
-    );
-  }
-
+  const objectsBefore = await fillUnsettled(sandbox, dir, options.count);
   await sandbox.setFaults(options.faults);
   writeIntentFixture(dir, options.count, {
     endpoint: sandbox.url,
@@ -103,6 +78,48 @@ export async function runRecovery(
     journalEmptyMs,
     projected: !complete,
   };
+}
+
+/**
+ * Leaves `count` unsettled creates in a fresh store of workspace `bench` at `<dir>/.tend/tend.db`,
+ * whose objects all exist on the (emptied) sandbox with the operation's marker: the state a kill -9
+ * leaves right after the platform answered each create and before Tend wrote anything about it. Runs
+ * without faults, to be quick, and leaves them off. Returns the objects on the sandbox.
+ */
+export async function fillUnsettled(
+  sandbox: BenchSandbox,
+  dir: string,
+  count: number,
+): Promise<number> {
+  await sandbox.reset();
+  await sandbox.setFaults({ latencyMs: 0, rateLimit: 0 });
+  rmSync(dir, { recursive: true, force: true });
+  writeIntentFixture(dir, count, { endpoint: sandbox.url, concurrency: 64, rateLimit: 0 });
+  const ws = await openWorkspaceAt({ dir, name: 'bench', env: {} });
+  await reconcilePass(ws, {
+    mode: 'apply',
+    approveDestroy: false,
+    prune: false,
+    actor: tendActor('bench'),
+    clock: systemClock,
+    report: () => {},
+    verifyTimeoutMs: 60_000,
+    visibilityWindowMs: 10_000,
+    runChecks: false,
+    crash: (when, point, action) => {
+      if (when === 'before' && point === 'twin' && action === 'create') throw new Interrupted();
+    },
+  });
+  const pending = (await ws.store.unsettled()).length;
+  await ws.close();
+  const objectsBefore = (await sandbox.objects()).length;
+  if (pending !== count || objectsBefore !== count) {
+    throw new Error(
+      `recovery fixture: expected ${count} pending operations and objects, got ${pending} and ${objectsBefore}`,
+    );
+  }
+
+  return objectsBefore;
 }
 
 function runChild(dir: string, budgetMs: number): Promise<RecoveryChildResult> {

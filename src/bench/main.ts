@@ -1,17 +1,27 @@
-// `npm run bench`: Tend's benchmarks (issue 3, item 7). Not tests: they measure and print, and fail
-// only when something they set up goes wrong. See docs/benchmarks.md for what each figure means.
+// `npm run bench`: Tend's benchmarks (issue 3, item 7; issue 13, item 5). Not tests: they measure and
+// print, and fail only when something they set up goes wrong. See docs/benchmarks.md for what each
+// figure means.
 //
-//   node dist/bench/main.js [--quick] [--only apply,nodrift,plan,recovery,input,pdns] [--json FILE] [--keep]
+//   node dist/bench/main.js [--quick] [--only cli,core,<figure>,…] [--runs N] [--oob-changes N]
+//                           [--sizes N,N] [--profile DIR] [--json FILE] [--keep]
 //
-// --quick (or BENCH_QUICK=1) runs smaller sizes; --json also writes every figure as JSON; --keep
-// leaves the generated intents and stores in the temporary directory it prints.
+// First the figures a user feels, measured through the built tend command (cli-bench.ts) at 1,000,
+// 10,000 and 100,000 resources; then the core (in-process) micro-benchmarks. --quick (or
+// BENCH_QUICK=1) runs smaller sizes (the CLI at 1,000 and 10,000 only); --runs repeats each CLI
+// figure (default 5); --profile also runs each CLI figure once with --cpu-prof and prints its top
+// five functions; --json also writes every figure as JSON; --keep leaves the generated intents and
+// stores in the temporary directory it prints.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Workspace } from '../engine/index.js';
 import type { ApplyRun } from './apply-throughput.js';
 import { runApply } from './apply-throughput.js';
 import { startBenchSandbox } from './bench-sandbox.js';
+import type { CliFigure, CliSizeResults, StartFigures } from './cli-bench.js';
+import { CLI_FIGURES, measureSize, measureStart, profileStart } from './cli-bench.js';
+import { renderProfiles, renderSize, renderStart } from './cli-report.js';
+import type { HotFunction } from './cpuprofile-top.js';
 import { runInputBench } from './input-bench.js';
 import { runRecovery } from './journal-recovery.js';
 import { describeMachine, load } from './machine.js';
@@ -33,6 +43,8 @@ const ADAPTIVE = { concurrency: 64, rateLimit: 0 } as const;
 
 const SIZES = {
   full: {
+    cli: [1_000, 10_000, 100_000],
+    oobChanges: 100,
     apply: [1_000, 10_000],
     noDrift: 10_000,
     plan: 100_000,
@@ -42,6 +54,8 @@ const SIZES = {
     pdnsRrsets: 1_000,
   },
   quick: {
+    cli: [1_000, 10_000],
+    oobChanges: 40,
     apply: [200, 1_000],
     noDrift: 1_000,
     plan: 10_000,
@@ -52,41 +66,84 @@ const SIZES = {
   },
 } as const;
 
-const BENCHES = ['apply', 'nodrift', 'plan', 'recovery', 'input', 'pdns'] as const;
+/** The core (in-process) benchmarks. */
+const CORE = ['core-apply', 'core-nodrift', 'core-plan', 'core-recovery', 'input', 'pdns'] as const;
+const BENCHES = [...CLI_FIGURES, ...CORE] as const;
 type BenchName = (typeof BENCHES)[number];
+/** Names that stand for several: every CLI figure, every core benchmark. */
+const GROUPS: Record<string, readonly BenchName[]> = { cli: CLI_FIGURES, core: CORE };
 
 interface Args {
   readonly quick: boolean;
   readonly only: ReadonlySet<BenchName>;
+  readonly runs: number;
+  /** CLI sizes instead of the defaults. */
+  readonly sizes?: number[];
+  readonly oobChanges?: number;
+  readonly profile?: string;
   readonly json?: string;
   readonly keep: boolean;
+}
+
+const USAGE = `usage: bench [--quick] [--only ${[...Object.keys(GROUPS), ...BENCHES].join(',')}] [--runs N] [--sizes N,N] [--oob-changes N] [--profile DIR] [--json FILE] [--keep]`;
+
+function count(flag: string, text: string | undefined, min: number): number {
+  const v = Number(text);
+  if (!Number.isInteger(v) || v < min) {
+    throw new Error(`${flag} takes an integer ≥ ${min}, got "${text ?? ''}"; ${USAGE}`);
+  }
+  return v;
 }
 
 function parseArgs(argv: readonly string[]): Args {
   let quick = process.env['BENCH_QUICK'] === '1';
   let only = new Set<BenchName>(BENCHES);
   let json: string | undefined;
+  let profile: string | undefined;
+  let runs = 5;
+  let oobChanges: number | undefined;
+  let cliSizes: number[] | undefined;
   let keep = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') quick = true;
     else if (a === '--keep') keep = true;
     else if (a === '--json') json = argv[++i];
+    else if (a === '--profile') profile = argv[++i];
+    else if (a === '--runs') runs = count('--runs', argv[++i], 1);
+    else if (a === '--sizes') {
+      const text = argv[++i];
+      cliSizes = (text ?? '').split(',').map((x) => count('--sizes', x, 2));
+    } else if (a === '--oob-changes') oobChanges = count('--oob-changes', argv[++i], 1);
     else if (a === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
-      const bad = names.filter((x) => !(BENCHES as readonly string[]).includes(x));
+      const bad = names.filter(
+        (x) => !(BENCHES as readonly string[]).includes(x) && !(x in GROUPS),
+      );
       if (bad.length > 0 || names.length === 0) {
         throw new Error(
-          `--only takes a comma-separated list of ${BENCHES.join(', ')}; got "${names.join(',')}"`,
+          `--only takes a comma-separated list of ${[...Object.keys(GROUPS), ...BENCHES].join(', ')}; got "${names.join(',')}"`,
         );
       }
-      only = new Set(names as BenchName[]);
-    } else
-      throw new Error(
-        `unknown argument ${a}; usage: bench [--quick] [--only ${BENCHES.join(',')}] [--json FILE] [--keep]`,
-      );
+      only = new Set(names.flatMap((x) => GROUPS[x] ?? [x as BenchName]));
+    } else throw new Error(`unknown argument ${a}; ${USAGE}`);
   }
-  return { quick, only, ...(json !== undefined ? { json } : {}), keep };
+  if (
+    (json === undefined && argv.includes('--json')) ||
+    (profile === undefined && argv.includes('--profile'))
+  ) {
+    throw new Error(`--json and --profile take a path; ${USAGE}`);
+  }
+  return {
+    quick,
+    only,
+    runs,
+    ...(oobChanges !== undefined ? { oobChanges } : {}),
+    ...(cliSizes !== undefined ? { sizes: cliSizes } : {}),
+    ...(profile !== undefined ? { profile: resolve(profile) } : {}),
+    ...(json !== undefined ? { json } : {}),
+    keep,
+  };
 }
 
 const say = (text: string) => process.stderr.write(`[bench] ${text}\n`);
@@ -107,7 +164,40 @@ async function main(): Promise<void> {
     apply,
   };
   let converged: Workspace | undefined;
+  const cli: {
+    start?: StartFigures;
+    sizes: CliSizeResults[];
+    profiles: Record<string, HotFunction[]>;
+  } = { sizes: [], profiles: {} };
+  const cliOnly = new Set(CLI_FIGURES.filter((f) => args.only.has(f)));
   try {
+    if (cliOnly.size > 0) {
+      const options = {
+        sandbox,
+        faults: FAULTS,
+        workDir: work,
+        runs: args.runs,
+        oobChanges: args.oobChanges ?? sizes.oobChanges,
+        ...(args.profile !== undefined ? { profileDir: args.profile } : {}),
+        say,
+      };
+      if (cliOnly.has('start')) {
+        say(
+          `cli: tend --help, --version, plan --help against node -e '' (${Math.max(20, args.runs)} runs each)…`,
+        );
+        cli.start = await measureStart(options);
+        await profileStart(options, cli.profiles);
+      }
+      const sized = new Set<CliFigure>([...cliOnly].filter((f) => f !== 'start'));
+      if (sized.size > 0) {
+        for (const size of args.sizes ?? sizes.cli) {
+          const r = await measureSize(options, size, sized);
+          cli.sizes.push(r);
+        }
+      }
+      await sandbox.reset();
+    }
+
     const applyOnce = async (
       count: number,
       label: string,
@@ -128,7 +218,7 @@ async function main(): Promise<void> {
       return { run: { ...run, load: l }, ws };
     };
 
-    if (args.only.has('apply')) {
+    if (args.only.has('core-apply')) {
       for (const count of sizes.apply) {
         const fixed = await applyOnce(count, 'fixed-10', FIXED10);
         await fixed.ws.close();
@@ -141,7 +231,7 @@ async function main(): Promise<void> {
       }
     }
 
-    if (args.only.has('nodrift')) {
+    if (args.only.has('core-nodrift')) {
       if (!converged) converged = (await applyOnce(sizes.noDrift, 'setup', TEND)).ws;
       say(`no-drift passes over ${sizes.noDrift}…`);
       const l = load();
@@ -150,14 +240,14 @@ async function main(): Promise<void> {
     }
     await converged?.close();
 
-    if (args.only.has('plan')) {
+    if (args.only.has('core-plan')) {
       say(`plan ${sizes.plan} (separate process)…`);
       const l = load();
       partial.plan = { ...(await runPlanBench(sizes.plan)), load: l };
       say(`  ${Math.round(partial.plan.planPassColdMs)} ms`);
     }
 
-    if (args.only.has('recovery')) {
+    if (args.only.has('core-recovery')) {
       say(`recovery of ${sizes.recovery} unsettled creates (budget ${sizes.budgetMs / 1000} s)…`);
       const l = load();
       partial.recovery = {
@@ -195,9 +285,42 @@ async function main(): Promise<void> {
     if (args.keep) say(`kept ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }
-  const results: BenchResults = { ...partial, totalMs: performance.now() - started };
-  process.stdout.write(`${renderReport(results)}\n`);
+  const results: BenchResults = {
+    ...partial,
+    ...(cliOnly.size > 0 ? { cli } : {}),
+    totalMs: performance.now() - started,
+  };
+  process.stdout.write(
+    `${renderReport(results, cliOnly.size > 0 ? renderCli(cli, FAULTS.rateLimit) : undefined)}\n`,
+  );
   if (args.json) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+/** The CLI figures: start-up, then one table per size, then the profiles. */
+function renderCli(
+  cli: { start?: StartFigures; sizes: CliSizeResults[]; profiles: Record<string, HotFunction[]> },
+  rateLimit: number,
+): string {
+  const parts: string[] = [
+    'Through the tend command (node dist/cli/main.js, a child process per run):',
+  ];
+  if (cli.start) parts.push('', 'start-up:', renderStart(cli.start));
+  for (const [i, r] of cli.sizes.entries()) {
+    parts.push(
+      '',
+      `${r.count.toLocaleString('en-US')} resources:`,
+      renderSize(r, rateLimit, cli.sizes[i - 1]),
+    );
+  }
+  for (const r of cli.sizes) {
+    for (const f of r.apply?.firstFailures ?? []) parts.push(`apply ${r.count} failure: ${f}`);
+  }
+  const profiles = [cli.profiles, ...cli.sizes.map((r) => r.profiles)];
+  if (profiles.some((p) => Object.keys(p).length > 0)) {
+    parts.push('', 'profiles (--cpu-prof, one extra run each): top five functions by self time');
+    for (const p of profiles) for (const line of renderProfiles(p)) parts.push(line);
+  }
+  return parts.join('\n');
 }
 
 main().catch((e: unknown) => {

@@ -7,8 +7,12 @@ const n = (v: number, digits = 0): string =>
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
 const verdict = (ok: boolean, miss: string): string => (ok ? 'met' : `MISSED (${miss})`);
 
-/** Renders the results as the table `npm run bench` prints (and docs/benchmarks.md quotes). */
-export function renderReport(r: BenchResults): string {
+/**
+ * Renders the results as `npm run bench` prints them (and docs/benchmarks.md quotes): the header,
+ * then `cli` (the figures measured through the tend command, rendered by cli-report.ts) when given,
+ * then the core (in-process) micro-benchmarks' table.
+ */
+export function renderReport(r: BenchResults, cli?: string): string {
   const m = r.machine;
   const lines: string[] = [];
   lines.push(
@@ -17,6 +21,16 @@ export function renderReport(r: BenchResults): string {
     `sandbox: separate process, latency ${r.latencyMs} ms, rate limit ${r.rateLimit} requests/s`,
     '',
   );
+  const core =
+    r.apply.length > 0 || r.noDrift || r.plan || r.recovery || r.input || r.pdns !== undefined;
+  if (cli !== undefined) {
+    lines.push(cli, '');
+    if (!core) {
+      lines.push(`total benchmark time ${n(r.totalMs / 1000)} s`);
+      return lines.join('\n');
+    }
+    lines.push('Core (in-process) micro-benchmarks:', '');
+  }
   const rows: string[][] = [['figure', 'result', 'target', 'verdict', 'load']];
   const limit = r.rateLimit;
   const rate = (a: ApplyRun) =>

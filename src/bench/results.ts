@@ -1,4 +1,6 @@
 import type { ApplyRun } from './apply-throughput.js';
+import type { CliSizeResults, StartFigures } from './cli-bench.js';
+import type { HotFunction } from './cpuprofile-top.js';
 import type { InputResults } from './input-bench.js';
 import type { Machine } from './machine.js';
 import type { NoDriftRun } from './no-drift-pass.js';
@@ -31,6 +33,12 @@ export interface BenchResults {
   recovery?: Loaded<RecoveryRun>;
   input?: Loaded<InputResults>;
   pdns?: Loaded<PdnsScaleRun>;
+  /** The figures measured through the tend command (issue 13, item 5). */
+  cli?: {
+    start?: StartFigures;
+    sizes: CliSizeResults[];
+    profiles: Record<string, HotFunction[]>;
+  };
   readonly totalMs: number;
 }
 

@@ -1,45 +1,14 @@
-import type { Command } from 'commander';
+// What commands share when they run: the process's context and redacted output, diagnostics and
+// errors, signals. Loaded by a command's action (src/cli/actions), never to register commands.
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../core/index.js';
 import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';
 import type { AppContext, CrashHook, WorkspaceSelection } from '../app/index.js';
 import { crashHookFrom, defaultContext, IntentError } from '../app/index.js';
 import { EXIT } from './exit-codes.js';
+import type { CommonOptions } from './flags.js';
 import type { Style } from './render/style.js';
 import { styleFor } from './render/style.js';
-
-/** Options every workspace command takes. */
-export interface CommonOptions {
-  json?: boolean;
-  store?: string;
-  workspace?: string;
-}
-
-/** Options of commands that write (they hold the workspace lease). */
-export interface WriterOptions extends CommonOptions {
-  /** Seconds to wait for another writer's lease. */
-  lockTimeout: number;
-}
-
-/** Adds the options every workspace command takes. */
-export function workspaceFlags(command: Command): Command {
-  return command
-    .option('--store <path>', 'store location (default <dir>/.tend/tend.db)')
-    .option(
-      '--workspace <name>',
-      'workspace name carried in ownership markers (default: the intent’s Workspace document, else derived from the folder)',
-    );
-}
-
-/** Adds --lock-timeout to a writing command. */
-export function lockFlag(command: Command): Command {
-  return command.option(
-    '--lock-timeout <seconds>',
-    'wait this long for another tend process holding the workspace (default 0: fail at once, naming it)',
-    intOption('--lock-timeout'),
-    0,
-  );
-}
 
 let context: AppContext | undefined;
 
@@ -119,21 +88,6 @@ export function fail(out: Output, e: unknown): void {
     if (err.code === 'internal' && err.stack && process.env['TEND_DEBUG']) out.err(err.stack);
   }
   process.exitCode = EXIT.error;
-}
-
-/** Collects a repeatable option that may also be comma-separated (`--target a --target b,c`). */
-export function collectList(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').filter((v) => v !== '')];
-}
-
-/** Parses a positive integer option, with a message naming the flag. */
-export function intOption(flag: string) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0)
-      throw new Error(`${flag} must be a non-negative integer, got "${v}"`);
-    return n;
-  };
 }
 
 /**

@@ -1,4 +1,7 @@
 #!/usr/bin/env node
+// Registers every command (flags and help text only) and parses: a command loads what it runs when
+// it runs (its action in src/cli/actions), so `tend --help` and `tend <command> --help` load
+// commander and nothing of Tend's engine. `src/cli/start.test.ts` holds that.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { registerAcceptCommand } from './commands/accept.js';
@@ -16,7 +19,6 @@ import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerValidateCommand } from './commands/validate.js';
-import { cliContext } from './common.js';
 import { EXIT } from './exit-codes.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -56,6 +58,7 @@ try {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : e.exitCode || EXIT.error;
   } else {
     const message = e instanceof Error ? e.message : String(e);
+    const { cliContext } = await import('./common.js');
     process.stderr.write(`error: ${cliContext().redactor.text(message)}\n`);
     process.exitCode = EXIT.error;
   }

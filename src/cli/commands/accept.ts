@@ -1,83 +1,12 @@
 import type { Command } from 'commander';
-import type { AcceptReport } from '../../app/index.js';
-import { accept, ACCEPT_USAGE_ERRORS } from '../../app/index.js';
-import { canonicalJson, TendError, toTendError } from '../../core/index.js';
-import type { CommonOptions, Output } from '../common.js';
-import { cliContext, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
-import { EXIT } from '../exit-codes.js';
-import type { Style } from '../render/style.js';
+import type { CommonOptions } from '../flags.js';
+import { workspaceFlags } from '../flags.js';
 
-interface AcceptOptions extends CommonOptions {
+/** The flags of `tend accept`. */
+export interface AcceptOptions extends CommonOptions {
   write?: boolean;
   git?: boolean;
   value?: string;
-}
-
-/** `accept` exits 2 for a usage error (an unknown address or field, a bad --value). */
-const USAGE = 2;
-
-/** A unified diff with its lines coloured (when the style is on). */
-export function renderDiff(diff: string, s: Style): string {
-  return diff
-    .replace(/\n$/, '')
-    .split('\n')
-    .map((line) => {
-      if (line.startsWith('---') || line.startsWith('+++')) return s.bold(line);
-      if (line.startsWith('@@')) return s.cyan(line);
-      if (line.startsWith('+')) return s.green(line);
-      if (line.startsWith('-')) return s.red(line);
-      return line;
-    })
-    .join('\n');
-}
-
-function parseValue(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    throw new TendError(
-      'accept.invalid_value',
-      `--value must be JSON: ${e instanceof Error ? e.message : String(e)}`,
-      { hint: `e.g. --value 5, --value '"text"', --value '{"team":"core"}'` },
-    );
-  }
-}
-
-function show(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : canonicalJson(value);
-}
-
-function renderReport(out: Output, r: AcceptReport): void {
-  const s = out.style;
-  for (const note of r.notes) out.err(s.yellow(`note: ${note}`));
-  switch (r.outcome) {
-    case 'unchanged':
-      out.line(`${r.file} already declares ${r.field}: ${show(r.value)}; nothing to change`);
-      return;
-    case 'elsewhere': {
-      out.line(s.yellow(`${r.address} ${r.field}: not patched: ${r.elsewhere?.reason ?? ''}`));
-      const at = r.elsewhere?.where;
-      if (at) out.line(`  the change belongs at ${at.file}:${at.line}:${at.column}`);
-      return;
-    }
-    case 'patched':
-      out.line(renderDiff(r.diff, s));
-      if (r.branch) {
-        out.line(
-          s.green(
-            `committed ${r.commit?.slice(0, 12) ?? ''} on branch ${r.branch}; back on ${r.returnedTo ?? ''}, whose ${r.file} is unchanged`,
-          ),
-        );
-      } else if (r.written) {
-        out.line(s.green(`written ${r.file}:${r.line ?? 1}`));
-      } else {
-        out.line(
-          s.dim(
-            `run again with --write to write ${r.file} (or --git to commit it on a new branch)`,
-          ),
-        );
-      }
-  }
 }
 
 /** `tend accept <address> <field> [dir]`: write a drifted field's observed value into the intent. */
@@ -99,24 +28,7 @@ export function registerAcceptCommand(program: Command): void {
       'commit the patch on a new branch tend/accept-… and switch back (the file must be tracked and unmodified)',
     )
     .option('--value <json>', 'accept this value (JSON) instead of reading the platform')
-    .action(async (address: string, field: string, dir: string, o: AcceptOptions) => {
-      const out = output(o.json);
-      try {
-        const value = o.value === undefined ? undefined : parseValue(o.value);
-        const r = await accept(cliContext(), {
-          ...workspaceOptions(dir, o),
-          address,
-          field,
-          ...(value !== undefined ? { value } : {}),
-          write: Boolean(o.write),
-          git: Boolean(o.git),
-        });
-        if (out.json) out.data({ ok: r.outcome !== 'elsewhere', ...r });
-        else renderReport(out, r);
-        process.exitCode = r.outcome === 'elsewhere' ? EXIT.error : EXIT.ok;
-      } catch (e) {
-        fail(out, e);
-        if (ACCEPT_USAGE_ERRORS.has(toTendError(e).code)) process.exitCode = USAGE;
-      }
-    });
+    .action(async (address: string, field: string, dir: string, o: AcceptOptions) =>
+      (await import('../actions/accept.js')).acceptAction(address, field, dir, o),
+    );
 }

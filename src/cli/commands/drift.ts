@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
 import { CommanderError } from 'commander';
-import { drift } from '../../app/index.js';
-import type { CommonOptions } from '../common.js';
-import { cliContext, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
+import type { CommonOptions } from '../flags.js';
+import { workspaceFlags } from '../flags.js';
 import { DRIFT_EXIT } from '../exit-codes.js';
-import { renderDrift } from '../render/drift.js';
 
 /** `tend drift [dir]`: every drifted declared field, who changed it and what the policy decides. */
 export function registerDriftCommand(program: Command): void {
@@ -25,17 +23,7 @@ export function registerDriftCommand(program: Command): void {
       // 1 means drift here: a usage error (an unknown flag) is an error like any other, 2.
       throw err.exitCode === 0 ? err : new CommanderError(DRIFT_EXIT.error, err.code, err.message);
     })
-    .action(async (dir: string, o: CommonOptions) => {
-      const out = output(o.json);
-      try {
-        const r = await drift(cliContext(), workspaceOptions(dir, o));
-        if (out.json) out.data(r);
-        else for (const line of renderDrift(r, out.style)) out.line(line);
-        process.exitCode = r.drifted ? DRIFT_EXIT.drifted : DRIFT_EXIT.none;
-      } catch (e) {
-        fail(out, e);
-        // 1 means drift here: an error is 2.
-        process.exitCode = DRIFT_EXIT.error;
-      }
-    });
+    .action(async (dir: string, o: CommonOptions) =>
+      (await import('../actions/drift.js')).driftAction(dir, o),
+    );
 }

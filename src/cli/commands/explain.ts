@@ -1,19 +1,16 @@
 import type { Command } from 'commander';
-import { EXPLAIN_ENTRIES, explain, UNKNOWN_TARGET_CODES } from '../../app/index.js';
-import { toTendError } from '../../core/index.js';
-import type { CommonOptions } from '../common.js';
-import {
-  cliContext,
-  fail,
-  intOption,
-  output,
-  workspaceFlags,
-  workspaceOptions,
-} from '../common.js';
-import { EXIT } from '../exit-codes.js';
-import { renderExplain } from '../render/explain.js';
+import type { CommonOptions } from '../flags.js';
+import { intOption, workspaceFlags } from '../flags.js';
 
-interface ExplainOptions extends CommonOptions {
+/**
+ * The ledger entries shown per field unless --limit says otherwise: the application's default
+ * (`EXPLAIN_ENTRIES`, which a test holds this to), written here so that `tend explain --help` shows
+ * it without loading the application.
+ */
+export const EXPLAIN_LIMIT = 5;
+
+/** The flags of `tend explain`. */
+export interface ExplainOptions extends CommonOptions {
   limit: number;
 }
 
@@ -29,27 +26,12 @@ export function registerExplainCommand(program: Command): void {
       .argument('[dir]', 'intent directory', '.')
       .option('--json', 'machine-readable output'),
   )
-    .option('--limit <n>', 'ledger entries shown per field', intOption('--limit'), EXPLAIN_ENTRIES)
+    .option('--limit <n>', 'ledger entries shown per field', intOption('--limit'), EXPLAIN_LIMIT)
     .addHelpText(
       'after',
       '\nExit codes: 0 explained; 2 the address or field names nothing (near matches are suggested); 1 any other error.',
     )
-    .action(async (target: string, dir: string, o: ExplainOptions) => {
-      const out = output(o.json);
-      try {
-        const r = await explain(cliContext(), {
-          ...workspaceOptions(dir, o),
-          target,
-          limit: o.limit,
-        });
-        if (out.json) out.data(r);
-        else for (const line of renderExplain(r, out.style)) out.line(line);
-        process.exitCode = EXIT.ok;
-      } catch (e) {
-        fail(out, e);
-        if (UNKNOWN_TARGET_CODES.includes(toTendError(e).code)) {
-          process.exitCode = EXIT.unknownTarget;
-        }
-      }
-    });
+    .action(async (target: string, dir: string, o: ExplainOptions) =>
+      (await import('../actions/explain.js')).explainAction(target, dir, o),
+    );
 }

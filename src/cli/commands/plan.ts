@@ -1,22 +1,9 @@
 import type { Command } from 'commander';
-import { plan } from '../../app/index.js';
-import type { Address } from '../../core/index.js';
-import { hasChanges } from '../../core/index.js';
-import type { CommonOptions } from '../common.js';
-import {
-  cliContext,
-  collectList,
-  fail,
-  output,
-  workspaceFlags,
-  workspaceOptions,
-} from '../common.js';
-import { EXIT } from '../exit-codes.js';
-import { renderDecisions } from '../render/drift.js';
-import { renderLiveFindings } from '../render/live.js';
-import { planJson, renderPlan } from '../render/plan.js';
+import type { CommonOptions } from '../flags.js';
+import { collectList, workspaceFlags } from '../flags.js';
 
-interface PlanOptions extends CommonOptions {
+/** The flags of `tend plan`. */
+export interface PlanOptions extends CommonOptions {
   approveDestroy?: boolean;
   prune?: boolean;
   target?: string[];
@@ -45,43 +32,7 @@ export function registerPlanCommand(program: Command): void {
       '--out <file>',
       'write the plan as a changeset that tend apply <file> carries out exactly (or refuses)',
     )
-    .action(async (dir: string, o: PlanOptions) => {
-      const out = output(o.json);
-      try {
-        const report = await plan(cliContext(), {
-          ...workspaceOptions(dir, o),
-          approveDestroy: Boolean(o.approveDestroy),
-          prune: o.prune !== false,
-          ...(o.target ? { targets: o.target as Address[] } : {}),
-          ...(o.out !== undefined ? { out: o.out } : {}),
-        });
-        if (out.json) {
-          out.data({
-            ...(planJson(report.plan) as Record<string, unknown>),
-            workspace: report.workspace,
-            decisions: report.decisions,
-            orphans: report.orphans,
-            duplicates: report.duplicates,
-            replacing: report.replacing,
-            ...(report.changeset ? { changeset: report.changeset } : {}),
-          });
-        } else {
-          const decided = renderDecisions(report.decisions, out.style);
-          if (decided) out.line(decided);
-          out.line(renderPlan(report.plan, out.style));
-          const live = renderLiveFindings(report, out.style);
-          if (live) out.line(live);
-          if (report.changeset) {
-            out.line(
-              out.style.dim(
-                `Saved to ${report.changeset}: tend apply ${report.changeset} carries out exactly this plan, or refuses if anything it was computed from has changed.`,
-              ),
-            );
-          }
-        }
-        process.exitCode = hasChanges(report.plan) ? EXIT.changes : EXIT.ok;
-      } catch (e) {
-        fail(out, e);
-      }
-    });
+    .action(async (dir: string, o: PlanOptions) =>
+      (await import('../actions/plan.js')).planAction(dir, o),
+    );
 }

@@ -1,39 +1,15 @@
 import type { Command } from 'commander';
-import type { AppEvent, RunReport } from '../../app/index.js';
-import { run } from '../../app/index.js';
-import type { WriterOptions } from '../common.js';
-import {
-  cliContext,
-  crashHookFromEnv,
-  fail,
-  intOption,
-  lockFlag,
-  output,
-  stopOnSignals,
-  workspaceFlags,
-  workspaceOptions,
-} from '../common.js';
-import { EXIT } from '../exit-codes.js';
-import { eventJson, renderEvent } from '../render/events.js';
-import { renderPlan } from '../render/plan.js';
+import type { WriterOptions } from '../flags.js';
+import { intOption, lockFlag, workspaceFlags } from '../flags.js';
 
-interface RunOptions extends WriterOptions {
+/** The flags of `tend run`. */
+export interface RunOptions extends WriterOptions {
   interval: number;
   approveDestroy?: boolean;
   prune?: boolean;
   verifyTimeout: number;
   maxPasses?: number;
   quiet?: boolean;
-}
-
-/**
- * The exit code of a run: the last pass's (0 converged or blocked only, 1 failed or could not run);
- * 1 when the workspace was taken over by another writer.
- */
-export function runExitCode(r: RunReport): number {
-  if (r.stoppedBy === 'lease-lost') return EXIT.error;
-  if (!r.last) return EXIT.ok;
-  return r.last.verdict === 'failed' || r.last.verdict === 'error' ? EXIT.error : EXIT.ok;
 }
 
 /** `tend run [dir]`: the continuous loop. SIGINT/SIGTERM stop it cleanly; a second signal exits at once. */
@@ -67,69 +43,7 @@ export function registerRunCommand(program: Command): void {
       intOption('--max-passes'),
     )
     .option('-q, --quiet', 'print changes and problems only, not every pass')
-    .action(async (dir: string, o: RunOptions) => {
-      const out = output(o.json);
-      const stop = stopOnSignals(out);
-      let lastPlanShown = '';
-      const report = (e: AppEvent) => {
-        if (out.json) {
-          out.line(eventJson(e));
-          return;
-        }
-        if (e.kind === 'plan') {
-          const hasWork = e.plan.steps.some((s) => s.kind !== 'noop');
-          const text = renderPlan(e.plan, out.style);
-          if (hasWork && text !== lastPlanShown) out.line(text);
-          lastPlanShown = hasWork ? text : '';
-          return;
-        }
-        const text = renderEvent(e, out.style, !o.quiet);
-        if (text) out.line(text);
-      };
-      try {
-        const result = await run(cliContext(), {
-          ...workspaceOptions(dir, o),
-          intervalMs: o.interval * 1000,
-          approveDestroy: Boolean(o.approveDestroy),
-          prune: o.prune !== false,
-          verifyTimeoutMs: o.verifyTimeout,
-          lockTimeoutMs: o.lockTimeout * 1000,
-          ...(o.maxPasses !== undefined ? { maxPasses: o.maxPasses } : {}),
-          report,
-          signal: stop.signal,
-          crash: crashHookFromEnv(),
-          onStart: (info) => {
-            if (out.json) return;
-            out.line(
-              out.style.bold(
-                `tend run: workspace ${info.workspace}, ${info.resources} resources in ${dir}; audit feed: ${info.auditFeed ? 'yes' : 'no'}; interval ${o.interval}s. Ctrl-C to stop.`,
-              ),
-            );
-          },
-        });
-        if (out.json) out.line(JSON.stringify({ kind: 'run-done', ...result }));
-        else if (result.stoppedBy === 'lease-lost') {
-          out.err(out.style.red('stopped: another tend process took the workspace over.'));
-        } else {
-          out.line(
-            result.stoppedBy === 'signal'
-              ? 'stopped cleanly.'
-              : `ran ${result.passes} pass${result.passes === 1 ? '' : 'es'}.`,
-          );
-          const last = result.last;
-          if (last && last.verdict !== 'ok') {
-            out.line(
-              out.style.red(
-                `the last pass (${last.pass}) ${last.verdict === 'error' ? 'could not run' : `ended ${last.verdict}`}${last.message ? `: ${last.message}` : ''}`,
-              ),
-            );
-          }
-        }
-        process.exitCode = runExitCode(result);
-      } catch (e) {
-        fail(out, e);
-      } finally {
-        stop.dispose();
-      }
-    });
+    .action(async (dir: string, o: RunOptions) =>
+      (await import('../actions/run.js')).runAction(dir, o),
+    );
 }

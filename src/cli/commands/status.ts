@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
-import { status } from '../../app/index.js';
-import type { CommonOptions } from '../common.js';
-import { cliContext, fail, output, workspaceFlags, workspaceOptions } from '../common.js';
-import { EXIT } from '../exit-codes.js';
-import { renderLiveFindings } from '../render/live.js';
+import type { CommonOptions } from '../flags.js';
+import { workspaceFlags } from '../flags.js';
 
-interface StatusOptions extends CommonOptions {
+/** The flags of `tend status`. */
+export interface StatusOptions extends CommonOptions {
   offline?: boolean;
 }
 
@@ -21,56 +19,7 @@ export function registerStatusCommand(program: Command): void {
       .option('--json', 'machine-readable output'),
   )
     .option('--offline', 'do not contact the platform (no orphan listing)')
-    .action(async (dir: string, o: StatusOptions) => {
-      const out = output(o.json);
-      try {
-        const r = await status(cliContext(), {
-          ...workspaceOptions(dir, o),
-          offline: Boolean(o.offline),
-        });
-        if (out.json) out.data(r);
-        else {
-          const s = out.style;
-          const color = (st: string) =>
-            st === 'converged' ? s.green : st === 'failing' || st === 'error' ? s.red : s.yellow;
-          out.line(s.dim(`workspace ${r.workspace.name} (${r.workspace.source})`));
-          if (r.lease) {
-            const h = r.lease.holder;
-            out.line(
-              s.dim(`held by ${h.command} (pid ${h.pid} on ${h.host}) since ${r.lease.acquiredAt}`),
-            );
-          }
-          for (const p of r.providers) {
-            if (p.state !== 'ok') {
-              out.line(
-                s.red(`provider ${p.name}: ${p.state}${p.message ? ` — ${p.message}` : ''}`),
-              );
-            }
-          }
-          const w = r.resources.reduce((max, x) => Math.max(max, x.address.length), 8);
-          out.line(
-            s.bold(
-              `${'RESOURCE'.padEnd(w)}  ${'STATE'.padEnd(9)}  ${'OBJECT'.padEnd(14)}  CHECKS  DETAIL`,
-            ),
-          );
-          for (const x of r.resources) {
-            const passed = x.checks.filter((c) => c.ok).length;
-            const checks = x.checks.length ? `${passed}/${x.checks.length}` : '-';
-            out.line(
-              `${x.address.padEnd(w)}  ${color(x.state)(x.state.padEnd(9))}  ${(x.objectId ?? '-').padEnd(14)}  ${checks.padEnd(6)}  ${x.message ?? ''}`,
-            );
-          }
-          const live = renderLiveFindings(r, s);
-          if (live) out.line(`\n${live}`);
-          if (r.platformError)
-            out.line(s.yellow(`platform not reachable, orphans not listed: ${r.platformError}`));
-        }
-        const bad =
-          r.resources.some((x) => x.state === 'error' || x.state === 'failing') ||
-          r.providers.some((p) => p.state !== 'ok');
-        process.exitCode = bad ? EXIT.error : EXIT.ok;
-      } catch (e) {
-        fail(out, e);
-      }
-    });
+    .action(async (dir: string, o: StatusOptions) =>
+      (await import('../actions/status.js')).statusAction(dir, o),
+    );
 }

@@ -1,0 +1,50 @@
+import { plan } from '../../app/index.js';
+import type { Address } from '../../core/index.js';
+import { hasChanges } from '../../core/index.js';
+import type { PlanOptions } from '../commands/plan.js';
+import { cliContext, fail, output, workspaceOptions } from '../common.js';
+import { EXIT } from '../exit-codes.js';
+import { renderDecisions } from '../render/drift.js';
+import { renderLiveFindings } from '../render/live.js';
+import { planJson, renderPlan } from '../render/plan.js';
+
+/** `tend plan [dir]`, run: exit 0 = no changes, 2 = changes, 1 = error. */
+export async function planAction(dir: string, o: PlanOptions): Promise<void> {
+  const out = output(o.json);
+  try {
+    const report = await plan(cliContext(), {
+      ...workspaceOptions(dir, o),
+      approveDestroy: Boolean(o.approveDestroy),
+      prune: o.prune !== false,
+      ...(o.target ? { targets: o.target as Address[] } : {}),
+      ...(o.out !== undefined ? { out: o.out } : {}),
+    });
+    if (out.json) {
+      out.data({
+        ...(planJson(report.plan) as Record<string, unknown>),
+        workspace: report.workspace,
+        decisions: report.decisions,
+        orphans: report.orphans,
+        duplicates: report.duplicates,
+        replacing: report.replacing,
+        ...(report.changeset ? { changeset: report.changeset } : {}),
+      });
+    } else {
+      const decided = renderDecisions(report.decisions, out.style);
+      if (decided) out.line(decided);
+      out.line(renderPlan(report.plan, out.style));
+      const live = renderLiveFindings(report, out.style);
+      if (live) out.line(live);
+      if (report.changeset) {
+        out.line(
+          out.style.dim(
+            `Saved to ${report.changeset}: tend apply ${report.changeset} carries out exactly this plan, or refuses if anything it was computed from has changed.`,
+          ),
+        );
+      }
+    }
+    process.exitCode = hasChanges(report.plan) ? EXIT.changes : EXIT.ok;
+  } catch (e) {
+    fail(out, e);
+  }
+}
