@@ -343,14 +343,16 @@ const cases: Case[] = [
   },
   {
     name: 'missing item GET',
-    reason: 'a type Tend cannot read one object of is not managed',
+    reason: 'with DELETE on the item path, one object is read from the list (read-by-list.ts)',
     doc: doc(pair('/volumes', { item: ['DELETE'] })),
     want: {
-      types: [],
-      unmapped: [
-        { path: '/volumes', reason: 'no GET on /volumes/{id}: Tend cannot read one object' },
-        { path: '/volumes/{id}' },
+      types: [
+        {
+          readByList: 'inferred: no GET on /volumes/{id}; one object is read from the list',
+          operations: { read: { method: 'GET', path: '/volumes' } },
+        },
       ],
+      unmapped: [],
     },
   },
   {

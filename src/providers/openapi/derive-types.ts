@@ -40,6 +40,7 @@ import {
   withItemKey,
 } from './item-create.js';
 import type { Pagination } from './pagination.js';
+import { readByListOperation, readByListReason } from './read-by-list.js';
 import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
@@ -212,6 +213,11 @@ export interface DerivedType {
   readonly parentFieldsInBody?: readonly string[];
   /** How parent parameters clashing with create-body fields were settled, for inspect. */
   readonly parentNotes?: readonly string[];
+  /**
+   * Set when the item path has no GET: one object is read by listing the collection and picking the
+   * entry with its id (read-by-list.ts); says why, for inspect.
+   */
+  readonly readByList?: string;
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -415,7 +421,16 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
       itemPaths[0]!;
     const item = paths[itemPath]!;
-    if (!operation(item, 'GET')) {
+    // Without a GET on the item path, one object may be read from the list (read-by-list.ts).
+    const byList = readByListOperation(
+      name,
+      collectionPath,
+      collection,
+      shown(itemPath),
+      item,
+      assembled.realOf,
+    );
+    if (!operation(item, 'GET') && !byList) {
       claim(`no GET on ${shown(itemPath)}: Tend cannot read one object`);
       continue;
     }
@@ -438,7 +453,8 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
-    const built = buildType(name, collectionPath, creatable, itemPath, item, params, {
+    const readable = byList ? { ...item, get: byList } : item;
+    const built = buildType(name, collectionPath, creatable, itemPath, readable, params, {
       realOf: assembled.realOf,
       copied,
       lifecycle: lifecycle !== undefined,
@@ -452,6 +468,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
         : {}),
       ...(deletes.kind === 'none' ? { noDelete: deletes.reason } : {}),
+      ...(byList ? { readByList: readByListReason(shown(itemPath)) } : {}),
     });
     if (typeof built === 'string') {
       claim(built);
@@ -459,7 +476,13 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     }
     for (const p of related) handled.add(p);
     for (const p of itemPaths.filter((p) => p !== itemPath)) {
-      unmapped.push({ path: p, reason: `${itemPath} is already the item path of "${name}"` });
+      // A path a rule made (`/x/{id}.json` read as `/x/{id}`) is listed as the document writes it.
+      for (const q of [p, ...moved(p)].filter((q) => Object.hasOwn(documentPaths, q))) {
+        unmapped.push({
+          path: q,
+          reason: `${shown(itemPath)} is already the item path of "${name}"`,
+        });
+      }
     }
     byName.set(name, built);
     byItemShape.set(shapeOf(itemPath), built);
@@ -639,6 +662,8 @@ interface BuildContext {
   readonly singleton?: Singleton;
   /** Set when the item path has no DELETE: where Tend looked (no-delete.ts). */
   readonly noDelete?: string;
+  /** Set when the item path has no GET: one object is read from the list (read-by-list.ts). */
+  readonly readByList?: string;
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -955,6 +980,7 @@ function buildType(
     ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
     ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
     ...(settled.notes.length > 0 ? { parentNotes: settled.notes } : {}),
+    ...(ctx.readByList !== undefined ? { readByList: ctx.readByList } : {}),
   };
 }
 

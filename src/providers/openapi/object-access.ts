@@ -11,6 +11,7 @@ import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
 import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
 import { pastIsNow } from './instants.js';
 import { isAbsent } from './object-annotations.js';
+import { pickListed } from './read-by-list.js';
 import { unwrap } from './envelope.js';
 import type { PageAnswer, PageRequest } from './pagination.js';
 import { collectPages, pageUrlRequest } from './pagination.js';
@@ -184,6 +185,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     ownId: string,
     signal?: AbortSignal,
   ): Promise<{ body: Record<string, unknown>; etag?: string } | undefined> => {
+    if (t.readByList !== undefined) return readFromList(t, scope, ownId, signal);
     const path = fillItemPath(t.operations.read.path, aliased(t, scope), ownId);
     try {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
@@ -197,6 +199,30 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       if (e instanceof TendError && e.code === 'http.not_found') return undefined;
       throw e;
     }
+  };
+
+  /**
+   * One object of a type whose item path has no GET: the collection's list (every page, out of its
+   * envelope), and the entry whose id field is the id; none, or no list (404), is absent.
+   */
+  const readFromList = async (
+    t: DerivedType,
+    scope: Scope,
+    ownId: string,
+    signal?: AbortSignal,
+  ): Promise<{ body: Record<string, unknown> } | undefined> => {
+    let items: unknown[];
+    try {
+      items = await listAllPages(t, scope, signal);
+    } catch (e) {
+      if (e instanceof TendError && e.code === 'http.not_found') return undefined;
+      throw e;
+    }
+    const found = pickListed(items, t.info.idField, ownId);
+    if (found === undefined) return undefined;
+    for (const f of t.absentWhenEmpty) if (isEmpty(found[f])) return undefined;
+    if (isAbsent(t.absentWhen, found)) return undefined;
+    return { body: found };
   };
 
   const readRest = async (
@@ -346,6 +372,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     scope: Scope,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown> | undefined> => {
+    // Read from the list, the entry is all there is: no read per entry (a list each).
+    if (t.readByList !== undefined) return item;
     const fields = itemOnlyCandidates(t);
     if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
     const id = scalarId(item[t.info.idField]);

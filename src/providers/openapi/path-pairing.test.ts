@@ -158,14 +158,24 @@ const cases: Case[] = [
   {
     name: 'a .json path lacking an operation says so with its own path',
     paths: {
-      '/tag_groups.json': { get: list(), post: create() },
-      '/tag_groups/{id}.json': { put: create(), delete: del() },
+      '/tag_groups.json': { post: create() },
+      '/tag_groups/{id}.json': { get: read(), put: create(), delete: del() },
     },
     types: [],
     unmapped: {
-      '/tag_groups.json': 'no GET on /tag_groups/{id}.json: Tend cannot read one object',
-      '/tag_groups/{id}.json': 'no GET on /tag_groups/{id}.json: Tend cannot read one object',
+      '/tag_groups.json': 'no GET on /tag_groups.json: Tend cannot list these objects',
+      '/tag_groups/{id}.json': 'no GET on /tag_groups.json: Tend cannot list these objects',
     },
+  },
+  {
+    name: 'a .json item path without GET: read from the .json list, said with its own path',
+    paths: {
+      '/tag_groups.json': { get: list(), post: create() },
+      '/tag_groups/{id}.json': { put: create(), delete: del() },
+    },
+    types: [
+      { name: 'tag_groups', read: 'GET /tag_groups.json', update: 'PUT /tag_groups/{id}.json' },
+    ],
   },
   {
     name: 'the reason for an unused .json path is the one for the path it is read as',

@@ -1,0 +1,91 @@
+/**
+ * Reading one object through its collection's list, when the item path has no GET.
+ *
+ * Some APIs offer DELETE (and PUT or PATCH) on `/things/{id}` but no GET there: one object can be
+ * changed and removed, yet only read among the others (`GET /things`). Tend then reads one object by
+ * listing the collection — with the pagination and envelope inferred for the list — and picking the
+ * entry whose id field equals the id; none is absent, like a 404. The rule is generic: it needs a
+ * list GET and an item path that is really the objects' address (a DELETE or an update on it), and a
+ * real GET on the item path always wins. A verification (which re-reads) costs a list per read.
+ */
+import type { RealOperation } from './irregular-ops.js';
+import { inferListEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
+import { hasType, isObject, successSchema } from './schema-view.js';
+
+/** What `assigned` says of a read from the list (inspect shows it on the read operation). */
+export function readByListReason(itemPath: string): string {
+  return `inferred: no GET on ${itemPath}; one object is read from the list`;
+}
+
+/**
+ * A GET operation standing for "read one object from the list", for an item path without GET: its
+ * success schema is the schema of one listed entry, it declares no envelope (entries are already out
+ * of the list's), and `realOf` records that it really is the list's GET. Undefined when the rule does
+ * not apply: the item path has a GET, or neither DELETE, PATCH nor PUT, or the collection no list
+ * GET.
+ */
+export function readByListOperation(
+  typeName: string,
+  collectionPath: string,
+  collection: Record<string, unknown>,
+  /** The item path as the document writes it (for the reason). */
+  itemPath: string,
+  item: Record<string, unknown>,
+  realOf: WeakMap<object, RealOperation>,
+): Record<string, unknown> | undefined {
+  if (isObject(item['get'])) return undefined;
+  if (!['delete', 'patch', 'put'].some((m) => isObject(item[m]))) return undefined;
+  const list = collection['get'];
+  if (!isObject(list)) return undefined;
+  const entry = listEntrySchema(list, typeName);
+  const op: Record<string, unknown> = {
+    ...(typeof list['operationId'] === 'string' ? { operationId: list['operationId'] } : {}),
+    'x-tend-envelope': false,
+    responses: {
+      '200': {
+        description: `one entry of GET ${collectionPath}`,
+        content: { 'application/json': { schema: isObject(entry) ? entry : {} } },
+      },
+    },
+  };
+  const real = realOf.get(list);
+  realOf.set(op, {
+    method: 'GET',
+    path: real?.path ?? collectionPath,
+    source: readByListReason(itemPath),
+  });
+  return op;
+}
+
+/** The schema of one entry of a list answer: the array's items, inside the list's envelope if any. */
+function listEntrySchema(list: Record<string, unknown>, typeName: string): unknown {
+  const schema = successSchema(list);
+  const declared = readEnvelope(list['x-tend-envelope']);
+  const field =
+    list['x-tend-envelope'] === undefined
+      ? inferListEnvelope(schema, typeName)
+      : typeof declared === 'string'
+        ? declared
+        : undefined;
+  const array = field === undefined ? schema : schemaAtPath(schema, field);
+  if (!isObject(array)) return undefined;
+  if (hasType(array, 'array') || isObject(array['items'])) return array['items'];
+  return undefined;
+}
+
+/**
+ * The entry of a list whose id field equals an id (compared as text, as ids are in addresses);
+ * undefined when none does. The first wins when several claim the same id.
+ */
+export function pickListed(
+  items: readonly unknown[],
+  idField: string,
+  id: string,
+): Record<string, unknown> | undefined {
+  for (const it of items) {
+    if (!isObject(it) || !Object.hasOwn(it, idField)) continue;
+    const v = it[idField];
+    if ((typeof v === 'string' || typeof v === 'number') && String(v) === id) return it;
+  }
+  return undefined;
+}
