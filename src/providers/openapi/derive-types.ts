@@ -421,15 +421,26 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
       itemPaths[0]!;
     const item = paths[itemPath]!;
-    // Without a GET on the item path, one object may be read from the list (read-by-list.ts).
-    const byList = readByListOperation(
-      name,
-      collectionPath,
-      collection,
-      shown(itemPath),
-      item,
-      assembled.realOf,
-    );
+    // Without a GET on the item path, one object may be read from the list (read-by-list.ts) —
+    // not when the document has a GET there that a declaration or a rule put elsewhere.
+    const documentGet = [
+      itemPath,
+      ...moved(itemPath),
+      ...(['delete', 'patch', 'put'] as const).map((m) => {
+        const o = item[m];
+        return isObject(o) ? assembled.realOf.get(o)?.path : undefined;
+      }),
+    ].some((q) => q !== undefined && isObject(documentPaths[q]?.['get']));
+    const byList = documentGet
+      ? undefined
+      : readByListOperation(
+          name,
+          collectionPath,
+          collection,
+          shown(itemPath),
+          item,
+          assembled.realOf,
+        );
     if (!operation(item, 'GET') && !byList) {
       claim(`no GET on ${shown(itemPath)}: Tend cannot read one object`);
       continue;
@@ -520,6 +531,25 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         unmappedReason(assembled.readAs.get(p) ?? p, documentPaths[p]!, byItemShape, fixedValues),
     });
   }
+  // A path whose operations a rule merged into another (`/x/{id}.json` read as `/x/{id}`) that no
+  // type ended up calling: listed, so that every path of the document is either used or explained.
+  const used = new Set<string>();
+  for (const t of types) {
+    used.add(t.collectionPath).add(t.itemPath);
+    for (const o of Object.values(t.operations)) if (o) used.add(o.path);
+  }
+  const listed = new Set(unmapped.map((u) => u.path));
+  for (const p of Object.keys(documentPaths)) {
+    if (!handled.has(p) || listed.has(p) || used.has(p)) continue;
+    if (p === lifecycle?.path || p === audit?.path) continue; // the provider's own endpoints
+    const methods = Object.keys(documentPaths[p]!)
+      .filter((m) => HTTP_METHODS.includes(m))
+      .map((m) => m.toUpperCase());
+    unmapped.push({
+      path: p,
+      reason: `${methods.join(', ') || 'no operation'} on ${p}: read as ${assembled.readAs.get(p) ?? 'part of a type'}, but not an operation Tend uses for it (the plain path's own operation wins)`,
+    });
+  }
   if (audit) for (const w of auditTypeWarnings(audit, byName)) warnings.push(w);
 
   return {
@@ -530,6 +560,8 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     warnings,
   };
 }
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 /** Why a path that is not part of any type is not managed. */
 function unmappedReason(

@@ -554,7 +554,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (!op) {
       throw new TendError(
         'provider.no_update',
-        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${t.operations.read.path}; the change needs a replacement`,
+        `${t.info.name} objects cannot change in place: the API has no PUT or PATCH on ${(t.operations.delete ?? t.operations.read).path}; the change needs a replacement`,
       );
     }
     const { scope, own } = splitId(t, id);

@@ -348,7 +348,7 @@ function evaluateByAnnotations(
     );
     const op = t.operations.update;
     const reason = !op
-      ? `the API has no PUT or PATCH on ${t.operations.read.path}: nothing changes in place`
+      ? `the API has no PUT or PATCH on ${(t.operations.delete ?? t.operations.read).path}: nothing changes in place`
       : notTaken.length > 0
         ? `${notTaken.join(', ')} ${notTaken.length === 1 ? 'is' : 'are'} not among the fields ${op.method} ${op.path} takes: ${notTaken.length === 1 ? 'it cannot' : 'they cannot'} change in place`
         : `${forced.join(', ')} ${forced.length === 1 ? 'is' : 'are'} create-only (annotated in the OpenAPI document)`;

@@ -549,7 +549,7 @@ describe('pairing is total', () => {
         }
         return true;
       }),
-      { numRuns: 300 },
+      { numRuns: 3000 },
     );
   });
 });
