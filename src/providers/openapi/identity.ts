@@ -108,6 +108,29 @@ export function isIdLike(name: string): boolean {
   );
 }
 
+const lookupIndexes = new WeakMap<object, Map<string, string[]>>();
+
+/**
+ * The paths of a document by what precedes their last two segments (`/c/` for `/c/tags/{tag}`),
+ * built once per document: looking up every type's lookups by scanning every path was quadratic.
+ */
+function lookupIndex(paths: Readonly<Record<string, unknown>>): Map<string, string[]> {
+  let index = lookupIndexes.get(paths);
+  if (index) return index;
+  index = new Map();
+  for (const path of Object.keys(paths)) {
+    const trimmed = path.replace(/\/$/, '');
+    const cut = trimmed.lastIndexOf('/', trimmed.lastIndexOf('/') - 1);
+    if (cut < 0) continue;
+    const key = trimmed.slice(0, cut + 1);
+    const list = index.get(key);
+    if (list) list.push(path);
+    else index.set(key, [path]);
+  }
+  lookupIndexes.set(paths, index);
+  return index;
+}
+
 /**
  * The parameters of GET paths `<collection>/<segment>/{p}` that answer one object of the same schema
  * as the item GET: the platform finds at most one object by that value, so it is unique
@@ -124,8 +147,9 @@ export function lookupParams(
   const readFields = Object.keys(objectView(read).properties).sort().join('\n');
   const prefix = collectionPath.endsWith('/') ? collectionPath : `${collectionPath}/`;
   const out: Lookup[] = [];
-  for (const [path, item] of Object.entries(paths)) {
-    if (path === itemPath || !path.startsWith(prefix)) continue;
+  for (const path of lookupIndex(paths).get(prefix) ?? []) {
+    const item = paths[path];
+    if (path === itemPath) continue;
     const rest = path.slice(prefix.length).replace(/\/$/, '').split('/');
     if (rest.length !== 2 || /[{}]/.test(rest[0]!) || !/^\{[^{}]+\}$/.test(rest[1]!)) continue;
     if (!isObject(item) || !isObject(item['get'])) continue;
