@@ -2,6 +2,7 @@ import type { CliSizeResults, CommandFigure, StartFigures } from './cli-bench.js
 import { SIZE_LIMITS } from './cli-bench.js';
 import type { HotFunction } from './cpuprofile-top.js';
 import { formatTop } from './cpuprofile-top.js';
+import { table } from './report.js';
 import type { Spread } from './stats.js';
 
 /** The targets of issue 13 for what a user runs. */
@@ -214,20 +215,4 @@ export function renderProfiles(profiles: Record<string, HotFunction[]>): string[
     for (const l of formatTop(top)) lines.push(`    ${l}`);
   }
   return lines;
-}
-
-function table(rows: Row[]): string {
-  const widths = rows[0]!.map((_, i) =>
-    rows.reduce((max, r) => Math.max(max, (r[i] ?? '').length), 0),
-  );
-  const line = (r: Row) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join(' | ')
-      .trimEnd();
-  return [
-    line(rows[0]!),
-    widths.map((w) => '-'.repeat(w)).join('-|-'),
-    ...rows.slice(1).map(line),
-  ].join('\n');
 }

@@ -233,11 +233,12 @@ export function renderReport(r: BenchResults, cli?: string): string {
   return lines.join('\n');
 }
 
-function table(rows: string[][]): string {
+/** Rows as an aligned text table, the first row a header. */
+export function table(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, i) =>
     rows.reduce((max, r) => Math.max(max, (r[i] ?? '').length), 0),
   );
-  const line = (r: string[]) =>
+  const line = (r: readonly string[]) =>
     r
       .map((c, i) => c.padEnd(widths[i]!))
       .join(' | ')

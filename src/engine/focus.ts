@@ -3,23 +3,23 @@ import { getPath, readMarkerIn } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { FeedBatch } from './arbitrate.js';
 import type { Observation } from './observe.js';
+import { markerRemoved } from './observe.js';
+import { targetClosure } from './planner.js';
 import type { Workspace } from './workspace.js';
 
 /**
- * Why a focused pass cannot be used and a full pass must run instead, or undefined when it can.
- * A focused pass re-reads only the objects the audit feed names; everything a full observation finds
- * by listing (adoptions by marker or natural key, moves, orphans, duplicates, deletes of removed
- * resources, objects waiting to become visible) is left to the full passes, so any sign of those
- * sends the pass back to a full one.
+ * True when a focused pass cannot be used and a full pass must run instead: the feed has nothing
+ * new, the journal holds unsettled operations (recovery comes first), or an entry is about an
+ * address the intent does not declare. A focused pass re-reads only the objects the audit feed
+ * names; everything a full observation finds by listing (adoptions by marker or natural key, moves,
+ * orphans, duplicates, deletes of removed resources, objects waiting to become visible) is left to
+ * the full passes, so any sign of those sends the pass back to a full one.
  */
-export async function focusRefusal(ws: Workspace, feed: FeedBatch): Promise<string | undefined> {
-  if (feed.events.length === 0) return 'the audit feed has nothing new';
-  if ((await ws.store.unsettled()).length > 0) return 'the journal holds unsettled operations';
+export async function needsFullPass(ws: Workspace, feed: FeedBatch): Promise<boolean> {
+  if (feed.events.length === 0) return true;
+  if ((await ws.store.unsettled()).length > 0) return true;
   const declared = graphOf(ws.intent);
-  for (const e of feed.events) {
-    if (!declared.has(e.address)) return `${e.address} is not declared`;
-  }
-  return undefined;
+  return feed.events.some((e) => !declared.has(e.address));
 }
 
 const graphs = new WeakMap<Intent, ReadonlyMap<Address, readonly Address[]>>();
@@ -33,17 +33,9 @@ function graphOf(intent: Intent): ReadonlyMap<Address, readonly Address[]> {
   return graph;
 }
 
-/** The addresses of `focus` and everything they reference, transitively (cached per intent). */
+/** `focus` and everything it references, transitively (the graph is cached per intent). */
 export function dependencyClosure(intent: Intent, focus: ReadonlySet<Address>): Set<Address> {
-  const graph = graphOf(intent);
-  const out = new Set<Address>();
-  const visit = (a: Address): void => {
-    if (out.has(a)) return;
-    out.add(a);
-    for (const d of graph.get(a) ?? []) visit(d);
-  };
-  focus.forEach(visit);
-  return out;
+  return targetClosure(graphOf(intent), [], [...focus]) ?? new Set();
 }
 
 /**
@@ -79,7 +71,7 @@ export async function observeFocused(
     const marker = object.marker;
     if (marker?.workspace === ws.name && marker.address !== address) return undefined;
     objects.set(address, object);
-    if (lostMarker(ws, entry, object)) {
+    if (markerRemoved(ws, entry, object)) {
       // Someone removed Tend's marker from an object Tend knows by its id: the plan puts it back.
       adoptions.set(address, 'record');
     }
@@ -113,13 +105,4 @@ export async function observeFocused(
     failures: [],
     twin,
   };
-}
-
-/** True when Tend saw its marker for this address on the object and the object no longer has it. */
-function lostMarker(ws: Workspace, entry: TwinEntry, object: ObservedObject): boolean {
-  const { markerField, markerKind } = ws.typeOf(entry.type).info;
-  if (markerField === undefined) return false;
-  const had = readMarkerIn(markerKind, getPath(entry.fields, markerField));
-  if (had?.workspace !== ws.name || had.address !== entry.address) return false;
-  return object.marker?.workspace !== ws.name || object.marker.address !== entry.address;
 }

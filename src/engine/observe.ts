@@ -279,14 +279,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   /** True when the type carries markers and the object's does not name this workspace and address. */
   const markerLost = (o: ObservedObject, address: Address): boolean => {
     const remembered = twin.get(address);
-    if (remembered === undefined) return false;
-    const { markerField: field, markerKind } = ws.typeOf(remembered.type).info;
-    if (field === undefined) return false;
-    // Only a marker Tend saw on the object can have been removed: an imported object carries none
-    // until its first change.
-    const had = readMarkerIn(markerKind, getPath(remembered.fields, field));
-    if (had?.workspace !== ws.name || had.address !== address) return false;
-    return o.marker?.workspace !== ws.name || o.marker.address !== address;
+    return remembered !== undefined && markerRemoved(ws, remembered, o);
   };
 
   /**
@@ -464,6 +457,19 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     if (op.state === 'settled' && op.objectId === o.id) return undefined;
     return op.group ?? `abandoned-${op.id}`;
   }
+}
+
+/**
+ * True when Tend saw its marker for the remembered address on the object and the object no longer
+ * carries it (someone removed or altered it). Only a marker Tend saw can have been removed: an
+ * imported object carries none until its first change.
+ */
+export function markerRemoved(ws: Workspace, remembered: TwinEntry, o: ObservedObject): boolean {
+  const { markerField: field, markerKind } = ws.typeOf(remembered.type).info;
+  if (field === undefined) return false;
+  const had = readMarkerIn(markerKind, getPath(remembered.fields, field));
+  if (had?.workspace !== ws.name || had.address !== remembered.address) return false;
+  return o.marker?.workspace !== ws.name || o.marker.address !== remembered.address;
 }
 
 /** The addresses whose objects another object's fields mention by id (what it depends on). */

@@ -84,9 +84,10 @@ export function targetClosure(
   targets: readonly Address[] | undefined,
 ): Set<Address> | undefined {
   if (!targets || targets.length === 0) return undefined;
-  const known = [...new Set<Address>([...declared.keys(), ...remembered])].sort();
   const unknown = targets.filter((t) => !declared.has(t) && !remembered.includes(t));
   if (unknown.length > 0) {
+    // Only for the error: every address, sorted, to suggest near matches from.
+    const known = [...new Set<Address>([...declared.keys(), ...remembered])].sort();
     const lines = unknown.map((t) => {
       if (!parseAddress(t)) {
         // A bare name (`main`) is the usual slip: suggest the addresses with that name.

@@ -19,7 +19,7 @@ import type { ArbitrationOutcome } from './arbitrate.js';
 import { arbitrate, commitFeeds, readFeedsOrNothing } from './arbitrate.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
-import { dependencyClosure, focusRefusal, observeFocused } from './focus.js';
+import { dependencyClosure, needsFullPass, observeFocused } from './focus.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
 
@@ -203,7 +203,7 @@ async function focusedPass(
     (message) => options.report({ kind: 'warning', message }),
     options.signal,
   );
-  if ((await focusRefusal(ws, feed)) !== undefined) return undefined;
+  if (await needsFullPass(ws, feed)) return undefined;
   const focus = new Set<Address>(feed.events.map((e) => e.address));
   const observation = await observeFocused(
     ws,

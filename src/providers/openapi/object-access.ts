@@ -286,23 +286,35 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     return body;
   };
 
+  /**
+   * Every page of the type's list in each of its scopes (per parent); a parent that went away
+   * between listing it and listing its children (404) has nothing there.
+   */
+  const listPerScope = async (
+    t: DerivedType,
+    signal?: AbortSignal,
+  ): Promise<{ scope: Scope; items: unknown[] }[]> => {
+    const out: { scope: Scope; items: unknown[] }[] = [];
+    for (const scope of await scopes(t, signal)) {
+      try {
+        out.push({ scope, items: await listAllPages(t, scope, signal) });
+      } catch (e) {
+        if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
+          continue;
+        }
+        throw e;
+      }
+    }
+    return out;
+  };
+
   const listRest = async (
     t: DerivedType,
     signal?: AbortSignal,
     complete = true,
   ): Promise<ObservedObject[]> => {
     const out: ObservedObject[] = [];
-    for (const scope of await scopes(t, signal)) {
-      let items: unknown[];
-      try {
-        items = await listAllPages(t, scope, signal);
-      } catch (e) {
-        // The parent went away between listing it and listing its children: nothing lives there.
-        if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
-          continue;
-        }
-        throw e;
-      }
+    for (const { scope, items } of await listPerScope(t, signal)) {
       // An entry without an id cannot be addressed; it is not something Tend can manage.
       const objects = await Promise.all(
         items
@@ -332,16 +344,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): Promise<ObservedObject[]> => {
     const out: ObservedObject[] = [];
     const ownerKey = t.singleton!.ownerKey;
-    for (const scope of await scopes(t, signal)) {
-      let owners: unknown[];
-      try {
-        owners = await listAllPages(t, scope, signal);
-      } catch (e) {
-        if (e instanceof TendError && e.code === 'http.not_found' && t.parentFields.length > 0) {
-          continue;
-        }
-        throw e;
-      }
+    for (const { scope, items: owners } of await listPerScope(t, signal)) {
       const keys = owners
         .filter(isObject)
         .map((o) => scalarId(o[ownerKey]))
