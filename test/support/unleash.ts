@@ -1,15 +1,13 @@
-// A real Unleash server for tests: a PostgreSQL cluster of its own (initdb/pg_ctl in a temporary
-// directory, listening on 127.0.0.1 only; run as `postgres` when the tests run as root, since
-// PostgreSQL refuses root), and `unleash-server` 6.10.1 from test/platforms/unleash (installed there
+// A real Unleash server for tests: a PostgreSQL cluster of its own (test/support/postgres.ts), and `unleash-server` 6.10.1 from test/platforms/unleash (installed there
 // with `npm ci --ignore-scripts`, never a dependency of Tend) started from a few lines of JavaScript
 // with two admin API tokens: `tend`'s, and a person's (`alice`), whose changes the event log records
 // under her name. No outbound traffic: version checks and telemetry are off.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { freePort } from './pdns.js';
+import { postgresMissing, startPostgres, type PostgresHandle } from './postgres.js';
 import { callJson, stopProcess } from './process.js';
 
 /** Where `unleash-server` is installed (test/platforms/unleash/node_modules). */
@@ -38,49 +36,12 @@ export interface UnleashHandle {
   stop(): Promise<void>;
 }
 
-/** The directories PostgreSQL's programs may be in: PATH, then Debian's versioned bin folders. */
-function postgresDirs(): string[] {
-  const dirs = (process.env['PATH'] ?? '').split(delimiter).filter((d) => d !== '');
-  try {
-    const versions = readdirSync('/usr/lib/postgresql').sort().reverse();
-    for (const v of versions) dirs.push(join('/usr/lib/postgresql', v, 'bin'));
-  } catch {
-    // not a Debian layout
-  }
-  return dirs;
-}
-
-function findIn(dirs: readonly string[], name: string): string | undefined {
-  for (const dir of dirs) {
-    const path = join(dir, name);
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-const DIRS = postgresDirs();
-const INITDB = findIn(DIRS, 'initdb');
-// pg_ctl and createdb of the same installation as initdb.
-const BIN = INITDB === undefined ? undefined : resolve(INITDB, '..');
-const PG_CTL = BIN === undefined ? undefined : findIn([BIN, ...DIRS], 'pg_ctl');
-const CREATEDB = BIN === undefined ? undefined : findIn([BIN, ...DIRS], 'createdb');
-const AS_ROOT = process.getuid?.() === 0;
-const RUNUSER = AS_ROOT ? findIn([...DIRS, '/usr/sbin', '/sbin'], 'runuser') : undefined;
 const SERVER = join(UNLEASH_DIR, 'node_modules', 'unleash-server', 'package.json');
 
 function missingReason(): string | undefined {
   const missing: string[] = [];
-  if (!INITDB || !PG_CTL || !CREATEDB) {
-    missing.push(
-      'PostgreSQL (initdb, pg_ctl, createdb on PATH or in /usr/lib/postgresql/*/bin): install the Debian package postgresql',
-    );
-  }
-  if (AS_ROOT && !RUNUSER) missing.push('runuser (PostgreSQL must run as postgres, not root)');
+  const pg = postgresMissing();
+  if (pg !== undefined) missing.push(pg);
   try {
     accessSync(SERVER, constants.R_OK);
   } catch {
@@ -105,40 +66,6 @@ export const UNLEASH = (() => {
     note: reason !== undefined && !ci ? ` (skipped: ${reason})` : '',
   } as const;
 })();
-
-interface Ran {
-  readonly code: number | null;
-  readonly output: string;
-}
-
-/** Runs a PostgreSQL program, as `postgres` under root. */
-function runPg(program: string, args: string[], timeoutMs = 60_000): Promise<Ran> {
-  const [command, argv] = AS_ROOT
-    ? [RUNUSER!, ['-u', 'postgres', '--', program, ...args]]
-    : [program, args];
-  return new Promise((resolvePromise, reject) => {
-    // A directory everyone may enter: postgres cannot work in root's current directory.
-    const child = spawn(command, argv, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, output });
-    });
-  });
-}
-
-async function mustRun(program: string, args: string[], what: string): Promise<string> {
-  const r = await runPg(program, args);
-  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.output}`);
-  return r.output;
-}
 
 /** The few lines of JavaScript that start Unleash; settings come from the environment. */
 const START = `
@@ -173,52 +100,21 @@ unleash
 export async function startUnleash(): Promise<UnleashHandle> {
   const missing = missingReason();
   if (missing !== undefined) throw new Error(`cannot start Unleash: ${missing}`);
-  const dir = mkdtempSync(join(tmpdir(), 'tend-unleash-'));
-  const data = join(dir, 'data');
   let output = '';
-  let pgStarted = false;
+  let pg: PostgresHandle | undefined;
   let child: ChildProcess | undefined;
   let exited: Promise<unknown> = Promise.resolve();
   const stopAll = async (): Promise<void> => {
     if (child) await stopProcess(child, exited, 5000);
-    if (pgStarted) {
-      const r = await runPg(PG_CTL!, ['-D', data, '-m', 'fast', '-w', 'stop']);
-      if (r.code !== 0) output += `\npg_ctl stop: ${r.output}`;
+    if (pg) {
+      await pg.stop();
+      output += pg.log();
     }
-    rmSync(dir, { recursive: true, force: true });
   };
   try {
-    if (AS_ROOT) {
-      const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-      const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-      chownSync(dir, uid, gid);
-    }
-    output += await mustRun(
-      INITDB!,
-      ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'],
-      'initdb',
-    );
-    const pgPort = await freePort();
-    output += await mustRun(
-      PG_CTL!,
-      [
-        '-D',
-        data,
-        '-l',
-        join(dir, 'postgres.log'),
-        '-o',
-        `-p ${pgPort} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-        '-w',
-        'start',
-      ],
-      'pg_ctl start',
-    );
-    pgStarted = true;
-    output += await mustRun(
-      CREATEDB!,
-      ['-h', '127.0.0.1', '-p', String(pgPort), '-U', 'postgres', 'unleash'],
-      'createdb',
-    );
+    pg = await startPostgres();
+    await pg.createDatabase('unleash');
+    const pgPort = pg.port;
 
     const port = await freePort();
     const tendToken = `*:*.${randomBytes(16).toString('hex')}`;
