@@ -1,4 +1,5 @@
 import { watch } from 'node:fs';
+import { resolve } from 'node:path';
 import type { FSWatcher } from 'node:fs';
 import type { Diagnostic } from '../core/index.js';
 import { toTendError } from '../core/index.js';
@@ -11,7 +12,13 @@ import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { loadIntentWithProviders, openWorkspace, rememberWorkspaceName } from './workspace.js';
+import {
+  defaultStorePath,
+  intentCacheFor,
+  loadIntentWithProviders,
+  openWorkspace,
+  rememberWorkspaceName,
+} from './workspace.js';
 
 /** What `run` is asked. */
 export interface RunRequest extends WorkspaceSelection {
@@ -67,6 +74,8 @@ function lastPassOf(p: PassReport): LastPass {
 export async function run(ctx: AppContext, request: RunRequest): Promise<RunReport> {
   const report: AppReporter = request.report ?? (() => {});
   const opened = await openWorkspace(ctx, request);
+  // A changed intent is loaded again with the store's cache: only the files that changed are parsed.
+  const cache = intentCacheFor(request.store ?? defaultStorePath(resolve(request.dir)));
   let current: Workspace = opened.ws;
   const store = current.store;
   let lease;
@@ -117,7 +126,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           return;
         }
         if (hash === badHash) return;
-        const loaded = await loadIntentWithProviders(ctx, current.intent.dir, current.name);
+        const loaded = await loadIntentWithProviders(ctx, current.intent.dir, current.name, cache);
         const problems: Diagnostic[] = [...loaded.diagnostics];
         if (loaded.intent && (loaded.intent.workspace?.name ?? current.name) !== current.name) {
           problems.push({

@@ -5,9 +5,10 @@ import type { Diagnostic, Intent, Provider, ProviderDecl } from '../core/index.j
 import { hasErrors, TendError, toTendError, WORKSPACE_NAME } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace } from '../engine/index.js';
-import { loadIntent } from '../intent/index.js';
+import type { ParseCache } from '../intent/index.js';
+import { directoryParseCache, FAST_MAX_DEPTH, loadIntent } from '../intent/index.js';
 import type { Store } from '../store/index.js';
-import { tightenTree } from '../store/index.js';
+import { ensurePrivateDir, tightenTree } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
 import { keyChangeNotice } from './ledger-key.js';
@@ -30,6 +31,20 @@ export class IntentError extends TendError {
     super('intent.invalid', `intent has ${n} error${n === 1 ? '' : 's'}`, { phase: 'load' });
     this.diagnostics = diagnostics;
   }
+}
+
+/**
+ * The cache of intent files' fast reading that goes with a store (`<store dir>/cache/intent/`,
+ * private like the store): commands that open a store use it, so an unchanged file is not parsed
+ * again (src/intent/parse-cache.ts). `tend validate` opens no store and uses none.
+ */
+export function intentCacheFor(storeLocation: string): ParseCache {
+  const cache = join(dirname(storeLocation), 'cache');
+  const dir = join(cache, 'intent');
+  return directoryParseCache(dir, FAST_MAX_DEPTH, () => {
+    ensurePrivateDir(cache, true);
+    ensurePrivateDir(dir, true);
+  });
 }
 
 /** The default store location for an intent directory. */
@@ -123,6 +138,7 @@ export async function loadIntentWithProviders(
   ctx: AppContext,
   dir: string,
   workspaceHint: string,
+  cache?: ParseCache,
 ): Promise<LoadedIntent> {
   // Tend's own directory is private (0700, files 0600): one left open by an older Tend is tightened
   // before anything (a cached document, the store) is written into it, and the user is told.
@@ -153,7 +169,11 @@ export async function loadIntentWithProviders(
       return d;
     }
   };
-  const { intent, diagnostics } = await loadIntent(dir, { describe, env: ctx.env });
+  const { intent, diagnostics } = await loadIntent(dir, {
+    describe,
+    env: ctx.env,
+    ...(cache ? { cache } : {}),
+  });
   // All or nothing: an intent with any error (a file that could not be read included) is no intent,
   // so nothing is planned, and nothing pruned, from part of it.
   if (!intent || hasErrors(diagnostics)) {
@@ -196,7 +216,7 @@ export async function openWorkspace(
     env: ctx.env['TEND_WORKSPACE'],
     dir,
   }).name;
-  const loaded = await loadIntentWithProviders(ctx, dir, hint);
+  const loaded = await loadIntentWithProviders(ctx, dir, hint, intentCacheFor(location));
   if (!loaded.intent) throw new IntentError(loaded.diagnostics);
   let store: Store;
   try {

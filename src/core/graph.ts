@@ -17,10 +17,15 @@ export function topoOrder(graph: DependencyGraph): TopoResult {
   // length fits, and one map lookup per edge instead of several per node.
   const nodes: Address[] = [];
   const depsOf: (readonly Address[])[] = [];
+  let edges = 0;
   for (const [node, deps] of graph) {
     nodes.push(node);
     depsOf.push(deps);
+    edges += deps.length;
   }
+  // Nothing depends on anything (a large flat intent): the map's order is the order, and the index
+  // below — a map as large as the graph — is not needed.
+  if (edges === 0) return { kind: 'ordered', order: nodes };
   const index = new Map<Address, number>();
   for (let i = 0; i < nodes.length; i++) index.set(nodes[i]!, i);
   const state = new Uint8Array(nodes.length); // 0 unvisited, 1 on the current path, 2 done
@@ -67,6 +72,8 @@ export function topoOrder(graph: DependencyGraph): TopoResult {
 export function findCycles(graph: DependencyGraph): Address[][] {
   const cycles: Address[][] = [];
   const seen = new Set<string>();
+  // Most graphs have no cycle: the copy below, edited to break cycles, is made only for one that has.
+  if (topoOrder(graph).kind === 'ordered') return cycles;
   const remaining = new Map(graph);
   for (;;) {
     const r = topoOrder(remaining);

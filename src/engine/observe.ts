@@ -13,10 +13,10 @@ import {
   readMarkerIn,
   resolveReferences,
   toTendError,
-  topoOrder,
 } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { Workspace } from './workspace.js';
+import { declaredIndex, intentGraph } from './workspace.js';
 
 /** What exists now, matched to the intent. */
 export interface Observation {
@@ -135,7 +135,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const twinEntries = await ws.store.listTwin();
   const twin = new Map(twinEntries.map((t) => [t.address, t] as const));
   const declared = ws.intent.resources;
-  const declaredSet = new Set<Address>(declared.map((r) => r.address));
+  const declaredSet: { has(a: Address): boolean } = declaredIndex(ws.intent);
 
   const types = new Set<string>();
   for (const [pname, provider] of ws.providers) {
@@ -210,6 +210,8 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
    */
   const match = async (address: Address, type: string, decl: ResourceDecl | undefined) => {
     const ix = indexOf(type);
+    // Every object matched comes from the type's list: none listed, none found.
+    if (ix.byId.size === 0) return undefined;
     const remembered = twin.get(address);
     const free = (o: ObservedObject | undefined) =>
       o && !claimed.has(key(type, o.id)) ? o : undefined;
@@ -335,11 +337,8 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     return undefined;
   };
 
-  const graph = new Map(declared.map((r) => [r.address, r.dependsOn] as const));
-  const ordered = topoOrder(graph);
-  const byAddress = new Map(declared.map((r) => [r.address, r] as const));
-  const inOrder =
-    ordered.kind === 'ordered' ? ordered.order.map((a) => byAddress.get(a)!) : declared;
+  const byAddress = declaredIndex(ws.intent);
+  const inOrder = intentGraph(ws.intent).order.map((a) => byAddress.get(a)!);
 
   for (const r of inOrder) {
     if (await match(r.address, r.type, r)) continue;

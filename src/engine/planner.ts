@@ -23,7 +23,6 @@ import {
   nearMatches,
   parseAddress,
   TendError,
-  topoOrder,
   toTendError,
   setKey,
 } from '../core/index.js';
@@ -31,6 +30,7 @@ import type { FieldOverride } from './arbitrate.js';
 import type { Observation } from './observe.js';
 import { isSecretRef, withoutSecrets } from './secrets.js';
 import type { Workspace } from './workspace.js';
+import { declaredIndex, intentGraph } from './workspace.js';
 import { writeOnlyChanged, writeOnlyRefusal, writeOnlyReplacements } from './write-only.js';
 
 /** A plan plus what it was computed from, so execution can act on exactly what was shown. */
@@ -210,9 +210,7 @@ export async function planPass(
   observation: Observation,
   options: PlanOptions,
 ): Promise<PlannedPass> {
-  const graph = new Map(ws.intent.resources.map((r) => [r.address, r.dependsOn] as const));
-  const ordered = topoOrder(graph);
-  const order = ordered.kind === 'ordered' ? ordered.order : [...graph.keys()];
+  const { graph, order } = intentGraph(ws.intent);
   const keep = targetClosure(graph, [...observation.twin.keys()], options.targets);
   const diffOptions = new Map<string, DiffOptions>();
   const pass = (keep: Set<Address> | undefined) =>
@@ -288,7 +286,7 @@ async function planDeclared(
   keep: ReadonlySet<Address> | undefined,
   diffOptions: Map<string, DiffOptions>,
 ): Promise<{ steps: PlanStep[]; waiting: Address[] }> {
-  const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
+  const decls = declaredIndex(ws.intent);
   // Per-resource work is mostly map lookups by address, so each lookup saved counts: steps are kept
   // in order in an array, and the few resources about to be created or replaced in a small set.
   const steps: PlanStep[] = [];

@@ -1,11 +1,13 @@
 import type {
+  Address,
+  DependencyGraph,
   Intent,
   Provider,
   ResourceDecl,
   ResourceTypeInfo,
   SecretRegistry,
 } from '../core/index.js';
-import { Redactor, TendError } from '../core/index.js';
+import { Redactor, TendError, topoOrder } from '../core/index.js';
 import { isSecretRef } from '../intent/index.js';
 import type { Store } from '../store/index.js';
 
@@ -75,6 +77,39 @@ export function createWorkspace(parts: WorkspaceParts): Workspace {
 }
 
 const declaredByIntent = new WeakMap<Intent, ReadonlyMap<string, ResourceDecl>>();
+const graphByIntent = new WeakMap<Intent, { graph: DependencyGraph; order: readonly Address[] }>();
+
+/**
+ * The declared resources by address, built once per intent (an intent is immutable; a changed one is
+ * a new object): observing, planning and executing a pass all look resources up by address.
+ */
+export function declaredIndex(intent: Intent): ReadonlyMap<string, ResourceDecl> {
+  let declared = declaredByIntent.get(intent);
+  if (!declared) {
+    declared = declaredByAddress(intent);
+    declaredByIntent.set(intent, declared);
+  }
+  return declared;
+}
+
+/**
+ * The intent's dependency graph and its order (every resource after what it references), computed
+ * once per intent. Cycles are refused when intent is loaded; an intent built otherwise with one keeps
+ * the order it was declared in.
+ */
+export function intentGraph(intent: Intent): {
+  graph: DependencyGraph;
+  order: readonly Address[];
+} {
+  let found = graphByIntent.get(intent);
+  if (!found) {
+    const graph = new Map(intent.resources.map((r) => [r.address, r.dependsOn] as const));
+    const ordered = topoOrder(graph);
+    found = { graph, order: ordered.kind === 'ordered' ? ordered.order : [...graph.keys()] };
+    graphByIntent.set(intent, found);
+  }
+  return found;
+}
 
 /**
  * The fields of an object of `type` at `address` that are secrets: the ones its type marks
@@ -84,12 +119,7 @@ const declaredByIntent = new WeakMap<Intent, ReadonlyMap<string, ResourceDecl>>(
 export function secretFields(ws: Workspace, type: string, address?: string): readonly string[] {
   const { sensitive } = ws.typeOf(type).info;
   if (address === undefined) return sensitive;
-  let declared = declaredByIntent.get(ws.intent);
-  if (!declared) {
-    declared = declaredByAddress(ws.intent);
-    declaredByIntent.set(ws.intent, declared);
-  }
-  const decl = declared.get(address);
+  const decl = declaredIndex(ws.intent).get(address);
   if (!decl) return sensitive;
   const fromRefs = Object.keys(decl.spec).filter(
     (k) => isSecretRef(decl.spec[k]) && !sensitive.includes(k),

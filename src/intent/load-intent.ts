@@ -13,7 +13,8 @@ import { arbitrationDecl, checkArbitration, readArbitrationDoc } from './arbitra
 import type { ArbitrationDraft } from './arbitration-doc.js';
 import { SECRET_DIRS_VARIABLE, SPEC_DIRS_VARIABLE, trustedDirs } from './confine.js';
 import { isRecord } from './fields.js';
-import { parseDocuments } from './parse-documents.js';
+import type { ParseCache } from './parse-cache.js';
+import { parseIntentFiles } from './parse-files.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { readProviderDoc } from './provider-doc.js';
 import { readIntentFiles } from './read-files.js';
@@ -37,6 +38,11 @@ export interface LoadIntentOptions {
    * (`fromFile`) and TEND_SPEC_DIRS (`spec`, `overlay`). Without it, only the intent directory.
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * A cache of the files' fast reading by content (parse-cache.ts): an unchanged file is not parsed
+   * again. Entries of files no longer in the intent are removed. Without it, every file is parsed.
+   */
+  readonly cache?: ParseCache;
 }
 
 /** The outcome of loading: the intent when there are no errors, and every diagnostic, sorted. */
@@ -190,11 +196,17 @@ export async function loadIntent(
   const read = await readIntentFiles(dir);
   append(diagnostics, read.diagnostics);
   const documents: ParsedDocument[] = [];
-  for (const file of read.files) {
-    const parsed = parseDocuments(file.path, file.text);
-    append(documents, parsed.documents);
-    append(diagnostics, parsed.diagnostics);
+  const cache = options.cache;
+  const { parsed, keys } = await parseIntentFiles(read.files, {
+    ...(cache ? { cache } : {}),
+    threads: options.env?.['TEND_PARSE_THREADS'] !== '1',
+  });
+  for (const file of parsed) {
+    append(documents, file.documents);
+    append(diagnostics, file.diagnostics);
   }
+  // Only when every file was read: a file that could not be read keeps its entry for next time.
+  if (cache && read.diagnostics.length === 0) cache.prune(keys);
   const {
     providers: providerDocs,
     resources: resourceDocs,

@@ -164,14 +164,21 @@ export function parseDocuments(
 ): { documents: ParsedDocument[]; diagnostics: Diagnostic[] } {
   // Most files are read the fast way; the others, and every file with a problem, by `yaml`.
   const fast = readFast(text);
-  if (fast !== undefined) {
-    const trees = new LazyTrees(text);
-    return {
-      documents: fast.map((d) => new FastParsedDocument(file, d, trees)),
-      diagnostics: [],
-    };
-  }
+  if (fast !== undefined) return { documents: fastDocuments(file, text, fast), diagnostics: [] };
   return parseWithPositions(file, text);
+}
+
+/**
+ * The documents of a file the fast reading accepted (`fast`, for this `text`): values now, syntax
+ * trees — for positions — from parsing the text again when first asked for.
+ */
+export function fastDocuments(
+  file: string,
+  text: string,
+  fast: readonly FastDocument[],
+): ParsedDocument[] {
+  const trees = new LazyTrees(text);
+  return fast.map((d) => new FastParsedDocument(file, d, trees));
 }
 
 /**

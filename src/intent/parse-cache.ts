@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+import type { FastDocument } from './fast-yaml.js';
+
+/**
+ * A cache of the fast reading of intent files, by content (issue 13, item 2; decision 0013). Reading
+ * an unchanged file again costs a JSON.parse of what js-yaml made of it the last time, several times
+ * less than parsing the YAML. An entry is one file in the cache directory, named by the SHA-256 of
+ * the intent file's text and the reader's version: a changed file (or a new Tend that reads YAML
+ * differently) simply misses. Only what the fast reading accepted is cached — files with a problem
+ * to point at are parsed again each time, by the position-keeping parser, and their diagnostics are
+ * exact as ever; positions of a cached file come from parsing it again when a diagnostic needs one.
+ *
+ * The directory sits beside the store (`.tend/cache/intent/`, 0700, files 0600) and has the store's
+ * trust: whoever can write there can write the store. Still, an entry is used only when it reads
+ * back as what the fast reading gives — a list of documents with plain values, no key that could
+ * reach a prototype, nesting no deeper than the reading allows — and anything else is a miss (the
+ * file is parsed, and the entry rewritten). Values JSON cannot carry exactly (NaN, ±Infinity, -0)
+ * keep their file out of the cache.
+ */
+
+/** Bumped whenever the fast reading (fast-yaml.ts) could give other values for the same text. */
+export const PARSE_CACHE_VERSION = 1;
+
+/** The cache key of a file's text. */
+export function parseCacheKey(text: string): string {
+  return createHash('sha256')
+    .update(`tend-fast-yaml-v${PARSE_CACHE_VERSION}\u0000`)
+    .update(text)
+    .digest('hex');
+}
+
+const ENTRY = /^[0-9a-f]{64}\.json$/;
+
+/** What the loader asks of a cache; `undefined` everywhere means "no cache". */
+export interface ParseCache {
+  /**
+   * The cache's directory, made ready to be written (created private) — for a worker thread that
+   * parses files and writes their entries itself (`writeEntry`); undefined when it cannot be made.
+   */
+  directory(): string | undefined;
+  /** The documents cached for `key`, or undefined (missing, unreadable or not trusted). */
+  get(key: string): FastDocument[] | undefined;
+  /** Remembers a file's documents (best effort: a failed write only costs a later parse). */
+  put(key: string, documents: readonly FastDocument[]): void;
+  /** Removes entries whose key is not in `keep` (files changed or gone). */
+  prune(keep: ReadonlySet<string>): void;
+}
+
+/** True when every number in `value` survives JSON (no NaN, ±Infinity or -0). */
+function jsonExact(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v) || Object.is(v, -0)) return false;
+    } else if (v !== null && typeof v === 'object') {
+      for (const item of Array.isArray(v) ? v : Object.values(v)) stack.push(item);
+    }
+  }
+  return true;
+}
+
+/**
+ * The deepest nesting of brackets in a JSON text, outside strings; stops counting past `limit`.
+ * Scanned before JSON.parse, so that no entry can make anything recurse deeper than the intent could.
+ */
+export function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
+/** True when `text` mentions a key name that could reach a prototype, in any JSON spelling. */
+function mentionsForbiddenKey(text: string): boolean {
+  // A key can be written with escapes (`"__pro\u0074o__"`); any backslash-u in a key position is
+  // rare in intent, so an entry with `\u` followed by a forbidden name's letters is simply not used.
+  return (
+    text.includes('"__proto__"') ||
+    text.includes('"constructor"') ||
+    text.includes('"prototype"') ||
+    /\\u00(?:5f|5F|6[0-9a-fA-F]|7[0-9a-fA-F])/.test(text)
+  );
+}
+
+function isPosInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/** The documents of an entry when it has exactly the shape the fast reading produces. */
+function asDocuments(parsed: unknown): FastDocument[] | undefined {
+  if (!Array.isArray(parsed)) return undefined;
+  for (const d of parsed as unknown[]) {
+    if (d === null || typeof d !== 'object' || Array.isArray(d)) return undefined;
+    const r = d as Record<string, unknown>;
+    if (!isPosInt(r['index']) || !isPosInt(r['offset'])) return undefined;
+    if (!isPosInt(r['line']) || !isPosInt(r['column']) || r['line'] < 1 || r['column'] < 1) {
+      return undefined;
+    }
+    if (r['value'] === undefined || r['value'] === null) return undefined;
+  }
+  return parsed as FastDocument[];
+}
+
+/**
+ * Writes one entry into a cache directory that exists (best effort: a failed write only costs a later
+ * parse). Values JSON cannot carry exactly keep the file out of the cache.
+ */
+export function writeEntry(dir: string, key: string, documents: readonly FastDocument[]): void {
+  if (!documents.every((d) => jsonExact(d.value))) return;
+  try {
+    const file = join(dir, `${key}.json`);
+    // Unique per process and thread: a worker and the main thread may write entries at once.
+    const tmp = `${file}.${process.pid}.${threadId}.tmp`;
+    writeFileSync(tmp, JSON.stringify(documents), { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    // A cache that cannot be written is a slower next run, nothing more.
+  }
+}
+
+/**
+ * A cache in `dir` (created on the first write, with `ensureDir`, which makes Tend's private
+ * directories). `maxDepth` bounds the nesting an entry may have (the fast reading's own bound).
+ */
+export function directoryParseCache(
+  dir: string,
+  maxDepth: number,
+  ensureDir: (dir: string) => void,
+): ParseCache {
+  let made = false;
+  return {
+    get(key) {
+      let text: string;
+      try {
+        text = readFileSync(join(dir, `${key}.json`), 'utf8');
+      } catch {
+        return undefined;
+      }
+      // JSON nests a document's value two levels below the entry's list.
+      if (mentionsForbiddenKey(text) || jsonDepth(text, maxDepth + 2) > maxDepth + 2) {
+        return undefined;
+      }
+      try {
+        return asDocuments(JSON.parse(text));
+      } catch {
+        return undefined;
+      }
+    },
+    directory() {
+      if (!made) {
+        try {
+          ensureDir(dir);
+          made = true;
+        } catch {
+          return undefined;
+        }
+      }
+      return dir;
+    },
+    put(key, documents) {
+      const ready = this.directory();
+      if (ready !== undefined) writeEntry(ready, key, documents);
+    },
+    prune(keep) {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return;
+      }
+      for (const name of names) {
+        const stale = ENTRY.test(name) ? !keep.has(name.slice(0, 64)) : name.endsWith('.tmp');
+        if (stale) rmSync(join(dir, name), { force: true });
+      }
+    },
+  };
+}
