@@ -236,7 +236,8 @@ describe('tend action (the framework)', () => {
         expect([name, (world.ran[name] ?? 0) - (before[name] ?? 0)]).toEqual([name, again]);
       }
       expect(r.steps.every((s) => s.state === 'settled')).toBe(true);
-      if (point === 'ran') expect(r.steps[index]!.message).toMatch(/^verified after an interruption/);
+      if (point === 'ran')
+        expect(r.steps[index]!.message).toMatch(/^verified after an interruption/);
     },
   );
 

@@ -20,10 +20,7 @@ export const noActionCrash: ActionCrashHook = () => {};
  * `ran:alter-role`, that calls `crash` there. For tests only: the CLI reads it from
  * TEND_ACTION_CRASH_AT.
  */
-export function actionCrashHookFrom(
-  spec: string | undefined,
-  crash: () => never,
-): ActionCrashHook {
+export function actionCrashHookFrom(spec: string | undefined, crash: () => never): ActionCrashHook {
   if (!spec) return noActionCrash;
   const m = /^([a-z]+):([a-z0-9-]+)(?:@(\d+))?$/.exec(spec);
   if (!m || !(ACTION_CRASH_POINTS as readonly string[]).includes(m[1]!)) {

@@ -132,7 +132,12 @@ export async function carryOutRun(
       if (checked.ok) {
         const message = `verified after an interruption: ${checked.message}`;
         await save(stepEnded(run, move.index, 'settled', message, now()));
-        report({ kind: 'action-step-done', step: step.name, ms: clock.now().getTime() - t0, message });
+        report({
+          kind: 'action-step-done',
+          step: step.name,
+          ms: clock.now().getTime() - t0,
+          message,
+        });
         crash('settled', step.name);
         continue;
       }
