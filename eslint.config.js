@@ -111,6 +111,8 @@ export default tseslint.config(
       'reports/**',
       'scripts/**',
       '.ci/**',
+      // Plain-JavaScript driver processes that tests run with node on the built dist/ (no types).
+      'test/support/*.mjs',
       // Real platforms' own installs for the e2e suites (test/platforms/unleash/node_modules).
       'test/platforms/*/node_modules/**',
     ],

@@ -101,3 +101,14 @@ export { inspectProvider, inspectSkeleton, writeOverlaySkeleton } from './inspec
 // What adapters need from below to render and test the layer's results.
 export type { CrashHook, EngineEvent, FieldDecision, ResourceOutcome } from '../engine/index.js';
 export { crashHookFrom } from '../engine/index.js';
+export type {
+  ActionInfo,
+  ActionList,
+  ActionReport,
+  ActionRequest,
+  ActionStepReport,
+  ListActionsRequest,
+} from './action.js';
+export { ACTION_USAGE_CODES, ActionUsageError, listActions, runAction } from './action.js';
+export type { ActionCrashHook, ActionEvent } from '../engine/index.js';
+export { actionCrashHookFrom } from '../engine/index.js';

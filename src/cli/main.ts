@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { registerAcceptCommand } from './commands/accept.js';
+import { registerActionCommand } from './commands/action.js';
 import { registerAnnounceCommand } from './commands/announce.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerDriftCommand } from './commands/drift.js';
@@ -44,6 +45,7 @@ registerExplainCommand(program);
 registerHistoryCommand(program);
 registerAnnounceCommand(program);
 registerAcceptCommand(program);
+registerActionCommand(program);
 registerLedgerCommand(program);
 registerImportCommand(program);
 registerPruneCommand(program);

@@ -22,3 +22,4 @@ export * from './similar.js';
 export * from './redact.js';
 export * from './yaml-limits.js';
 export * from './safe-keys.js';
+export * from './action.js';

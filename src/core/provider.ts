@@ -1,3 +1,4 @@
+import type { ActionDefinition } from './action.js';
 import type { ActorKind } from './attribution.js';
 import type { Marker, MarkerKind } from './marker.js';
 
@@ -213,4 +214,10 @@ export interface Provider {
   health?(): ProviderHealth;
   /** Releases what the provider holds (connections, timers); the provider is not used afterwards. */
   close?(): Promise<void>;
+  /**
+   * The Day-2 actions a resource type offers (`tend action <address> --list`), e.g. `rotate-password`
+   * on a PostgreSQL role; none when absent. Each step of an action is idempotent or verifiable
+   * (core/action.ts); the engine journals, resumes and records them (docs/actions.md).
+   */
+  actions?(type: string): readonly ActionDefinition[];
 }

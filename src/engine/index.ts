@@ -56,3 +56,16 @@ export type {
   PruneTarget,
 } from './prune.js';
 export { executePrune, planPrune } from './prune.js';
+export type {
+  ActionCrashHook,
+  ActionCrashPoint,
+  ActionEvent,
+  CarryOutOptions,
+  CarryOutResult,
+} from './actions/index.js';
+export {
+  ACTION_CRASH_POINTS,
+  actionCrashHookFrom,
+  carryOutRun,
+  noActionCrash,
+} from './actions/index.js';

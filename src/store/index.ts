@@ -1,6 +1,7 @@
 // Tend's memory: one Store interface, one folder per storage dialect, one shared conformance suite
 // (describe-store.ts, imported directly by tests so vitest stays out of the runtime surface).
 export type {
+  ActionRunQuery,
   AnnouncementQuery,
   ChangeQuery,
   Lease,

@@ -1,4 +1,5 @@
 import type {
+  ActionRun,
   Address,
   Announcement,
   Change,
@@ -240,5 +241,31 @@ export interface Store {
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
 
+  // ---- Day-2 action runs (core/action.ts, docs/actions.md); kept apart from the journal and ledger.
+
+  /**
+   * Writes a run as it is now — its state and every step record — replacing what was stored for its
+   * id, in one transaction; durable when the promise resolves (a run is recorded before its first
+   * step, a step after it is journaled and again when it settles). Fenced by the lease like every
+   * write. Never a secret: parameters and messages are plain, and redacted as a last resort.
+   */
+  putActionRun(run: ActionRun): Promise<void>;
+  getActionRun(id: string): Promise<ActionRun | undefined>;
+  /**
+   * Runs, oldest first: those still `running` (`unfinished: true`), of one address and action when
+   * given, at most `limit` of the most recent.
+   */
+  actionRuns(query?: ActionRunQuery): Promise<ActionRun[]>;
+
   close(): Promise<void>;
+}
+
+/** Filters for reading action runs. */
+export interface ActionRunQuery {
+  readonly address?: Address;
+  readonly action?: string;
+  /** Only runs still `running` (interrupted, or running now). */
+  readonly unfinished?: boolean;
+  /** Most recent N runs (still returned oldest first). */
+  readonly limit?: number;
 }

@@ -205,6 +205,41 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE twin ADD COLUMN sent TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'Day-2 action runs and their steps',
+    sql: `
+      -- One row per run of an action (core/action.ts), written before its first step. params and
+      -- actor are JSON; never a secret (the store's redactor is the last line of defence).
+      CREATE TABLE action_runs (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        id          TEXT NOT NULL UNIQUE,
+        address     TEXT NOT NULL,
+        type        TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        params      TEXT NOT NULL,
+        actor       TEXT NOT NULL,
+        state       TEXT NOT NULL CHECK (state IN ('running', 'done', 'failed')),
+        created_at  TEXT NOT NULL,
+        finished_at TEXT,
+        error       TEXT,
+        epoch       INTEGER
+      ) STRICT;
+      CREATE INDEX action_runs_by_state ON action_runs (state, address, action, seq);
+      -- One row per step started: 'started' until its verification settles it (or it fails).
+      CREATE TABLE action_steps (
+        run_id      TEXT NOT NULL REFERENCES action_runs (id),
+        idx         INTEGER NOT NULL,
+        name        TEXT NOT NULL,
+        state       TEXT NOT NULL CHECK (state IN ('started', 'settled', 'failed')),
+        attempts    INTEGER NOT NULL,
+        started_at  TEXT NOT NULL,
+        settled_at  TEXT,
+        message     TEXT,
+        PRIMARY KEY (run_id, idx)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

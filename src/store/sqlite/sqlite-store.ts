@@ -1,6 +1,7 @@
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
+  ActionRun,
   Address,
   Announcement,
   Change,
@@ -15,6 +16,7 @@ import { GENESIS_HASH, keyedHash, verifyChain } from '../ledger-chain.js';
 import type { KeyedRecord, LedgerHead } from '../ledger-chain.js';
 import type { LedgerKey } from '../ledger-key.js';
 import type {
+  ActionRunQuery,
   AnnouncementQuery,
   ChangeQuery,
   Lease,
@@ -34,6 +36,7 @@ import {
   tightenTree,
 } from '../private-files.js';
 import { migrate } from './migrations.js';
+import { ActionStatements } from './sqlite-actions.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 import {
@@ -213,6 +216,8 @@ export class SqliteStore implements Store {
   readonly #sql: Statements;
   /** Announcements and field claims (sqlite-ownership.ts). */
   readonly #ownership: OwnershipStatements;
+  /** Day-2 action runs (sqlite-actions.ts). */
+  readonly #actions: ActionStatements;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
@@ -300,6 +305,7 @@ export class SqliteStore implements Store {
       setMeta: p('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
     };
     this.#ownership = new OwnershipStatements(db);
+    this.#actions = new ActionStatements(db);
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
@@ -610,6 +616,22 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       this.#sql.setMeta.run(key, this.#clean(value));
     });
+  }
+
+  // ---- Day-2 action runs (kept apart from the journal and the ledger).
+
+  putActionRun(run: ActionRun): Promise<void> {
+    return this.#write(() => {
+      this.#actions.put(this.#clean(run), this.#fence?.epoch);
+    });
+  }
+
+  getActionRun(id: string): Promise<ActionRun | undefined> {
+    return this.#read(() => this.#actions.get(id));
+  }
+
+  actionRuns(query: ActionRunQuery = {}): Promise<ActionRun[]> {
+    return this.#read(() => this.#actions.list(query));
   }
 
   /** Closes the database; closing twice is a no-op, any other call afterwards fails `store.closed`. */
