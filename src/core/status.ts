@@ -27,5 +27,9 @@ export interface ResourceStatus {
   readonly objectId?: string;
   readonly message?: string;
   readonly checks: readonly CheckResult[];
+  /**
+   * When the pass that found the resource in this status ran: statuses are written when they change,
+   * so this is since when it has held (a pass finding the same status again writes nothing).
+   */
   readonly updatedAt: string;
 }

@@ -22,6 +22,7 @@ import { planPass } from './planner.js';
 import { dependencyClosure, needsFullPass, observeFocused } from './focus.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
+import { declaredIndex } from './workspace.js';
 
 /** Options for one pass of the loop. */
 export interface PassOptions {
@@ -345,26 +346,48 @@ async function executePlanned(
   };
   const at = clock.now().toISOString();
   const inPlan = new Set<Address>(planned.plan.steps.map((s) => s.address));
-  // Written all at once, so the store commits them together (one disk sync, not one per resource).
-  await Promise.all(
-    ws.intent.resources.map((r) => {
-      // A targeted or saved plan leaves the rest alone: their status stays what it was.
-      if (!outcomes.has(r.address) && !inPlan.has(r.address)) return Promise.resolve();
-      const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
-      states[o.state]++;
-      return ws.store.putStatus({
+  // A status is written when it changes: a pass of a converged workspace writes nothing (its
+  // `updatedAt` is when the resource came to be in that state). What this process wrote last is
+  // remembered, since it holds the lease: nobody else writes statuses meanwhile.
+  const last = writtenStatus.get(ws.store) ?? new Map<Address, string>();
+  const writes: Promise<void>[] = [];
+  const written: [Address, string][] = [];
+  for (const r of ws.intent.resources) {
+    // A targeted or saved plan leaves the rest alone: their status stays what it was.
+    if (!outcomes.has(r.address) && !inPlan.has(r.address)) continue;
+    const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
+    states[o.state]++;
+    const same = JSON.stringify([o.state, o.objectId, o.message, o.checks]);
+    if (last.get(r.address) === same) continue;
+    written.push([r.address, same]);
+    // Written all at once, so the store commits them together (one disk sync, not one per resource).
+    writes.push(
+      ws.store.putStatus({
         address: r.address,
         state: o.state,
         ...(o.objectId ? { objectId: o.objectId } : {}),
         ...(o.message ? { message: o.message } : {}),
         checks: o.checks,
         updatedAt: at,
-      });
-    }),
-  );
+      }),
+    );
+  }
+  await Promise.all(writes);
+  for (const [address, same] of written) last.set(address, same);
+  // An address no longer declared may have its status deleted (a move, a delete) and come back
+  // later: it must then be written again, whatever it was.
+  const declared = declaredIndex(ws.intent);
+  for (const address of last.keys()) if (!declared.has(address)) last.delete(address);
+  writtenStatus.set(ws.store, last);
   report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
   return { plan: planned.plan, observation, outcomes, applied: true, recovered, arbitration };
 }
+
+/**
+ * Per store, what the passes of this process last wrote as each resource's status (see above): by
+ * store, so that a workspace opened again on a changed intent keeps it.
+ */
+const writtenStatus = new WeakMap<object, Map<Address, string>>();
 
 /** The result of a pass that planned and changed nothing (a plan, or an apply the user declined). */
 function notApplied(
@@ -433,6 +456,8 @@ async function markUnobservable(ws: Workspace, error: TendError, clock: Clock): 
     };
     await ws.store.setMeta(PROVIDER_STATE_KEY(failed), JSON.stringify(state));
   }
+  // Every status is written here: what a pass remembers having written no longer holds.
+  writtenStatus.delete(ws.store);
   const previous = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
   for (const r of ws.intent.resources) {
     const health = ws.providers.get(r.provider)?.health?.();

@@ -103,7 +103,7 @@ export function renderExplain(r: ExplainReport, s: Style): string[] {
   const lines = [`${s.bold(r.address)}  ${s.dim(`${r.type}, ${from}`)}`];
   if (r.status) {
     lines.push(
-      `  status   ${r.status.state}${r.status.message ? `: ${r.status.message}` : ''}${s.dim(` (after the pass at ${r.status.updatedAt})`)}`,
+      `  status   ${r.status.state}${r.status.message ? `: ${r.status.message}` : ''}${s.dim(` (since the pass at ${r.status.updatedAt})`)}`,
     );
   }
   lines.push(

@@ -392,7 +392,7 @@ describe('renderExplain', () => {
   it('shows the resource (its create once), each declared field in full, and the undeclared ones in a list', () => {
     expect(renderExplain(report, PLAIN)).toEqual([
       'sb.services/api  sb.services, object svc-1, read now',
-      '  status   converged (after the pass at 2026-11-25T11:00:00.000Z)',
+      '  status   converged (since the pass at 2026-11-25T11:00:00.000Z)',
       '  policy   the default (the intent has no Arbitration document)',
       '  object',
       '       4 2026-11-25T10:00:00.000Z  tend (tend)  tend  create  sb.services/api  created svc-1',
