@@ -8,7 +8,7 @@ import { closeProviders, createWorkspace } from '../engine/index.js';
 import type { ParseCache } from '../intent/index.js';
 import { directoryParseCache, FAST_MAX_DEPTH, loadIntent } from '../intent/index.js';
 import type { Store } from '../store/index.js';
-import { ensurePrivateDir, tightenTree } from '../store/index.js';
+import { ensurePrivateDir, tightenTree, withTwinCache } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
 import { keyChangeNotice } from './ledger-key.js';
@@ -220,7 +220,8 @@ export async function openWorkspace(
   if (!loaded.intent) throw new IntentError(loaded.diagnostics);
   let store: Store;
   try {
-    store = await ctx.openStore(location, ledgerKey ? { ledgerKey } : {});
+    // The twin is kept in memory between passes (and reads of the audit feed); see twin-cache.ts.
+    store = withTwinCache(await ctx.openStore(location, ledgerKey ? { ledgerKey } : {}));
   } catch (e) {
     await closeProviders(loaded.providers.values());
     throw e;

@@ -162,7 +162,15 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
 
   const objects = new Map<Address, ObservedObject>();
   const pendingVisibility = new Set<Address>();
-  const claimed = new Set<string>();
+  // Objects already matched to an address, per type (by id): never matched again.
+  const claimedByType = new Map<string, Set<string>>();
+  const isClaimed = (type: string, id: string): boolean =>
+    claimedByType.get(type)?.has(id) ?? false;
+  const claim = (type: string, id: string): void => {
+    let ids = claimedByType.get(type);
+    if (!ids) claimedByType.set(type, (ids = new Set()));
+    ids.add(id);
+  };
   const duplicates: { address: Address; objectIds: string[] }[] = [];
   const leftovers: Leftover[] = [];
   const key = (type: string, id: string) => `${type}\u0000${id}`;
@@ -213,9 +221,8 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     // Every object matched comes from the type's list: none listed, none found.
     if (ix.byId.size === 0) return undefined;
     const remembered = twin.get(address);
-    const free = (o: ObservedObject | undefined) =>
-      o && !claimed.has(key(type, o.id)) ? o : undefined;
-    const mine = (ix.byMarker.get(address) ?? []).filter((o) => !claimed.has(key(type, o.id)));
+    const free = (o: ObservedObject | undefined) => (o && !isClaimed(type, o.id) ? o : undefined);
+    const mine = (ix.byMarker.get(address) ?? []).filter((o) => !isClaimed(type, o.id));
     let found = remembered ? free(ix.byId.get(remembered.objectId)) : undefined;
     let foundBy: 'marker' | 'natural-key' = 'marker';
     let movedFrom: Address | undefined;
@@ -225,7 +232,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       const old = twin.get(from);
       found =
         (old && old.type === type ? free(ix.byId.get(old.objectId)) : undefined) ??
-        (ix.byMarker.get(from) ?? []).find((o) => !claimed.has(key(type, o.id)));
+        (ix.byMarker.get(from) ?? []).find((o) => !isClaimed(type, o.id));
       if (found) movedFrom = from;
     }
     if (!found && decl) {
@@ -266,14 +273,14 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       }
       for (const l of explained.leftovers) {
         leftovers.push({ address, type, old: l.old, group: l.group });
-        claimed.add(key(type, l.old.id));
+        claim(type, l.old.id);
       }
     }
     objects.set(address, current);
-    claimed.add(key(type, current.id));
+    claim(type, current.id);
     if (extra.length > 0) {
       duplicates.push({ address, objectIds: extra.map((o) => o.id) });
-      for (const o of extra) claimed.add(key(type, o.id));
+      for (const o of extra) claim(type, o.id);
     }
     return current;
   };
@@ -319,7 +326,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     }
     const candidates = (ix.byKey.get(wanted.join('\u0000')) ?? []).filter(
       (o) =>
-        !claimed.has(key(decl.type, o.id)) &&
+        !isClaimed(decl.type, o.id) &&
         // An object marked for another declared address is that address's, not this one's.
         !(
           o.marker?.workspace === ws.name &&
@@ -389,7 +396,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   >();
   for (const [type, list] of lists) {
     for (const o of list) {
-      if (o.marker?.workspace !== ws.name || claimed.has(key(type, o.id))) continue;
+      if (o.marker?.workspace !== ws.name || isClaimed(type, o.id)) continue;
       const op = o.marker.op ? await ws.store.getOperation(o.marker.op) : undefined;
       if (op?.action !== 'create' || op.address !== o.marker.address || op.type !== type) {
         orphans.push({ type, object: o });

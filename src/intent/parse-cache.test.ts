@@ -69,6 +69,21 @@ describe('the parse cache', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('never copies a Provider document, or a URL with a password, into its directory', () => {
+    const { dir, cache } = cacheIn();
+    for (const text of [
+      'kind: Provider\nname: sb\ntype: openapi\nendpoint: http://127.0.0.1:1\n',
+      'kind: Resource\nspec:\n  hook: https://bot:s3cret-token@hooks.example/x\n',
+    ]) {
+      cache.put(parseCacheKey(text), readFast(text)!);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    // A URL with a user but no password is kept.
+    const plain = 'kind: Resource\nspec:\n  hook: https://bot@hooks.example/x\n';
+    cache.put(parseCacheKey(plain), readFast(plain)!);
+    expect(readdirSync(dir)).toHaveLength(1);
+  });
+
   // An entry is the store's to trust, but one that does not read back as the fast reading's output
   // is a miss: the file is parsed again.
   it.each([

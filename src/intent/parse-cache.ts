@@ -18,7 +18,9 @@ import type { FastDocument } from './fast-yaml.js';
  * back as what the fast reading gives — a list of documents with plain values, no key that could
  * reach a prototype, nesting no deeper than the reading allows — and anything else is a miss (the
  * file is parsed, and the entry rewritten). Values JSON cannot carry exactly (NaN, ±Infinity, -0)
- * keep their file out of the cache.
+ * keep their file out of the cache, and so do a Provider document (its endpoint and document URL may
+ * hold credentials) and a URL with a password anywhere: the cache never copies a secret out of the
+ * intent into Tend's directory.
  */
 
 /** Bumped whenever the fast reading (fast-yaml.ts) could give other values for the same text. */
@@ -33,6 +35,17 @@ export function parseCacheKey(text: string): string {
 }
 
 const ENTRY = /^[0-9a-f]{64}\.json$/;
+
+/** `scheme://user:password@` anywhere in a text. */
+const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@"]*:[^\s/@"]*@/i;
+
+function isProviderDoc(value: unknown): boolean {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    (value as Record<string, unknown>)['kind'] === 'Provider'
+  );
+}
 
 /** What the loader asks of a cache; `undefined` everywhere means "no cache". */
 export interface ParseCache {
@@ -124,11 +137,17 @@ function asDocuments(parsed: unknown): FastDocument[] | undefined {
  */
 export function writeEntry(dir: string, key: string, documents: readonly FastDocument[]): void {
   if (!documents.every((d) => jsonExact(d.value))) return;
+  // Provider documents carry endpoints and document URLs that may hold credentials: a file with one
+  // is never copied into Tend's directory (it is small; parsing it again costs nothing).
+  if (documents.some((d) => isProviderDoc(d.value))) return;
   try {
+    const text = JSON.stringify(documents);
+    // Nor is a file holding a URL with a password (`scheme://user:password@host`) anywhere.
+    if (URL_WITH_PASSWORD.test(text)) return;
     const file = join(dir, `${key}.json`);
     // Unique per process and thread: a worker and the main thread may write entries at once.
     const tmp = `${file}.${process.pid}.${threadId}.tmp`;
-    writeFileSync(tmp, JSON.stringify(documents), { mode: 0o600 });
+    writeFileSync(tmp, text, { mode: 0o600 });
     renameSync(tmp, file);
   } catch {
     // A cache that cannot be written is a slower next run, nothing more.

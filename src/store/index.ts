@@ -33,6 +33,8 @@ export type {
 export { MIN_LEDGER_KEY_LENGTH, ledgerKey } from './ledger-key.js';
 export type { LedgerKey } from './ledger-key.js';
 export { openStore } from './open-store.js';
+export { withTwinCache } from './twin-cache.js';
+export type { VersionedStore } from './twin-cache.js';
 export type { StoreOptions } from './open-store.js';
 export { SqliteStore, openSqliteStore } from './sqlite/sqlite-store.js';
 export {

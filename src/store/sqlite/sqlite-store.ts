@@ -315,6 +315,11 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** SQLite's `data_version`: changes when another connection commits (twin-cache.ts). */
+  dataVersion(): number {
+    return this.#db.pragma('data_version', { simple: true }) as number;
+  }
+
   listTwin(): Promise<TwinEntry[]> {
     return this.#read(() => (this.#sql.listTwin.all() as TwinRow[]).map(twinFromRow));
   }

@@ -1,0 +1,137 @@
+import type { Address } from '../core/index.js';
+import type { Store, TwinEntry } from './store.js';
+
+/** A store that can tell whether another connection has committed since it last asked. */
+export interface VersionedStore extends Store {
+  /**
+   * A number that changes when another connection (another process, or another store opened on the
+   * same database) commits; this store's own writes do not change it (SQLite's `data_version`).
+   */
+  dataVersion(): number;
+}
+
+function isVersioned(store: Store): store is VersionedStore {
+  return typeof (store as Partial<VersionedStore>).dataVersion === 'function';
+}
+
+/**
+ * The twin kept in memory (issue 13: every pass of `tend run` read the whole twin back from the
+ * store — 10,000 rows parsed again each time, and again for the audit feed). The first `listTwin`
+ * reads it; writes through this store mark their address, which is read back (as the store keeps it:
+ * secrets redacted) at the next read; a commit by anyone else — another process on the same
+ * database — drops the copy, and the next read loads it again. Everything else passes through.
+ * A store that cannot tell about other connections is returned as it is.
+ */
+export function withTwinCache(store: Store): Store {
+  if (!isVersioned(store)) return store;
+  let byAddress: Map<Address, TwinEntry> | undefined;
+  let sorted: TwinEntry[] | undefined;
+  let version = -1;
+  const dirty = new Set<Address>();
+
+  /** The copy, when it still says what the database holds (after reading back what we wrote). */
+  const fresh = async (): Promise<Map<Address, TwinEntry> | undefined> => {
+    const now = store.dataVersion();
+    if (byAddress === undefined || now !== version) {
+      byAddress = undefined;
+      sorted = undefined;
+      dirty.clear();
+      return undefined;
+    }
+    if (dirty.size > 0) {
+      const addresses = [...dirty];
+      dirty.clear();
+      for (const address of addresses) {
+        const entry = await store.getTwin(address);
+        if (entry) byAddress.set(address, entry);
+        else byAddress.delete(address);
+      }
+      sorted = undefined;
+    }
+    return byAddress;
+  };
+
+  const load = async (): Promise<Map<Address, TwinEntry>> => {
+    // The version first: a commit elsewhere while reading shows at the next read.
+    version = store.dataVersion();
+    const entries = await store.listTwin();
+    byAddress = new Map(entries.map((e) => [e.address, e] as const));
+    sorted = entries;
+    return byAddress;
+  };
+
+  const twin: Pick<Store, 'getTwin' | 'listTwin' | 'putTwin' | 'deleteTwin'> = {
+    async getTwin(address) {
+      const known = await fresh();
+      return known ? known.get(address) : store.getTwin(address);
+    },
+    async listTwin() {
+      const known = (await fresh()) ?? (await load());
+      sorted ??= [...known.values()].sort((a, b) =>
+        a.address < b.address ? -1 : a.address > b.address ? 1 : 0,
+      );
+      return [...sorted];
+    },
+    async putTwin(entry) {
+      dirty.add(entry.address);
+      await store.putTwin(entry);
+    },
+    async deleteTwin(address) {
+      dirty.add(address);
+      await store.deleteTwin(address);
+    },
+  };
+
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'getTwin' || key === 'listTwin' || key === 'putTwin' || key === 'deleteTwin') {
+        return twin[key];
+      }
+      const value = Reflect.get(target, key, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const method = (value as (...args: unknown[]) => unknown).bind(target);
+      if (typeof key === 'string' && KEEPS_TWIN.has(key)) return method;
+      // A method not known to leave the twin alone (a batched write added later) may change it:
+      // the copy is dropped, whatever it does.
+      return (...args: unknown[]) => {
+        byAddress = undefined;
+        sorted = undefined;
+        dirty.clear();
+        return method(...args);
+      };
+    },
+  });
+}
+
+/** Store methods that never write the twin table: calling them keeps the copy. */
+const KEEPS_TWIN = new Set([
+  'dataVersion',
+  'journal',
+  'settle',
+  'getOperation',
+  'unsettled',
+  'operations',
+  'appendChange',
+  'changes',
+  'verifyLedger',
+  'getCursor',
+  'setCursor',
+  'putStatus',
+  'listStatus',
+  'deleteStatus',
+  'putAnnouncement',
+  'announcements',
+  'putClaim',
+  'deleteClaim',
+  'claims',
+  'acquireLease',
+  'renewLease',
+  'releaseLease',
+  'getLease',
+  'getMeta',
+  'setMeta',
+  'putActionRun',
+  'getActionRun',
+  'actionRuns',
+  'close',
+]);
