@@ -298,6 +298,42 @@ describe('toChangeset and serializeChangeset', () => {
     expect(serializeChangeset((back as { changeset: Changeset }).changeset)).toBe(text);
   });
 
+  it('keeps the gate of a delete that waits for a stateful parent removed with it', () => {
+    // A zone (stateful) and one of its rrsets both removed: the rrset's delete is gated by the zone.
+    const ZONE = 'dns.zones/example' as Address;
+    const RRSET = 'dns.rrsets/www' as Address;
+    const plan = assemblePlan(
+      [],
+      [
+        { address: ZONE, type: 'dns.zones', objectId: 'example.', stateful: true, dependsOn: [] },
+        {
+          address: RRSET,
+          type: 'dns.rrsets',
+          objectId: 'www/A',
+          stateful: false,
+          dependsOn: [ZONE],
+        },
+      ],
+      false,
+    );
+    const rrset = plan.steps.find((s) => s.address === RRSET);
+    expect(rrset).toMatchObject({ kind: 'delete', gated: true, gatedBy: ZONE });
+    const c = toChangeset({
+      workspace: 'prod',
+      intentDir: 'infra',
+      intentHash: 'a'.repeat(64),
+      options: { approveDestroy: false, prune: true, targets: [] },
+      plan,
+      pins: [
+        pinOf({ address: ZONE, type: 'dns.zones', object: { id: 'example.' }, fields: {} }),
+        pinOf({ address: RRSET, type: 'dns.rrsets', object: { id: 'www/A' }, fields: {} }),
+      ],
+      createdAt: '2026-11-25T01:00:00Z',
+    });
+    const text = serializeChangeset(c);
+    expect(parseChangeset(text, 'p.json')).toEqual({ kind: 'ok', changeset: c });
+  });
+
   it('refuses pins that do not cover what the plan touches (a caller bug)', () => {
     expect(() =>
       toChangeset({

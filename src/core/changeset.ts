@@ -602,6 +602,8 @@ const STEP_KEYS: Record<PlanStep['kind'], readonly string[]> = {
     'dependsOn',
     'objectId',
     'gated',
+    'gate',
+    'gatedBy',
     'blocked',
     'blastRadius',
     'waitsFor',
@@ -687,11 +689,15 @@ function readStep(problems: Problem[], path: string, raw: unknown): PlanStep | u
     };
   } else if (k === 'delete') {
     const blocked = r.string('blocked', true);
+    const gate = r.string('gate', true);
+    const gatedBy = r.has('gatedBy') ? r.address('gatedBy') : undefined;
     step = {
       ...base,
       kind: k,
       objectId: r.string('objectId')!,
       gated: r.boolean('gated')!,
+      ...(gate !== undefined ? { gate } : {}),
+      ...(gatedBy !== undefined ? { gatedBy } : {}),
       ...(blocked !== undefined ? { blocked } : {}),
       blastRadius: r.addresses('blastRadius')!,
       waitsFor: r.addresses('waitsFor')!,
