@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Address, Diagnostic } from '../core/index.js';
+import { sortDiagnostics } from '../core/index.js';
 import { closeProviders } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { WorkspaceNameSource } from './workspace.js';
@@ -31,8 +32,26 @@ export async function validate(ctx: AppContext, request: ValidateRequest): Promi
     env: ctx.env['TEND_WORKSPACE'],
     dir,
   });
-  const { intent, providers, diagnostics } = await loadIntentWithProviders(ctx, dir, hint.name);
+  const loaded = await loadIntentWithProviders(ctx, dir, hint.name);
+  const { intent, providers } = loaded;
+  // What a provider found wrong in its platform's description (a bad overlay annotation, a
+  // document it read leniently) is shown here too, at the Provider document, not only by inspect.
+  const warnings: Diagnostic[] = [];
+  for (const decl of intent?.providers ?? []) {
+    for (const w of providers.get(decl.name)?.describe().warnings ?? []) {
+      warnings.push({
+        code: 'provider.warning',
+        severity: 'warning',
+        message: `provider ${decl.name}: ${w}`,
+        file: decl.source.file,
+        line: decl.source.line,
+        column: decl.source.column,
+        hint: `\`tend providers inspect\` shows the provider's types and what it skipped`,
+      });
+    }
+  }
   await closeProviders(providers.values());
+  const diagnostics = sortDiagnostics([...loaded.diagnostics, ...warnings]);
   if (!intent) return { ok: false, diagnostics, providers: [], resources: [] };
   const chosen = chooseWorkspaceName({
     flag: request.workspace,

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,4 +184,26 @@ describe('bad intent is refused before anything is sent', () => {
       expect(await sandbox.objects()).toEqual([]);
     });
   }
+  it('shows what a provider found wrong in its document as a warning at the Provider document', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tend-bad-'));
+    dirs.push(dir);
+    const doc = JSON.parse(readFileSync(SPEC, 'utf8')) as Record<string, unknown>;
+    doc['x-tend-audit'] = 'GET /events';
+    writeFileSync(join(dir, 'openapi.json'), JSON.stringify(doc));
+    writeFileSync(join(dir, 'provider.yaml'), provider(sandbox.url));
+    writeFileSync(join(dir, 'main.yaml'), net);
+    const r = await runCli(['validate', dir]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const loc = `${join(dir, 'provider.yaml')}:1:1: warning[provider.warning]: provider sb: `;
+    const line = r.stderr.split('\n').find((l) => l.startsWith(loc));
+    expect(line, `expected a line starting ${loc} in:\n${r.stderr}`).toContain('x-tend-audit');
+    const json = JSON.parse((await runCli(['validate', dir, '--json'])).stdout) as {
+      ok: boolean;
+      diagnostics: { code: string; severity: string; message: string }[];
+    };
+    expect(json.ok).toBe(true);
+    expect(json.diagnostics).toContainEqual(
+      expect.objectContaining({ code: 'provider.warning', severity: 'warning' }),
+    );
+  });
 });
