@@ -44,8 +44,8 @@ describe('actionOfTag', () => {
     ['REVOKE', 'update', 'so does a revoke'],
     ['ALTER DEFAULT PRIVILEGES', 'update', 'and default privileges'],
     ['COMMENT', 'update', 'a comment changes the object'],
-  ] as const)('%s → %s (%s)', (tag, want) => {
-    expect(actionOfTag(tag)).toBe(want);
+  ] as const)('%s → %s (%s)', (tag, want, reason) => {
+    expect(actionOfTag(tag), reason).toBe(want);
   });
 });
 
