@@ -352,7 +352,7 @@ describe.skipIf(POSTGRES.skip)(`DDL audit on a real PostgreSQL${POSTGRES.note}`,
   });
 
   it('installs in a schema with any name, and uninstalls without taking user objects along', async () => {
-    const schema = `Aud"it $tend_audit$ 'x'`;
+    const schema = `Aud"it $tend_audit$ 'x' \\ end`;
     await installAudit(su, schema);
     const names = auditTriggerNames(schema);
     expect((await readAuditInstallation(su, schema)).triggers.map((t) => t.name)).toEqual([

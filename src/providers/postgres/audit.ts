@@ -10,6 +10,7 @@
 //   installation can be a declared resource that shows up in the plan.
 // - `readAuditFeed(client, schema, cursor, { limit, mapObject })`: the provider's `changes()` page.
 import { createHash } from 'node:crypto';
+import pg from 'pg';
 import type { ActorKind, ChangesPage, ObservedChange } from '../../core/index.js';
 import { checkActorKind, TendError } from '../../core/index.js';
 
@@ -41,15 +42,10 @@ export interface AuditClient {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
-/** A PostgreSQL identifier, quoted for any name (double quotes doubled). */
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** A string literal (standard_conforming_strings, on by default since 9.1: only quotes doubled). */
-function quoteLiteral(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
+// Identifiers and literals are quoted by the driver (`pg.escapeIdentifier`, `pg.escapeLiteral`): any
+// name, quotes, backslashes and `$` included, is stored and compared as exactly that name.
+const quoteIdent = (name: string): string => pg.escapeIdentifier(name);
+const quoteLiteral = (text: string): string => pg.escapeLiteral(text);
 
 /** A dollar-quote tag that does not occur in `body`. */
 function dollarTag(body: string): string {
