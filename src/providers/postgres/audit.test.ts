@@ -190,6 +190,9 @@ describe.skipIf(POSTGRES.skip)(`DDL audit on a real PostgreSQL${POSTGRES.note}`,
       SET tend.motivation = 'incident:INC-7';
       CREATE SCHEMA "Odd ""name""";
       GRANT USAGE ON SCHEMA "Odd ""name""" TO bob;
+      REVOKE USAGE ON SCHEMA "Odd ""name""" FROM bob;
+      ALTER DEFAULT PRIVILEGES IN SCHEMA "Odd ""name""" GRANT SELECT ON TABLES TO bob;
+      COMMENT ON SCHEMA "Odd ""name""" IS 'hot fix';
       CREATE EXTENSION pgcrypto;
       ALTER EXTENSION pgcrypto SET SCHEMA "Odd ""name""";
       DROP SCHEMA "Odd ""name""" CASCADE;
@@ -202,9 +205,13 @@ describe.skipIf(POSTGRES.skip)(`DDL audit on a real PostgreSQL${POSTGRES.note}`,
       ['CREATE SCHEMA', 'schema', '"Odd ""name"""'],
       // GRANT reports the kind of object upper-case and no identity: only the statement names it.
       ['GRANT', 'SCHEMA', undefined],
+      ['REVOKE', 'SCHEMA', undefined],
+      ['ALTER DEFAULT PRIVILEGES', 'TABLES', undefined],
+      ['COMMENT', 'schema', '"Odd ""name"""'],
       ['CREATE EXTENSION', 'extension', 'pgcrypto'],
       ['ALTER EXTENSION', 'extension', 'pgcrypto'],
       ['DROP SCHEMA', 'schema', '"Odd ""name"""'],
+      ['DROP SCHEMA', 'default acl', 'for role postgres in schema "Odd ""name""" on tables'],
       ['DROP SCHEMA', 'extension', 'pgcrypto'],
     ]);
     for (const r of rows) {
@@ -226,6 +233,7 @@ describe.skipIf(POSTGRES.skip)(`DDL audit on a real PostgreSQL${POSTGRES.note}`,
     });
     expect(page.changes.map((c) => [c.action, c.id, c.actor, c.motivation])).toEqual([
       ['create', '"Odd ""name"""', 'alice', 'incident:INC-7'],
+      ['update', '"Odd ""name"""', 'alice', 'incident:INC-7'],
       ['delete', '"Odd ""name"""', 'alice', 'incident:INC-7'],
     ]);
   });
@@ -394,7 +402,11 @@ describe.skipIf(POSTGRES.skip)(`DDL audit on a real PostgreSQL${POSTGRES.note}`,
       ALTER ROLE bob CONNECTION LIMIT 3;
       COMMENT ON ROLE bob IS 'r';
       GRANT CONNECT ON DATABASE postgres TO bob;
+      GRANT bob TO postgres;
+      COMMENT ON DATABASE postgres IS 'd';
     `);
+    await sql(`ALTER SYSTEM SET work_mem = '8MB'`);
+    await sql('ALTER SYSTEM RESET work_mem');
     await sql('CREATE DATABASE other');
     await sql('DROP DATABASE other');
     expect(await readAuditEntries(su, 'tend_audit', after)).toEqual([]);
