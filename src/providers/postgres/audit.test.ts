@@ -271,6 +271,17 @@ describe.skipIf(POSTGRES.skip)(`DDL audit on a real PostgreSQL${POSTGRES.note}`,
     expect(left.rows[0]).toEqual({ public: true, log: true });
   });
 
+  it('keeps no password a query carries next to the DDL it records', async () => {
+    const after = await lastId(su);
+    await sql(
+      `ALTER ROLE bob PASSWORD 'Hunter2-it''s-secret'; CREATE SCHEMA pw_test; ALTER ROLE bob PASSWORD NULL`,
+    );
+    const rows = await readAuditEntries(su, 'tend_audit', after);
+    expect(rows.map((r) => r.statement)).toEqual([
+      `ALTER ROLE bob PASSWORD '***'; CREATE SCHEMA pw_test; ALTER ROLE bob PASSWORD NULL`,
+    ]);
+  });
+
   it('pages the feed by cursor, strictly after the last row read', async () => {
     const after = await lastId(su);
     await sql(

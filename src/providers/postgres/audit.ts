@@ -95,6 +95,13 @@ const COLUMNS: readonly (readonly [string, string])[] = [
 ];
 
 /**
+ * The statement as stored: `current_query()` with every `PASSWORD '…'` literal (ALTER ROLE, a user
+ * mapping's OPTIONS) replaced by `'***'`, since a multi-statement query can carry one next to the
+ * DDL it records. Only plain quoted literals are caught (not E'' or dollar-quoted ones).
+ */
+const STATEMENT = `regexp_replace(current_query(), '(password\\s+)''([^'']|'''')*''', '\\1''***''', 'gi')`;
+
+/**
  * The body of one capture function. It runs as its owner (the superuser who installed it: every
  * role's DDL must be able to write the log, which nobody else may write to), with a fixed
  * search_path, and never makes the user's command fail: each row is written in its own block whose
@@ -127,7 +134,7 @@ BEGIN
           r.object_type,
           r.schema_name,
           r.object_identity,
-          current_query(),
+          ${STATEMENT},
           ${settings});
     EXCEPTION WHEN OTHERS THEN
       NULL; -- the audit never makes the user's DDL fail
