@@ -49,6 +49,7 @@ export {
   auditInstallStatements,
   auditUninstallStatements,
   DEFAULT_AUDIT_SCHEMA,
+  identityNames,
   installAudit,
   readAuditEntries,
   readAuditFeed,

@@ -536,3 +536,47 @@ export async function readAuditFeed(
   const last = entries.at(-1);
   return { changes, cursor: last?.id ?? cursorId(cursor) };
 }
+
+/**
+ * The names in an object identity as PostgreSQL quotes it: `"Odd ""name"""` → [`Odd "name"`],
+ * `app.t` → [`app`, `t`]. Undefined for what is not a dotted list of identifiers (a function's
+ * signature, a default ACL's description): the caller then does not manage the object.
+ */
+export function identityNames(identity: string): string[] | undefined {
+  const names: string[] = [];
+  let i = 0;
+  while (i < identity.length) {
+    let name = '';
+    if (identity[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= identity.length) return undefined;
+        const c = identity[i]!;
+        if (c === '"') {
+          if (identity[i + 1] === '"') {
+            name += '"';
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        name += c;
+        i++;
+      }
+    } else {
+      // PostgreSQL leaves a name unquoted only when it is lower-case letters, digits, _ and $.
+      const m = /^[a-z_\u0080-\uffff][a-z0-9_$\u0080-\uffff]*/.exec(identity.slice(i));
+      if (!m) return undefined;
+      name = m[0];
+      i += name.length;
+    }
+    if (name === '') return undefined;
+    names.push(name);
+    if (i === identity.length) break;
+    if (identity[i] !== '.') return undefined;
+    i++;
+    if (i === identity.length) return undefined;
+  }
+  return names.length > 0 ? names : undefined;
+}
