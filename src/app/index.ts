@@ -26,6 +26,8 @@ export type { HeldLease, LeaseOptions } from './lease.js';
 export { acquireWorkspaceLease, LEASE_TTL_MS, workspaceLockedError } from './lease.js';
 export type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
 export { summarizeOutcomes, verdictOf } from './outcomes.js';
+export type { SqlRunnerOptions } from './sql-runner.js';
+export { sqlRunner } from './sql-runner.js';
 export type { ValidateReport, ValidateRequest } from './validate.js';
 export { validate } from './validate.js';
 export type { LiveFindings, Orphan, PlanReport, PlanRequest } from './plan.js';

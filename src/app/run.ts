@@ -8,6 +8,7 @@ import { closeProviders, createWorkspace, runContinuously, tendActor } from '../
 import { intentContentHash, readIntentFiles } from '../intent/index.js';
 import type { AppContext } from './context.js';
 import type { AppReporter } from './events.js';
+import { sqlRunner } from './sql-runner.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
@@ -151,6 +152,8 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           providers: loaded.providers,
           store,
           env: ctx.env,
+          secrets: ctx.redactor,
+          sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
         });
         restart.abort();
       } catch (e) {

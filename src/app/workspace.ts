@@ -13,6 +13,7 @@ import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
 import { keyChangeNotice } from './ledger-key.js';
 import { connectProvider } from './providers.js';
+import { sqlRunner } from './sql-runner.js';
 
 /** Which workspace a command works on: an intent directory, and optionally where its store is. */
 export interface WorkspaceSelection {
@@ -250,6 +251,7 @@ export async function openWorkspace(
       store,
       env: ctx.env,
       secrets: ctx.redactor,
+      sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
     });
     return { ws, nameSource: chosen.source, diagnostics: loaded.diagnostics };
   } catch (e) {

@@ -1,3 +1,5 @@
+import type { SqlRunner } from './sql-check.js';
+
 /** What running a check may use: the resource's state, reference resolution, a clock and I/O. */
 export interface CheckContext {
   /** The resource as the platform reports it now (all fields, read-only ones included). */
@@ -10,6 +12,8 @@ export interface CheckContext {
   readonly now: () => Date;
   /** The fetch to use (defaults to the global one). */
   readonly fetch?: typeof fetch;
+  /** Runs the queries of `sql` checks (the application layer gives it); without it they fail. */
+  readonly sql?: SqlRunner;
   /** Aborts a running check (the engine shutting down). */
   readonly signal?: AbortSignal;
 }

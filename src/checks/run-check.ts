@@ -3,9 +3,15 @@ import { runCelCheck } from './cel-check.js';
 import type { CheckContext } from './check-context.js';
 import { runDnsCheck } from './dns-check.js';
 import { runHttpCheck } from './http-check.js';
+import { runSqlCheck } from './sql-check.js';
 
 /** The check kinds `runCheck` can run, as written in intent. */
-export const CHECK_KINDS = ['http', 'cel', 'dns'] as const satisfies readonly CheckDecl['kind'][];
+export const CHECK_KINDS = [
+  'http',
+  'cel',
+  'dns',
+  'sql',
+] as const satisfies readonly CheckDecl['kind'][];
 
 /** Runs one check against a resource and reports whether it holds. Never throws. */
 export async function runCheck(check: CheckDecl, context: CheckContext): Promise<CheckResult> {
@@ -16,5 +22,7 @@ export async function runCheck(check: CheckDecl, context: CheckContext): Promise
       return Promise.resolve(runCelCheck(check, context));
     case 'dns':
       return runDnsCheck(check, context);
+    case 'sql':
+      return runSqlCheck(check, context);
   }
 }

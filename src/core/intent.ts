@@ -95,8 +95,44 @@ export interface DnsCheckDecl {
   readonly source: SourceLocation;
 }
 
+/**
+ * Where a `sql` check connects: a `postgres://` URL read from an environment variable or a file (a
+ * secret: read when the check runs, never stored or shown), else the libpq variables of Tend's
+ * environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, …).
+ */
+export interface SqlConnectionDecl {
+  readonly fromEnv?: string;
+  readonly fromFile?: string;
+  /** TLS mode, as libpq names it; overrides the URL's `sslmode` and PGSSLMODE. */
+  readonly sslMode?: 'disable' | 'require' | 'verify-ca' | 'verify-full';
+}
+
+/** A scalar a `sql` check compares a returned value with (compared as text; null is SQL NULL). */
+export type SqlScalar = string | number | boolean | null;
+
+/**
+ * A `sql` check: the query, run in a READ ONLY transaction with a statement timeout, must succeed
+ * and its result meet every expectation given (none: succeeding is enough).
+ */
+export interface SqlCheckDecl {
+  readonly kind: 'sql';
+  readonly name: string;
+  readonly connection: SqlConnectionDecl;
+  readonly query: string;
+  /** Exactly these rows, in this order (column names and values). */
+  readonly rows?: readonly Readonly<Record<string, SqlScalar>>[];
+  /** The number of rows returned lies within these bounds (inclusive). */
+  readonly rowCount?: { readonly min?: number; readonly max?: number };
+  /** The query returns one row of one column, equal to this (`{ is: null }` for NULL). */
+  readonly value?: { readonly is: SqlScalar };
+  /** A CEL expression over `rows` (a list of maps) and `rowCount` that must be true. */
+  readonly expr?: string;
+  readonly timeoutMs: number;
+  readonly source: SourceLocation;
+}
+
 /** A postcondition declared next to a resource, verified after every change and continuously. */
-export type CheckDecl = HttpCheckDecl | CelCheckDecl | DnsCheckDecl;
+export type CheckDecl = HttpCheckDecl | CelCheckDecl | DnsCheckDecl | SqlCheckDecl;
 
 /** Lifecycle settings of a resource. */
 export interface LifecycleDecl {

@@ -17,6 +17,8 @@ export interface CheckResult {
   readonly kind: string;
   readonly ok: boolean;
   readonly message: string;
+  /** What the check saw, trimmed (a `sql` check: the rows returned), when it says more than the message. */
+  readonly evidence?: string;
   readonly at: string;
 }
 

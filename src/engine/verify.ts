@@ -70,6 +70,7 @@ export async function runChecks(
         desired: desired,
         resolve,
         now: () => clock.now(),
+        ...(ws.sql ? { sql: ws.sql } : {}),
       }),
     );
   }

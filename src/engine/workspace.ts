@@ -8,6 +8,7 @@ import type {
   SecretRegistry,
 } from '../core/index.js';
 import { Redactor, TendError, topoOrder } from '../core/index.js';
+import type { SqlRunner } from '../checks/index.js';
 import { isSecretRef } from '../intent/index.js';
 import type { Store } from '../store/index.js';
 
@@ -28,6 +29,8 @@ export interface Workspace {
    * platform returns) is registered: the process's redactor, which every output passes through.
    */
   readonly secrets: SecretRegistry;
+  /** Runs the queries of `sql` checks; without one they fail saying so. */
+  readonly sql?: SqlRunner;
   /** The provider and type info of a resource type `provider.resourceType`. */
   typeOf(type: string): { provider: Provider; info: ResourceTypeInfo };
   /** Closes the providers and the store. */
@@ -46,6 +49,8 @@ export interface WorkspaceParts {
    * for tests and benchmarks that print and store nothing a person reads.
    */
   readonly secrets?: SecretRegistry;
+  /** Runs the queries of `sql` checks (the application layer's, over real connections). */
+  readonly sql?: SqlRunner;
   /** Closes the store along with the providers (default true). */
   readonly ownsStore?: boolean;
 }
@@ -64,6 +69,7 @@ export function createWorkspace(parts: WorkspaceParts): Workspace {
     store: parts.store,
     env: parts.env,
     secrets: parts.secrets ?? new Redactor(),
+    ...(parts.sql ? { sql: parts.sql } : {}),
     typeOf(type: string) {
       const found = infos.get(type);
       if (!found) throw new TendError('provider.unknown_type', `unknown resource type ${type}`);

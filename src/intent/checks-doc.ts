@@ -1,4 +1,10 @@
-import type { CheckDecl, Diagnostic } from '../core/index.js';
+import type {
+  CheckDecl,
+  Diagnostic,
+  SqlCheckDecl,
+  SqlConnectionDecl,
+  SqlScalar,
+} from '../core/index.js';
 import {
   CHECK_KINDS,
   DNS_TYPES,
@@ -21,6 +27,9 @@ export const CHECK_DEFAULTS = { method: 'GET', expectStatus: [200], timeoutMs: 5
 /** Defaults of the optional fields of a `dns` check. */
 export const DNS_CHECK_DEFAULTS = { type: 'A', timeoutMs: 2000 } as const;
 
+/** Defaults of the optional fields of a `sql` check. */
+export const SQL_CHECK_DEFAULTS = { timeoutMs: 5000 } as const;
+
 const HTTP_FIELDS = [
   'url',
   'method',
@@ -31,6 +40,18 @@ const HTTP_FIELDS = [
 ] as const;
 const CEL_FIELDS = ['expr', 'name'] as const;
 const DNS_FIELDS = ['server', 'query', 'type', 'expect', 'timeoutMs'] as const;
+const SQL_FIELDS = [
+  'connection',
+  'query',
+  'rows',
+  'rowCount',
+  'value',
+  'expr',
+  'timeoutMs',
+] as const;
+const SQL_CONNECTION_FIELDS = ['fromEnv', 'fromFile', 'sslMode'] as const;
+const SQL_SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const REF = /\$\{[^}]*\}/g;
 
@@ -217,6 +238,205 @@ function readDns(
   };
 }
 
+function isScalar(v: unknown): v is SqlScalar {
+  return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
+
+function readSqlConnection(
+  r: FieldReader,
+  value: Record<string, unknown>,
+  at: readonly PathSegment[],
+): SqlConnectionDecl {
+  const c = value.connection;
+  const path = [...at, 'connection'];
+  if (c === undefined || c === null) return {};
+  if (!isRecord(c)) {
+    r.report(
+      'field.type',
+      `\`connection\` must be { fromEnv: VAR } or { fromFile: path } naming where the postgres:// URL is, got ${typeName(c)}`,
+      path,
+      {
+        hint: 'a connection string holds a password and is never written in intent; leave `connection` out to use the libpq variables (PGHOST, PGUSER, …)',
+      },
+    );
+    return {};
+  }
+  r.unknownFields(c, SQL_CONNECTION_FIELDS, path, 'a sql check connection');
+  const fromEnv = r.string(c, 'fromEnv', path, false);
+  const fromFile = r.string(c, 'fromFile', path, false);
+  if (fromEnv !== undefined && fromFile !== undefined) {
+    r.report('field.invalid', '`connection` takes fromEnv or fromFile, not both', path, {
+      hint: 'keep the one that holds the postgres:// URL',
+    });
+  }
+  if (fromEnv !== undefined && !ENV_NAME.test(fromEnv)) {
+    r.report(
+      'field.invalid',
+      `\`fromEnv\` must name an environment variable (letters, digits, _), got ${JSON.stringify(fromEnv)}`,
+      [...path, 'fromEnv'],
+    );
+  }
+  const sslMode = r.string(c, 'sslMode', path, false);
+  if (sslMode !== undefined && !(SQL_SSL_MODES as readonly string[]).includes(sslMode)) {
+    r.report(
+      'field.invalid',
+      `unknown sslMode \`${sslMode}\`; use one of ${listOf(SQL_SSL_MODES)}.${didYouMean(sslMode, SQL_SSL_MODES)}`,
+      [...path, 'sslMode'],
+    );
+  }
+  return {
+    ...(fromEnv !== undefined && { fromEnv }),
+    ...(fromFile !== undefined && { fromFile }),
+    ...(sslMode !== undefined && { sslMode: sslMode as SqlConnectionDecl['sslMode'] }),
+  };
+}
+
+function readRowCount(
+  r: FieldReader,
+  v: unknown,
+  path: readonly PathSegment[],
+): SqlCheckDecl['rowCount'] {
+  const count = (x: unknown) => typeof x === 'number' && Number.isInteger(x) && x >= 0;
+  if (count(v)) return { min: v as number, max: v as number };
+  if (!isRecord(v)) {
+    r.report(
+      'field.type',
+      `\`rowCount\` must be a whole number >= 0 or { min, max }, got ${typeName(v)} ${JSON.stringify(v)}`,
+      path,
+      { hint: 'e.g. rowCount: 1, or rowCount: { min: 1, max: 100 }' },
+    );
+    return undefined;
+  }
+  r.unknownFields(v, ['min', 'max'], path, '`rowCount`');
+  const bad = (k: 'min' | 'max') => {
+    if (v[k] !== undefined && !count(v[k])) {
+      r.report(
+        'field.type',
+        `\`rowCount.${k}\` must be a whole number >= 0, got ${typeName(v[k])} ${JSON.stringify(v[k])}`,
+        [...path, k],
+      );
+      return true;
+    }
+    return false;
+  };
+  if (bad('min') || bad('max')) return undefined;
+  const min = v.min as number | undefined;
+  const max = v.max as number | undefined;
+  if (min === undefined && max === undefined) {
+    r.report('field.invalid', '`rowCount` needs min, max or both', path, {
+      hint: 'e.g. rowCount: { min: 1 }',
+    });
+    return undefined;
+  }
+  if (min !== undefined && max !== undefined && min > max) {
+    r.report('field.invalid', `\`rowCount.min\` (${min}) is greater than max (${max})`, path);
+    return undefined;
+  }
+  return { ...(min !== undefined && { min }), ...(max !== undefined && { max }) };
+}
+
+function readSql(
+  r: FieldReader,
+  value: unknown,
+  at: readonly PathSegment[],
+  name: string,
+  doc: ParsedDocument,
+): CheckDecl | undefined {
+  if (!isRecord(value)) {
+    r.report(
+      'field.type',
+      `a sql check must be a mapping with \`query\`, got ${typeName(value)}`,
+      at,
+      {
+        hint: 'e.g. - sql: { connection: { fromEnv: APP_DB_URL }, query: "SELECT count(*) FROM orders", rowCount: 1 }',
+      },
+    );
+    return undefined;
+  }
+  const before = r.diagnostics.length;
+  r.unknownFields(value, SQL_FIELDS, at, 'a sql check');
+  const connection = readSqlConnection(r, value, at);
+  const query = r.string(value, 'query', at, true);
+  if (query !== undefined && query.trim() === '') {
+    r.report('field.invalid', '`query` is blank', [...at, 'query']);
+  }
+  let rows: Record<string, SqlScalar>[] | undefined;
+  if (value.rows !== undefined) {
+    if (!Array.isArray(value.rows)) {
+      r.report(
+        'field.type',
+        `\`rows\` must be a list of rows (mappings of column to value), got ${typeName(value.rows)}`,
+        [...at, 'rows'],
+        { hint: 'e.g. rows: [{ name: app, can_select: true }]' },
+      );
+    } else {
+      rows = [];
+      for (const [i, row] of (value.rows as unknown[]).entries()) {
+        if (!isRecord(row)) {
+          r.report(
+            'field.type',
+            `a row must be a mapping of column to value, got ${typeName(row)}`,
+            [...at, 'rows', i],
+          );
+          continue;
+        }
+        for (const [col, v] of Object.entries(row)) {
+          if (!isScalar(v)) {
+            r.report(
+              'field.type',
+              `the value of column \`${col}\` must be a string, number, boolean or null, got ${typeName(v)}`,
+              [...at, 'rows', i, col],
+              { hint: 'compare structured values as text: quote them' },
+            );
+          }
+        }
+        rows.push(row as Record<string, SqlScalar>);
+      }
+    }
+  }
+  const rowCount =
+    value.rowCount === undefined ? undefined : readRowCount(r, value.rowCount, [...at, 'rowCount']);
+  let expected: { is: SqlScalar } | undefined;
+  if ('value' in value) {
+    if (isScalar(value.value)) expected = { is: value.value };
+    else {
+      r.report(
+        'field.type',
+        `\`value\` must be a string, number, boolean or null, got ${typeName(value.value)}`,
+        [...at, 'value'],
+        { hint: 'for several values use `rows`, for a condition use `expr`' },
+      );
+    }
+  }
+  const expr = r.string(value, 'expr', at, false);
+  if (expr !== undefined) {
+    const problem = parseCel(expr.replace(REF, 'ref'));
+    if (problem !== undefined) {
+      r.report('check.cel_syntax', `CEL expression does not parse: ${problem}`, [...at, 'expr'], {
+        hint: 'variables are `rows` (a list of maps, one per row) and `rowCount`',
+      });
+    }
+  }
+  const timeoutMs = r.number(value, 'timeoutMs', at, {
+    integer: true,
+    min: 1,
+    fallback: SQL_CHECK_DEFAULTS.timeoutMs,
+  });
+  if (r.diagnostics.length > before || query === undefined) return undefined;
+  return {
+    kind: 'sql',
+    name,
+    connection,
+    query,
+    ...(rows !== undefined && { rows }),
+    ...(rowCount !== undefined && { rowCount }),
+    ...(expected !== undefined && { value: expected }),
+    ...(expr !== undefined && { expr }),
+    timeoutMs,
+    source: sourceOf(doc, at.slice(0, -1)),
+  };
+}
+
 function readCel(
   r: FieldReader,
   value: unknown,
@@ -264,7 +484,7 @@ function readCel(
 }
 
 /**
- * Reads a resource's `checks` list. Each entry has exactly one kind key (`http`, `cel` or `dns`) and an
+ * Reads a resource's `checks` list. Each entry has exactly one kind key (`http`, `cel`, `dns` or `sql`) and an
  * optional `name` (default `<kind>-<index>`, unique within the resource). Reports every problem;
  * returns the declarations, complete only when there are no errors.
  */
@@ -325,7 +545,9 @@ export function readChecks(
         ? readHttp(r, entry.http, [...at, 'http'], entryName ?? `http-${index}`, doc)
         : kind === 'dns'
           ? readDns(r, entry.dns, [...at, 'dns'], entryName ?? `dns-${index}`, doc)
-          : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
+          : kind === 'sql'
+            ? readSql(r, entry.sql, [...at, 'sql'], entryName ?? `sql-${index}`, doc)
+            : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
     if (!decl) return;
     const first = names.get(decl.name);
     if (first !== undefined) {

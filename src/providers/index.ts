@@ -33,3 +33,28 @@ export type {
 } from './openapi/http-client.js';
 export { createHttpClient } from './openapi/http-client.js';
 export type { Clock, Sleep } from './openapi/timing.js';
+// PostgreSQL: the one connection module, the DDL audit feed and the read-only query of `sql` checks.
+export type { PgConnection, PgConnectionOptions } from './postgres/connection.js';
+export { describeConnection, resolveConnection } from './postgres/connection.js';
+export type {
+  AuditClient,
+  AuditEntry,
+  AuditFeedOptions,
+  AuditInstallation,
+  AuditObjectMapper,
+  AuditTrigger,
+} from './postgres/audit.js';
+export {
+  AUDIT_VERSION,
+  auditInstallStatements,
+  auditUninstallStatements,
+  DEFAULT_AUDIT_SCHEMA,
+  identityNames,
+  installAudit,
+  readAuditEntries,
+  readAuditFeed,
+  readAuditInstallation,
+  uninstallAudit,
+} from './postgres/audit.js';
+export type { ReadOnlyResult } from './postgres/read-only-query.js';
+export { runReadOnlyQuery } from './postgres/read-only-query.js';
