@@ -33,3 +33,16 @@ export type {
 } from './openapi/http-client.js';
 export { createHttpClient } from './openapi/http-client.js';
 export type { Clock, Sleep } from './openapi/timing.js';
+export type { PostgresProvider, PostgresProviderOptions } from './postgres/postgres-provider.js';
+export { createPostgresProvider } from './postgres/postgres-provider.js';
+export type { PgConnection, PgConnectionOptions } from './postgres/connection.js';
+export { describeConnection, resolveConnection } from './postgres/connection.js';
+export type { GrantOn, GrantTarget } from './postgres/ids.js';
+export {
+  databaseId,
+  extensionId,
+  grantId,
+  parseGrantId,
+  roleId,
+  schemaId,
+} from './postgres/ids.js';
