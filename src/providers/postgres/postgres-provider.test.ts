@@ -44,6 +44,16 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     }
   };
 
+  const one = async (text: string, database: string): Promise<unknown> => {
+    const c = new pg.Client({ connectionString: server.url(database) });
+    await c.connect();
+    try {
+      return Object.values((await c.query(text)).rows[0] ?? {})[0];
+    } finally {
+      await c.end();
+    }
+  };
+
   beforeAll(async () => {
     server = await startPostgres();
     provider = createPostgresProvider({
@@ -262,6 +272,30 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     } finally {
       await down.close?.();
     }
+  });
+
+  it('manages schemas and extensions in its working database', async () => {
+    await provider.create('database', { name: 'work' }, ctx());
+    const inWork = createPostgresProvider({
+      name: 'pg-work',
+      connection: resolveConnection({ url: server.url() }, {}),
+      database: 'work',
+    });
+    try {
+      expect(inWork.database).toBe('work');
+      await inWork.create('schema', { name: 'only_in_work' }, ctx());
+      await inWork.create('extension', { name: 'pgcrypto' }, ctx());
+      expect(await inWork.read('schema', 'only_in_work')).toBeDefined();
+      expect(await provider.read('schema', 'only_in_work')).toBeUndefined();
+      expect(
+        await one(`SELECT count(*)::int FROM pg_extension WHERE extname = 'pgcrypto'`, 'work'),
+      ).toBe(1);
+      // Roles and databases are the cluster's: both providers see the same ones.
+      expect((await inWork.list('database')).map((o) => o.id)).toContain('work');
+    } finally {
+      await inWork.close?.();
+    }
+    await provider.delete('database', 'work', ctx());
   });
 
   it('offers rotate-password on roles only', () => {
