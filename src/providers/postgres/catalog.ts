@@ -162,3 +162,23 @@ export function onValue(on: GrantOn): Record<string, string> {
     ? { [on.target]: on.name, forRole: on.forRole }
     : { [on.target]: on.name };
 }
+
+/** How many objects a grant on "all … in schema" would cover now (tables, sequences or functions). */
+export async function countInSchema(
+  db: Queryable,
+  target: 'allTablesInSchema' | 'allSequencesInSchema' | 'allFunctionsInSchema',
+  schema: string,
+): Promise<number> {
+  const text =
+    target === 'allFunctionsInSchema'
+      ? `SELECT count(*)::int AS n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname = $1 AND p.prokind IN ('f', 'a', 'w')`
+      : `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relkind = ANY($2::"char"[])`;
+  const kinds = target === 'allSequencesInSchema' ? ['S'] : ['r', 'p', 'v', 'm', 'f'];
+  const { rows } = await db.query(
+    text,
+    target === 'allFunctionsInSchema' ? [schema] : [schema, kinds],
+  );
+  return Number(rows[0]?.['n'] ?? 0);
+}

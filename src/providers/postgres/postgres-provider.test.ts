@@ -204,6 +204,25 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     }
   });
 
+  it('refuses a grant on all tables of a schema that has none, saying what to declare', async () => {
+    await admin('CREATE ROLE lonely; CREATE SCHEMA empty_s');
+    const e = await failure(
+      provider.create(
+        'grant',
+        { role: 'lonely', on: { allTablesInSchema: 'empty_s' }, privileges: ['SELECT'] },
+        ctx(),
+      ),
+    );
+    expect(e.code).toBe('postgres.nothing_to_grant');
+    expect(e.retryable).toBe(false);
+    expect(e.message).toBe(
+      'granting SELECT to lonely: schema "empty_s" has no tables, so a grant on all of them would grant nothing (and could not be seen)',
+    );
+    expect(e.hint).toBe(
+      'declare default privileges for tables to come (on: { defaultTablesInSchema: empty_s, forRole: <creator> }); this grant applies once the schema has tables',
+    );
+  });
+
   it('says a change of encoding replaces the database, and the owner updates it', async () => {
     const d = await provider.create('database', { name: 'enc', encoding: 'UTF8' }, ctx());
     expect(d.fields).toMatchObject({ encoding: 'UTF8', lc_collate: 'C' });

@@ -24,7 +24,7 @@ import {
 import { postgresActions } from './actions/rotate-password.js';
 import { scramVerifier } from './actions/generate-secret.js';
 import type { CatalogRow } from './catalog.js';
-import { listCatalog } from './catalog.js';
+import { countInSchema, listCatalog } from './catalog.js';
 import type { PgConnection } from './connection.js';
 import { pgError } from './errors.js';
 import type { GrantOn } from './ids.js';
@@ -266,6 +266,30 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     return o;
   };
 
+  /**
+   * A grant on all tables (sequences, functions) of a schema holding none would grant nothing, and
+   * could never be observed: refused, with what to declare instead.
+   */
+  const mustCover = async (on: GrantOn, what: string): Promise<void> => {
+    const target = on.target as
+      'allTablesInSchema' | 'allSequencesInSchema' | 'allFunctionsInSchema';
+    let n: number;
+    try {
+      n = await countInSchema(pool, target, on.name);
+    } catch (e) {
+      throw pgError(e, what, false);
+    }
+    if (n > 0) return;
+    const kind = target.replace(/^all|InSchema$/g, '').toLowerCase();
+    throw new TendError(
+      'postgres.nothing_to_grant',
+      `${what}: schema ${JSON.stringify(on.name)} has no ${kind}, so a grant on all of them would grant nothing (and could not be seen)`,
+      {
+        hint: `declare default privileges for ${kind} to come (on: { default${target.slice(3, -8)}InSchema: ${on.name}, forRole: <creator> }); this grant applies once the schema has ${kind}`,
+      },
+    );
+  };
+
   const nameOf = (type: string, desired: Readonly<Record<string, unknown>>): string => {
     const name = str(desired, 'name');
     if (name === undefined) throw bad(`a ${type} needs a name`, 'declare spec.name');
@@ -286,6 +310,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
         const role = nameOrThrow(desired['role'], 'role');
         const privileges = canonicalPrivileges(strings(desired['privileges']), on.target);
         const what = `granting ${privileges.join(', ')} to ${role}`;
+        if (on.target.startsWith('all')) await mustCover(on, what);
         await transaction(what, [sql.grantPrivileges(on, role, privileges)], ctx);
         const id = grantId(on, role);
         return mustRead(type, id, what);
