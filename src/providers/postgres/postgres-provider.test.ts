@@ -223,6 +223,48 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     );
   });
 
+  it('moves an extension to another schema; a version PostgreSQL does not ship is refused', async () => {
+    await admin('CREATE SCHEMA ext');
+    const bad = await failure(
+      provider.create('extension', { name: 'pgcrypto', version: '1.2' }, ctx()),
+    );
+    expect(bad.code).toBe('postgres.invalid_parameter');
+    expect(bad.message).toMatch(
+      /^creating extension "pgcrypto": extension "pgcrypto" has no installation script nor update path for version "1.2"/,
+    );
+    const e = await provider.create(
+      'extension',
+      { name: 'pgcrypto', version: '1.3' },
+      ctx(marker('pg.extension/c')),
+    );
+    expect(e.fields).toMatchObject({ version: '1.3', schema: 'public' });
+    // pgcrypto's own comment stays in front of the marker.
+    expect(e.fields['comment']).toBe('cryptographic functions [tend:ws/pg.extension/c]');
+    const u = await provider.update(
+      'extension',
+      'pgcrypto',
+      { name: 'pgcrypto', schema: 'ext' },
+      e,
+      ctx(marker('pg.extension/c')),
+    );
+    expect(u.fields).toMatchObject({ version: '1.3', schema: 'ext' });
+    await provider.delete('extension', 'pgcrypto', ctx());
+  });
+
+  it('sets and clears an expiry: infinity reads back as infinity', async () => {
+    const r = await provider.create('role', { name: 'expiring', valid_until: '2031-06-01' }, ctx());
+    expect(r.fields['valid_until']).toBe('2031-06-01T00:00:00Z');
+    const u = await provider.update(
+      'role',
+      'expiring',
+      { name: 'expiring', valid_until: 'infinity' },
+      r,
+      ctx(),
+    );
+    expect(u.fields['valid_until']).toBe('infinity');
+    await provider.delete('role', 'expiring', ctx());
+  });
+
   it('says a change of encoding replaces the database, and the owner updates it', async () => {
     const d = await provider.create('database', { name: 'enc', encoding: 'UTF8' }, ctx());
     expect(d.fields).toMatchObject({ encoding: 'UTF8', lc_collate: 'C' });

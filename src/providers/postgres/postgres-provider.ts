@@ -346,17 +346,21 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       } else if (type === 'schema') {
         await transaction(what, [sql.createSchema(name, str(desired, 'owner')), ...after], ctx);
       } else {
-        await transaction(
-          what,
-          [
-            sql.createExtension(name, {
-              ...(str(desired, 'schema') !== undefined && { schema: str(desired, 'schema')! }),
-              ...(str(desired, 'version') !== undefined && { version: str(desired, 'version')! }),
-            }),
-            ...after,
-          ],
-          ctx,
-        );
+        const create = sql.createExtension(name, {
+          ...(str(desired, 'schema') !== undefined && { schema: str(desired, 'schema')! }),
+          ...(str(desired, 'version') !== undefined && { version: str(desired, 'version')! }),
+        });
+        if (str(desired, 'comment') !== undefined) {
+          await transaction(what, [create, ...after], ctx);
+        } else {
+          // An extension comes with its own comment (pgcrypto: "cryptographic functions"): the
+          // marker goes after it, so it is read first. A crash in between leaves an unmarked
+          // extension, found again by its name.
+          await transaction(what, [create], ctx);
+          const made = await mustRead(type, name, what);
+          const comment = commentStatement('extension', name, desired, made, ctx.marker);
+          await transaction(`${what} (comment)`, comment === undefined ? [] : [comment], ctx);
+        }
       }
       return mustRead(type, name, what);
     },
