@@ -327,9 +327,15 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
       const e = await failure(down.list('role'));
       expect(e.code).toBe('postgres.connection');
       expect(e.retryable).toBe(true);
-      const w = await failure(down.create('schema', { name: 's' }, ctx()));
-      // Never connected: nothing was sent, so the outcome is known.
-      expect(w.outcomeUnknown).toBe(false);
+      // Never connected: nothing was sent, so the outcome is known (also outside a transaction).
+      for (const [type, spec] of [
+        ['schema', { name: 's' }],
+        ['database', { name: 'd' }],
+      ] as const) {
+        const w = await failure(down.create(type, spec, ctx()));
+        expect(w.code, type).toBe('postgres.connection');
+        expect(w.outcomeUnknown, type).toBe(false);
+      }
     } finally {
       await down.close?.();
     }

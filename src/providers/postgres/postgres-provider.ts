@@ -227,10 +227,18 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
 
   /** One statement outside a transaction (CREATE/DROP DATABASE cannot run in one). */
   const single = async (what: string, statement: string): Promise<void> => {
+    let client: pg.PoolClient;
     try {
-      await pool.query(statement);
+      client = await pool.connect();
+    } catch (e) {
+      throw pgError(e, what, false); // nothing was sent
+    }
+    try {
+      await client.query(statement);
     } catch (e) {
       throw pgError(e, what, true);
+    } finally {
+      client.release();
     }
   };
 
