@@ -215,4 +215,18 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     const after = await tend('plan', dir, '--json');
     expect(after.code, after.stdout + after.stderr).toBe(0);
   });
+  it('imports a role and a grant made by hand: intent written, objects adopted, plan empty', async () => {
+    await query(
+      `CREATE ROLE "Legacy User" LOGIN CONNECTION LIMIT 3; GRANT CONNECT ON DATABASE postgres TO "Legacy User"`,
+    );
+    const r = await tend('import', dir, '--provider', 'pg', '--match', '*Legacy*');
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const written = readFileSync(join(dir, 'pg-import.yaml'), 'utf8');
+    expect(written).toContain('name: Legacy User');
+    expect(written).toContain('connection_limit: 3');
+    expect(written).toContain('database: postgres');
+    const plan = await tend('plan', dir, '--json');
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    expect((JSON.parse(plan.stdout) as PlanJson).changes).toBe(false);
+  });
 });
