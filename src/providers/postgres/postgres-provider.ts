@@ -26,7 +26,7 @@ import { scramVerifier } from './actions/generate-secret.js';
 import type { CatalogRow } from './catalog.js';
 import { countInSchema, listCatalog } from './catalog.js';
 import type { PgConnection } from './connection.js';
-import { pgError } from './errors.js';
+import { pgError, sqlstateOf } from './errors.js';
 import type { GrantOn } from './ids.js';
 import { grantId, parseGrantId } from './ids.js';
 import * as sql from './sql.js';
@@ -206,6 +206,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       throw pgError(e, what, false);
     }
     let committing = false;
+    let broken = false;
     try {
       await client.query('BEGIN');
       await client.query(sql.SET_ACTOR, [
@@ -217,11 +218,13 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       committing = true;
       await client.query('COMMIT');
     } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that failed without a server error is not given back to the pool.
+      broken = sqlstateOf(e) === undefined;
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       // Before COMMIT, a lost connection rolls the transaction back: only COMMIT leaves it unknown.
       throw pgError(e, what, committing);
     } finally {
-      client.release();
+      client.release(broken);
     }
   };
 
@@ -233,12 +236,14 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     } catch (e) {
       throw pgError(e, what, false); // nothing was sent
     }
+    let broken = false;
     try {
       await client.query(statement);
     } catch (e) {
+      broken = sqlstateOf(e) === undefined;
       throw pgError(e, what, true);
     } finally {
-      client.release();
+      client.release(broken);
     }
   };
 
