@@ -1,9 +1,20 @@
 import { access, rename, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
-import type { Provider, ProviderDecl, Redactor } from '../core/index.js';
+import { readFileSync } from 'node:fs';
+import type {
+  OpenApiProviderDecl,
+  PostgresProviderDecl,
+  Provider,
+  ProviderDecl,
+  Redactor,
+} from '../core/index.js';
 import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
-import { loadOpenApiProvider } from '../providers/index.js';
+import {
+  createPostgresProvider,
+  loadOpenApiProvider,
+  resolveConnection,
+} from '../providers/index.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../store/index.js';
 
 /** What connecting one declared provider needs. */
@@ -30,6 +41,7 @@ export type ProviderRegistry = ReadonlyMap<string, ProviderFactory>;
 /** The built-in provider types. */
 export const defaultProviders: ProviderRegistry = new Map<string, ProviderFactory>([
   ['openapi', connectOpenApiProvider],
+  ['postgres', connectPostgresProvider],
 ]);
 
 /** Connects a provider through the registry; an unregistered type is a clear error. */
@@ -51,7 +63,8 @@ export function connectProvider(
 
 /** The generic OpenAPI provider, with credentials read from the environment or a file now. */
 export async function connectOpenApiProvider(request: ProviderRequest): Promise<Provider> {
-  const { decl, env, dir, workspace, redactor } = request;
+  const { env, dir, workspace, redactor } = request;
+  const decl = request.decl as OpenApiProviderDecl;
   // Credentials written into a URL (`https://user:pass@host`) are secrets too.
   for (const url of [decl.spec, decl.endpoint, decl.overlay]) {
     if (url !== undefined) redactor.addUrlCredentials(url);
@@ -80,12 +93,50 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
 }
 
 /**
+ * The native PostgreSQL provider: the connection URL read now from its secret reference (or the
+ * libpq variables), its password registered with the redactor before anything else. Nothing is
+ * sent to the server until the first observe.
+ */
+export function connectPostgresProvider(request: ProviderRequest): Promise<Provider> {
+  const { env, dir, redactor } = request;
+  const decl = request.decl as PostgresProviderDecl;
+  try {
+    const url =
+      decl.connection === undefined ? undefined : readSecret(decl.connection, env, dir, redactor);
+    if (url !== undefined) redactor.addUrlCredentials(url);
+    const connection = resolveConnection(
+      {
+        ...(url !== undefined && { url }),
+        ...(decl.sslMode !== undefined && { sslMode: decl.sslMode }),
+        ...(decl.sslRootCert !== undefined && {
+          sslRootCert: readFileSync(decl.sslRootCert, 'utf8'),
+        }),
+        statementTimeoutMs: decl.statementTimeoutMs,
+        lockTimeoutMs: decl.lockTimeoutMs,
+        connectTimeoutMs: decl.connectTimeoutMs,
+      },
+      env,
+      redactor,
+    );
+    return Promise.resolve(
+      createPostgresProvider({
+        name: decl.name,
+        connection,
+        ...(decl.database !== undefined && { database: decl.database }),
+      }),
+    );
+  } catch (e) {
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+  }
+}
+
+/**
  * A document served by the platform itself is kept in `<dir>/.tend/cache/`, so that Tend can still
  * load its intent (and `tend status` can say what is wrong) while the platform is down. Returns the
  * location to load: the fresh copy when the platform answers, else the cached one.
  */
 async function cachedSpec(
-  decl: ProviderDecl,
+  decl: OpenApiProviderDecl,
   dir: string,
   auth: { header: string; value: string } | undefined,
   redactor: Redactor,

@@ -107,11 +107,21 @@ export function intentHash(intent: Intent): string {
   const inside = intent.dir.endsWith('/') ? intent.dir : `${intent.dir}/`;
   const rel = (p: string) => (p.startsWith(inside) ? p.slice(inside.length) : p);
   const content = {
-    providers: intent.providers.map(({ source: _s, ...p }) => ({
-      ...p,
-      spec: rel(p.spec),
-      ...(p.overlay !== undefined ? { overlay: rel(p.overlay) } : {}),
-    })),
+    providers: intent.providers.map(({ source: _s, ...p }) =>
+      p.type === 'openapi'
+        ? {
+            ...p,
+            spec: rel(p.spec),
+            ...(p.overlay !== undefined ? { overlay: rel(p.overlay) } : {}),
+          }
+        : {
+            ...p,
+            ...(p.connection?.fromFile !== undefined
+              ? { connection: { fromFile: rel(p.connection.fromFile) } }
+              : {}),
+            ...(p.sslRootCert !== undefined ? { sslRootCert: rel(p.sslRootCert) } : {}),
+          },
+    ),
     resources: intent.resources.map(({ source: _s, labels: _l, checks, ...r }) => ({
       ...r,
       checks: checks.map(({ source: _c, ...c }) => c),

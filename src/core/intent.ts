@@ -18,8 +18,11 @@ export interface AuthDecl {
   readonly fromFile?: string;
 }
 
-/** A `kind: Provider` document: a connection to one platform. */
-export interface ProviderDecl {
+/** A `kind: Provider` document: a connection to one platform, of one of the provider types. */
+export type ProviderDecl = OpenApiProviderDecl | PostgresProviderDecl;
+
+/** A `type: openapi` Provider document: a REST API described by an OpenAPI document. */
+export interface OpenApiProviderDecl {
   readonly kind: 'Provider';
   readonly name: string;
   readonly type: 'openapi';
@@ -45,6 +48,31 @@ export interface ProviderDecl {
    * (Keycloak's `realm`, Unleash's `projectId`), for this provider instance.
    */
   readonly parameters?: Readonly<Record<string, string>>;
+  readonly source: SourceLocation;
+}
+
+/**
+ * A `type: postgres` Provider document: a PostgreSQL cluster managed through its catalogs. The
+ * connection URL comes from a secret reference, or from the libpq variables when absent.
+ */
+export interface PostgresProviderDecl {
+  readonly kind: 'Provider';
+  readonly name: string;
+  readonly type: 'postgres';
+  /** Where the `postgres://` URL is read from (`fromFile` resolved); absent: the libpq variables. */
+  readonly connection?: SecretRef;
+  /** TLS mode (libpq's names); absent: the URL's `sslmode`, then PGSSLMODE, then `disable`. */
+  readonly sslMode?: 'disable' | 'require' | 'verify-ca' | 'verify-full';
+  /** Absolute path of a PEM file with the CA to trust. */
+  readonly sslRootCert?: string;
+  /** `statement_timeout` of every connection, in milliseconds. */
+  readonly statementTimeoutMs: number;
+  /** `lock_timeout` of every connection, in milliseconds. */
+  readonly lockTimeoutMs: number;
+  /** Longest connecting may take, in milliseconds. */
+  readonly connectTimeoutMs: number;
+  /** The database the provider works in for schemas, grants and extensions; absent: the connection's. */
+  readonly database?: string;
   readonly source: SourceLocation;
 }
 

@@ -575,6 +575,7 @@ describe('canHoldBoth', () => {
     reason: string;
     info: Parameters<typeof canHoldBoth>[0];
     forced: string[];
+    unknown?: string[];
     want: boolean;
   }[] = [
     {
@@ -612,10 +613,19 @@ describe('canHoldBoth', () => {
       forced: ['zone_id'],
       want: true,
     },
+    {
+      name: 'unknown key',
+      reason:
+        'a key known only after apply may be the old one (a grant on a database replaced under its name)',
+      info: { identity: 'natural-key', naturalKeyFields: ['role', 'on'] },
+      forced: ['on'],
+      unknown: ['on'],
+      want: false,
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.reason}`, () => {
-      expect(canHoldBoth(c.info, c.forced)).toBe(c.want);
+      expect(canHoldBoth(c.info, c.forced, c.unknown)).toBe(c.want);
     });
   }
 });

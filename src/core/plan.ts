@@ -400,15 +400,19 @@ export function hasChanges(plan: Plan): boolean {
 /**
  * Whether the platform can hold the old and the new object at once (create-before-destroy). A type
  * whose identity is its natural key can only when the replacement changes that key (a zone rename);
- * replacing it under the same key must delete the old object first.
+ * replacing it under the same key must delete the old object first. A key field whose new value is
+ * not known before apply (`unknownFields`: a reference to a parent being replaced) may end up the
+ * same as the old one — a grant on a database replaced under the same name — so it does not count
+ * as a change: deleting "the old object" would then delete the new one.
  */
 export function canHoldBoth(
   info: Pick<ResourceTypeInfo, 'identity' | 'naturalKey' | 'naturalKeyFields'>,
   forcedFields: readonly string[],
+  unknownFields: readonly string[] = [],
 ): boolean {
   if (info.identity !== 'natural-key') return true;
   const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
-  return keys.some((k) => forcedFields.includes(k));
+  return keys.some((k) => forcedFields.includes(k) && !unknownFields.includes(k));
 }
 
 /**

@@ -69,6 +69,12 @@ export interface ResourceTypeInfo {
    * object), are blocked in the plan (`noDeleteReason`).
    */
   readonly noDelete?: string;
+  /**
+   * True when the type's objects hold data (a PostgreSQL database): resources of the type are
+   * stateful — replace and delete gated behind `--approve-destroy` — unless a resource declares
+   * `lifecycle.stateful: false`.
+   */
+  readonly stateful?: boolean;
 }
 
 /** What a provider offers. */

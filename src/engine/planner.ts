@@ -352,7 +352,11 @@ async function planDeclared(
       desired,
       changes,
       ...(evaluation ? { evaluation } : {}),
-      canCreateBeforeDestroy: canHoldBoth(info, evaluation?.fields ?? []),
+      canCreateBeforeDestroy: canHoldBoth(
+        info,
+        evaluation?.fields ?? [],
+        changes.filter((c) => containsUnknown(c.after)).map((c) => c.path.split('.')[0]!),
+      ),
       approveDestroy: options.approveDestroy,
       ...(observed && observation.moves.has(address)
         ? { movedFrom: observation.moves.get(address)! }

@@ -181,7 +181,7 @@ afterAll(async () => {
 /** A describe that answers like a provider would: a description, a diagnostic, or a throw. */
 function describeBy(mode: 'ok' | 'diagnostic' | 'throw') {
   return (decl: ProviderDecl): Promise<ProviderDescription | Diagnostic> => {
-    if (mode === 'throw') throw new Error(`cannot load ${decl.spec}`);
+    if (mode === 'throw') throw new Error(`cannot load ${decl.name}`);
     if (mode === 'diagnostic') {
       return Promise.resolve({ code: 'provider.x', severity: 'error', message: 'down' });
     }

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { HttpCheckDecl, ProviderDescription } from '../core/index.js';
+import type { HttpCheckDecl, OpenApiProviderDecl, ProviderDescription } from '../core/index.js';
 import { loadIntent } from './index.js';
 
 // `allowRedirectsTo` on a Provider and on an http check: origins only, normalised; anything else is
@@ -74,7 +74,7 @@ describe('allowRedirectsTo', () => {
     );
     const { intent, diagnostics } = await load(dir);
     expect(diagnostics).toEqual([]);
-    expect(intent?.providers[0]?.allowRedirectsTo).toEqual([
+    expect((intent?.providers[0] as OpenApiProviderDecl | undefined)?.allowRedirectsTo).toEqual([
       'https://docs.example.com',
       'http://127.0.0.1:8081',
     ]);
@@ -84,7 +84,9 @@ describe('allowRedirectsTo', () => {
 
   it('is absent by default: redirects stay within the origin', async () => {
     const { intent } = await load(await write('', 'expectStatus: 200'));
-    expect(intent?.providers[0]?.allowRedirectsTo).toBeUndefined();
+    expect(
+      (intent?.providers[0] as OpenApiProviderDecl | undefined)?.allowRedirectsTo,
+    ).toBeUndefined();
     expect((intent?.resources[0]?.checks[0] as HttpCheckDecl).allowRedirectsTo).toBeUndefined();
   });
 

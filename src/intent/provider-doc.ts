@@ -9,11 +9,12 @@ import { readAllowedOrigins } from './origins.js';
 import { forbiddenKeysInText } from './key-checks.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { sourceOf } from './report.js';
+import { readPostgresProviderFields } from './postgres-provider-doc.js';
 import { checkSecretFile } from './secret-rules.js';
 import { didYouMean, listOf } from './suggest.js';
 
 /** The provider types Tend can build today. */
-export const PROVIDER_TYPES = ['openapi'] as const;
+export const PROVIDER_TYPES = ['openapi', 'postgres'] as const;
 
 const FIELDS = [
   'kind',
@@ -249,7 +250,8 @@ export function readProviderDoc(
   ctx: ProviderDocContext,
 ): ProviderDocResult {
   const r = new FieldReader(doc);
-  r.unknownFields(value, FIELDS, [], 'a Provider document');
+  const postgres = value['type'] === 'postgres';
+  if (!postgres) r.unknownFields(value, FIELDS, [], 'a Provider document');
 
   const name = r.string(value, 'name', [], true);
   if (name !== undefined && !PROVIDER_NAME.test(name)) {
@@ -267,6 +269,14 @@ export function readProviderDoc(
       `unknown provider type \`${type}\`; known types: ${listOf(PROVIDER_TYPES)}.${didYouMean(type, PROVIDER_TYPES)}`,
       ['type'],
     );
+  }
+  if (postgres) {
+    const decl = readPostgresProviderFields(r, value, name, ctx);
+    return {
+      ...(decl !== undefined && { decl }),
+      ...(name !== undefined && { name }),
+      diagnostics: r.diagnostics,
+    };
   }
 
   const specText = r.string(value, 'spec', [], true);

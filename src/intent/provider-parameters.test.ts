@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ProviderDescription } from '../core/index.js';
+import type { OpenApiProviderDecl, ProviderDescription } from '../core/index.js';
 import { loadIntent } from './index.js';
 
 // The Provider document's `parameters:`: values of path parameters no managed parent gives, read as
@@ -43,12 +43,15 @@ describe('Provider parameters', () => {
       await write('parameters:', '  realm: master', '  projectId: 42'),
     );
     expect(diagnostics).toEqual([]);
-    expect(intent?.providers[0]?.parameters).toEqual({ realm: 'master', projectId: '42' });
+    expect((intent?.providers[0] as OpenApiProviderDecl | undefined)?.parameters).toEqual({
+      realm: 'master',
+      projectId: '42',
+    });
   });
 
   it('are absent by default', async () => {
     const { intent } = await load(await write());
-    expect(intent?.providers[0]?.parameters).toBeUndefined();
+    expect((intent?.providers[0] as OpenApiProviderDecl | undefined)?.parameters).toBeUndefined();
   });
 
   const bad: [string, string[], [string, string, number, number], string][] = [

@@ -207,7 +207,7 @@ export function readResourceDoc(
     }
   }
 
-  let stateful = false;
+  let declaredStateful: boolean | undefined;
   const lifecycle = r.mapping(value, 'lifecycle', []);
   if (lifecycle) {
     r.unknownFields(lifecycle, ['stateful'], ['lifecycle'], '`lifecycle`');
@@ -217,7 +217,7 @@ export function readResourceDoc(
         `\`lifecycle.stateful\` must be true or false, got ${typeName(lifecycle.stateful)}`,
         ['lifecycle', 'stateful'],
       );
-    } else stateful = lifecycle.stateful === true;
+    } else if (typeof lifecycle.stateful === 'boolean') declaredStateful = lifecycle.stateful;
   }
 
   // Labels are Tend's own metadata: kept beside the spec, never in it.
@@ -229,9 +229,12 @@ export function readResourceDoc(
   const checks = readChecks(doc, value.checks, addr);
   for (const d of checks.diagnostics) r.diagnostics.push(d);
 
+  // A type whose objects hold data makes its resources stateful unless they say otherwise.
+  let typeStateful = false;
   if (parsedType && specReadable) {
     const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);
     if (info) {
+      typeStateful = info.stateful === true;
       checkOutputOnly(r, info, spec);
       const secretPaths = checkSecrets(r, info, spec, listedSecrets, ctx);
       const problems = ctx.validator.validate(info, spec, secretPaths);
@@ -264,7 +267,7 @@ export function readResourceDoc(
     name: nameText,
     spec,
     labels,
-    stateful,
+    stateful: declaredStateful ?? typeStateful,
     checks: checks.checks,
     rawChecks: value.checks,
     ...(movedFrom !== undefined ? { movedFrom } : {}),

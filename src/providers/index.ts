@@ -58,3 +58,15 @@ export {
 } from './postgres/audit.js';
 export type { ReadOnlyResult } from './postgres/read-only-query.js';
 export { runReadOnlyQuery } from './postgres/read-only-query.js';
+// The native PostgreSQL provider (docs/postgres.md) and its ids.
+export type { PostgresProvider, PostgresProviderOptions } from './postgres/postgres-provider.js';
+export { createPostgresProvider } from './postgres/postgres-provider.js';
+export type { GrantOn, GrantTarget } from './postgres/ids.js';
+export {
+  databaseId,
+  extensionId,
+  grantId,
+  parseGrantId,
+  roleId,
+  schemaId,
+} from './postgres/ids.js';
