@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY, parsePatch } from 'diff';
@@ -12,7 +12,7 @@ import { applyChangeset } from './apply.js';
 import type { AppContext } from './context.js';
 import { plan } from './plan.js';
 import type { WorkspaceSelection } from './workspace.js';
-import { defaultStorePath, openWorkspace } from './workspace.js';
+import { defaultStorePath, IntentError, openWorkspace } from './workspace.js';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 /** One field a proposal sets: `value` becomes what the resource at `address` declares at `field`. */
@@ -196,7 +196,7 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
       await mkdir(dirname(join(intentCopy, file)), { recursive: true });
       await writeFile(join(intentCopy, file), t.text);
     }
-    planned = await plan(ctx, {
+    planned = await planCopy(ctx, intentCopy, dir, {
       dir: intentCopy,
       store,
       workspace: name,
@@ -209,7 +209,9 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
   } finally {
     await rm(copy, { recursive: true, force: true });
   }
-  if (patchFile) await writeFile(patchFile, ctx.redactor.text(diff));
+  // Private like everything under .tend/ (a plan names objects and values).
+  await chmod(planFile, 0o600);
+  if (patchFile) await writeFile(patchFile, ctx.redactor.text(diff), { mode: 0o600 });
 
   const destructive = [
     ...new Set([
@@ -262,6 +264,29 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
     runChecks: true,
   });
   return { ...report, applied };
+}
+
+/**
+ * Plans the patched copy; an intent error names the files of the real intent directory (the
+ * problem is in the proposal, as it would be written there).
+ */
+async function planCopy(
+  ctx: AppContext,
+  copy: string,
+  dir: string,
+  request: Parameters<typeof plan>[1],
+): Promise<Awaited<ReturnType<typeof plan>>> {
+  try {
+    return await plan(ctx, request);
+  } catch (e) {
+    if (!(e instanceof IntentError)) throw e;
+    const inCopy = `${copy}${sep}`;
+    throw new IntentError(
+      e.diagnostics.map((d) =>
+        d.file?.startsWith(inCopy) ? { ...d, file: join(dir, d.file.slice(inCopy.length)) } : d,
+      ),
+    );
+  }
 }
 
 /** `file` relative to `dir`, with forward slashes (as a diff names it). */

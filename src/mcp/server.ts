@@ -361,7 +361,7 @@ export function describeError(e: unknown): string {
     const lines = sortDiagnostics(e.diagnostics)
       .filter((d) => d.severity === 'error')
       .map((d) => `  ${formatDiagnostic(d)}`);
-    return `${e.code}: ${e.message}\n${lines.join('\n')}\nfix the intent files and call again`;
+    return `${e.code}: ${e.message}\n${lines.join('\n')}\nnothing was written; fix the intent (or the proposed change) and call again`;
   }
   if (e instanceof AnnouncementError) {
     return `${e.code}: ${e.message}\n${e.errors.map((x) => `  ${x}`).join('\n')}${e.hint ? `\nhint: ${e.hint}` : ''}`;

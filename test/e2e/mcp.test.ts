@@ -365,6 +365,17 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
     expect(errorText(await call(tool, args))).toContain(message);
   });
 
+  it('propose_change that would write an invalid intent: the problem at the real file, line and column', async () => {
+    const text = errorText(
+      await call('propose_change', {
+        set: [{ address: 'sb.services/api', field: 'replicas', value: 'many' }],
+      }),
+    );
+    expect(text).toMatch(new RegExp(`${ex.dir}/app\\.yaml:\\d+:\\d+: error\\[schema\\.type\\]`));
+    expect(text).not.toContain('tend-proposal-');
+    expect(text).toContain('nothing was written');
+  });
+
   it('propose_change: writes a saved plan and a patch, touches neither the intent nor the platform; the plan applies once the patch is', async () => {
     const intentBefore = ex.read('app.yaml');
     const statsBefore = await sandbox.stats();
