@@ -102,7 +102,8 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
     },
   );
   const { selection } = options;
-  const redact = <T>(value: T): T => JSON.parse(ctx.redactor.text(JSON.stringify(value))) as T;
+  const redact = (value: Record<string, unknown>): Record<string, unknown> =>
+    redactResult(value, (t) => ctx.redactor.text(t));
   const result = (value: Record<string, unknown>): CallToolResult => {
     const clean = redact(value);
     return {
@@ -353,6 +354,27 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
     ),
   );
   return server;
+}
+
+/**
+ * A result with every secret the redactor knows replaced, string by string (keys too), and a number
+ * whose digits are a secret replaced by the redacted text. Value by value rather than over the JSON
+ * text: a secret that spans a quote would otherwise cut through the result's structure.
+ */
+export function redactResult(
+  value: Record<string, unknown>,
+  text: (t: string) => string,
+): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return text(v);
+    if (typeof v === 'number') return text(String(v)) === String(v) ? v : text(String(v));
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [text(k), walk(x)]));
+    }
+    return v;
+  };
+  return walk(value) as Record<string, unknown>;
 }
 
 /** An error as one text for the agent: what went wrong, every problem, and what to do. */

@@ -451,6 +451,22 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
     expect(steps.find((s) => s.address === 'sb.buckets/logs')?.kind).toBe('create');
   });
 
+  it('no result carries the secret the intent reads from the environment', async () => {
+    const results = [
+      await call('explain', { target: 'sb.instances/web' }),
+      await call('explain', { target: 'sb.instances/web.admin_password' }),
+      await call('status', {}),
+      await call('plan', {}),
+      await call('history', { address: 'sb.instances/web' }),
+      await call('propose_change', {
+        set: [{ address: 'sb.instances/web', field: 'size', value: 'medium' }],
+      }),
+    ];
+    const text = JSON.stringify(results);
+    expect(text).toContain('sb.instances/web');
+    expect(text).not.toContain(env.QUICKSTART_ADMIN_PASSWORD);
+  });
+
   it('stdout carries the protocol only: every line is a JSON-RPC message', async () => {
     const child = spawn(process.execPath, [CLI, 'mcp', ex.dir], {
       env: { ...process.env, ...env },

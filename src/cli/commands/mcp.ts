@@ -28,7 +28,7 @@ export function registerMcpCommand(program: Command): void {
     .option('--http', 'serve streamable HTTP on 127.0.0.1 (POST /mcp) instead of stdio')
     .option(
       '--port <port>',
-      'with --http: the port (default 7782; 0 picks a free one)',
+      'with --http: the port (0 picks a free one)',
       intOption('--port'),
       7782,
     )
