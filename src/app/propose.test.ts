@@ -13,7 +13,8 @@ import { history } from './history.js';
 import { defaultContext } from './context.js';
 import type { ProposeRequest } from './propose.js';
 import { propose } from './propose.js';
-import { IntentError } from './workspace.js';
+import { acquireWorkspaceLease } from './lease.js';
+import { IntentError, openWorkspace } from './workspace.js';
 
 // The propose use case (the MCP server's propose_change) against the quickstart intent and an
 // in-process sandbox: what it writes, what it never touches, and what it refuses.
@@ -152,6 +153,26 @@ describe('propose', () => {
         fields: ['replicas'],
       }),
     ]);
+  });
+
+  it('puts the intent back when the workspace is held by another writer', async () => {
+    const before = ex.read('app.yaml');
+    const { ws } = await openWorkspace(ctx, { dir: ex.dir });
+    const held = await acquireWorkspaceLease(ctx, ws, { command: 'tend run', waitMs: 0 });
+    try {
+      const e = await refusal(
+        run({
+          set: [{ address: 'sb.services/api', field: 'replicas', value: 6 }],
+          apply: { actor: { actor: 'agent-7' }, lockTimeoutMs: 0, verifyTimeoutMs: 5_000 },
+        }),
+      );
+      expect(e.code).toBe('workspace.locked');
+      expect(e.message).toContain('tend run');
+      expect(ex.read('app.yaml')).toBe(before);
+    } finally {
+      await held.release();
+      await ws.close();
+    }
   });
 
   it('reports an invalid proposed intent at the file of the real directory', async () => {

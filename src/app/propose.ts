@@ -90,7 +90,8 @@ const NOT_INTENT = new Set(['.tend', '.git', 'node_modules']);
  * writes the saved plan — named for the real intent directory, so `tend apply <plan>` carries it
  * out once the patch is applied there, and refuses before — and the patch, for a human to review.
  * With `apply`, and only when the plan has no destructive step, writes the patched files into the
- * intent directory and applies the saved plan as `apply.actor`.
+ * intent directory and applies the saved plan as `apply.actor`; when the apply cannot start (the
+ * workspace is held, the saved plan is refused) the files are put back as they were.
  */
 export async function propose(ctx: AppContext, request: ProposeRequest): Promise<ProposeReport> {
   const dir = resolve(request.dir);
@@ -253,16 +254,32 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
       await writeFile(path, t.text, { flag: 'wx' });
     } else await writeFileAtomic(path, t.text, t.original);
   }
-  const applied = await applyChangeset(ctx, {
-    changeset: planFile,
-    ...(request.store !== undefined ? { store: request.store } : {}),
-    ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
-    actor: request.apply.actor,
-    command: `tend mcp (${request.apply.actor.actor})`,
-    lockTimeoutMs: request.apply.lockTimeoutMs,
-    verifyTimeoutMs: request.apply.verifyTimeoutMs,
-    runChecks: true,
-  });
+  // A proposal that was not carried out leaves the intent as it was: a running `tend run` would
+  // otherwise apply the patched intent itself.
+  const restore = async () => {
+    for (const [file, t] of changed) {
+      const path = join(dir, file);
+      if (t.original === undefined) await rm(path, { force: true });
+      else await writeFileAtomic(path, t.original, t.text);
+    }
+  };
+  let applied: ApplyReport;
+  try {
+    applied = await applyChangeset(ctx, {
+      changeset: planFile,
+      ...(request.store !== undefined ? { store: request.store } : {}),
+      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
+      actor: request.apply.actor,
+      command: `tend mcp (${request.apply.actor.actor})`,
+      lockTimeoutMs: request.apply.lockTimeoutMs,
+      verifyTimeoutMs: request.apply.verifyTimeoutMs,
+      runChecks: true,
+    });
+  } catch (e) {
+    await restore();
+    throw e;
+  }
+  if (applied.verdict === 'refused') await restore();
   return { ...report, applied };
 }
 
