@@ -9,6 +9,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { AppContext } from '../app/index.js';
+import { TendError } from '../core/index.js';
 import type { McpServerOptions } from './server.js';
 import { createMcpServer } from './server.js';
 
@@ -139,7 +140,15 @@ export async function serveHttp(
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: listen.port, hostname: host }) as Server;
     s.once('listening', () => resolve(s));
-    s.once('error', reject);
+    s.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new TendError('mcp.port_in_use', `${shown}:${listen.port} is already in use`, {
+              hint: 'pick another --port, or --port 0 for a free one',
+            })
+          : e,
+      ),
+    );
   });
   port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;

@@ -590,6 +590,14 @@ describe('tend mcp --http --allow-apply (SDK client over streamable HTTP)', () =
     expect(q.blastRadius).toEqual(expect.arrayContaining(['sb.instances/web', 'sb.services/api']));
   });
 
+  it('a second server on the same port: exit 1, saying what to do', async () => {
+    const port = new URL(url).port;
+    const r = await runCli(['mcp', ex.dir, '--http', '--port', port], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`127.0.0.1:${port} is already in use`);
+    expect(r.stderr).toContain('--port 0');
+  });
+
   it('refuses a request whose Host is not the server address (DNS rebinding)', async () => {
     // fetch sets Host itself: node:http sends the one a rebound DNS name would carry.
     const { status, body } = await new Promise<{ status: number; body: string }>(
