@@ -13,7 +13,8 @@ function required(name: string, what: string, example: string) {
           ? `${name} is missing: ${what}, e.g. "${name}": ${example}`
           : `${name} must be text: ${what}, e.g. "${name}": ${example}`,
     })
-    .min(1, { error: `${name} is empty: ${what}, e.g. "${name}": ${example}` });
+    .min(1, { error: `${name} is empty: ${what}, e.g. "${name}": ${example}` })
+    .describe(what);
 }
 
 /** A text argument, optional. */

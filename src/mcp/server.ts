@@ -111,17 +111,17 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       content: [{ type: 'text', text: JSON.stringify(clean, null, 2) }],
     };
   };
-  const failure = (e: unknown): CallToolResult => ({
+  const failure = (e: unknown, writes: boolean): CallToolResult => ({
     isError: true,
-    content: [{ type: 'text', text: ctx.redactor.text(describeError(e)) }],
+    content: [{ type: 'text', text: ctx.redactor.text(describeError(e, writes)) }],
   });
   const run =
-    <A>(body: (args: A) => Promise<Record<string, unknown>>) =>
+    <A>(body: (args: A) => Promise<Record<string, unknown>>, writes = false) =>
     async (args: A): Promise<CallToolResult> => {
       try {
         return result(await body(args));
       } catch (e) {
-        return failure(e);
+        return failure(e, writes);
       }
     };
   const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: true };
@@ -351,6 +351,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
           review,
         };
       },
+      true,
     ),
   );
   return server;
@@ -377,13 +378,16 @@ export function redactResult(
   return walk(value) as Record<string, unknown>;
 }
 
-/** An error as one text for the agent: what went wrong, every problem, and what to do. */
-export function describeError(e: unknown): string {
+/**
+ * An error as one text for the agent: what went wrong, every problem, and what to do. `writes`: the
+ * tool would have written something (a proposal), and says that nothing was.
+ */
+export function describeError(e: unknown, writes = false): string {
   if (e instanceof IntentError) {
     const lines = sortDiagnostics(e.diagnostics)
       .filter((d) => d.severity === 'error')
       .map((d) => `  ${formatDiagnostic(d)}`);
-    return `${e.code}: ${e.message}\n${lines.join('\n')}\nnothing was written; fix the intent (or the proposed change) and call again`;
+    return `${e.code}: ${e.message}\n${lines.join('\n')}\n${writes ? 'nothing was written; fix the proposed change (or the intent files) and call again' : 'fix the intent files and call again'}`;
   }
   if (e instanceof AnnouncementError) {
     return `${e.code}: ${e.message}\n${e.errors.map((x) => `  ${x}`).join('\n')}${e.hint ? `\nhint: ${e.hint}` : ''}`;

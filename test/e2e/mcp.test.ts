@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -465,6 +466,19 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
     const text = JSON.stringify(results);
     expect(text).toContain('sb.instances/web');
     expect(text).not.toContain(env.QUICKSTART_ADMIN_PASSWORD);
+  });
+
+  it('reads the intent on every call: an error with file:line:column, then the fixed intent', async () => {
+    ex.write('broken.yaml', 'kind: Resourse\nname: x\n');
+    try {
+      const text = errorText(await call('status', { offline: true }));
+      expect(text).toContain('intent.invalid');
+      expect(text).toMatch(/broken\.yaml:1:\d+: error/);
+      expect(text).toContain('fix the intent files and call again');
+    } finally {
+      rmSync(join(ex.dir, 'broken.yaml'));
+    }
+    check('status', await call('status', { offline: true }));
   });
 
   it('stdout carries the protocol only: every line is a JSON-RPC message', async () => {
