@@ -604,6 +604,33 @@ describe('tend mcp --http --allow-apply (SDK client over streamable HTTP)', () =
     expect(q.blastRadius).toEqual(expect.arrayContaining(['sb.instances/web', 'sb.services/api']));
   });
 
+  it.each([
+    {
+      reason: 'a GET without a session',
+      init: { method: 'GET', headers: { accept: 'text/event-stream' } },
+      status: 400,
+      message: 'no session: POST an initialize request first',
+    },
+    {
+      reason: 'a session the server does not have',
+      init: {
+        method: 'POST',
+        headers: {
+          'mcp-session-id': 'no-such-session',
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      },
+      status: 404,
+      message: 'no such session (it ended, or the server restarted): initialize again',
+    },
+  ])('HTTP: $reason is refused with a JSON-RPC error', async ({ init, status, message }) => {
+    const r = await fetch(url, init);
+    expect(r.status).toBe(status);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toBe(message);
+  });
+
   it('a second server on the same port: exit 1, saying what to do', async () => {
     const port = new URL(url).port;
     const r = await runCli(['mcp', ex.dir, '--http', '--port', port], { env });
