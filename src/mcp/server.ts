@@ -253,7 +253,6 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
-        idempotentHint: true,
         openWorldHint: false,
       },
     },

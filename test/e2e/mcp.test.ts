@@ -604,7 +604,7 @@ describe('tend mcp --http --allow-apply (SDK client over streamable HTTP)', () =
     expect(q.blastRadius).toEqual(expect.arrayContaining(['sb.instances/web', 'sb.services/api']));
   });
 
-  it.each([
+  it.each<{ reason: string; init: RequestInit; status: number; message: string }>([
     {
       reason: 'a GET without a session',
       init: { method: 'GET', headers: { accept: 'text/event-stream' } },
