@@ -14,10 +14,12 @@ const LAYERS = {
   providers: ['engine', 'app', 'cli', 'store', 'intent', 'checks', 'sandbox', 'bench'],
   store: ['engine', 'app', 'cli', 'providers', 'intent', 'checks', 'sandbox', 'bench'],
   engine: ['app', 'cli', 'providers', 'sandbox', 'bench'],
-  app: ['cli', 'sandbox', 'bench'],
+  app: ['cli', 'mcp', 'sandbox', 'bench'],
   // The CLI parses and renders: behaviour is reached through src/app (the sandbox command runs the
   // separate stand-in platform).
   cli: ['engine', 'store', 'providers', 'intent', 'checks', 'bench'],
+  // The MCP server adapts src/app to agents like the CLI does to people; only the CLI starts it.
+  mcp: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox'],
   bench: ['cli'],
 };
 

@@ -114,3 +114,5 @@ export type {
 export { ACTION_USAGE_CODES, ActionUsageError, listActions, runAction } from './action.js';
 export type { ActionCrashHook, ActionEvent } from '../engine/index.js';
 export { actionCrashHookFrom } from '../engine/index.js';
+export type { ProposedField, ProposeReport, ProposeRequest } from './propose.js';
+export { propose, PROPOSE_USAGE_ERRORS } from './propose.js';

@@ -15,6 +15,11 @@ export interface PlanRequest extends WorkspaceSelection {
   readonly targets?: readonly Address[];
   /** Write the plan as a changeset (a saved plan `apply` carries out exactly) to this file. */
   readonly out?: string;
+  /**
+   * The intent directory the changeset names, when the plan is made from a copy of it (a proposal):
+   * `tend apply <changeset>` then loads this one. Default: `dir`.
+   */
+  readonly intentDir?: string;
   readonly report?: Reporter;
 }
 
@@ -93,6 +98,7 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
           approveDestroy: request.approveDestroy,
           prune: request.prune,
           targets: request.targets ?? [],
+          ...(request.intentDir !== undefined ? { intentDir: resolve(request.intentDir) } : {}),
         },
         ctx.clock.now(),
       );

@@ -13,6 +13,7 @@ import { registerExplainCommand } from './commands/explain.js';
 import { registerHistoryCommand } from './commands/history.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerLedgerCommand } from './commands/ledger.js';
+import { registerMcpCommand } from './commands/mcp.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerProvidersCommand } from './commands/providers.js';
 import { registerPruneCommand } from './commands/prune.js';
@@ -51,6 +52,7 @@ registerImportCommand(program);
 registerPruneCommand(program);
 registerSandboxCommand(program);
 registerProvidersCommand(program);
+registerMcpCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,5 @@
+// The MCP server for AI agents (docs/mcp.md): tools over src/app, served on stdio or streamable HTTP.
+export type { McpServerOptions } from './server.js';
+export { createMcpServer, describeError, TOOL_NAMES } from './server.js';
+export type { HttpListen, McpHttpApp, RunningHttpServer } from './transports.js';
+export { mcpHttpApp, serveHttp, serveStdio } from './transports.js';

@@ -1,0 +1,303 @@
+// The input and output schemas of every tool (zod, which the MCP SDK turns into the JSON Schemas
+// `tools/list` gives and validates calls and results against). Inputs are strict: an unknown key is
+// an error naming it. Outputs describe the keys an agent relies on and allow more (the plan's steps,
+// ledger entries and explained fields carry what the CLI's --json carries; docs/mcp.md).
+import * as z from 'zod';
+
+/** A required text argument whose absence is an error saying what it is and giving an example. */
+function required(name: string, what: string, example: string) {
+  return z
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? `${name} is missing: ${what}, e.g. "${name}": ${example}`
+          : `${name} must be text: ${what}, e.g. "${name}": ${example}`,
+    })
+    .min(1, { error: `${name} is empty: ${what}, e.g. "${name}": ${example}` })
+    .describe(what);
+}
+
+/** A text argument, optional. */
+function text(description: string) {
+  return z.string({ error: 'must be text' }).min(1, { error: 'is empty' }).describe(description);
+}
+
+/** One or more texts (a single text is a list of one). */
+function texts(description: string) {
+  return z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+      error: 'must be a text or a list of texts',
+    })
+    .optional()
+    .describe(description);
+}
+
+const address = z
+  .string({ error: 'must be text: a resource address, provider.type/name' })
+  .regex(/^[^/\s]+\/[^\s]+$/, {
+    error: 'is not an address: write provider.type/name, e.g. sb.services/api',
+  });
+
+const workspace = z.object({ name: z.string(), source: z.string().optional() });
+
+const liveFindings = {
+  orphans: z
+    .array(z.object({ type: z.string(), id: z.string(), address: z.string().optional() }))
+    .optional(),
+  duplicates: z.array(z.object({ address: z.string(), objectIds: z.array(z.string()) })).optional(),
+  replacing: z.array(z.object({ address: z.string(), oldObjectId: z.string() })).optional(),
+  unlisted: z.array(z.object({ type: z.string(), message: z.string() })).optional(),
+};
+
+const stepKinds = z.enum([
+  'create',
+  'update',
+  'replace',
+  'delete',
+  'move',
+  'adopt',
+  'conflict',
+  'noop',
+]);
+
+/** A plan as `tend plan --json` gives it: changes, counts, gated, blocked, blast radius, steps. */
+const planShape = {
+  changes: z.boolean().describe('true when any step is not a noop'),
+  counts: z.record(z.string(), z.number().int()).describe('steps per kind'),
+  gated: z.array(z.string()).describe('destructive steps waiting for approval'),
+  blocked: z
+    .array(z.object({ address: z.string(), reason: z.string() }))
+    .describe('steps that cannot happen'),
+  blastRadius: z.array(z.string()).describe('everything downstream of a replace or delete'),
+  steps: z
+    .array(z.looseObject({ kind: stepKinds, address: z.string() }))
+    .describe('one step per resource, in reference order'),
+};
+
+const decision = z.looseObject({ address: z.string(), field: z.string() });
+
+// ——— status ———
+
+export const statusInput = {
+  offline: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .describe('do not contact the platform (no orphans, duplicates or replaces in progress)'),
+};
+
+export const statusOutput = {
+  workspace,
+  resources: z
+    .array(
+      z.looseObject({
+        address: z.string(),
+        state: z.string(),
+        objectId: z.string().optional(),
+        message: z.string().optional(),
+      }),
+    )
+    .describe("each declared resource's state after the last pass, by address"),
+  providers: z
+    .array(z.looseObject({ name: z.string(), state: z.string(), message: z.string().optional() }))
+    .describe('how each provider answered the last pass, by name'),
+  lease: z
+    .looseObject({ holder: z.looseObject({}), epoch: z.number().int() })
+    .nullable()
+    .describe('who holds the workspace now (a tend run, an apply), or null'),
+  platformError: z.string().optional(),
+  ...liveFindings,
+};
+
+// ——— plan ———
+
+export const planInput = {
+  targets: z.array(address).optional().describe('only these resources and what they depend on'),
+  prune: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .describe('plan deletes of managed objects removed from the intent (default true)'),
+};
+
+export const planOutput = {
+  workspace,
+  ...planShape,
+  decisions: z.array(decision).describe('what the arbitration policy decides about drifted fields'),
+  ...liveFindings,
+};
+
+// ——— explain ———
+
+export const explainInput = {
+  target: required(
+    'target',
+    'a resource address, or an address and a field below spec',
+    '"sb.services/api.replicas"',
+  ),
+  limit: z
+    .number({ error: 'must be a whole number from 1 to 100' })
+    .int({ error: 'must be a whole number from 1 to 100' })
+    .min(1, { error: 'must be at least 1' })
+    .max(100, { error: 'must be at most 100' })
+    .optional()
+    .describe('most ledger entries per field (default 5)'),
+};
+
+export const explainOutput = {
+  workspace,
+  address: z.string(),
+  type: z.string(),
+  field: z.string().optional(),
+  observedFrom: z.enum(['platform', 'store', 'none']),
+  objectId: z.string().optional(),
+  recordedAt: z.string().optional(),
+  status: z.looseObject({ state: z.string() }).optional(),
+  policy: z.enum(['intent', 'default']),
+  fields: z
+    .array(
+      z.looseObject({
+        field: z.string(),
+        state: z.string(),
+        secret: z.boolean(),
+        owner: z.looseObject({}),
+        entries: z.array(z.looseObject({ seq: z.number().int() })),
+      }),
+    )
+    .describe('declared, observed, owner, decision now and latest ledger entries, per field'),
+  notes: z.array(z.string()),
+};
+
+// ——— history ———
+
+export const historyInput = {
+  actor: texts('who made the change (hpa, alice, tend)'),
+  actorKind: texts('human, controller, agent, pipeline, tend or unknown'),
+  intent: texts('the goal: availability, cost, security, …'),
+  motivation: texts('why now: incident, cve, traffic, scheduled, …'),
+  address: texts('a resource address, or a pattern with * (sb.services/*)'),
+  field: texts('a field the change touched'),
+  source: texts('tend, audit, announcement or unknown'),
+  decision: texts('enforce, accept, yield, hold or escalate'),
+  since: text('an ISO time, or a duration ago (2h, 7d)').optional(),
+  until: text('an ISO time, or a duration ago').optional(),
+  limit: z
+    .number({ error: 'must be a whole number from 1 to 1000' })
+    .int({ error: 'must be a whole number from 1 to 1000' })
+    .min(1, { error: 'must be at least 1' })
+    .max(1000, { error: 'must be at most 1000' })
+    .optional()
+    .describe('the latest N matching entries (default 50)'),
+};
+
+export const historyOutput = {
+  changes: z
+    .array(
+      z.looseObject({
+        seq: z.number().int(),
+        time: z.string(),
+        actor: z.string(),
+        source: z.string(),
+        type: z.string(),
+        objectId: z.string(),
+        action: z.string(),
+        fields: z.array(z.string()),
+      }),
+    )
+    .describe('ledger entries, oldest first'),
+  ledger: z.looseObject({ ok: z.boolean() }).describe('whether the hash chain holds'),
+};
+
+// ——— announce ———
+
+const motivationObject = z.looseObject({ kind: z.string() });
+
+export const announceInput = {
+  address: address.describe('the resource, provider.type/name'),
+  field: required('field', 'the field the actor sets, below spec', '"replicas"'),
+  value: z.unknown().describe('the value the actor sets (any JSON value)'),
+  actor: required('actor', 'who makes the change', '"deploy-agent"'),
+  actorKind: text('human, controller, agent, pipeline (default agent)').optional(),
+  intent: required(
+    'intent',
+    'the goal the change serves (availability, cost, security, compliance, performance, consistency, or a word of your own)',
+    '"availability"',
+  ),
+  motivation: z
+    .union([required('motivation', 'why now', '"incident"'), motivationObject], {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'motivation is missing: why now (incident, cve, traffic, scheduled, …), e.g. "motivation": "incident" or {"kind": "incident", "ref": "INC-42"}'
+          : 'motivation must be text or a mapping with kind, e.g. "motivation": "incident"',
+    })
+    .describe(
+      'why now: incident, cve, traffic, scheduled, … (text kind:ref, or {kind, ref, urgency})',
+    ),
+  ref: text('a reference for the motivation: a ticket, an incident, a CVE id').optional(),
+  urgency: text('low, normal, high or critical').optional(),
+  ttl: text('how long the announcement holds, 1s to 30d (default 1h)').optional(),
+  expiresAt: text('or until when (an ISO time, at most 30d ahead)').optional(),
+  note: text('a sentence for whoever reads it later').optional(),
+};
+
+export const announceOutput = {
+  workspace,
+  announcements: z.array(
+    z.looseObject({
+      id: z.string(),
+      address: z.string(),
+      field: z.string(),
+      actor: z.string(),
+      expiresAt: z.string(),
+    }),
+  ),
+  warnings: z.array(z.string()),
+};
+
+// ——— propose_change ———
+
+export const proposeInput = {
+  set: z
+    .array(
+      z.strictObject({
+        address: address.describe('the resource, provider.type/name'),
+        field: required('field', 'the field below spec', '"replicas"'),
+        value: z.unknown().describe('the value the intent should declare'),
+      }),
+    )
+    .optional()
+    .describe('fields the intent should declare with these values (comments and layout are kept)'),
+  patch: text(
+    'a unified diff of intent files, paths relative to the intent directory (--- a/app.yaml, +++ b/app.yaml); a new file comes from /dev/null',
+  ).optional(),
+  targets: z
+    .array(address)
+    .optional()
+    .describe('limit the saved plan to these resources and what they depend on'),
+  apply: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .describe(
+      'carry the proposal out now: only on a server started with --allow-apply, and never with a destructive step',
+    ),
+  actor: text('who proposes (default: the MCP client name)').optional(),
+  intent: text(
+    'the goal of the change (availability, cost, …), recorded when it is applied',
+  ).optional(),
+  motivation: text('why now (incident, scheduled, …), recorded when it is applied').optional(),
+};
+
+export const proposeOutput = {
+  workspace,
+  id: z.string().describe('the same proposal on the same intent gets the same id'),
+  files: z.array(z.string()).describe('intent files the patch changes'),
+  diff: z.string().describe('the unified diff of the intent (empty when it changes no file)'),
+  patchFile: z.string().nullable().describe('the diff as a file, for git apply or patch -p1'),
+  planFile: z.string().describe('the saved plan: tend apply <planFile> once the patch is applied'),
+  ...planShape,
+  decisions: z.array(decision),
+  destructive: z.array(z.string()).describe('replaced, deleted or gated resources'),
+  applied: z
+    .looseObject({ verdict: z.string(), applied: z.boolean() })
+    .nullable()
+    .describe('the outcome, when the proposal was applied (else null)'),
+  review: z.string().describe('what a human does next'),
+};

@@ -1,0 +1,396 @@
+// The MCP server: one tool per use case of src/app, each a thin adapter (parse the arguments, call
+// the use case, shape its report). Results are deterministic: the same call on the same state gives
+// the same result (lists sorted, no time of the call in any result).
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { AppContext, WorkspaceSelection } from '../app/index.js';
+import {
+  announce,
+  AnnouncementError,
+  explain,
+  history,
+  IntentError,
+  plan,
+  propose,
+  status,
+} from '../app/index.js';
+import type { Address, Plan } from '../core/index.js';
+import {
+  blockedReason,
+  formatDiagnostic,
+  sortDiagnostics,
+  TendError,
+  toTendError,
+} from '../core/index.js';
+import {
+  announceInput,
+  announceOutput,
+  explainInput,
+  explainOutput,
+  historyInput,
+  historyOutput,
+  planInput,
+  planOutput,
+  proposeInput,
+  proposeOutput,
+  statusInput,
+  statusOutput,
+} from './schemas.js';
+
+/** How the server was started: the workspace it serves and what it may do. */
+export interface McpServerOptions {
+  readonly selection: WorkspaceSelection;
+  /**
+   * `propose_change` with `apply: true` carries out a proposal without destructive steps. Off by
+   * default: an agent then only writes saved plans and patches for a human.
+   */
+  readonly allowApply: boolean;
+  /** The server's version, as `initialize` reports it. */
+  readonly version: string;
+  /** How long an applying call waits for another writer's lease (ms; default 0). */
+  readonly lockTimeoutMs?: number;
+}
+
+/** The tools' names, in the order `tools/list` gives them. */
+export const TOOL_NAMES = [
+  'status',
+  'plan',
+  'explain',
+  'history',
+  'announce',
+  'propose_change',
+] as const;
+
+/** The default number of ledger entries `history` returns. */
+const HISTORY_LIMIT = 50;
+
+const byKey =
+  <T>(key: (x: T) => string) =>
+  (a: T, b: T): number => {
+    const x = key(a);
+    const y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+
+/** A plan as `tend plan --json` gives it. */
+function planView(p: Plan) {
+  return {
+    changes: p.steps.some((s) => s.kind !== 'noop'),
+    counts: p.counts,
+    gated: p.gated,
+    blocked: p.steps.flatMap((s) => {
+      const reason = blockedReason(s);
+      return reason !== undefined ? [{ address: s.address, reason }] : [];
+    }),
+    blastRadius: p.blastRadius,
+    steps: p.steps,
+  };
+}
+
+/**
+ * Builds the MCP server of one workspace. Every result passes through the context's redactor; every
+ * failure is a tool error (`isError`) whose text says what went wrong and what to do.
+ */
+export function createMcpServer(ctx: AppContext, options: McpServerOptions): McpServer {
+  const server = new McpServer(
+    { name: 'tend', version: options.version },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        'Tend keeps infrastructure as the intent declares it. Read with status, plan, explain and history. Before changing a managed field yourself, announce it (actor, intent and motivation are required) so Tend attributes the drift to you. To change the intent, use propose_change: it writes a saved plan and a patch for a human to review.',
+    },
+  );
+  const { selection } = options;
+  const redact = (value: Record<string, unknown>): Record<string, unknown> =>
+    redactResult(value, (t) => ctx.redactor.text(t));
+  const result = (value: Record<string, unknown>): CallToolResult => {
+    const clean = redact(value);
+    return {
+      structuredContent: clean,
+      content: [{ type: 'text', text: JSON.stringify(clean, null, 2) }],
+    };
+  };
+  const failure = (e: unknown, writes: boolean): CallToolResult => ({
+    isError: true,
+    content: [{ type: 'text', text: ctx.redactor.text(describeError(e, writes)) }],
+  });
+  const run =
+    <A>(body: (args: A) => Promise<Record<string, unknown>>, writes = false) =>
+    async (args: A): Promise<CallToolResult> => {
+      try {
+        return result(await body(args));
+      } catch (e) {
+        return failure(e, writes);
+      }
+    };
+  const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: true };
+
+  server.registerTool(
+    'status',
+    {
+      title: 'Workspace status',
+      description:
+        "Each declared resource's state after the last pass (converged, drifted, pending, failing, blocked, error), each provider's, who holds the workspace, and (unless offline) orphans and duplicates found live.",
+      inputSchema: z.strictObject(statusInput),
+      outputSchema: z.object(statusOutput),
+      annotations: readOnly,
+    },
+    run(async (a: { offline?: boolean | undefined }) => {
+      const r = await status(ctx, { ...selection, offline: a.offline ?? false });
+      return {
+        workspace: r.workspace,
+        resources: [...r.resources].sort(byKey((x) => x.address)),
+        providers: [...r.providers].sort(byKey((x) => x.name)),
+        lease: r.lease ?? null,
+        ...(r.platformError !== undefined ? { platformError: r.platformError } : {}),
+        ...(r.orphans
+          ? { orphans: [...r.orphans].sort(byKey((o) => `${o.type}\u0000${o.id}`)) }
+          : {}),
+        ...(r.duplicates ? { duplicates: r.duplicates } : {}),
+        ...(r.replacing ? { replacing: r.replacing } : {}),
+        ...(r.unlisted ? { unlisted: r.unlisted } : {}),
+      };
+    }),
+  );
+
+  server.registerTool(
+    'plan',
+    {
+      title: 'Plan',
+      description:
+        'Observes the platform and returns what an apply would do, step by step, with the blast radius (everything downstream of a replace or delete), gated and blocked steps, and what the arbitration policy decides about drifted fields. Read-only.',
+      inputSchema: z.strictObject(planInput),
+      outputSchema: z.object(planOutput),
+      annotations: readOnly,
+    },
+    run(async (a: { targets?: string[] | undefined; prune?: boolean | undefined }) => {
+      const r = await plan(ctx, {
+        ...selection,
+        approveDestroy: false,
+        prune: a.prune ?? true,
+        ...(a.targets ? { targets: a.targets as Address[] } : {}),
+      });
+      return {
+        workspace: r.workspace,
+        ...planView(r.plan),
+        decisions: r.decisions,
+        orphans: [...r.orphans].sort(byKey((o) => `${o.type}\u0000${o.id}`)),
+        duplicates: r.duplicates,
+        replacing: r.replacing,
+        unlisted: r.unlisted,
+      };
+    }),
+  );
+
+  server.registerTool(
+    'explain',
+    {
+      title: 'Explain a resource or field',
+      description:
+        'One resource (sb.services/api) or one field (sb.services/api.replicas): declared and observed values, the owner of each field, who changed it and why (latest ledger entries), and what the policy decides now.',
+      inputSchema: z.strictObject(explainInput),
+      outputSchema: z.object(explainOutput),
+      annotations: readOnly,
+    },
+    run(async (a: { target: string; limit?: number | undefined }) => {
+      const r = await explain(ctx, {
+        ...selection,
+        target: a.target,
+        ...(a.limit !== undefined ? { limit: a.limit } : {}),
+      });
+      return { ...r };
+    }),
+  );
+
+  server.registerTool(
+    'history',
+    {
+      title: 'Change history',
+      description:
+        'The change ledger, oldest first: who changed what, with which intent and motivation, and what Tend decided. Filters combine (and); a filter given a list matches any of its values.',
+      inputSchema: z.strictObject(historyInput),
+      outputSchema: z.object(historyOutput),
+      annotations: readOnly,
+    },
+    run(async (a: Record<string, string | string[] | number | undefined>) => {
+      const list = (v: unknown) =>
+        v === undefined ? undefined : typeof v === 'string' ? [v] : (v as string[]);
+      const filters = [
+        'actor',
+        'actorKind',
+        'intent',
+        'motivation',
+        'address',
+        'field',
+        'source',
+        'decision',
+      ] as const;
+      const r = await history(ctx, {
+        ...selection,
+        limit: typeof a['limit'] === 'number' ? a['limit'] : HISTORY_LIMIT,
+        ...Object.fromEntries(
+          filters.flatMap((k) => {
+            const v = list(a[k]);
+            return v ? [[k, v]] : [];
+          }),
+        ),
+        ...(typeof a['since'] === 'string' ? { since: a['since'] } : {}),
+        ...(typeof a['until'] === 'string' ? { until: a['until'] } : {}),
+      });
+      return { changes: r.changes, ledger: r.ledger };
+    }),
+  );
+
+  server.registerTool(
+    'announce',
+    {
+      title: 'Announce a change',
+      description:
+        'Declare a change you make to a managed field yourself (who, intent, motivation, how long), so Tend attributes the drift it then observes to you and its arbitration policy decides with your reason. actor, intent and motivation are required.',
+      inputSchema: z.strictObject(announceInput),
+      outputSchema: z.object(announceOutput),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        openWorldHint: false,
+      },
+    },
+    run(async (a: Record<string, unknown>) => {
+      const input = Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined));
+      const r = await announce(ctx, {
+        ...selection,
+        input: { actorKind: 'agent', ...input },
+      });
+      return { ...r };
+    }),
+  );
+
+  server.registerTool(
+    'propose_change',
+    {
+      title: 'Propose a change to the intent',
+      description:
+        'Sets fields of the intent (set) and/or applies a unified diff (patch) to a copy of the intent, plans it, and writes a saved plan and the patch for a human to review. The intent and the platform are not touched. apply: true carries it out, only on a server started with --allow-apply and never with a destructive step.',
+      inputSchema: z.strictObject(proposeInput),
+      outputSchema: z.object(proposeOutput),
+      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    },
+    run(
+      async (a: {
+        set?: { address: string; field: string; value?: unknown }[] | undefined;
+        patch?: string | undefined;
+        targets?: string[] | undefined;
+        apply?: boolean | undefined;
+        actor?: string | undefined;
+        intent?: string | undefined;
+        motivation?: string | undefined;
+      }) => {
+        if ((a.set === undefined || a.set.length === 0) && a.patch === undefined) {
+          throw new TendError('propose.empty', 'the proposal changes nothing: give set or patch', {
+            hint: 'e.g. {"set": [{"address": "sb.services/api", "field": "replicas", "value": 3}]}, or a unified diff in patch',
+          });
+        }
+        if (a.apply && !options.allowApply) {
+          throw new TendError(
+            'propose.apply_not_allowed',
+            'this server does not apply proposals: it was started without --allow-apply; nothing was written',
+            {
+              hint: 'call propose_change without apply: a human reviews the patch and runs tend apply <planFile>',
+            },
+          );
+        }
+        const actor = a.actor ?? server.server.getClientVersion()?.name ?? 'mcp-agent';
+        const r = await propose(ctx, {
+          ...selection,
+          ...(a.set
+            ? { set: a.set.map((s) => ({ address: s.address, field: s.field, value: s.value })) }
+            : {}),
+          ...(a.patch !== undefined ? { patch: a.patch } : {}),
+          ...(a.targets ? { targets: a.targets as Address[] } : {}),
+          ...(a.apply
+            ? {
+                apply: {
+                  actor: {
+                    actor,
+                    actorKind: 'agent' as const,
+                    ...(a.intent !== undefined ? { intent: a.intent } : {}),
+                    ...(a.motivation !== undefined ? { motivation: a.motivation } : {}),
+                  },
+                  lockTimeoutMs: options.lockTimeoutMs ?? 0,
+                  verifyTimeoutMs: 30_000,
+                },
+              }
+            : {}),
+        });
+        const review = r.applied
+          ? `applied (${r.applied.verdict}); the intent files ${r.files.join(', ')} were patched in place`
+          : r.patchFile
+            ? `a human reviews ${r.patchFile}, applies it in the intent directory (git apply or patch -p1), then runs tend apply ${r.planFile}`
+            : `the intent is unchanged: tend apply ${r.planFile} carries out the saved plan`;
+        return {
+          workspace: r.workspace,
+          id: r.id,
+          files: r.files,
+          diff: r.diff,
+          patchFile: r.patchFile ?? null,
+          planFile: r.planFile,
+          ...planView(r.plan),
+          decisions: r.decisions,
+          destructive: r.destructive,
+          applied: r.applied
+            ? {
+                verdict: r.applied.verdict,
+                applied: r.applied.applied,
+                epoch: r.applied.epoch,
+                outcomes: r.applied.outcomes,
+                ...(r.applied.refused ? { refused: r.applied.refused } : {}),
+              }
+            : null,
+          review,
+        };
+      },
+      true,
+    ),
+  );
+  return server;
+}
+
+/**
+ * A result with every secret the redactor knows replaced, string by string (keys too), and a number
+ * whose digits are a secret replaced by the redacted text. Value by value rather than over the JSON
+ * text: a secret that spans a quote would otherwise cut through the result's structure.
+ */
+export function redactResult(
+  value: Record<string, unknown>,
+  text: (t: string) => string,
+): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return text(v);
+    if (typeof v === 'number') return text(String(v)) === String(v) ? v : text(String(v));
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [text(k), walk(x)]));
+    }
+    return v;
+  };
+  return walk(value) as Record<string, unknown>;
+}
+
+/**
+ * An error as one text for the agent: what went wrong, every problem, and what to do. `writes`: the
+ * tool would have written something (a proposal), and says that nothing was.
+ */
+export function describeError(e: unknown, writes = false): string {
+  if (e instanceof IntentError) {
+    const lines = sortDiagnostics(e.diagnostics)
+      .filter((d) => d.severity === 'error')
+      .map((d) => `  ${formatDiagnostic(d)}`);
+    return `${e.code}: ${e.message}\n${lines.join('\n')}\n${writes ? 'nothing was written; fix the proposed change (or the intent files) and call again' : 'fix the intent files and call again'}`;
+  }
+  if (e instanceof AnnouncementError) {
+    return `${e.code}: ${e.message}\n${e.errors.map((x) => `  ${x}`).join('\n')}${e.hint ? `\nhint: ${e.hint}` : ''}`;
+  }
+  const err = toTendError(e);
+  return `${err.code}${err.address ? ` ${err.address}` : ''}: ${err.message}${err.hint ? `\nhint: ${err.hint}` : ''}`;
+}

@@ -1,0 +1,165 @@
+// How the MCP server is reached: stdio (what an agent client starts as a child process) or
+// streamable HTTP on 127.0.0.1 (one server per session, all bound to the same workspace).
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { Hono } from 'hono';
+import type { AppContext } from '../app/index.js';
+import { TendError } from '../core/index.js';
+import type { McpServerOptions } from './server.js';
+import { createMcpServer } from './server.js';
+
+/**
+ * Serves on stdin/stdout until stdin closes. Nothing but the protocol is written to stdout: Tend's
+ * notices go to stderr.
+ */
+export async function serveStdio(ctx: AppContext, options: McpServerOptions): Promise<void> {
+  const server = createMcpServer(ctx, options);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  await closed;
+}
+
+/** A streamable HTTP server that is listening. */
+export interface RunningHttpServer {
+  /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Where the HTTP server listens. */
+export interface HttpListen {
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+}
+
+const JSON_RPC_ERROR = (code: number, message: string) => ({
+  jsonrpc: '2.0',
+  error: { code, message },
+  id: null,
+});
+
+/** The HTTP app and how to end its sessions. */
+export interface McpHttpApp {
+  readonly app: Hono;
+  /** Closes every open session. */
+  close(): Promise<void>;
+}
+
+/**
+ * The HTTP app: `/mcp` speaks the streamable HTTP transport with sessions (the client's name, given
+ * when it initializes, is the actor its calls are recorded under). A request whose Host header is not
+ * the address the server listens on is refused (403): a web page the user visits cannot reach the
+ * server through a DNS name rebound to 127.0.0.1.
+ */
+export function mcpHttpApp(
+  ctx: AppContext,
+  options: McpServerOptions,
+  allowedHosts: () => readonly string[],
+): McpHttpApp {
+  const app = new Hono();
+  const sessions = new Map<
+    string,
+    { server: McpServer; transport: WebStandardStreamableHTTPServerTransport }
+  >();
+  app.use('*', async (c, next) => {
+    const host = c.req.header('host') ?? '';
+    if (!allowedHosts().includes(host)) {
+      return c.json(
+        JSON_RPC_ERROR(-32000, `host ${JSON.stringify(host)} is not this server's address`),
+        403,
+      );
+    }
+    await next();
+  });
+  app.all('/mcp', async (c) => {
+    const id = c.req.header('mcp-session-id');
+    if (id !== undefined) {
+      const session = sessions.get(id);
+      if (!session) {
+        return c.json(
+          JSON_RPC_ERROR(
+            -32001,
+            'no such session (it ended, or the server restarted): initialize again',
+          ),
+          404,
+        );
+      }
+      return session.transport.handleRequest(c.req.raw);
+    }
+    if (c.req.method !== 'POST') {
+      return c.json(JSON_RPC_ERROR(-32000, 'no session: POST an initialize request first'), 400);
+    }
+    const server = createMcpServer(ctx, options);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (sid) => {
+        sessions.set(sid, { server, transport });
+      },
+      onsessionclosed: (sid) => {
+        sessions.delete(sid);
+      },
+    });
+    await server.connect(transport);
+    return transport.handleRequest(c.req.raw);
+  });
+  app.notFound((c) => c.json(JSON_RPC_ERROR(-32000, 'not found: the MCP endpoint is /mcp'), 404));
+  return {
+    app,
+    close: async () => {
+      const open = [...sessions.values()];
+      sessions.clear();
+      for (const s of open) await s.server.close();
+    },
+  };
+}
+
+/** Serves streamable HTTP on 127.0.0.1 (or `listen.host`); resolves once listening. */
+export async function serveHttp(
+  ctx: AppContext,
+  options: McpServerOptions,
+  listen: HttpListen,
+): Promise<RunningHttpServer> {
+  const host = listen.host ?? '127.0.0.1';
+  const shown = host.includes(':') ? `[${host}]` : host;
+  let port = 0;
+  const hosts = () => [`${shown}:${port}`, `localhost:${port}`];
+  const http = mcpHttpApp(ctx, options, hosts);
+  const app = http.app;
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: listen.port, hostname: host }) as Server;
+    s.once('listening', () => resolve(s));
+    s.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new TendError('mcp.port_in_use', `${shown}:${listen.port} is already in use`, {
+              hint: 'pick another --port, or --port 0 for a free one',
+            })
+          : e,
+      ),
+    );
+  });
+  port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shown}:${port}/mcp`,
+    port,
+    close: () =>
+      (closing ??= new Promise<void>((resolve, reject) => {
+        void http.close();
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      })),
+  };
+}
