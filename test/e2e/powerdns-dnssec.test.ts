@@ -139,8 +139,13 @@ checks:
     const secret = /PrivateKey: (\S+)/.exec((one.body as { privatekey: string }).privatekey)?.[1];
     expect(secret).toBeDefined();
     const store = join(intent.dir, '.tend');
-    for (const f of readdirSync(store)) {
-      const bytes = readFileSync(join(store, f)).toString('latin1');
+    // Every file below it, the intent cache (.tend/cache) included.
+    const files = readdirSync(store, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const bytes = readFileSync(f).toString('latin1');
       expect(bytes, f).not.toContain(secret);
       expect(bytes, f).not.toContain('Private-key-format');
     }
