@@ -89,3 +89,24 @@ export function pickListed(
   }
   return undefined;
 }
+
+/**
+ * The entry of a list whose key fields equal an object's own id parts, in order (an object addressed
+ * by several parameters together: item-key.ts); compared as text. The first wins.
+ */
+export function pickListedByKey(
+  items: readonly unknown[],
+  fields: readonly string[],
+  own: readonly string[],
+): Record<string, unknown> | undefined {
+  if (fields.length !== own.length) return undefined;
+  return items.find(
+    (it): it is Record<string, unknown> =>
+      isObject(it) &&
+      fields.every((f, i) => {
+        if (!Object.hasOwn(it, f)) return false;
+        const v = it[f];
+        return (typeof v === 'string' || typeof v === 'number') && String(v) === own[i];
+      }),
+  );
+}
