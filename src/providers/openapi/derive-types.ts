@@ -42,7 +42,7 @@ import {
   withItemKey,
 } from './item-create.js';
 import type { Pagination } from './pagination.js';
-import { readByListOperation, readByListReason } from './read-by-list.js';
+import { isCheckOnlyGet, readByListOperation, readByListReason } from './read-by-list.js';
 import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
@@ -448,7 +448,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         const o = item[m];
         return isObject(o) ? assembled.realOf.get(o)?.path : undefined;
       }),
-    ].some((q) => q !== undefined && isObject(documentPaths[q]?.['get']));
+    ].some(
+      (q) =>
+        q !== undefined &&
+        isObject(documentPaths[q]?.['get']) &&
+        !isCheckOnlyGet(documentPaths[q]?.['get']),
+    );
     const byList = documentGet
       ? undefined
       : readByListOperation(
@@ -497,7 +502,9 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
         : {}),
       ...(deletes.kind === 'none' ? { noDelete: deletes.reason } : {}),
-      ...(byList ? { readByList: readByListReason(shown(itemPath)) } : {}),
+      ...(byList
+        ? { readByList: readByListReason(shown(itemPath), isCheckOnlyGet(item['get'])) }
+        : {}),
       ...(composite ? { itemKey: composite.params } : {}),
     });
     if (typeof built === 'string') {
