@@ -381,7 +381,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const atItem =
       operation(collection, 'POST') || single
         ? undefined
-        : itemCreateChoice(collectionPath, itemPaths, paths);
+        : itemCreateChoice(
+            collectionPath,
+            itemPaths,
+            paths,
+            operation(collection, 'GET') !== undefined,
+          );
     if (typeof atItem === 'string') {
       claim(atItem);
       continue;
