@@ -341,11 +341,6 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const itemPaths = single ? [collectionPath] : pairedItems;
-    if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
-    if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
-      continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
-    }
-
     // Objects addressed by several parameters together (`/buckets/{clusterId}/{bucket}`), when no
     // item path directly under the collection deletes one (item-key.ts).
     const composite =
@@ -354,6 +349,15 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       itemPaths.some((p) => operation(paths[p]!, 'DELETE'))
         ? undefined
         : compositeItemPath(collectionPath, paths);
+    if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
+    if (
+      itemPaths.length === 0 &&
+      !composite &&
+      byItemShape.has(shapeOf(parentOf(collectionPath)))
+    ) {
+      continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
+    }
+
     const related = unique([
       collectionPath,
       ...itemPaths,

@@ -423,4 +423,49 @@ describe('calls for a type addressed by several parameters, against a real serve
     expect(await p.read('autoprimaries', '192.0.2.1/ns3.example.')).toBeUndefined();
     expect(calls()).toEqual(['GET /api/autoprimaries', 'GET /api/autoprimaries']);
   });
+  it('below a parent, with the parent parameter renamed apart from a body field (LXD volumes)', async () => {
+    const pool = {
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string' } },
+    };
+    const volume = {
+      type: 'object',
+      properties: { name: { type: 'string' }, type: { type: 'string' }, size: { type: 'string' } },
+    };
+    const arrayOf = (items: Obj) => ({
+      responses: { '200': { description: 'ok', ...body({ type: 'array', items }) } },
+    });
+    const one = (schema: Obj) => ({ responses: { '200': { description: 'ok', ...body(schema) } } });
+    server.handle((req, res) => {
+      if (req.url === '/api/pools') return json(res, 200, [{ name: 'p1' }]);
+      if (req.url === '/api/pools/p1/volumes') {
+        return json(res, 200, [{ name: 'v 1', type: 'custom', size: '1GiB' }]);
+      }
+      return json(res, 200, { name: 'v 1', type: 'custom', size: '2GiB' });
+    });
+    const p = await provider({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/pools': { get: arrayOf(pool), post: { requestBody: body(pool), responses: {} } },
+        '/pools/{name}': { get: one(pool), delete: gone },
+        '/pools/{name}/volumes': {
+          get: arrayOf(volume),
+          post: { requestBody: body(volume), responses: {} },
+        },
+        '/pools/{name}/volumes/{type}/{volume}': { get: one(volume), delete: gone },
+      },
+    });
+    const t = p.describe().types.find((x) => x.name === 'volumes')!;
+    expect(t.naturalKeyFields).toEqual(['pool_name', 'type', 'name']);
+    const [listedVolume] = await p.list('volumes');
+    expect(listedVolume?.id).toBe('p1/custom/v%201');
+    expect(listedVolume?.fields).toMatchObject({ pool_name: 'p1', name: 'v 1', type: 'custom' });
+    server.clear();
+    expect(await p.read('volumes', 'p1/custom/v%201')).toMatchObject({
+      fields: { size: '2GiB' },
+    });
+    expect(calls()).toEqual(['GET /api/pools/p1/volumes/custom/v%201']);
+  });
 });
