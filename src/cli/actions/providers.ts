@@ -74,7 +74,12 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
     row('identity', `${t.identity}${detail}${key}`);
   }
   if (t.identity !== null) row('why', t.identityWhy);
-  row('id', t.idField);
+  row(
+    'id',
+    t.itemKey !== undefined
+      ? `${t.itemKey.map((k) => `${k.field} ({${k.param}})`).join(' / ')}, each URI-encoded, joined by /`
+      : t.idField,
+  );
   if (t.parameters.length > 0) {
     row(
       'parameters',

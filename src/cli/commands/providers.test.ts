@@ -46,7 +46,7 @@ describe('tend providers inspect: PowerDNS', () => {
     expect(await tend(['inspect', SPEC])).toBe(0);
     expect(stdout).toContain('PowerDNS Authoritative HTTP API');
     expect(stdout).toContain('(swagger 2.0, read as openapi 3.0.0)');
-    expect(stdout).toContain('4 resource types, 14 paths not managed, 0 warnings');
+    expect(stdout).toContain('5 resource types, 12 paths not managed, 0 warnings');
     expect(stdout).toMatch(
       /zones {2}\/servers\/\{server_id\}\/zones\n {2}identity {5}none: no natural key/,
     );
@@ -56,13 +56,20 @@ describe('tend providers inspect: PowerDNS', () => {
     expect(stderr).toBe('');
   });
 
-  it('with the overlay: zones, rrsets, TSIG keys, metadata and cryptokeys', async () => {
+  it('with the overlay: zones, rrsets, TSIG keys, metadata, cryptokeys and autoprimaries', async () => {
     expect(await tend(['inspect', SPEC, '--overlay', OVERLAY, '--json'])).toBe(0);
     const report = JSON.parse(stdout) as InspectReport & { ok: boolean };
     expect(report.ok).toBe(true);
     expect(report.warnings).toEqual([]);
     const byName = Object.fromEntries(report.types.map((t) => [t.name, t]));
-    expect(Object.keys(byName)).toEqual(['zones', 'rrsets', 'tsigkeys', 'metadata', 'cryptokeys']);
+    expect(Object.keys(byName)).toEqual([
+      'zones',
+      'rrsets',
+      'tsigkeys',
+      'autoprimaries',
+      'metadata',
+      'cryptokeys',
+    ]);
     expect(byName['zones']).toMatchObject({
       identity: 'natural-key',
       naturalKey: ['name'],
@@ -110,11 +117,26 @@ describe('tend providers inspect: PowerDNS', () => {
       createOnly: ['zone_id', 'keytype', 'algorithm', 'bits'],
       sensitive: ['privatekey'],
     });
+    // Addressed by {ip} and {nameserver} together (item-key.ts); no GET there: read from the list.
+    expect(byName['autoprimaries']).toMatchObject({
+      itemPath: '/servers/{server_id}/autoprimaries/{ip}/{nameserver}',
+      identity: 'natural-key',
+      naturalKey: ['ip', 'nameserver'],
+      itemKey: [
+        { param: 'ip', field: 'ip' },
+        { param: 'nameserver', field: 'nameserver' },
+      ],
+      delete: { method: 'DELETE', path: '/servers/{server_id}/autoprimaries/{ip}/{nameserver}' },
+      update: null,
+    });
   });
 
   it('prints each type with what it needs in text', async () => {
     expect(await tend(['inspect', SPEC, '--overlay', OVERLAY])).toBe(0);
-    expect(stdout).toContain('5 resource types, 14 paths not managed, 0 warnings');
+    expect(stdout).toContain('6 resource types, 12 paths not managed, 0 warnings');
+    expect(stdout).toContain(
+      '  id           ip ({ip}) / nameserver ({nameserver}), each URI-encoded, joined by /',
+    );
     expect(stdout).toMatch(
       /\nrrsets {2}items of zones\.rrsets \(GET \/servers\/\{server_id\}\/zones\/\{zone_id\}\)/,
     );

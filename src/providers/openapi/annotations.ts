@@ -57,6 +57,7 @@ export const TEND_EXTENSIONS = [
   'x-tend-marker',
   'x-tend-absent-when',
   'x-tend-id-field',
+  'x-tend-key-fields',
   'x-tend-envelope',
   'x-tend-pagination',
   'x-tend-op',

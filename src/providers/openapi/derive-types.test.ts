@@ -197,9 +197,9 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'missing DELETE, one parameter deeper there is one',
+    name: 'missing DELETE, one parameter deeper there is one, and no field holds a parameter',
     reason:
-      'the objects are named by two parameters (/buckets/{cluster}/{bucket}): the one-parameter path is a listing, not the item',
+      'the objects are named by two parameters (/buckets/{cluster}/{bucket}), but nothing in the object holds {cluster}: no type, and the reason says what to declare (item-key.ts)',
     doc: doc({
       ...pair('/buckets', { param: 'cluster', item: ['GET', 'PATCH'] }),
       '/buckets/{cluster}/{bucket}': {
@@ -213,7 +213,7 @@ const cases: Case[] = [
         {
           path: '/buckets',
           reason:
-            'no DELETE on /buckets/{cluster}, but /buckets/{cluster}/{bucket} has one: these objects seem to be named by the parameters of /buckets/{cluster}/{bucket}, and Tend does not pair that item path with this collection',
+            'its objects are addressed by {cluster} and {bucket} together (/buckets/{cluster}/{bucket}), but no field of the objects holds {cluster} (none is named like it, and it is not a name-like field both the create body and the read object have); name it with x-tend-key-fields: {cluster: <field>} on /buckets/{cluster}/{bucket}',
         },
         { path: '/buckets/{cluster}' },
         { path: '/buckets/{cluster}/{bucket}' },

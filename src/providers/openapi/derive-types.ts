@@ -26,6 +26,8 @@ import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } fr
 import type { RealOperation } from './irregular-ops.js';
 import { assembleOperations } from './irregular-ops.js';
 import { longerName, noItemPathReason } from './path-pairing.js';
+import type { ItemKeyPart } from './item-key.js';
+import { compositeItemPath, itemKeyParts } from './item-key.js';
 import type { ItemCreate, Singleton } from './item-create.js';
 import {
   createdAtItem,
@@ -40,7 +42,7 @@ import {
   withItemKey,
 } from './item-create.js';
 import type { Pagination } from './pagination.js';
-import { readByListOperation, readByListReason } from './read-by-list.js';
+import { isCheckOnlyGet, readByListOperation, readByListReason } from './read-by-list.js';
 import { inferPagination, readPagination } from './pagination.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
@@ -218,6 +220,12 @@ export interface DerivedType {
    * entry with its id (read-by-list.ts); says why, for inspect.
    */
   readonly readByList?: string;
+  /**
+   * Set when the objects are addressed by several parameters of the item path together
+   * (`/buckets/{clusterId}/{bucket}`): each parameter and the field holding it. The object's own id
+   * is their values, each URI-encoded, joined by `/` (item-key.ts).
+   */
+  readonly itemKey?: readonly ItemKeyPart[];
 }
 
 /** A path that did not become (part of) a resource type, and why. */
@@ -333,14 +341,27 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       continue;
     }
     const itemPaths = single ? [collectionPath] : pairedItems;
+    // Objects addressed by several parameters together (`/buckets/{clusterId}/{bucket}`), when no
+    // item path directly under the collection deletes one (item-key.ts).
+    const composite =
+      single ||
+      !operation(collection, 'POST') ||
+      itemPaths.some((p) => operation(paths[p]!, 'DELETE'))
+        ? undefined
+        : compositeItemPath(collectionPath, paths);
     if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
-    if (itemPaths.length === 0 && byItemShape.has(shapeOf(parentOf(collectionPath)))) {
+    if (
+      itemPaths.length === 0 &&
+      !composite &&
+      byItemShape.has(shapeOf(parentOf(collectionPath)))
+    ) {
       continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
     }
 
     const related = unique([
       collectionPath,
       ...itemPaths,
+      ...(composite ? [composite.path] : []),
       ...[collectionPath, ...itemPaths].flatMap(moved),
     ]);
     const claim = (reason: string): void => {
@@ -364,7 +385,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const atItem =
       operation(collection, 'POST') || single
         ? undefined
-        : itemCreateChoice(collectionPath, itemPaths, paths);
+        : itemCreateChoice(
+            collectionPath,
+            itemPaths,
+            paths,
+            operation(collection, 'GET') !== undefined,
+          );
     if (typeof atItem === 'string') {
       claim(atItem);
       continue;
@@ -378,7 +404,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects`);
       continue;
     }
-    if (itemPaths.length === 0) {
+    if (itemPaths.length === 0 && !composite) {
       claim(noItemPathReason(collectionPath, paths, shown));
       continue;
     }
@@ -418,6 +444,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     // Several item paths for one collection are rare; the first complete one wins.
     const itemPath =
       atItem?.itemPath ??
+      composite?.path ??
       itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
       itemPaths[0]!;
     const item = paths[itemPath]!;
@@ -430,7 +457,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         const o = item[m];
         return isObject(o) ? assembled.realOf.get(o)?.path : undefined;
       }),
-    ].some((q) => q !== undefined && isObject(documentPaths[q]?.['get']));
+    ].some(
+      (q) =>
+        q !== undefined &&
+        isObject(documentPaths[q]?.['get']) &&
+        !isCheckOnlyGet(documentPaths[q]?.['get']),
+    );
     const byList = documentGet
       ? undefined
       : readByListOperation(
@@ -479,7 +511,10 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
         : {}),
       ...(deletes.kind === 'none' ? { noDelete: deletes.reason } : {}),
-      ...(byList ? { readByList: readByListReason(shown(itemPath)) } : {}),
+      ...(byList
+        ? { readByList: readByListReason(shown(itemPath), isCheckOnlyGet(item['get'])) }
+        : {}),
+      ...(composite ? { itemKey: composite.params } : {}),
     });
     if (typeof built === 'string') {
       claim(built);
@@ -491,12 +526,16 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       for (const q of [p, ...moved(p)].filter((q) => Object.hasOwn(documentPaths, q))) {
         unmapped.push({
           path: q,
-          reason: `${shown(itemPath)} is already the item path of "${name}"`,
+          reason: composite
+            ? `a list of the "${name}" objects that share {${lastParam(p) ?? ''}}; "${name}" lists them all at ${shown(collectionPath)} and addresses one at ${shown(itemPath)}`
+            : `${shown(itemPath)} is already the item path of "${name}"`,
         });
       }
     }
     byName.set(name, built);
-    byItemShape.set(shapeOf(itemPath), built);
+    // A type addressed by several parameters is no parent: its children's paths name its key
+    // parts one parameter each, which the parents' single-id scopes do not fill.
+    if (!composite) byItemShape.set(shapeOf(itemPath), built);
     types.push(built);
 
     for (const decl of embeddedDecls) {
@@ -696,6 +735,8 @@ interface BuildContext {
   readonly noDelete?: string;
   /** Set when the item path has no GET: one object is read from the list (read-by-list.ts). */
   readonly readByList?: string;
+  /** The item path's own parameters when several name one object together (item-key.ts). */
+  readonly itemKey?: readonly string[];
 }
 
 /** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
@@ -815,6 +856,25 @@ function buildType(
     ...annotated.filter((f) => writable.has(f)),
   ]);
 
+  // Addressed by several parameters together: the field holding each (item-key.ts).
+  const keyParts = ctx.itemKey
+    ? itemKeyParts({
+        typeName: name,
+        collectionPath,
+        itemPath,
+        params: ctx.itemKey,
+        declared: item['x-tend-key-fields'],
+        // A read schema the document leaves empty says nothing against the create's fields.
+        readFields:
+          Object.keys(read.properties).length > 0 ? Object.keys(read.properties) : writableFields,
+        createFields: writableFields,
+      })
+    : undefined;
+  if (keyParts !== undefined && 'reason' in keyParts) {
+    return `its objects are addressed by ${ctx.itemKey!.map((p) => `{${p}}`).join(' and ')} together (${itemPath}), but ${keyParts.reason}`;
+  }
+  const itemKey = keyParts?.parts;
+
   // Identity (identity.ts): also from the fields every oneOf/anyOf branch of the create body shares.
   const keyView = withBranchFields(createSchema, create, writableFields);
   const found = markerLocation(name, keyView.view, [createSchema, post], ctx.warnings);
@@ -848,15 +908,28 @@ function buildType(
     : atItem
       ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
       : undefined;
-  const identity = atItem
-    ? itemCreateIdentity(inferred, {
-        idParam,
-        itemPath,
-        method: ctx.realOf.get(post)!.method,
-        keyField: itemKeyField,
-        ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
-      })
-    : inferred;
+  // The item path names one object by the key's values together, and the create chooses them: a
+  // second create with the same values names the same object (unless an overlay says otherwise).
+  const explicitIdentity = [createSchema, readSchema, post].some(
+    (s) => isObject(s) && s['x-tend-identity'] !== undefined,
+  );
+  const identity: typeof inferred =
+    itemKey && !explicitIdentity
+      ? {
+          identity: 'natural-key',
+          naturalKeys: itemKey.map((k) => k.field),
+          idempotencyKey: idempotencyHeader !== undefined,
+          why: `natural key ${itemKey.map((k) => k.field).join(', ')}: ${itemPath} addresses one object by ${itemKey.map((k) => `{${k.param}}`).join(' and ')} together, held by ${itemKey.map((k) => `${k.field} (${k.why})`).join(' and ')}`,
+        }
+      : atItem
+        ? itemCreateIdentity(inferred, {
+            idParam,
+            itemPath,
+            method: ctx.realOf.get(post)!.method,
+            keyField: itemKeyField,
+            ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
+          })
+        : inferred;
   // A text marker is the last resort: inferred, it is used only when the type has no other identity
   // (a token in a person's description is noise where a name already identifies the object).
   // Stated with x-tend-marker, it is used as stated.
@@ -875,15 +948,17 @@ function buildType(
   // A singleton's read object need not carry its owner's key: the key is what it was read with.
   const idField = ctx.singleton
     ? idParam
-    : (statedIdField ??
-      itemKeyField ??
-      (idParam in read.properties
-        ? idParam
-        : 'id' in read.properties
-          ? 'id'
-          : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
-            ? identity.naturalKeys[0]!
-            : idParam));
+    : itemKey
+      ? itemKey.at(-1)!.field
+      : (statedIdField ??
+        itemKeyField ??
+        (idParam in read.properties
+          ? idParam
+          : 'id' in read.properties
+            ? 'id'
+            : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
+              ? identity.naturalKeys[0]!
+              : idParam));
 
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
@@ -1013,6 +1088,7 @@ function buildType(
     ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
     ...(settled.notes.length > 0 ? { parentNotes: settled.notes } : {}),
     ...(ctx.readByList !== undefined ? { readByList: ctx.readByList } : {}),
+    ...(itemKey ? { itemKey } : {}),
   };
 }
 

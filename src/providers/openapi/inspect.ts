@@ -42,6 +42,16 @@ export interface InspectedType {
   /** For natural-key identity: the key fields, parents first. */
   readonly naturalKey?: readonly string[];
   readonly idField: string;
+  /**
+   * Set when one object is addressed by several item path parameters together
+   * (`/buckets/{clusterId}/{bucket}`): each parameter, the field holding it, and how that was found.
+   * An object's id is then their values, each URI-encoded, joined by `/`.
+   */
+  readonly itemKey?: readonly {
+    readonly param: string;
+    readonly field: string;
+    readonly why: string;
+  }[];
   readonly idempotencyKey: boolean;
   /** Where Tend's ownership marker goes (a field or dotted path), and in what form. */
   readonly markerField?: string;
@@ -218,6 +228,7 @@ function inspectType(t: DerivedType): InspectedType {
     ...(i.identityReason !== undefined ? { identityReason: i.identityReason } : {}),
     ...(t.keyFields.length > 0 ? { naturalKey: t.keyFields } : {}),
     idField: i.idField,
+    ...(t.itemKey !== undefined ? { itemKey: t.itemKey } : {}),
     idempotencyKey: i.idempotencyKey,
     ...(i.markerField !== undefined ? { markerField: i.markerField } : {}),
     ...(markerKind !== undefined ? { markerKind } : {}),

@@ -165,6 +165,24 @@ describe('finding the create of a collection without POST on its item path', () 
     else expect(got).toMatchObject({ itemPath: '/things/{thing_name}', method: want.method });
   });
 
+  it.each<[string, boolean, string | { method: string }]>([
+    ['listable: read from the list', true, { method: 'PUT' }],
+    [
+      'not listable: no way to read one',
+      false,
+      'no POST on /tagNames: Tend cannot create these objects',
+    ],
+  ])('an item path without GET (Azure tag names), %s', (_what, listable, want) => {
+    const got = itemCreateChoice(
+      '/tagNames',
+      ['/tagNames/{tagName}'],
+      { '/tagNames/{tagName}': { put: { operationId: 'Tags_CreateOrUpdate' }, delete: gone } },
+      listable,
+    );
+    if (typeof want === 'string') expect(got).toBe(want);
+    else expect(got).toMatchObject({ itemPath: '/tagNames/{tagName}', method: want.method });
+  });
+
   it('refuses an item parameter that looks like an id the platform assigns', () => {
     const got = itemCreateChoice('/things', ['/things/{thing_id}'], {
       '/things/{thing_id}': {

@@ -109,10 +109,15 @@ export function itemCreateChoice(
   collectionPath: string,
   itemPaths: readonly string[],
   paths: Readonly<Record<string, Record<string, unknown>>>,
+  /**
+   * The collection has a list GET: an item path without a GET of its own is read from the list
+   * (read-by-list.ts), so it is complete with a DELETE alone (Azure's `/tagNames/{tagName}`).
+   */
+  listable = false,
 ): ItemCreateChoice | string {
   const noPost = `no POST on ${collectionPath}: Tend cannot create these objects`;
   const complete = itemPaths.filter(
-    (p) => isObject(paths[p]?.['get']) && isObject(paths[p]?.['delete']),
+    (p) => (listable || isObject(paths[p]?.['get'])) && isObject(paths[p]?.['delete']),
   );
   for (const itemPath of complete) {
     const item = paths[itemPath]!;

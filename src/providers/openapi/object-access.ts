@@ -11,7 +11,7 @@ import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
 import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
 import { pastIsNow } from './instants.js';
 import { isAbsent } from './object-annotations.js';
-import { pickListed } from './read-by-list.js';
+import { pickListed, pickListedByKey } from './read-by-list.js';
 import { unwrap } from './envelope.js';
 import type { PageAnswer, PageRequest } from './pagination.js';
 import { collectPages, pageUrlRequest } from './pagination.js';
@@ -138,8 +138,10 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     etag?: string,
   ): ObservedObject | undefined => {
     let own: string[] | undefined;
-    if (t.embedded) {
-      const key = t.embedded.key.map((k) => scalarId(fields[k]));
+    if (t.embedded || t.itemKey) {
+      const key = (t.embedded?.key ?? t.itemKey!.map((k) => k.field)).map((k) =>
+        scalarId(fields[k]),
+      );
       own = key.every((k): k is string => k !== undefined) ? key : undefined;
     } else {
       const id = scalarId(fields[t.info.idField]);
@@ -182,11 +184,11 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   const readRaw = async (
     t: DerivedType,
     scope: Scope,
-    ownId: string,
+    own: string | readonly string[],
     signal?: AbortSignal,
   ): Promise<{ body: Record<string, unknown>; etag?: string } | undefined> => {
-    if (t.readByList !== undefined) return readFromList(t, scope, ownId, signal);
-    const path = fillItemPath(t.operations.read.path, aliased(t, scope), ownId);
+    if (t.readByList !== undefined) return readFromList(t, scope, own, signal);
+    const path = fillItemPath(t.operations.read.path, aliased(t, scope), own);
     try {
       const r = await http.request({ method: 'GET', path, ...(signal ? { signal } : {}) });
       const answer = unwrapAnswer(t, t.envelope?.read, r.body, `GET ${t.operations.read.path}`);
@@ -208,7 +210,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   const readFromList = async (
     t: DerivedType,
     scope: Scope,
-    ownId: string,
+    own: string | readonly string[],
     signal?: AbortSignal,
   ): Promise<{ body: Record<string, unknown> } | undefined> => {
     let items: unknown[];
@@ -218,7 +220,13 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       if (e instanceof TendError && e.code === 'http.not_found') return undefined;
       throw e;
     }
-    const found = pickListed(items, t.info.idField, ownId);
+    const found = t.itemKey
+      ? pickListedByKey(
+          items,
+          t.itemKey.map((k) => k.field),
+          typeof own === 'string' ? [own] : own,
+        )
+      : pickListed(items, t.info.idField, typeof own === 'string' ? own : own[0]!);
     if (found === undefined) return undefined;
     for (const f of t.absentWhenEmpty) if (isEmpty(found[f])) return undefined;
     if (isAbsent(t.absentWhen, found)) return undefined;
@@ -231,7 +239,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     signal?: AbortSignal,
   ): Promise<ObservedObject | undefined> => {
     const { scope, own } = splitId(t, id);
-    const got = await readRaw(t, scope, own[0]!, signal);
+    const got = await readRaw(t, scope, own, signal);
     if (got === undefined) return undefined;
     checkRequired(t, `GET ${t.itemPath}`, got.body);
     return observed(t, got.body, scope, own, got.etag);
@@ -379,9 +387,9 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (t.readByList !== undefined) return item;
     const fields = itemOnlyCandidates(t);
     if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
-    const id = scalarId(item[t.info.idField]);
-    if (id === undefined) return item;
-    const got = await readRaw(t, scope, id, signal);
+    const own = (t.itemKey?.map((k) => k.field) ?? [t.info.idField]).map((f) => scalarId(item[f]));
+    if (!own.every((v): v is string => v !== undefined)) return item;
+    const got = await readRaw(t, scope, own, signal);
     if (got === undefined) return undefined;
     return { ...item, ...got.body };
   };
@@ -471,12 +479,22 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       t.createIdField !== undefined && isObject(createAnswer)
         ? scalarId(createAnswer[t.createIdField])
         : undefined;
+    // Addressed by several parameters: the key's values, which the create chose.
+    const keyed = t.itemKey?.map((k) => scalarId(body[k.field]));
+    const ownKey = keyed?.every((v): v is string => v !== undefined) ? keyed : undefined;
     const ownId = naturalId ?? answeredId ?? locationId(r.headers.get('location'));
     const answered = isObject(createAnswer) ? observed(t, createAnswer, scope) : undefined;
     const created =
       answered ??
-      (ownId !== undefined
-        ? await readBack(t, composeId(t, scope, [ownId]), scope, body, r.body, ctx.signal)
+      (ownKey !== undefined || ownId !== undefined
+        ? await readBack(
+            t,
+            composeId(t, scope, ownKey ?? [ownId!]),
+            scope,
+            body,
+            r.body,
+            ctx.signal,
+          )
         : undefined) ??
       (ctx.marker && t.info.markerField ? await find(t, ctx.marker, ctx.signal) : undefined) ??
       (await findByKey(t, desired, ctx.signal));
@@ -561,7 +579,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       );
     }
     const { scope, own } = splitId(t, id);
-    const path = fillItemPath(op.path, aliased(t, scope), own[0]!);
+    const path = fillItemPath(op.path, aliased(t, scope), own);
     const sent = onlyUpdateFields(t, bodyOf(t, desired));
     const body =
       op.method === 'PATCH' || t.partialUpdate
@@ -595,7 +613,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     try {
       await http.request({
         method: op.method,
-        path: fillItemPath(op.path, aliased(t, scope), own[0]!),
+        path: fillItemPath(op.path, aliased(t, scope), own),
         headers: actorHeaders(ctx.actor),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
@@ -1075,12 +1093,15 @@ function holderAt(
 
 /**
  * An item operation's path with its parameters filled: the object's own id goes into the path's last
- * parameter (`/containers/{id}/json`), whatever it is called; the others come from the scope.
+ * parameter (`/containers/{id}/json`), whatever it is called — an own id of several parts (item-key.ts)
+ * into as many last parameters, in order; the others come from the scope.
  */
-function fillItemPath(template: string, scope: Scope, ownId: string): string {
-  const params = [...template.matchAll(/\{([^{}]+)\}/g)];
-  const last = params.at(-1)?.[1];
-  return fillPath(template, last === undefined ? scope : new Map([...scope, [last, ownId]]));
+function fillItemPath(template: string, scope: Scope, own: string | readonly string[]): string {
+  const parts = typeof own === 'string' ? [own] : own;
+  const names = [...template.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!).slice(-parts.length);
+  const filled = new Map(scope);
+  names.forEach((name, i) => filled.set(name, parts[parts.length - names.length + i]!));
+  return fillPath(template, filled);
 }
 
 function isEmpty(v: unknown): boolean {

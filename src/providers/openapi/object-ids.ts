@@ -3,7 +3,8 @@ import type { DerivedType } from './derive-types.js';
 
 /**
  * Object ids of nested types. An object that lives under parents is addressed by its parents' ids
- * and its own id (for a sub-collection item: its key values), so one string is enough to read,
+ * and its own id (for a sub-collection item: its key values; for an object addressed by several
+ * parameters together, their values: item-key.ts), so one string is enough to read,
  * change or delete it: each part URI-encoded, joined by `/` (`example.org./www.example.org./A`).
  * Objects of top-level types keep the platform's id as it is.
  */
@@ -29,11 +30,12 @@ export function composeId(t: DerivedType, scope: Scope, own: readonly string[]):
 /** The scope and own id parts of an object id; a TendError when the id is not one of this type. */
 export function splitId(t: DerivedType, id: string): { scope: Map<string, string>; own: string[] } {
   const scope = fixedScope(t);
-  const ownCount = t.embedded ? t.embedded.key.length : 1;
+  const ownCount = t.embedded ? t.embedded.key.length : (t.itemKey?.length ?? 1);
   if (t.parentFields.length === 0 && ownCount === 1) return { scope, own: [id] };
   const parts = id.split('/');
   if (parts.length !== t.parentFields.length + ownCount) {
-    const shape = [...t.parentFields, ...(t.embedded ? t.embedded.key : [t.idParam])].join('/');
+    const own = t.embedded ? t.embedded.key : (t.itemKey?.map((k) => k.param) ?? [t.idParam]);
+    const shape = [...t.parentFields, ...own].join('/');
     throw new TendError(
       'provider.bad_id',
       `"${id}" is not an id of ${t.info.name}: expected ${shape}, each part URI-encoded`,

@@ -401,7 +401,7 @@ const cases: Case[] = [
     ],
   },
   {
-    name: 'objects addressed by two parameters: the reason says so',
+    name: 'objects addressed by two parameters no field holds: the reason says what to declare',
     paths: {
       '/autoprimaries': { get: list(), post: create() },
       '/autoprimaries/{ip}/{nameserver}': { delete: del() },
@@ -409,7 +409,19 @@ const cases: Case[] = [
     types: [],
     unmapped: {
       '/autoprimaries':
-        'no item path /autoprimaries/{id}: Tend cannot read or delete one object; its objects are addressed by {ip} and {nameserver} together (/autoprimaries/{ip}/{nameserver}: DELETE), and Tend addresses an object by one id (a key of several path parameters is not supported)',
+        'its objects are addressed by {ip} and {nameserver} together (/autoprimaries/{ip}/{nameserver}), but no field of the objects holds {ip} (none is named like it, and it is not a name-like field both the create body and the read object have); name it with x-tend-key-fields: {ip: <field>} on /autoprimaries/{ip}/{nameserver}',
+    },
+  },
+  {
+    name: 'objects addressed by two parameters without a DELETE: no type, and the reason says so',
+    paths: {
+      '/autoprimaries': { get: list(), post: create() },
+      '/autoprimaries/{ip}/{nameserver}': { get: read() },
+    },
+    types: [],
+    unmapped: {
+      '/autoprimaries':
+        'no item path /autoprimaries/{id}: Tend cannot read or delete one object; its objects are addressed by {ip} and {nameserver} together (/autoprimaries/{ip}/{nameserver}: GET), with no DELETE there: Tend could not remove one; if the platform removes them another way, declare it with x-tend-type and x-tend-op: delete',
     },
   },
 ];

@@ -438,7 +438,8 @@ export function longerName(
 
 /**
  * Why a collection has no item path: none at `<c>/{id}`; and when the objects sit below two or more
- * parameters (`/autoprimaries/{ip}/{nameserver}`), that a key of several parts is not one id.
+ * parameters (`/autoprimaries/{ip}/{nameserver}`) with no DELETE there (with one, item-key.ts makes
+ * them a type), that nothing removes one.
  */
 export function noItemPathReason(
   collectionPath: string,
@@ -455,5 +456,5 @@ export function noItemPathReason(
   if (deeper === undefined) return base;
   const methods = METHODS.filter((m) => isObject(paths[deeper]![m])).map((m) => m.toUpperCase());
   const keys = split(deeper.slice(prefix.length)).join(' and ');
-  return `${base}; its objects are addressed by ${keys} together (${shown(deeper)}: ${methods.join(', ') || 'no operations'}), and Tend addresses an object by one id (a key of several path parameters is not supported)`;
+  return `${base}; its objects are addressed by ${keys} together (${shown(deeper)}: ${methods.join(', ') || 'no operations'}), with no DELETE there: Tend could not remove one; if the platform removes them another way, declare it with x-tend-type and x-tend-op: delete`;
 }

@@ -8,7 +8,7 @@ import { deriveTypes } from './derive-types.js';
 import { inspectOpenApi } from './inspect.js';
 import { prepareOpenApiDocument } from './load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
-import { pickListed } from './read-by-list.js';
+import { isCheckOnlyGet, pickListed } from './read-by-list.js';
 
 // Reading one object through the list when the item path has no GET: when the rule applies (and
 // when it does not), what inspect says, and the read against a real HTTP server on 127.0.0.1.
@@ -159,6 +159,81 @@ describe('deriving a type read from its list', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('isCheckOnlyGet', () => {
+  const get = (responses: Obj) => ({ responses });
+  it.each([
+    {
+      why: 'only a 204 without a body: a check (GitHub collaborators)',
+      op: get({ '204': { description: 'is a collaborator' }, '404': { description: 'no' } }),
+      want: true,
+    },
+    {
+      why: 'a 200 with the object: a read',
+      op: get({ '200': { description: 'ok', ...body(THING) } }),
+      want: false,
+    },
+    {
+      why: 'a 200 and a 204: may answer the object',
+      op: get({ '200': { description: 'ok', ...body(THING) }, '204': { description: 'none' } }),
+      want: false,
+    },
+    {
+      why: 'a 204 that declares content is not a plain check',
+      op: get({ '204': { description: 'odd', ...body(THING) } }),
+      want: false,
+    },
+    {
+      why: 'no success answer at all: nothing to say',
+      op: get({ '404': { description: 'no' } }),
+      want: false,
+    },
+    { why: 'no operation', op: undefined, want: false },
+  ])('$why', ({ op, want }) => {
+    expect(isCheckOnlyGet(op)).toBe(want);
+  });
+
+  it('an item created at its address whose GET is a check is read from the list', () => {
+    const user = {
+      type: 'object',
+      properties: { login: { type: 'string' }, id: { type: 'integer', readOnly: true } },
+    };
+    const got = deriveTypes({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/repos/{repo}/collaborators': {
+          get: {
+            responses: { '200': { description: 'ok', ...body({ type: 'array', items: user }) } },
+          },
+        },
+        '/repos/{repo}/collaborators/{username}': {
+          get: { responses: { '204': { description: 'is one' }, '404': { description: 'no' } } },
+          put: {
+            operationId: 'addCollaborator',
+            requestBody: body({
+              type: 'object',
+              properties: { permission: { type: 'string' } },
+              'x-tend-id-field': 'login',
+            }),
+            responses: { '204': { description: 'added' } },
+          },
+          delete: { responses: { '204': { description: 'gone' } } },
+        },
+      },
+    });
+    const t = got.types.find((x) => x.info.name === 'collaborators');
+    if (t === undefined) expect.fail(JSON.stringify(got.unmapped));
+    expect(t.operations.read).toMatchObject({
+      method: 'GET',
+      path: '/repos/{repo}/collaborators',
+      assigned:
+        'inferred: GET /repos/{repo}/collaborators/{username} answers 204 with no object (a check that it exists); one object is read from the list',
+    });
+    expect(t.info.idField).toBe('login');
+    expect(t.info.identity).toBe('natural-key');
   });
 });
 

@@ -13,16 +13,31 @@ import { inferListEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
 import { hasType, isObject, successSchema } from './schema-view.js';
 
 /** What `assigned` says of a read from the list (inspect shows it on the read operation). */
-export function readByListReason(itemPath: string): string {
-  return `inferred: no GET on ${itemPath}; one object is read from the list`;
+export function readByListReason(itemPath: string, checkOnly = false): string {
+  return checkOnly
+    ? `inferred: GET ${itemPath} answers 204 with no object (a check that it exists); one object is read from the list`
+    : `inferred: no GET on ${itemPath}; one object is read from the list`;
+}
+
+/**
+ * True for a GET that only says whether the object exists: its only success answer is a 204 with no
+ * body (GitHub's and Gitea's `GET /repos/{owner}/{repo}/collaborators/{username}`), so it cannot be
+ * the object's read.
+ */
+export function isCheckOnlyGet(op: unknown): boolean {
+  if (!isObject(op) || !isObject(op['responses'])) return false;
+  const success = Object.keys(op['responses']).filter((c) => /^2(\d\d|XX)$/i.test(c));
+  if (success.length === 0 || success.some((c) => c !== '204')) return false;
+  const answer = op['responses']['204'];
+  return !(isObject(answer) && isObject(answer['content']));
 }
 
 /**
  * A GET operation standing for "read one object from the list", for an item path without GET: its
  * success schema is the schema of one listed entry, it declares no envelope (entries are already out
  * of the list's), and `realOf` records that it really is the list's GET. Undefined when the rule does
- * not apply: the item path has a GET, or neither DELETE, PATCH nor PUT, or the collection no list
- * GET.
+ * not apply: the item path has a GET that answers the object (a GET answering only 204 is a check,
+ * not a read), or neither DELETE, PATCH nor PUT, or the collection no list GET.
  */
 export function readByListOperation(
   typeName: string,
@@ -33,7 +48,8 @@ export function readByListOperation(
   item: Record<string, unknown>,
   realOf: WeakMap<object, RealOperation>,
 ): Record<string, unknown> | undefined {
-  if (isObject(item['get'])) return undefined;
+  const checkOnly = isCheckOnlyGet(item['get']);
+  if (isObject(item['get']) && !checkOnly) return undefined;
   if (!['delete', 'patch', 'put'].some((m) => isObject(item[m]))) return undefined;
   const list = collection['get'];
   if (!isObject(list)) return undefined;
@@ -52,7 +68,7 @@ export function readByListOperation(
   realOf.set(op, {
     method: 'GET',
     path: real?.path ?? collectionPath,
-    source: readByListReason(itemPath),
+    source: readByListReason(itemPath, checkOnly),
   });
   return op;
 }
@@ -88,4 +104,25 @@ export function pickListed(
     if ((typeof v === 'string' || typeof v === 'number') && String(v) === id) return it;
   }
   return undefined;
+}
+
+/**
+ * The entry of a list whose key fields equal an object's own id parts, in order (an object addressed
+ * by several parameters together: item-key.ts); compared as text. The first wins.
+ */
+export function pickListedByKey(
+  items: readonly unknown[],
+  fields: readonly string[],
+  own: readonly string[],
+): Record<string, unknown> | undefined {
+  if (fields.length !== own.length) return undefined;
+  return items.find(
+    (it): it is Record<string, unknown> =>
+      isObject(it) &&
+      fields.every((f, i) => {
+        if (!Object.hasOwn(it, f)) return false;
+        const v = it[f];
+        return (typeof v === 'string' || typeof v === 'number') && String(v) === own[i];
+      }),
+  );
 }
