@@ -287,7 +287,9 @@ async function recoveredState(ws: Workspace, events: readonly EngineEvent[]) {
   const ops = (await ws.store.operations())
     .map((o) => `${plain(o.address)} ${o.action} ${o.state}`)
     .sort();
-  const twin = (await ws.store.listTwin()).map((t) => `${plain(t.address)} ${t.fields['cidr']}`);
+  const twin = (await ws.store.listTwin()).map(
+    (t) => `${plain(t.address)} ${String(t.fields['cidr'])}`,
+  );
   const ledger = (await ws.store.changes())
     .map((c) => `${plain(c.address ?? '')} ${c.action} ${c.fields.join(',')}`)
     .sort();
