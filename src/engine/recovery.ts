@@ -63,18 +63,14 @@ export async function recoverJournal(
       ...(op.group ? { group: op.group, step: op.step ?? 1 } : {}),
       ...(op.replaces ? { replaces: op.replaces } : {}),
     };
-    let sent = remembered?.sent;
-    if (op.action === 'create' && decl) {
-      sent = sentHashes(
-        ws.typeOf(op.type).info,
-        resolveDesired(decl, (a) => known.get(a)),
-      );
-    }
+    // What the intent wants now, for a create (resolved once: the hashes sent and the comparison).
+    const desired =
+      op.action === 'create' && decl ? resolveDesired(decl, (a) => known.get(a)) : undefined;
+    const sent = desired ? sentHashes(ws.typeOf(op.type).info, desired) : remembered?.sent;
     if (sent) target = { ...target, sent };
     let outcome: string;
     try {
       if (op.action === 'create') {
-        const desired = decl ? resolveDesired(decl, (a) => known.get(a)) : undefined;
         const wanted =
           decl !== undefined &&
           desired !== undefined &&
