@@ -199,3 +199,67 @@ describe('executePlan', () => {
     expect(got.twin.map((t) => `${t.address} ${t.objectId}`)).toEqual(['sb.buckets/static b1']);
   });
 });
+
+describe('executePlan: resources carried out at once', () => {
+  /** Twelve independent networks, and a chain of four buckets each referencing the one before. */
+  const declared = [
+    ...Array.from({ length: 12 }, (_, i) => decl(`sb.networks/n${i}`, `n${i}`)),
+    decl('sb.buckets/c0', 'c0'),
+    ...[1, 2, 3].map((i) =>
+      decl(`sb.buckets/c${i}`, `c${i}`, undefined, {
+        name: `c${i}`,
+        after: `\${sb.buckets/c${i - 1}.name}`,
+      }),
+    ),
+  ];
+
+  it.each([
+    [1, 1],
+    [3, 3],
+    [undefined, 13], // the 12 networks and the head of the chain: the rest wait for it
+  ])(
+    'maxInFlight %s: at most %i creates at once, and every resource converges',
+    async (max, want) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tend-executor-'));
+      dirs.push(dir);
+      const store = await openStore(join(dir, 'tend.db'), {
+        ledgerKey: ledgerKey('executor-test-ledger-key-0123456789abcdef'),
+      });
+      const platform = fakePlatform([]);
+      let now = 0;
+      let most = 0;
+      const create = platform.provider.create.bind(platform.provider);
+      const provider = {
+        ...platform.provider,
+        create: async (...args: Parameters<typeof create>) => {
+          most = Math.max(most, ++now);
+          try {
+            // Long enough that the others get to start, if they may.
+            await new Promise((r) => setTimeout(r, 5));
+            return await create(...args);
+          } finally {
+            now--;
+          }
+        },
+      };
+      const ws = workspaceOver(declared, provider, store);
+      try {
+        const observation = await observe(ws, { visibilityWindowMs: 0, now: new Date() });
+        const pass = await planPass(ws, observation, { approveDestroy: false, prune: true });
+        const outcomes = await executePlan(ws, pass, {
+          actor: tendActor('test'),
+          clock: systemClock,
+          report: () => {},
+          verifyTimeoutMs: 500,
+          runChecks: false,
+          ...(max !== undefined ? { maxInFlight: max } : {}),
+        });
+        expect(most).toBe(want);
+        expect([...outcomes.values()].map((o) => o.state)).toEqual(Array(16).fill('converged'));
+        expect(platform.calls.filter((c) => c.verb === 'create')).toHaveLength(16);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+});

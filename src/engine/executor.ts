@@ -51,6 +51,39 @@ export interface ExecuteOptions {
   readonly crash?: CrashHook;
   /** See OperatorOptions.consistencyWindowMs. */
   readonly consistencyWindowMs?: number;
+  /**
+   * How many resources' steps are carried out at once (default MAX_IN_FLIGHT). The providers bound
+   * their own concurrency and rate; this bounds the work started ahead of them, so that a plan of
+   * 10,000 creates does not journal, resolve and build the requests of all 10,000 while the first 64
+   * are sent (every one of them held in memory until its turn).
+   */
+  readonly maxInFlight?: number;
+}
+
+/**
+ * Resources carried out at once by default: well above what a provider sends at once (its
+ * `concurrency`, 64 by default), so that the providers stay busy while verifications wait.
+ */
+export const MAX_IN_FLIGHT = 512;
+
+/** At most `size` holders at once; the others wait in arrival order. */
+function slots(size: number): { acquire(): Promise<void>; release(): void } {
+  let free = Math.max(1, size);
+  const waiting: (() => void)[] = [];
+  return {
+    acquire() {
+      if (free > 0) {
+        free--;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release() {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    },
+  };
 }
 
 class Skip extends Error {}
@@ -95,6 +128,7 @@ export async function executePlan(
   const current = new Map<Address, ObservedObject>(pass.observation.objects);
   const outcomes = new Map<Address, ResourceOutcome>();
   const nodes = new Map<string, Promise<void>>();
+  const inFlight = slots(options.maxInFlight ?? MAX_IN_FLIGHT);
   const dependents = new Map<Address, Address[]>();
   for (const r of ws.intent.resources) {
     for (const d of r.dependsOn) dependents.set(d, [...(dependents.get(d) ?? []), r.address]);
@@ -125,8 +159,14 @@ export async function executePlan(
         throw new Blocked(root.message as Address, root.why);
       }
       if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
-      if (options.signal?.aborted) throw new Skip('stopping');
-      await run();
+      // A slot is taken only once what it depends on is done: a waiting node holds none.
+      await inFlight.acquire();
+      try {
+        if (options.signal?.aborted) throw new Skip('stopping');
+        await run();
+      } finally {
+        inFlight.release();
+      }
     })();
     nodes.set(key, p);
     return p;

@@ -8,7 +8,7 @@ import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import { steppedClock } from './clock.js';
 import { noCrash } from './crash-points.js';
-import { Operator } from './operator.js';
+import { changedFields, Operator } from './operator.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
 import { openWorkspaceAt as openWorkspace } from '../app/index.js';
@@ -147,5 +147,20 @@ describe('Operator.create: the platform commits and never answers', () => {
     } finally {
       await ws.close();
     }
+  });
+});
+
+describe('changedFields', () => {
+  it.each([
+    ['nothing before: every field with a value', undefined, { a: 1, b: null, c: 'x' }, ['a', 'c']],
+    ['nothing after: every field that had one', { z: 1, y: [] }, undefined, ['y', 'z']],
+    ['equal as data, keys in another order', { t: { b: 1, a: 2 } }, { t: { a: 2, b: 1 } }, []],
+    ['absent and null are the same', { a: null }, {}, []],
+    ['an array in another order differs', { l: [1, 2] }, { l: [2, 1] }, ['l']],
+    ['1 and "1" differ', { n: 1 }, { n: '1' }, ['n']],
+    ['sorted by name', { b: 1, a: 1 }, { b: 2, a: 2 }, ['a', 'b']],
+    ['nested change', { t: { a: { x: 1 } } }, { t: { a: { x: 2 } } }, ['t']],
+  ])('%s', (_name, before, after, want) => {
+    expect(changedFields(before, after)).toEqual(want);
   });
 });

@@ -11,6 +11,7 @@ import type {
 } from '../core/index.js';
 import {
   CUSTOM_WORD,
+  canonicalJson,
   hashValue,
   operationId,
   setKey,
@@ -93,8 +94,9 @@ export function changedFields(
   after: Readonly<Record<string, unknown>> | undefined,
 ): string[] {
   const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
+  // Equal as data ⇔ the same canonical JSON (what hashValue hashes; no digest needed to compare).
   return [...keys]
-    .filter((k) => hashValue(before?.[k] ?? null) !== hashValue(after?.[k] ?? null))
+    .filter((k) => canonicalJson(before?.[k] ?? null) !== canonicalJson(after?.[k] ?? null))
     .sort();
 }
 

@@ -2,14 +2,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Address, Operation } from '../core/index.js';
+import type { Address, ObservedObject, Operation } from '../core/index.js';
 import { hashValue } from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import { steppedClock } from './clock.js';
 import type { EngineEvent } from './events.js';
 import { resolveDesired } from './planner.js';
-import { recoverJournal } from './recovery.js';
+import { observe } from './observe.js';
+import { tendActor, reconcilePass } from './reconciler.js';
+import { recoverJournal, resolvesLocally } from './recovery.js';
 import type { Workspace } from './workspace.js';
 import { openWorkspaceAt as openWorkspace } from '../app/index.js';
 
@@ -223,5 +225,175 @@ describe('recoverJournal: a create left pending by a crash', () => {
     } finally {
       await ws.close();
     }
+  });
+});
+
+/** Thrown by the crash hook: the pass stops as a kill -9 would, after the platform answered. */
+class Interrupted extends Error {}
+
+/**
+ * A workspace of `count` networks whose creates the platform carried out but Tend never settled
+ * (a crash right before each twin write), plus a pending update of one of them journaled by hand.
+ */
+async function crashedWorkspace(name: string, count: number): Promise<Workspace> {
+  const intent = mkdtempSync(join(dir, `many-${name}-`));
+  const resources = Array.from(
+    { length: count },
+    (_, i) => `---
+kind: Resource
+type: sb.networks
+name: ${name}-${i}
+spec:
+  name: ${name}-${i}
+  cidr: 10.${i}.0.0/16
+`,
+  ).join('');
+  writeFileSync(
+    join(intent, 'intent.yaml'),
+    `kind: Provider\nname: sb\ntype: openapi\nspec: ${docs.keyed}\nendpoint: ${sb.url}\n${resources}`,
+  );
+  const ws = await openWorkspace({ dir: intent, name, env: { TEND_SPEC_DIRS: dir } });
+  let skipped = false;
+  await reconcilePass(ws, {
+    mode: 'apply',
+    approveDestroy: false,
+    prune: false,
+    actor: tendActor(),
+    clock,
+    report: () => {},
+    verifyTimeoutMs: 1000,
+    visibilityWindowMs: 0,
+    runChecks: false,
+    crash: (when, point, action) => {
+      // The first create is not even journaled (nothing sent); the others reach the platform.
+      if (when === 'before' && point === 'journal' && action === 'create' && !skipped) {
+        skipped = true;
+        throw new Interrupted();
+      }
+      if (when === 'before' && point === 'twin' && action === 'create') throw new Interrupted();
+    },
+  }).catch((e: unknown) => {
+    if (!(e instanceof Interrupted)) throw e;
+  });
+  return ws;
+}
+
+/** What recovery left, with the workspace's name taken out so that two workspaces compare. */
+async function recoveredState(ws: Workspace, events: readonly EngineEvent[]) {
+  const plain = (s: string) => s.replaceAll(ws.name, 'W').replace(/(net|op)-[\w-]+/g, '$1-x');
+  const outcomes = events
+    .flatMap((e) => (e.kind === 'recovered' ? [`${plain(e.address)}: ${plain(e.outcome)}`] : []))
+    .sort();
+  const ops = (await ws.store.operations())
+    .map((o) => `${plain(o.address)} ${o.action} ${o.state}`)
+    .sort();
+  const twin = (await ws.store.listTwin()).map(
+    (t) => `${plain(t.address)} ${String(t.fields['cidr'])}`,
+  );
+  const ledger = (await ws.store.changes())
+    .map((c) => `${plain(c.address ?? '')} ${c.action} ${c.fields.join(',')}`)
+    .sort();
+  return { outcomes, ops, twin, ledger, pending: (await ws.store.unsettled()).length };
+}
+
+describe('recoverJournal: many operations at once', () => {
+  it('resolves exactly what one-at-a-time recovery resolves, local and remote alike', async () => {
+    sb.sandbox.reset();
+    sb.sandbox.setFaults({ eventualConsistencyMs: 0 });
+    const COUNT = 40;
+    const run = async (name: string, concurrency?: { local: number; remote: number }) => {
+      const ws = await crashedWorkspace(name, COUNT);
+      try {
+        const pending = await ws.store.unsettled();
+        expect(pending).toHaveLength(COUNT - 1);
+        // The create that was never sent, journaled as the crashed process would have (remote:
+        // looked up, not found, resent with the same key), and a pending update of another address
+        // after its create (local: settled as it is).
+        const journaled = new Set(pending.map((op) => op.address));
+        const decl = ws.intent.resources.find((r) => !journaled.has(r.address))!;
+        const lostId = `op-${name}-never-sent`;
+        await ws.store.journal({
+          id: lostId,
+          address: decl.address,
+          type: 'sb.networks',
+          action: 'create',
+          desiredHash: hashValue(resolveDesired(decl, () => undefined)),
+          marker: { workspace: ws.name, address: decl.address, op: lostId },
+          state: 'pending',
+          createdAt: clock.now().toISOString(),
+        });
+        const updated = pending[7]!;
+        await ws.store.journal({
+          ...updated,
+          id: `${updated.id}-u`,
+          action: 'update',
+          marker: { ...updated.marker, op: `${updated.id}-u` },
+          createdAt: clock.now().toISOString(),
+        });
+        const known = (await observe(ws, { visibilityWindowMs: 0, now: clock.now() })).objects;
+        const local = (await ws.store.unsettled()).filter((op) => resolvesLocally(op, known));
+        expect(local).toHaveLength(COUNT); // COUNT - 1 creates and the update
+        const events: EngineEvent[] = [];
+        const n = await recoverJournal(
+          ws,
+          known,
+          { actor: 'tend' },
+          clock,
+          (e) => events.push(e),
+          undefined,
+          concurrency ? { concurrency } : {},
+        );
+        expect(n).toBe(COUNT + 1);
+        return await recoveredState(ws, events);
+      } finally {
+        await ws.close();
+      }
+    };
+    const together = await run('together');
+    const oneByOne = await run('onebyone', { local: 1, remote: 1 });
+    expect(together).toEqual(oneByOne);
+    expect(together.pending).toBe(0);
+    expect(together.outcomes.filter((o) => o.includes(': adopted'))).toHaveLength(COUNT - 1);
+    expect(
+      together.outcomes.filter((o) => o.includes('resent with the same idempotency key')),
+    ).toHaveLength(1);
+    expect(together.outcomes.filter((o) => o.includes('settled; the next plan'))).toHaveLength(1);
+    expect(together.twin).toHaveLength(COUNT);
+    expect(together.ledger).toHaveLength(COUNT);
+    expect(together.ops.filter((o) => o.endsWith(' settled'))).toHaveLength(COUNT + 1);
+  });
+});
+
+describe('resolvesLocally', () => {
+  const op = (action: Operation['action'], id = 'op-1'): Operation => ({
+    id,
+    address: ADDRESS,
+    type: 'sb.networks',
+    action,
+    desiredHash: 'h',
+    marker: { workspace: 'w', address: ADDRESS, op: id },
+    state: 'pending',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
+  const seen = (markerOp?: string) =>
+    new Map([
+      [
+        ADDRESS,
+        {
+          id: 'net-1',
+          fields: {},
+          ...(markerOp ? { marker: { workspace: 'w', address: ADDRESS, op: markerOp } } : {}),
+        },
+      ],
+    ]);
+  it.each([
+    ['an update', op('update'), new Map(), true],
+    ['a create whose object was listed with its marker', op('create'), seen('op-1'), true],
+    ['a create whose object is not listed', op('create'), new Map(), false],
+    ['a create whose address holds another operation’s object', op('create'), seen('op-0'), false],
+    ['a create whose address holds an unmarked object', op('create'), seen(), false],
+    ['a delete (re-read and resent)', op('delete'), seen('op-1'), false],
+  ])('%s', (_name, operation, known, want) => {
+    expect(resolvesLocally(operation, known as Map<Address, ObservedObject>)).toBe(want);
   });
 });

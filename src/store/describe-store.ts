@@ -99,6 +99,30 @@ export function describeStore(
         ]);
       });
 
+      it('reads many entries in one call: those it has, once each, in address order', async () => {
+        const odd = twin('it\'s "odd" ü', { address: 'sb.volumes/it\'s "odd" ü' });
+        await store.putTwin(twin('zeta'));
+        await store.putTwin(odd);
+        await store.putTwin(twin('alpha'));
+        await store.putTwin(twin('other'));
+        const got = await store.getTwins([
+          'sb.volumes/zeta',
+          'sb.volumes/never',
+          'sb.volumes/alpha',
+          'sb.volumes/zeta',
+          'sb.volumes/it\'s "odd" ü',
+        ]);
+        expect(got.map((e) => e.address)).toEqual([
+          'sb.volumes/alpha',
+          'sb.volumes/it\'s "odd" ü',
+          'sb.volumes/zeta',
+        ]);
+        expect(got[1]).toStrictEqual(odd);
+        expect(got[2]).toStrictEqual(await store.getTwin('sb.volumes/zeta'));
+        expect(await store.getTwins([])).toEqual([]);
+        expect(await store.getTwins(['sb.volumes/never'])).toEqual([]);
+      });
+
       it('deletes an entry, and deleting a missing one is a no-op', async () => {
         await store.putTwin(twin('data'));
         await store.putTwin(twin('logs'));

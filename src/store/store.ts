@@ -161,6 +161,8 @@ export interface LedgerCheck {
 export interface Store {
   /** Twin cache. */
   getTwin(address: Address): Promise<TwinEntry | undefined>;
+  /** The entries of these addresses that exist, in address order, in one read (duplicates once). */
+  getTwins(addresses: readonly Address[]): Promise<TwinEntry[]>;
   listTwin(): Promise<TwinEntry[]>;
   putTwin(entry: TwinEntry): Promise<void>;
   deleteTwin(address: Address): Promise<void>;

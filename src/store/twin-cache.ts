@@ -39,13 +39,12 @@ export function withTwinCache(store: Store): Store {
       return undefined;
     }
     if (dirty.size > 0) {
+      // One read for all of them (a recovery or an apply writes thousands between two reads).
       const addresses = [...dirty];
       dirty.clear();
-      for (const address of addresses) {
-        const entry = await store.getTwin(address);
-        if (entry) byAddress.set(address, entry);
-        else byAddress.delete(address);
-      }
+      const entries = await store.getTwins(addresses);
+      for (const address of addresses) byAddress.delete(address);
+      for (const entry of entries) byAddress.set(entry.address, entry);
       sorted = undefined;
     }
     return byAddress;
@@ -60,10 +59,16 @@ export function withTwinCache(store: Store): Store {
     return byAddress;
   };
 
-  const twin: Pick<Store, 'getTwin' | 'listTwin' | 'putTwin' | 'deleteTwin'> = {
+  const twin: Pick<Store, 'getTwin' | 'getTwins' | 'listTwin' | 'putTwin' | 'deleteTwin'> = {
     async getTwin(address) {
       const known = await fresh();
       return known ? known.get(address) : store.getTwin(address);
+    },
+    async getTwins(addresses) {
+      const known = await fresh();
+      if (!known) return store.getTwins(addresses);
+      const found = [...new Set(addresses)].flatMap((a) => known.get(a) ?? []);
+      return found.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
     },
     async listTwin() {
       const known = (await fresh()) ?? (await load());
@@ -84,7 +89,13 @@ export function withTwinCache(store: Store): Store {
 
   return new Proxy(store, {
     get(target, key) {
-      if (key === 'getTwin' || key === 'listTwin' || key === 'putTwin' || key === 'deleteTwin') {
+      if (
+        key === 'getTwin' ||
+        key === 'getTwins' ||
+        key === 'listTwin' ||
+        key === 'putTwin' ||
+        key === 'deleteTwin'
+      ) {
         return twin[key];
       }
       const value = Reflect.get(target, key, target) as unknown;

@@ -142,6 +142,7 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
 
 interface Statements {
   readonly getTwin: SqliteStatement;
+  readonly getTwins: SqliteStatement;
   readonly listTwin: SqliteStatement;
   readonly putTwin: SqliteStatement;
   readonly deleteTwin: SqliteStatement;
@@ -247,6 +248,10 @@ export class SqliteStore implements Store {
        ORDER BY seq`;
     this.#sql = {
       getTwin: p('SELECT * FROM twin WHERE address = ?'),
+      // Many addresses in one statement: a JSON array of them, unpacked by SQLite (no per-row call).
+      getTwins: p(
+        'SELECT * FROM twin WHERE address IN (SELECT value FROM json_each(?)) ORDER BY address',
+      ),
       listTwin: p('SELECT * FROM twin ORDER BY address'),
       putTwin: p(
         `INSERT OR REPLACE INTO twin (address, type, object_id, fields, stateful, depends_on, observed_at, sent)
@@ -313,6 +318,14 @@ export class SqliteStore implements Store {
       const row = this.#sql.getTwin.get(address) as TwinRow | undefined;
       return row && twinFromRow(row);
     });
+  }
+
+  getTwins(addresses: readonly Address[]): Promise<TwinEntry[]> {
+    return this.#read(() =>
+      addresses.length === 0
+        ? []
+        : (this.#sql.getTwins.all(JSON.stringify(addresses)) as TwinRow[]).map(twinFromRow),
+    );
   }
 
   /** SQLite's `data_version`: changes when another connection commits (twin-cache.ts). */
@@ -437,8 +450,11 @@ export class SqliteStore implements Store {
           // Hash the entry as it will read back, so appending and verifying always agree.
           const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
           const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
+          // The draft is the row of that entry already (JSON text re-serialises to itself): only
+          // the hash is new, so nothing is serialised twice.
           this.#sql.insertChange.run({
-            ...changeToRow(entry),
+            ...draft,
+            hash: entry.hash,
             recorded_at: this.#now().toISOString(),
           });
           this.#sql.setLedgerHead.run(entry.seq, entry.hash);
