@@ -18,6 +18,7 @@ import { registerProvidersCommand } from './commands/providers.js';
 import { registerPruneCommand } from './commands/prune.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { EXIT } from './exit-codes.js';
@@ -49,6 +50,7 @@ registerActionCommand(program);
 registerLedgerCommand(program);
 registerImportCommand(program);
 registerPruneCommand(program);
+registerServeCommand(program);
 registerSandboxCommand(program);
 registerProvidersCommand(program);
 
