@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { TendError, toTendError } from '../core/index.js';
-import type { ApiToken, Caller, Role } from './auth.js';
+import type { ApiToken, Caller } from './auth.js';
 import { allows, authenticate } from './auth.js';
 import { openApiDocument, pathParams } from './openapi.js';
 import type { Route, RouteResult, ServerContext } from './routes.js';
@@ -58,10 +58,13 @@ function errorBody(e: TendError): Record<string, unknown> {
   };
 }
 
-/** Hono's path for an OpenAPI path: `{address}` takes the rest of the path (an address holds `/`). */
+/**
+ * Hono's path for an OpenAPI path. An `{address}` holds one `/` (`sb.services/api`), sent as is or
+ * encoded (`%2F`): its segment matches both, and nothing after it (`/resources/{address}/owners`).
+ */
 function honoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string) =>
-    name === 'address' ? `:${name}{.+}` : `:${name}`,
+    name === 'address' ? `:${name}{[A-Za-z0-9_.-]+(?:/|%2[Ff])[^/]+}` : `:${name}`,
   );
 }
 
@@ -74,7 +77,8 @@ function honoPath(path: string): string {
 export function app(options: ServerOptions): Hono {
   const routes = options.routes ?? ROUTES;
   const server: ServerContext = options;
-  const redact = (v: unknown) => JSON.parse(options.ctx.redactor.text(JSON.stringify(v))) as unknown;
+  const redact = (v: unknown) =>
+    JSON.parse(options.ctx.redactor.text(JSON.stringify(v))) as unknown;
   const document = openApiDocument(routes, options.version);
   const hono = new Hono();
 
@@ -112,19 +116,22 @@ export function app(options: ServerOptions): Hono {
       try {
         // Who is calling: 401 without a known token, 403 when its role is too low.
         let caller: Caller | undefined;
-        const open = route.role === 'public' || (route.path === '/metrics' && options.metricsPublic);
+        const open =
+          route.role === 'public' || (route.path === '/metrics' && options.metricsPublic);
         if (options.tokens !== 'none' && !open) {
           caller = authenticate(c.req.header('authorization'), options.tokens);
           if (!caller) {
             const given = c.req.header('authorization') !== undefined;
             throw new TendError(
               'auth.unauthorized',
-              given ? 'the bearer token is not one this server knows' : 'a bearer token is required',
+              given
+                ? 'the bearer token is not one this server knows'
+                : 'a bearer token is required',
               { hint: 'send Authorization: Bearer <token> (docs/api.md, "Tokens and roles")' },
             );
           }
           c.set('caller' as never, caller as never);
-          if (!allows(caller.role, route.role as Role)) {
+          if (!allows(caller.role, route.role)) {
             throw new TendError(
               'auth.forbidden',
               `${route.method.toUpperCase()} ${route.path} needs the ${route.role} role; ${caller.name} is ${caller.role}`,
@@ -152,7 +159,10 @@ export function app(options: ServerOptions): Hono {
             try {
               body = JSON.parse(text) as unknown;
             } catch (e) {
-              throw new TendError('request.bad_json', `the body is not JSON: ${(e as Error).message}`);
+              throw new TendError(
+                'request.bad_json',
+                `the body is not JSON: ${(e as Error).message}`,
+              );
             }
           }
           if (body === undefined) problems.push('body: a JSON body is required');
@@ -185,9 +195,13 @@ export function app(options: ServerOptions): Hono {
   hono.notFound((c) =>
     fail(
       c,
-      new TendError('route.not_found', `${c.req.method} ${new URL(c.req.url).pathname} is not an endpoint of this API`, {
-        hint: 'GET /openapi.json lists them',
-      }),
+      new TendError(
+        'route.not_found',
+        `${c.req.method} ${new URL(c.req.url).pathname} is not an endpoint of this API`,
+        {
+          hint: 'GET /openapi.json lists them',
+        },
+      ),
     ),
   );
   return hono;

@@ -1,7 +1,14 @@
 // The HTTP API of `tend serve` (docs/api.md): a thin adapter over src/app — it authenticates,
 // authorises, validates, calls the application layer and renders JSON. Nothing here decides.
 export type { ApiToken, Caller, Role } from './auth.js';
-export { authenticate, loadTokens, MIN_TOKEN_LENGTH, readTokens, ROLES, TOKENS_VARIABLE } from './auth.js';
+export {
+  authenticate,
+  loadTokens,
+  MIN_TOKEN_LENGTH,
+  readTokens,
+  ROLES,
+  TOKENS_VARIABLE,
+} from './auth.js';
 export type { ServerOptions } from './app.js';
 export { app, statusOf } from './app.js';
 export type { HubEvent } from './event-hub.js';

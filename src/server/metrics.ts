@@ -87,7 +87,7 @@ export class Metrics {
 
   /** Counts one HTTP attempt of a provider. */
   readonly apiCall = (call: ApiCall): void => {
-    const status = call.status !== undefined ? String(call.status) : call.error ?? 'error';
+    const status = call.status !== undefined ? String(call.status) : (call.error ?? 'error');
     this.#apiCalls.inc({ provider: call.provider, method: call.method, status });
     if (call.status === undefined || call.status >= 400) {
       this.#apiErrors.inc({ provider: call.provider, status });

@@ -32,8 +32,11 @@ export function pathParams(path: string): string[] {
  * that route and validate the requests. It declares Tend's own lifecycle endpoint
  * (`x-tend-lifecycle`), so that Tend's OpenAPI provider can manage this API like any other.
  */
-export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
+export function openApiDocument(
+  routes: readonly Route[],
+  version: string,
+): Record<string, unknown> {
+  const paths = new Map<string, Map<string, unknown>>();
   for (const r of routes) {
     const parameters: unknown[] = pathParams(r.path).map((name) => ({
       name,
@@ -73,12 +76,14 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
               '401': errorResponse('no token, or an unknown one'),
               '403': errorResponse('the token’s role is too low'),
             }),
-        ...(r.method !== 'get' ? { '409': errorResponse('the workspace lease is held by another writer') } : {}),
+        ...(r.method !== 'get'
+          ? { '409': errorResponse('the workspace lease is held by another writer') }
+          : {}),
         default: errorResponse('an error'),
       },
     };
-    const item = (paths[r.path] ??= {});
-    Object.defineProperty(item, r.method, { value: op, enumerable: true, writable: true });
+    const item = paths.get(r.path) ?? new Map<string, unknown>();
+    paths.set(r.path, item.set(r.method, op));
   }
   return {
     openapi: '3.1.0',
@@ -91,7 +96,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     'x-tend-lifecycle': { path: '/lifecycle/evaluate' },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    paths,
+    paths: Object.fromEntries([...paths].map(([p, ops]) => [p, Object.fromEntries(ops)])),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Error: errorSchema },

@@ -165,7 +165,8 @@ export const ROUTES: readonly Route[] = [
     method: 'get',
     path: '/status',
     operationId: 'status',
-    summary: "Each resource's state after the last pass, the providers, the lease, paused resources.",
+    summary:
+      "Each resource's state after the last pass, the providers, the lease, paused resources.",
     role: 'viewer',
     query: {
       type: 'object',
@@ -211,7 +212,9 @@ export const ROUTES: readonly Route[] = [
     handler: async ({ server, params, query }) => ({
       body: await explain(server.ctx, {
         ...server.workspace,
-        target: query['field'] ? `${params['address']}.${query['field'] as string}` : params['address']!,
+        target: query['field']
+          ? `${params['address']}.${query['field'] as string}`
+          : params['address']!,
         ...(query['limit'] !== undefined ? { limit: query['limit'] as number } : {}),
       }),
     }),
@@ -224,7 +227,11 @@ export const ROUTES: readonly Route[] = [
     role: 'viewer',
     response: anyObject,
     handler: async ({ server, params }) => {
-      const r = await explain(server.ctx, { ...server.workspace, target: params['address']!, limit: 1 });
+      const r = await explain(server.ctx, {
+        ...server.workspace,
+        target: params['address']!,
+        limit: 1,
+      });
       return {
         body: {
           address: r.address,
@@ -265,7 +272,8 @@ export const ROUTES: readonly Route[] = [
     method: 'get',
     path: '/drift',
     operationId: 'drift',
-    summary: 'Drifted declared fields with who changed them and what the policy decides (reads the platform).',
+    summary:
+      'Drifted declared fields with who changed them and what the policy decides (reads the platform).',
     role: 'viewer',
     response: anyObject,
     handler: async ({ server }) => ({ body: await drift(server.ctx, server.workspace) }),
@@ -666,7 +674,8 @@ export function evaluateLifecycle(input: LifecycleInput): {
     });
   }
   const fields = ['address', 'reason'].filter(
-    (f) => f in input.desired && JSON.stringify(input.desired[f]) !== JSON.stringify(input.current[f]),
+    (f) =>
+      f in input.desired && JSON.stringify(input.desired[f]) !== JSON.stringify(input.current[f]),
   );
   return fields.length === 0
     ? { action: 'none', fields: [], reason: 'nothing differs' }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { AppEvent, ServeLoop } from '../../app/index.js';
+import type { ServeLoop } from '../../app/index.js';
 import { startServeLoop } from '../../app/index.js';
 import { TendError } from '../../core/index.js';
 import { app, EventHub, listen, loadTokens, Metrics } from '../../server/index.js';
@@ -28,7 +28,10 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
   const stop = stopOnSignals(out);
   try {
     if (o.logFormat !== 'text' && o.logFormat !== 'json') {
-      throw new TendError('serve.bad_flag', `--log-format must be text or json, got "${o.logFormat}"`);
+      throw new TendError(
+        'serve.bad_flag',
+        `--log-format must be text or json, got "${o.logFormat}"`,
+      );
     }
     const tokens = loadTokens(o.tokens, base.env, base.redactor);
     if (o.auth === false) {
@@ -40,9 +43,13 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
         );
       }
     } else if (tokens.length === 0) {
-      throw new TendError('serve.no_tokens', 'no API token is configured: nobody could call the API', {
-        hint: 'pass --tokens <file> (a list of { tokenFromEnv, role, name }), set TEND_API_TOKENS, or --no-auth on 127.0.0.1',
-      });
+      throw new TendError(
+        'serve.no_tokens',
+        'no API token is configured: nobody could call the API',
+        {
+          hint: 'pass --tokens <file> (a list of { tokenFromEnv, role, name }), set TEND_API_TOKENS, or --no-auth on 127.0.0.1',
+        },
+      );
     }
     const metrics = new Metrics();
     const ctx = { ...base, apiCalls: metrics.apiCall };
@@ -51,7 +58,7 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
     hub.subscribe((e) => {
       if (jsonLog) log({ time: e.time, log: 'event', event: e.event });
       else {
-        const text = renderEvent(e.event as AppEvent, out.style, false);
+        const text = renderEvent(e.event, out.style, false);
         if (text) out.err(text);
       }
     });
@@ -84,7 +91,8 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
     });
     const listening = await listen(api, o.listen, o.port);
     const message = `tend serve: ${listening.url} (${o.auth === false ? 'no authentication' : `${tokens.length} token${tokens.length === 1 ? '' : 's'}`}); loop ${loop ? 'running' : 'off'}. Ctrl-C to stop.`;
-    if (jsonLog) log({ time: ctx.clock.now().toISOString(), kind: 'listening', url: listening.url });
+    if (jsonLog)
+      log({ time: ctx.clock.now().toISOString(), kind: 'listening', url: listening.url });
     else out.err(out.style.bold(message));
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
