@@ -99,7 +99,7 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
       // A database URL may carry a password (`postgres://user:pass@host/db`).
       redactor.addUrlCredentials(location);
       // Tend's files found open to others are tightened when the store opens; the user is told.
-      return openStore(location, { redactor, notice: printNotice, ...options });
+      return openStore(location, { redactor, notice, ...options });
     },
     ledgerKey: (use, storeDir) => {
       if (key) return key;

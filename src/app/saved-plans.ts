@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { chmod, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Address, ChangesetOptions, Plan } from '../core/index.js';
 import { TendError } from '../core/index.js';
@@ -62,7 +62,10 @@ export async function savePlan(
   ensurePrivateDir(dir, false);
   const stamp = ctx.clock.now().toISOString().replace(/[-:.]/g, '');
   const id = `${stamp}-${randomBytes(4).toString('hex')}`;
-  const report = await plan(ctx, { ...request, out: join(dir, `${id}.json`) });
+  const file = join(dir, `${id}.json`);
+  const report = await plan(ctx, { ...request, out: file });
+  // A plan names the workspace's objects: private like the rest of `.tend/`.
+  await chmod(file, 0o600);
   return { ...report, id };
 }
 

@@ -2,6 +2,10 @@ import { toTendError } from '../core/index.js';
 import type { AppContext } from './context.js';
 import type { RunReport, RunRequest } from './run.js';
 import { run } from './run.js';
+import { IntentError } from './workspace.js';
+
+/** How soon a loop that could not restart tries again (at most; the interval when shorter). */
+const RETRY_MS = 5_000;
 
 /** The continuous loop of `tend serve`, which a foreground write can pause. */
 export interface ServeLoop {
@@ -44,10 +48,19 @@ export function startServeLoop(
       onStart: () => {
         if (isFirst) resolveStart();
       },
-    }).catch((e: unknown) => {
-      if (isFirst) rejectStart(e);
-      else request.report?.({ kind: 'error', error: toTendError(e) });
-      return undefined;
+    }).catch(async (e: unknown): Promise<RunReport | undefined> => {
+      if (isFirst) {
+        rejectStart(e);
+        return undefined;
+      }
+      // A restart that fails (the intent broken meanwhile, the workspace taken by another writer)
+      // is reported and tried again a little later: the server stays up and says why.
+      if (e instanceof IntentError) {
+        request.report?.({ kind: 'intent-invalid', diagnostics: e.diagnostics, contentHash: '' });
+      } else request.report?.({ kind: 'error', error: toTendError(e) });
+      const signal = abort.signal;
+      await ctx.clock.sleep(Math.min(request.intervalMs, RETRY_MS), signal).catch(() => undefined);
+      return signal.aborted || stopped ? undefined : start();
     });
   };
   let current = start();

@@ -63,6 +63,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Whether the pass under way is a focused one (its `observed` event says so). */
+  #focused = false;
+
   constructor() {
     this.#backlog.set(0);
   }
@@ -70,9 +73,14 @@ export class Metrics {
   /** Counts what an application event says. */
   readonly event = (e: HubEvent): void => {
     const ev = e.event;
-    if (ev.kind === 'pass-done') {
+    if (ev.kind === 'observed') this.#focused = ev.focused === true;
+    else if (ev.kind === 'pass-done') {
       this.#passSeconds.observe(ev.ms / 1000);
-      for (const [state, n] of Object.entries(ev.states)) this.#resources.set({ state }, n);
+      // A focused pass counts only the resources the audit feed named: the gauge keeps the last
+      // full pass's counts.
+      if (!this.#focused) {
+        for (const [state, n] of Object.entries(ev.states)) this.#resources.set({ state }, n);
+      }
     } else if (ev.kind === 'change-observed') {
       const d = ev.change.decision;
       if (!d) return;

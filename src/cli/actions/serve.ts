@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ServeLoop } from '../../app/index.js';
-import { startServeLoop } from '../../app/index.js';
+import { defaultContext, startServeLoop } from '../../app/index.js';
 import { TendError } from '../../core/index.js';
 import { app, EventHub, listen, loadTokens, Metrics } from '../../server/index.js';
 import type { ServeOptions } from '../commands/serve.js';
@@ -52,7 +52,18 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
       );
     }
     const metrics = new Metrics();
-    const ctx = { ...base, apiCalls: metrics.apiCall };
+    // The same redactor as every other output; notices (files tightened, the ledger key) are log
+    // entries too when the log is JSON.
+    const ctx = defaultContext({
+      redactor: base.redactor,
+      apiCalls: metrics.apiCall,
+      ...(jsonLog
+        ? {
+            notice: (message: string) =>
+              log({ time: new Date().toISOString(), kind: 'notice', message }),
+          }
+        : {}),
+    });
     const hub = new EventHub(() => ctx.clock.now());
     hub.subscribe(metrics.event);
     hub.subscribe((e) => {
