@@ -13,6 +13,8 @@ import type { Hono } from 'hono';
 import type { Role } from './auth.js';
 import { readTokens } from './auth.js';
 import { app } from './app.js';
+import type { Listening } from './listen.js';
+import { listen } from './listen.js';
 import { EventHub } from './event-hub.js';
 import { Metrics } from './metrics.js';
 import { ROUTES } from './routes.js';
@@ -36,10 +38,12 @@ let api: Hono;
 let hub: EventHub;
 const logs: Record<string, unknown>[] = [];
 
+let listening: Listening;
+
 function call(
   method: string,
   path: string,
-  options: { role?: Role | 'none' | 'wrong'; body?: unknown; raw?: string } = {},
+  options: { role?: Role | 'none' | 'wrong'; body?: unknown; raw?: string; port?: boolean } = {},
 ): Promise<Response> {
   const role = options.role ?? 'admin';
   const headers: Record<string, string> = {};
@@ -49,13 +53,11 @@ function call(
   if (options.raw !== undefined) body = options.raw;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  return Promise.resolve(
-    api.request(path, {
-      method: method.toUpperCase(),
-      headers,
-      ...(body !== undefined ? { body } : {}),
-    }),
-  );
+  const init = { method: method.toUpperCase(), headers, ...(body !== undefined ? { body } : {}) };
+  // The same app, in-process (app.request(), no port) or over a real port (fetch).
+  return options.port
+    ? fetch(`${listening.url}${path}`, init)
+    : Promise.resolve(api.request(path, init));
 }
 
 async function json<T = Record<string, unknown>>(r: Response): Promise<T> {
@@ -94,9 +96,11 @@ beforeAll(async () => {
     verifyTimeoutMs: 5000,
     log: (e) => logs.push(e),
   });
+  listening = await listen(api, '127.0.0.1', 0);
 }, 60_000);
 
 afterAll(async () => {
+  await listening.close();
   await sandbox.stop();
   ex.cleanup();
 });
@@ -115,26 +119,30 @@ describe(
     const callers = ['none', 'wrong', 'viewer', 'operator', 'admin'] as const;
     const rank = { viewer: 0, operator: 1, admin: 2 } as const;
     const cases = ROUTES.flatMap((route) =>
-      callers.map((caller) => ({
-        name: `${route.method.toUpperCase()} ${route.path} as ${caller}`,
-        route,
-        caller,
-        want:
-          route.role === 'public'
-            ? 'allowed'
-            : caller === 'none' || caller === 'wrong'
-              ? 401
-              : rank[caller] >= rank[route.role]
-                ? 'allowed'
-                : 403,
-      })),
+      callers.flatMap((caller) =>
+        [false, true].map((port) => ({
+          name: `${route.method.toUpperCase()} ${route.path} as ${caller} (${port ? 'real port' : 'in-process'})`,
+          route,
+          caller,
+          port,
+          want:
+            route.role === 'public'
+              ? 'allowed'
+              : caller === 'none' || caller === 'wrong'
+                ? 401
+                : rank[caller] >= rank[route.role]
+                  ? 'allowed'
+                  : 403,
+        })),
+      ),
     );
 
-    it.each(cases)('$name', async ({ route, caller, want }) => {
+    it.each(cases)('$name', async ({ route, caller, want, port }) => {
       // A body the schema refuses keeps an allowed write from doing anything (400): authorisation is
       // decided before validation, so a denied caller still gets 401/403.
       const r = await call(route.method, concrete(route.path), {
         role: caller,
+        port,
         ...(route.body ? { body: { notAField: true } } : {}),
       });
       if (want === 'allowed') {
