@@ -12,7 +12,7 @@ import { startSandboxInProcess } from '../../test/support/sandbox-process.js';
 import type { Hono } from 'hono';
 import type { Role } from './auth.js';
 import { readTokens } from './auth.js';
-import { app } from './app.js';
+import { app, statusOf } from './app.js';
 import type { Listening } from './listen.js';
 import { listen } from './listen.js';
 import { EventHub } from './event-hub.js';
@@ -569,5 +569,27 @@ describe('token lists', () => {
     expect(message).toContain('shorter than 16');
     expect(message).not.toContain(secret);
     expect(redactor.text(`x ${secret} y`)).toBe('x «redacted» y');
+  });
+});
+
+describe('error codes become statuses in one place', () => {
+  const cases: [string, number][] = [
+    ['auth.unauthorized', 401],
+    ['auth.forbidden', 403],
+    ['workspace.locked', 409],
+    ['intent.invalid', 422],
+    ['plan.not_found', 404],
+    ['explain.unknown_address', 404],
+    ['pause.unknown_address', 404],
+    ['request.invalid', 400],
+    ['history.bad_filter', 400],
+    ['announce.invalid', 400],
+    ['apply.approval_required', 400],
+    ['plan.bad_id', 400],
+    ['platform.unavailable', 500],
+    ['internal', 500],
+  ];
+  it.each(cases)('%s → %i', (code, status) => {
+    expect(statusOf(code)).toBe(status);
   });
 });

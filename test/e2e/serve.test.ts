@@ -207,3 +207,30 @@ describe('tend serve on a real port', { timeout: 120_000 }, () => {
     expect(JSON.parse(s.stdout)).not.toHaveProperty('lease');
   });
 });
+
+describe('tend serve refuses to start unprotected', { timeout: 60_000 }, () => {
+  const cases = [
+    {
+      name: 'no token configured',
+      args: [],
+      message: 'error: no API token is configured: nobody could call the API',
+    },
+    {
+      name: '--no-auth on an address others reach',
+      args: ['--no-auth', '--listen', '0.0.0.0'],
+      message: 'error: --no-auth serves the API to anyone who reaches 0.0.0.0',
+    },
+    {
+      name: 'a token file with problems',
+      args: ['--tokens', '/nonexistent/tokens.yaml'],
+      message: 'error: cannot read /nonexistent/tokens.yaml',
+    },
+  ];
+  it.each(cases)('$name: exit 1, saying what to do', async ({ args, message }) => {
+    const r = await runCli(['serve', ex.dir, '--port', '0', ...args], {
+      env: { TEND_API_TOKENS: '', QUICKSTART_ADMIN_PASSWORD: PASSWORD },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+  });
+});
