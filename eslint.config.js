@@ -9,18 +9,53 @@ import tseslint from 'typescript-eslint';
 // Which layers each folder must not import. Order, from the bottom: core → intent, checks,
 // providers, store → engine → app → cli. The sandbox is a separate platform; bench drives the app.
 const LAYERS = {
-  intent: ['engine', 'app', 'cli', 'providers', 'store', 'sandbox', 'bench'],
-  checks: ['engine', 'app', 'cli', 'providers', 'store', 'intent', 'sandbox', 'bench'],
-  providers: ['engine', 'app', 'cli', 'store', 'intent', 'checks', 'sandbox', 'bench'],
-  store: ['engine', 'app', 'cli', 'providers', 'intent', 'checks', 'sandbox', 'bench'],
-  engine: ['app', 'cli', 'providers', 'sandbox', 'bench'],
-  app: ['cli', 'mcp', 'sandbox', 'bench'],
+  intent: ['engine', 'app', 'cli', 'providers', 'store', 'sandbox', 'bench', 'server', 'mcp'],
+  checks: [
+    'engine',
+    'app',
+    'cli',
+    'providers',
+    'store',
+    'intent',
+    'sandbox',
+    'bench',
+    'server',
+    'mcp',
+  ],
+  providers: [
+    'engine',
+    'app',
+    'cli',
+    'store',
+    'intent',
+    'checks',
+    'sandbox',
+    'bench',
+    'server',
+    'mcp',
+  ],
+  store: [
+    'engine',
+    'app',
+    'cli',
+    'providers',
+    'intent',
+    'checks',
+    'sandbox',
+    'bench',
+    'server',
+    'mcp',
+  ],
+  engine: ['app', 'cli', 'providers', 'sandbox', 'bench', 'server', 'mcp'],
+  app: ['cli', 'mcp', 'sandbox', 'bench', 'server'],
   // The CLI parses and renders: behaviour is reached through src/app (the sandbox command runs the
   // separate stand-in platform).
   cli: ['engine', 'store', 'providers', 'intent', 'checks', 'bench'],
+  bench: ['cli', 'server', 'mcp'],
+  // The HTTP API parses, authorises and renders: like the CLI, it reaches behaviour through src/app.
+  server: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox', 'mcp'],
   // The MCP server adapts src/app to agents like the CLI does to people; only the CLI starts it.
-  mcp: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox'],
-  bench: ['cli'],
+  mcp: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox', 'server'],
 };
 
 // Spreading a list into a call's arguments overflows the stack at ~120,000 elements (a document

@@ -6,7 +6,7 @@ import type { LedgerKey, Store } from '../store/index.js';
 import { openStore } from '../store/index.js';
 import type { LedgerKeyUse } from './ledger-key.js';
 import { resolveLedgerKey } from './ledger-key.js';
-import type { ProviderRegistry } from './providers.js';
+import type { ApiCallObserver, ProviderRegistry } from './providers.js';
 import { defaultProviders } from './providers.js';
 
 /** This process, as a lease holder names it. */
@@ -54,6 +54,8 @@ export interface AppContext {
    * the store); a real process prints them on stderr. Default: nobody is told.
    */
   readonly notice?: (message: string) => void;
+  /** Told about every HTTP call a provider makes to its platform (`tend serve`'s metrics). */
+  readonly apiCalls?: ApiCallObserver;
 }
 
 /** What `AppContext.openStore` is told besides the location. */
@@ -97,7 +99,7 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
       // A database URL may carry a password (`postgres://user:pass@host/db`).
       redactor.addUrlCredentials(location);
       // Tend's files found open to others are tightened when the store opens; the user is told.
-      return openStore(location, { redactor, notice: printNotice, ...options });
+      return openStore(location, { redactor, notice, ...options });
     },
     ledgerKey: (use, storeDir) => {
       if (key) return key;

@@ -3,7 +3,13 @@
 export type { AppContext, ProcessInfo, StoreOpenOptions } from './context.js';
 export { defaultContext } from './context.js';
 export type { AppEvent, AppReporter } from './events.js';
-export type { ProviderFactory, ProviderRegistry, ProviderRequest } from './providers.js';
+export type {
+  ApiCall,
+  ApiCallObserver,
+  ProviderFactory,
+  ProviderRegistry,
+  ProviderRequest,
+} from './providers.js';
 export { connectOpenApiProvider, connectProvider, defaultProviders } from './providers.js';
 export type {
   LoadedIntent,
@@ -116,3 +122,19 @@ export type { ActionCrashHook, ActionEvent } from '../engine/index.js';
 export { actionCrashHookFrom } from '../engine/index.js';
 export type { ProposedField, ProposeReport, ProposeRequest } from './propose.js';
 export { propose, PROPOSE_USAGE_ERRORS } from './propose.js';
+export type { PauseRequest, PausedReport } from './pause.js';
+export { pauseResource, resumeResource } from './pause.js';
+export type { PausedResource } from '../engine/index.js';
+export type { TwinEdge, TwinGraph, TwinNode } from './graph.js';
+export { twinGraph } from './graph.js';
+export type { SavedPlan, SavedPlanReport } from './saved-plans.js';
+export {
+  applySavedPlan,
+  destructiveSteps,
+  lastSavedPlan,
+  plansDir,
+  readSavedPlan,
+  savePlan,
+} from './saved-plans.js';
+export type { ServeLoop } from './serve-loop.js';
+export { startServeLoop } from './serve-loop.js';

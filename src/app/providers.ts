@@ -10,6 +10,7 @@ import type {
 } from '../core/index.js';
 import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
+import type { HttpCall } from '../providers/index.js';
 import {
   createPostgresProvider,
   loadOpenApiProvider,
@@ -30,7 +31,17 @@ export interface ProviderRequest {
    * a platform returns, and redacts what a platform says before putting it in an error.
    */
   readonly redactor: Redactor;
+  /** Told about every HTTP call to the platform (metrics; `AppContext.apiCalls`). */
+  readonly apiCalls?: ApiCallObserver;
 }
+
+/** One HTTP attempt to a platform, named by the provider that made it (metrics). */
+export interface ApiCall extends HttpCall {
+  readonly provider: string;
+}
+
+/** Receives API calls; must not throw. */
+export type ApiCallObserver = (call: ApiCall) => void;
 
 /** Connects one declared provider: loads what it needs and returns it ready to describe and use. */
 export type ProviderFactory = (request: ProviderRequest) => Promise<Provider>;
@@ -87,6 +98,9 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
     rateLimit: decl.rateLimit,
     timeoutMs: decl.timeoutMs,
     redactor,
+    ...(request.apiCalls
+      ? { observer: (call: HttpCall) => request.apiCalls?.({ provider: decl.name, ...call }) }
+      : {}),
     ...(decl.allowRedirectsTo ? { allowRedirectsTo: decl.allowRedirectsTo } : {}),
     ...(decl.parameters ? { parameters: decl.parameters } : {}),
   });

@@ -40,6 +40,8 @@ export interface RunRequest extends WorkspaceSelection {
   readonly watch?: boolean;
   /** Called once the lease is held and the loop is about to start (the workspace's name and size). */
   readonly onStart?: (info: { workspace: string; resources: number; auditFeed: boolean }) => void;
+  /** Called after every pass with the journal's unsettled operations (metrics). */
+  readonly onPassDone?: (info: { pass: number; unsettled: number }) => void;
 }
 
 /** How the last pass of a run ended. */
@@ -210,6 +212,10 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           ...(request.crash ? { crash: request.crash } : {}),
           onPass: async (p) => {
             last = lastPassOf(p);
+            if (request.onPassDone) {
+              const unsettled = (await current.store.unsettled().catch(() => [])).length;
+              request.onPassDone({ pass: p.pass, unsettled });
+            }
             await checkIntent();
             if (badHash !== undefined) {
               report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });

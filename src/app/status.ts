@@ -1,7 +1,7 @@
 import type { ResourceStatus } from '../core/index.js';
 import { toTendError } from '../core/index.js';
-import type { ProviderState } from '../engine/index.js';
-import { observe, PROVIDER_STATE_KEY } from '../engine/index.js';
+import type { PausedResource, ProviderState } from '../engine/index.js';
+import { observe, PROVIDER_STATE_KEY, readPaused } from '../engine/index.js';
 import type { Lease } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { LiveFindings } from './plan.js';
@@ -23,6 +23,8 @@ export interface StatusReport extends Partial<LiveFindings> {
   readonly providers: readonly ({ readonly name: string } & ProviderState)[];
   /** Who holds the workspace now, if anyone. */
   readonly lease?: Lease;
+  /** Resources whose reconciling was stopped by hand (`tend pause`): passes leave them alone. */
+  readonly paused: readonly PausedResource[];
   /** Why the live findings are missing, when the platform could not be read. */
   readonly platformError?: string;
 }
@@ -52,6 +54,7 @@ export async function status(ctx: AppContext, request: StatusRequest): Promise<S
       workspace: { name: ws.name, source: nameSource },
       resources,
       providers,
+      paused: await readPaused(ws.store, ws.name),
       ...(lease && Date.parse(lease.expiresAt) > ctx.clock.now().getTime() ? { lease } : {}),
     };
     if (request.offline) return base;

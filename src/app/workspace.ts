@@ -153,6 +153,7 @@ export async function loadIntentWithProviders(
         env: ctx.env,
         dir,
         redactor: ctx.redactor,
+        ...(ctx.apiCalls ? { apiCalls: ctx.apiCalls } : {}),
       });
       providers.set(decl.name, provider);
       return provider.describe();

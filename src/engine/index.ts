@@ -47,6 +47,8 @@ export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
 export { closeProviders, createWorkspace, declaredByAddress, secretFields } from './workspace.js';
 export { readSecret } from './secrets.js';
+export type { PausedResource } from './paused.js';
+export { PAUSED_KEY, pausedReasons, readPaused } from './paused.js';
 export type {
   HeldTarget,
   PrunePlan,

@@ -20,6 +20,7 @@ import { arbitrate, commitFeeds, readFeedsOrNothing } from './arbitrate.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
 import { dependencyClosure, needsFullPass, observeFocused } from './focus.js';
+import { pausedReasons, readPaused } from './paused.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
 import { declaredIndex } from './workspace.js';
@@ -161,8 +162,9 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     for (const change of arbitration.recorded) report({ kind: 'change-observed', change });
   }
   // An operation recovery could not resolve (the platform did not answer the lookup) may still
-  // have landed: its address is left alone this pass, never acted on twice.
-  const held = new Map<Address, string>();
+  // have landed: its address is left alone this pass, never acted on twice. So is a resource whose
+  // reconciling was stopped by hand (paused.ts).
+  const held = pausedReasons(await readPaused(ws.store, ws.name));
   if (recovered > 0) {
     for (const op of await ws.store.unsettled()) {
       held.set(
@@ -213,10 +215,12 @@ async function focusedPass(
     options.signal,
   );
   if (!observation) return undefined;
+  const paused = pausedReasons(await readPaused(ws.store, ws.name));
   const planOptions = {
     approveDestroy: options.approveDestroy,
     prune: false,
     targets: [...focus],
+    ...(paused.size > 0 ? { held: paused } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   };
   // Only corrections of objects that exist where Tend left them are made here; a create (someone

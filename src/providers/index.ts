@@ -26,6 +26,8 @@ export { applyOverlay, parseOverlay } from './openapi/overlay.js';
 export type { NormalizeOp } from './openapi/annotations.js';
 export { NORMALIZE_OPS, TEND_EXTENSIONS } from './openapi/annotations.js';
 export type {
+  HttpCall,
+  HttpCallObserver,
   HttpClient,
   HttpClientOptions,
   HttpRequest,

@@ -42,6 +42,13 @@ export async function statusAction(dir: string, o: StatusOptions): Promise<void>
           `${x.address.padEnd(w)}  ${color(x.state)(x.state.padEnd(9))}  ${(x.objectId ?? '-').padEnd(14)}  ${checks.padEnd(6)}  ${x.message ?? ''}`,
         );
       }
+      for (const p of r.paused) {
+        out.line(
+          s.yellow(
+            `paused: ${p.address} — reconciling stopped by ${p.by} at ${p.since}${p.reason ? ` (${p.reason})` : ''}; tend resume ${p.address}`,
+          ),
+        );
+      }
       const live = renderLiveFindings(r, s);
       if (live) out.line(`\n${live}`);
       if (r.platformError)

@@ -875,3 +875,37 @@ describe('platformReason', () => {
     expect(platformReason(body)).toEqual(want);
   });
 });
+
+describe('the call observer (metrics)', () => {
+  it('is told every attempt: its method and status, retries included, never the URL or a header', async () => {
+    handler = statuses([503], [200, { ok: true }]);
+    const calls: unknown[] = [];
+    const { c } = client({
+      observer: (call) => calls.push(call),
+      auth: { header: 'X-Key', value: 'secret-key-123' },
+    });
+    await c.request({ method: 'GET', path: '/volumes' });
+    expect(calls).toEqual([
+      { method: 'GET', status: 503, ms: expect.any(Number) as unknown },
+      { method: 'GET', status: 200, ms: expect.any(Number) as unknown },
+    ]);
+    expect(JSON.stringify(calls)).not.toContain('secret-key-123');
+  });
+
+  it('names what happened when no response came, and an observer that throws fails nothing', async () => {
+    handler = (_req, res) => res.destroy();
+    const calls: { error?: string }[] = [];
+    const { c } = client({
+      maxAttempts: 1,
+      observer: (call) => {
+        calls.push(call);
+        throw new Error('a broken metrics sink');
+      },
+    });
+    const e = await failure(c.request({ method: 'GET', path: '/volumes' }));
+    expect(e.message).not.toContain('metrics');
+    expect(calls).toEqual([
+      { method: 'GET', error: 'transport', ms: expect.any(Number) as unknown },
+    ]);
+  });
+});

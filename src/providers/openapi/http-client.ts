@@ -54,7 +54,24 @@ export interface HttpClientOptions {
   readonly random?: () => number;
   /** What a platform's error body passes through before it is quoted in an error message. */
   readonly redactor?: Pick<Redactor, 'value'>;
+  /** Told about every attempt sent (metrics); must not throw. Default: nobody. */
+  readonly observer?: HttpCallObserver;
 }
+
+/**
+ * One attempt as an observer sees it: the method, the HTTP status (absent when no response came:
+ * a timeout, a lost connection, a redirect not followed: `error` names which) and how long it took. Never a URL, a
+ * header or a body.
+ */
+export interface HttpCall {
+  readonly method: string;
+  readonly status?: number;
+  readonly error?: 'timeout' | 'transport' | 'aborted' | 'redirect';
+  readonly ms: number;
+}
+
+/** Receives each attempt of an HTTP client (see `HttpClientOptions.observer`). */
+export type HttpCallObserver = (call: HttpCall) => void;
 
 /** One request. */
 export interface HttpRequest {
@@ -207,6 +224,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           }
           // The circuit may have opened while this request waited: admit() fails fast then.
           ticket = circuit.admit(what);
+          const started = clock();
           outcome = await send(doFetch, url, {
             what,
             method: req.method,
@@ -217,6 +235,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
             redirects: options.redirects,
             credentialHeaders: options.auth ? [options.auth.header] : [],
           });
+          observe(req.method, outcome, clock() - started);
         } finally {
           slots.release();
         }
@@ -303,6 +322,31 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       };
     },
   };
+
+  /** Tells the observer about one attempt (an observer that throws is not the request's problem). */
+  function observe(method: string, outcome: Attempt, ms: number): void {
+    if (!options.observer) return;
+    const call: HttpCall =
+      outcome.kind === 'response'
+        ? { method, status: outcome.response.status, ms }
+        : outcome.kind === 'refused'
+          ? { method, error: 'redirect', ms }
+          : {
+              method,
+              error:
+                outcome.kind === 'timeout'
+                  ? 'timeout'
+                  : outcome.kind === 'aborted'
+                    ? 'aborted'
+                    : 'transport',
+              ms,
+            };
+    try {
+      options.observer(call);
+    } catch {
+      // Metrics must never fail a request.
+    }
+  }
 
   /** Before waiting to retry: when the circuit has opened meanwhile, the retry would fail anyway. */
   function failFast(what: string, cause: TendError | undefined): void {

@@ -16,7 +16,7 @@ import {
 } from '../../core/index.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
-import type { HttpClient, HttpClientHealth } from './http-client.js';
+import type { HttpCallObserver, HttpClient, HttpClientHealth } from './http-client.js';
 import { createHttpClient } from './http-client.js';
 import type { OpenApiDocument } from './load-document.js';
 import { loadOpenApiDocument } from './load-document.js';
@@ -74,6 +74,8 @@ export interface OpenApiProviderOptions {
    * platform says in an error body passes through it before it becomes part of an error message.
    */
   readonly redactor?: Redactor;
+  /** Told about every HTTP attempt to the platform (metrics); see `HttpClientOptions.observer`. */
+  readonly observer?: HttpCallObserver;
 }
 
 /** The generic provider, plus what it derived from the document (for `tend validate` and tests). */
@@ -130,6 +132,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
       ...(options.sleep ? { sleep: options.sleep } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.redactor ? { redactor: options.redactor } : {}),
+      ...(options.observer ? { observer: options.observer } : {}),
     }),
   );
   // Live: disagreements between the platform and its document found while calling it are added.

@@ -1,0 +1,687 @@
+import type { Address, Motivation } from '../core/index.js';
+import { checkIntentWord, parseMotivation, TendError } from '../core/index.js';
+import type { AppContext, ServeLoop } from '../app/index.js';
+import {
+  accept,
+  announce,
+  applySavedPlan,
+  drift,
+  explain,
+  history,
+  lastSavedPlan,
+  listAnnouncements,
+  pauseResource,
+  readSavedPlan,
+  resumeResource,
+  runAction,
+  savePlan,
+  status,
+  twinGraph,
+} from '../app/index.js';
+import type { WorkspaceSelection } from '../app/index.js';
+import type { Caller, Role } from './auth.js';
+import { allows } from './auth.js';
+import type { EventHub } from './event-hub.js';
+import type { Metrics } from './metrics.js';
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
+export type Schema = Readonly<Record<string, unknown>>;
+
+/** What a handler is given: the validated input, the caller, and the server. */
+export interface RouteInput {
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly body: unknown;
+  readonly caller: Caller | undefined;
+  readonly server: ServerContext;
+  readonly signal: AbortSignal;
+}
+
+/** A handler's answer: JSON with a status, or a Response of its own (SSE, metrics, the document). */
+export type RouteResult = { readonly status?: number; readonly body: unknown } | Response;
+
+/** Everything the API works with. */
+export interface ServerContext {
+  readonly ctx: AppContext;
+  readonly workspace: WorkspaceSelection;
+  readonly hub: EventHub;
+  readonly metrics: Metrics;
+  /** The loop `tend serve` runs; absent, writes take the lease directly (409 when it is held). */
+  readonly loop?: ServeLoop;
+  /** How long a write waits for the workspace lease (ms; default 0: answer 409 at once). */
+  readonly lockTimeoutMs?: number;
+  readonly verifyTimeoutMs?: number;
+  readonly version: string;
+  /** Serve /metrics without a token. */
+  readonly metricsPublic?: boolean;
+}
+
+/**
+ * One endpoint: its method and OpenAPI path, who may call it, the JSON Schemas that validate its
+ * input (and document it), what it answers. The table is the API: the router, the OpenAPI
+ * document and the auth-matrix test are all made from it.
+ */
+export interface Route {
+  readonly method: 'get' | 'post' | 'delete';
+  /** OpenAPI style: `/resources/{address}`; an `{address}` takes the rest of the path (it holds `/`). */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  /** The least role that may call it; `public`: no token needed. */
+  readonly role: Role | 'public';
+  readonly query?: Schema;
+  readonly body?: Schema;
+  /** The success answer's schema and status (default 200). */
+  readonly response: Schema;
+  readonly status?: number;
+  /** The media type of the success answer (default application/json). */
+  readonly produces?: string;
+  readonly handler: (input: RouteInput) => Promise<RouteResult>;
+}
+
+const str = { type: 'string', minLength: 1 } as const;
+const strList = {
+  anyOf: [str, { type: 'array', items: str }],
+} as const;
+const bool = { type: 'boolean' } as const;
+const anyObject = { type: 'object' } as const;
+const address = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_.-]+/[^/]+$',
+  description: 'a resource address, provider.type/name',
+} as const;
+const filterQuery: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    actor: strList,
+    actorKind: strList,
+    intent: strList,
+    motivation: strList,
+    address: strList,
+    field: strList,
+    source: strList,
+    decision: strList,
+    since: { type: 'string', description: 'an ISO time or a duration ago (2h)' },
+    until: { type: 'string', description: 'an ISO time or a duration ago' },
+    limit: { type: 'integer', minimum: 1, maximum: 10000, default: 50 },
+  },
+};
+
+const list = (v: unknown): string[] | undefined =>
+  v === undefined ? undefined : Array.isArray(v) ? (v as string[]) : [v as string];
+
+/** Only the defined keys of an object (exactOptionalPropertyTypes). */
+function defined<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** A write that needs the workspace lease: while the loop runs, it pauses for it. */
+function exclusive<T>(server: ServerContext, work: () => Promise<T>): Promise<T> {
+  return server.loop ? server.loop.exclusive(work) : work();
+}
+
+const who = (caller: Caller | undefined) => (caller ? `api:${caller.name}` : 'api');
+
+/** The routes of the API, in the order the document lists them. */
+export const ROUTES: readonly Route[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'health',
+    summary: 'Whether the server answers (no token needed).',
+    role: 'public',
+    response: {
+      type: 'object',
+      required: ['ok'],
+      properties: { ok: bool, version: { type: 'string' } },
+    },
+    handler: ({ server }) => Promise.resolve({ body: { ok: true, version: server.version } }),
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    summary: 'The OpenAPI 3.1 document of this API.',
+    role: 'viewer',
+    response: anyObject,
+    // Filled in by the app (it needs the whole table).
+    handler: () => Promise.resolve({ body: {} }),
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics (text format).',
+    role: 'viewer',
+    produces: 'text/plain',
+    response: { type: 'string' },
+    handler: async ({ server }) => {
+      const m = await server.metrics.render();
+      return new Response(m.text, { headers: { 'content-type': m.contentType } });
+    },
+  },
+  {
+    method: 'get',
+    path: '/status',
+    operationId: 'status',
+    summary:
+      "Each resource's state after the last pass, the providers, the lease, paused resources.",
+    role: 'viewer',
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        offline: { type: 'boolean', default: true, description: 'false: also read the platform' },
+      },
+    },
+    response: anyObject,
+    handler: async ({ server, query }) => ({
+      body: await status(server.ctx, { ...server.workspace, offline: query['offline'] !== false }),
+    }),
+  },
+  {
+    method: 'get',
+    path: '/graph',
+    operationId: 'graph',
+    summary: 'The twin as a graph: resources (with status), references between them.',
+    role: 'viewer',
+    response: {
+      type: 'object',
+      required: ['nodes', 'edges'],
+      properties: { nodes: { type: 'array' }, edges: { type: 'array' }, states: anyObject },
+    },
+    handler: async ({ server }) => ({ body: await twinGraph(server.ctx, server.workspace) }),
+  },
+  {
+    method: 'get',
+    path: '/resources/{address}',
+    operationId: 'resource',
+    summary:
+      'One resource field by field: declared, observed, owner, ledger entries, decisions (tend explain).',
+    role: 'viewer',
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        field: { type: 'string', minLength: 1 },
+        limit: { type: 'integer', minimum: 1, maximum: 1000 },
+      },
+    },
+    response: anyObject,
+    handler: async ({ server, params, query }) => ({
+      body: await explain(server.ctx, {
+        ...server.workspace,
+        target: query['field']
+          ? `${params['address']}.${query['field'] as string}`
+          : params['address']!,
+        ...(query['limit'] !== undefined ? { limit: query['limit'] as number } : {}),
+      }),
+    }),
+  },
+  {
+    method: 'get',
+    path: '/resources/{address}/owners',
+    operationId: 'owners',
+    summary: "Who owns each field of a resource (the intent, or an actor's claim).",
+    role: 'viewer',
+    response: anyObject,
+    handler: async ({ server, params }) => {
+      const r = await explain(server.ctx, {
+        ...server.workspace,
+        target: params['address']!,
+        limit: 1,
+      });
+      return {
+        body: {
+          address: r.address,
+          owners: r.fields.map((f) => ({ field: f.field, owner: f.owner })),
+        },
+      };
+    },
+  },
+  {
+    method: 'get',
+    path: '/history',
+    operationId: 'history',
+    summary: 'Ledger entries (changes with actor, intent, motivation, decision), filtered.',
+    role: 'viewer',
+    query: filterQuery,
+    response: anyObject,
+    handler: async ({ server, query }) => ({
+      body: await history(
+        server.ctx,
+        defined({
+          ...server.workspace,
+          limit: (query['limit'] as number | undefined) ?? 50,
+          actor: list(query['actor']),
+          actorKind: list(query['actorKind']),
+          intent: list(query['intent']),
+          motivation: list(query['motivation']),
+          address: list(query['address']),
+          field: list(query['field']),
+          source: list(query['source']),
+          decision: list(query['decision']),
+          since: query['since'] as string | undefined,
+          until: query['until'] as string | undefined,
+        }),
+      ),
+    }),
+  },
+  {
+    method: 'get',
+    path: '/drift',
+    operationId: 'drift',
+    summary:
+      'Drifted declared fields with who changed them and what the policy decides (reads the platform).',
+    role: 'viewer',
+    response: anyObject,
+    handler: async ({ server }) => ({ body: await drift(server.ctx, server.workspace) }),
+  },
+  {
+    method: 'get',
+    path: '/orphans',
+    operationId: 'orphans',
+    summary: "Objects carrying this workspace's marker that nothing declares (reads the platform).",
+    role: 'viewer',
+    response: anyObject,
+    handler: async ({ server }) => {
+      const r = await status(server.ctx, { ...server.workspace, offline: false });
+      return {
+        body: {
+          orphans: r.orphans ?? [],
+          duplicates: r.duplicates ?? [],
+          ...(r.platformError ? { platformError: r.platformError } : {}),
+        },
+      };
+    },
+  },
+  {
+    method: 'post',
+    path: '/plan',
+    operationId: 'plan',
+    summary: 'Plan and save the plan (a changeset): its id, steps and blast radius.',
+    role: 'operator',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        approveDestroy: { ...bool, default: false },
+        prune: { ...bool, default: true },
+        targets: { type: 'array', items: address },
+      },
+    },
+    status: 201,
+    response: {
+      type: 'object',
+      required: ['id', 'plan'],
+      properties: { id: { type: 'string' }, plan: anyObject, destructive: { type: 'array' } },
+    },
+    handler: async ({ server, body }) => {
+      const b = (body ?? {}) as { approveDestroy?: boolean; prune?: boolean; targets?: Address[] };
+      const r = await savePlan(server.ctx, {
+        ...server.workspace,
+        approveDestroy: b.approveDestroy === true,
+        prune: b.prune !== false,
+        ...(b.targets ? { targets: b.targets } : {}),
+        report: server.hub.publish,
+      });
+      const { changeset: _file, ...rest } = r;
+      void _file;
+      return {
+        status: 201,
+        body: {
+          ...rest,
+          blastRadius: r.plan.blastRadius,
+          destructive: r.plan.steps
+            .filter((s) => s.kind === 'replace' || s.kind === 'delete')
+            .map((s) => s.address),
+        },
+      };
+    },
+  },
+  {
+    method: 'get',
+    path: '/plans/last',
+    operationId: 'lastPlan',
+    summary: 'The last saved plan.',
+    role: 'viewer',
+    response: anyObject,
+    handler: async ({ server }) => {
+      const p = await lastSavedPlan(server.workspace);
+      if (!p) {
+        throw new TendError('plan.not_found', 'no plan was saved yet', {
+          hint: 'make one with POST /plan',
+        });
+      }
+      return { body: p };
+    },
+  },
+  {
+    method: 'get',
+    path: '/plans/{id}',
+    operationId: 'savedPlan',
+    summary: 'A saved plan by id.',
+    role: 'viewer',
+    response: anyObject,
+    handler: async ({ server, params }) => ({
+      body: await readSavedPlan(server.workspace, params['id']!),
+    }),
+  },
+  {
+    method: 'post',
+    path: '/apply',
+    operationId: 'apply',
+    summary:
+      'Carry out a saved plan exactly (or refuse it when anything it was computed from changed). Replaces and deletes need the admin role and approveDestroy.',
+    role: 'operator',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['plan'],
+      properties: {
+        plan: { type: 'string', minLength: 1, description: 'the id POST /plan returned' },
+        approveDestroy: { ...bool, default: false },
+      },
+    },
+    response: anyObject,
+    handler: async ({ server, body, caller, signal }) => {
+      const b = body as { plan: string; approveDestroy?: boolean };
+      const saved = await readSavedPlan(server.workspace, b.plan);
+      if (saved.destructive.length > 0) {
+        if (caller && !allows(caller.role, 'admin')) {
+          throw new TendError(
+            'auth.forbidden',
+            `the plan replaces or deletes ${saved.destructive.join(', ')}: applying it needs the admin role`,
+            { hint: 'ask an admin, or plan without the destructive change' },
+          );
+        }
+        if (b.approveDestroy !== true) {
+          throw new TendError(
+            'apply.approval_required',
+            `the plan replaces or deletes ${saved.destructive.join(', ')}: pass "approveDestroy": true to carry it out`,
+          );
+        }
+      }
+      const report = await exclusive(server, () =>
+        applySavedPlan(server.ctx, {
+          ...server.workspace,
+          id: b.plan,
+          runChecks: true,
+          verifyTimeoutMs: server.verifyTimeoutMs ?? 15_000,
+          lockTimeoutMs: server.lockTimeoutMs ?? 0,
+          command: `tend serve (apply by ${who(caller)})`,
+          report: server.hub.publish,
+          signal,
+        }),
+      );
+      return { body: report };
+    },
+  },
+  {
+    method: 'get',
+    path: '/announcements',
+    operationId: 'announcements',
+    summary: 'Announcements (active ones, or all with all=true).',
+    role: 'viewer',
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { address, all: bool },
+    },
+    response: anyObject,
+    handler: async ({ server, query }) => ({
+      body: await listAnnouncements(server.ctx, {
+        ...server.workspace,
+        ...(query['address'] ? { address: query['address'] as Address } : {}),
+        all: query['all'] === true,
+      }),
+    }),
+  },
+  {
+    method: 'post',
+    path: '/announcements',
+    operationId: 'announce',
+    summary: 'An actor declares a change it makes, with intent, motivation and TTL.',
+    role: 'operator',
+    body: { anyOf: [anyObject, { type: 'array', items: anyObject, minItems: 1 }] },
+    status: 201,
+    response: anyObject,
+    handler: async ({ server, body }) => ({
+      status: 201,
+      body: await announce(server.ctx, { ...server.workspace, input: body }),
+    }),
+  },
+  {
+    method: 'post',
+    path: '/accept',
+    operationId: 'accept',
+    summary:
+      'The YAML patch that takes an observed value into the intent; written only with write=true.',
+    role: 'operator',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['address', 'field'],
+      properties: { address, field: str, value: {}, write: { ...bool, default: false } },
+    },
+    response: anyObject,
+    handler: async ({ server, body }) => {
+      const b = body as { address: string; field: string; value?: unknown; write?: boolean };
+      return {
+        body: await accept(server.ctx, {
+          ...server.workspace,
+          address: b.address,
+          field: b.field,
+          ...('value' in b ? { value: b.value } : {}),
+          write: b.write === true,
+        }),
+      };
+    },
+  },
+  {
+    method: 'post',
+    path: '/actions',
+    operationId: 'action',
+    summary: 'Run a Day-2 action on a resource (durable, journaled).',
+    role: 'operator',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['address', 'action'],
+      properties: {
+        address,
+        action: str,
+        params: {
+          type: 'object',
+          additionalProperties: { type: ['string', 'number', 'boolean'] },
+        },
+        intent: str,
+        motivation: str,
+      },
+    },
+    response: anyObject,
+    handler: async ({ server, body, caller, signal }) => {
+      const b = body as {
+        address: string;
+        action: string;
+        params?: Record<string, string | number | boolean>;
+        intent?: string;
+        motivation?: string;
+      };
+      const problems: string[] = [];
+      let motivation: Motivation | undefined;
+      if (b.intent !== undefined) {
+        const i = checkIntentWord(b.intent);
+        if (!i.ok) problems.push(`body.intent: ${i.error}`);
+      }
+      if (b.motivation !== undefined) {
+        const m = parseMotivation(b.motivation, server.ctx.clock.now());
+        if (m.ok) motivation = m.value;
+        else problems.push(`body.motivation: ${m.error}`);
+      }
+      if (problems.length > 0) {
+        throw new TendError('action.invalid_params', problems.join('; '), {
+          hint: 'nothing was run',
+        });
+      }
+      const report = await exclusive(server, () =>
+        runAction(server.ctx, {
+          ...server.workspace,
+          address: b.address,
+          action: b.action,
+          params: Object.entries(b.params ?? {}).map(([k, v]) => `${k}=${String(v)}`),
+          actor: {
+            actor: who(caller),
+            actorKind: 'human',
+            ...(b.intent ? { intent: b.intent } : {}),
+            ...(motivation ? { motivation } : {}),
+          },
+          lockTimeoutMs: server.lockTimeoutMs ?? 0,
+          command: `tend serve (action by ${who(caller)})`,
+          signal,
+        }),
+      );
+      return { body: report };
+    },
+  },
+  {
+    method: 'get',
+    path: '/pauses',
+    operationId: 'pauses',
+    summary: 'Resources whose reconciling is stopped.',
+    role: 'viewer',
+    response: { type: 'array', items: anyObject },
+    handler: async ({ server }) => ({
+      body: (await status(server.ctx, { ...server.workspace, offline: true })).paused,
+    }),
+  },
+  {
+    method: 'post',
+    path: '/pauses',
+    operationId: 'pause',
+    summary: 'Stop reconciling a resource (passes leave it alone until it is resumed).',
+    role: 'operator',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['address'],
+      properties: { address, reason: { type: 'string', maxLength: 500 } },
+    },
+    status: 201,
+    response: anyObject,
+    handler: async ({ server, body, caller }) => {
+      const b = body as { address: string; reason?: string };
+      const r = await pauseResource(server.ctx, {
+        ...server.workspace,
+        address: b.address,
+        by: who(caller),
+        ...(b.reason ? { reason: b.reason } : {}),
+      });
+      return { status: 201, body: r.paused.find((p) => p.address === b.address) };
+    },
+  },
+  {
+    method: 'get',
+    path: '/pauses/{address}',
+    operationId: 'paused',
+    summary: 'One stopped resource.',
+    role: 'viewer',
+    response: anyObject,
+    handler: async ({ server, params }) => {
+      const r = await status(server.ctx, { ...server.workspace, offline: true });
+      const p = r.paused.find((x) => x.address === params['address']);
+      if (!p) {
+        throw new TendError('pause.not_found', `${params['address']} is not paused`);
+      }
+      return { body: p };
+    },
+  },
+  {
+    method: 'delete',
+    path: '/pauses/{address}',
+    operationId: 'resume',
+    summary: 'Resume reconciling a resource.',
+    role: 'operator',
+    response: anyObject,
+    handler: async ({ server, params }) => {
+      const r = await resumeResource(server.ctx, {
+        ...server.workspace,
+        address: params['address']!,
+      });
+      if (!r.changed) {
+        throw new TendError('pause.not_found', `${params['address']} is not paused`);
+      }
+      return { body: { address: params['address'], resumed: true } };
+    },
+  },
+  {
+    method: 'post',
+    path: '/lifecycle/evaluate',
+    operationId: 'evaluateLifecycle',
+    summary:
+      "Tend's own lifecycle endpoint: whether going from current to desired is no change, an update or a replace.",
+    role: 'viewer',
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'current', 'desired'],
+      properties: { type: str, current: anyObject, desired: anyObject },
+    },
+    response: {
+      type: 'object',
+      required: ['action', 'fields', 'reason'],
+      properties: {
+        action: { enum: ['none', 'update', 'replace'] },
+        fields: { type: 'array', items: { type: 'string' } },
+        reason: { type: 'string' },
+      },
+    },
+    handler: ({ body }) => Promise.resolve({ body: evaluateLifecycle(body as LifecycleInput) }),
+  },
+  {
+    method: 'get',
+    path: '/events',
+    operationId: 'events',
+    summary: 'Server-Sent Events: every engine and application event as it happens.',
+    role: 'viewer',
+    produces: 'text/event-stream',
+    response: { type: 'string' },
+    // Filled in by the app (it streams).
+    handler: () => Promise.resolve({ body: {} }),
+  },
+];
+
+interface LifecycleInput {
+  readonly type: string;
+  readonly current: Record<string, unknown>;
+  readonly desired: Record<string, unknown>;
+}
+
+/**
+ * The lifecycle of this API's own objects: a pause is identified by its address, so another address
+ * is another object (replace); anything else it has (the reason) cannot be edited either, since a
+ * pause has no update operation: a replace too. Unknown types are a 400.
+ */
+export function evaluateLifecycle(input: LifecycleInput): {
+  action: 'none' | 'update' | 'replace';
+  fields: string[];
+  reason: string;
+} {
+  if (input.type !== 'pauses') {
+    throw new TendError('lifecycle.unknown_type', `type ${input.type} is not one of this API's`, {
+      hint: 'known: pauses',
+    });
+  }
+  const fields = ['address', 'reason'].filter(
+    (f) =>
+      f in input.desired && JSON.stringify(input.desired[f]) !== JSON.stringify(input.current[f]),
+  );
+  return fields.length === 0
+    ? { action: 'none', fields: [], reason: 'nothing differs' }
+    : {
+        action: 'replace',
+        fields,
+        reason: `a pause cannot change in place (${fields.join(', ')}): resume it and pause again`,
+      };
+}
