@@ -79,7 +79,18 @@ describe.skipIf(process.platform === 'win32')('private files and a closed sandbo
     chmodSync(join(dir, '.tend', 'cache', 'sb.openapi.json'), 0o644);
     const r = await runCli(['apply', dir, '--no-checks'], { env });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(Object.values(modes(dir)).sort()).toEqual(['600', '600', '700', '700']);
+    const got = modes(dir);
+    expect(got).toMatchObject({
+      '.tend': '700',
+      '.tend/tend.db': '600',
+      '.tend/cache': '700',
+      '.tend/cache/sb.openapi.json': '600',
+    });
+    // Everything else below it too (the intent cache, .tend/cache/intent/*.json).
+    for (const [path, mode] of Object.entries(got)) {
+      const isDir = statSync(join(dir, path)).isDirectory();
+      expect(mode, path).toBe(isDir ? '700' : '600');
+    }
     expect(r.stderr).toContain(
       `tend: ${join(dir, '.tend')} was open to others (mode 0755); it is now 0700`,
     );
