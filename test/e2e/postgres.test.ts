@@ -66,6 +66,15 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('plans the DDL audit installation with the rest of the example', async () => {
+    const r = await tend('plan', dir, '--json');
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    const plan = JSON.parse(r.stdout) as PlanJson;
+    expect(plan.steps).toContainEqual(
+      expect.objectContaining({ address: 'pg.audit/tend_audit', kind: 'create' }),
+    );
+  });
+
   it('applies the example to an empty cluster', async () => {
     const r = await tend('apply', dir);
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -108,8 +117,58 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     expect((JSON.parse(r.stdout) as PlanJson).changes).toBe(false);
   });
 
+  it("attributes a hand-made ALTER SCHEMA to the session's tend.actor and motivation", async () => {
+    // Alice, a person, changes the schema's owner during an incident: the event trigger records
+    // it with her settings; the default policy holds a human's incident change (rule default#1).
+    await query(
+      `SET tend.actor = 'alice'; SET tend.actor_kind = 'human'; SET tend.motivation = 'incident:INC-7'; ALTER SCHEMA app OWNER TO app_readers`,
+    );
+    const d = await tend('drift', dir, '--json');
+    expect(d.code, d.stderr).toBe(1);
+    const drift = JSON.parse(d.stdout) as { fields: unknown[] };
+    expect(drift.fields).toEqual([
+      expect.objectContaining({
+        address: 'pg.schema/app',
+        field: 'owner',
+        declared: 'app',
+        observed: 'app_readers',
+        changedBy: expect.objectContaining({
+          actor: 'alice',
+          actorKind: 'human',
+          motivation: { kind: 'incident', ref: 'INC-7' },
+          source: 'audit',
+        }),
+        decision: expect.objectContaining({ decision: 'hold', rule: 'default#1' }),
+      }),
+    ]);
+    // Held, not put back: apply leaves her owner, and the ledger records her change.
+    const a = await tend('apply', dir);
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    expect(
+      await one(`SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'app'`),
+    ).toBe('app_readers');
+    const h = await tend('history', dir, '--actor', 'alice', '--json');
+    expect(h.code, h.stderr).toBe(0);
+    const history = JSON.parse(h.stdout) as { changes: Record<string, unknown>[] };
+    expect(history.changes).toEqual([
+      expect.objectContaining({
+        actor: 'alice',
+        actorKind: 'human',
+        source: 'audit',
+        address: 'pg.schema/app',
+        motivation: { kind: 'incident', ref: 'INC-7' },
+        decision: expect.objectContaining({ decision: 'hold', rule: 'default#1' }),
+      }),
+    ]);
+    // The incident over, she puts it back herself.
+    await query(`SET tend.actor = 'alice'; ALTER SCHEMA app OWNER TO app`);
+  });
+
   it('shows a hand-made ALTER ROLE as drift, attributed to unknown, and puts it back', async () => {
-    await query(`SET tend.motivation = 'incident:INC-7'; ALTER ROLE app CONNECTION LIMIT 1`);
+    // Roles fire no event triggers: PostgreSQL cannot say who did it, whatever the session set.
+    await query(
+      `SET tend.actor = 'alice'; SET tend.motivation = 'incident:INC-7'; ALTER ROLE app CONNECTION LIMIT 1`,
+    );
     const d = await tend('drift', dir, '--json');
     expect(d.code, d.stderr).toBe(1);
     const drift = JSON.parse(d.stdout) as {

@@ -7,7 +7,9 @@
 import pg from 'pg';
 import type {
   ActionDefinition,
+  ChangesPage,
   LifecycleEvaluation,
+  ObservedChange,
   Marker,
   ObservedObject,
   Provider,
@@ -23,6 +25,8 @@ import {
 } from '../../core/index.js';
 import { postgresActions } from './actions/rotate-password.js';
 import { scramVerifier } from './actions/generate-secret.js';
+import { installAudit, readAuditFeed, readAuditInstallation, uninstallAudit } from './audit.js';
+import { auditObjectOf } from './audit-feed.js';
 import type { CatalogRow } from './catalog.js';
 import { countInSchema, listCatalog } from './catalog.js';
 import type { PgConnection } from './connection.js';
@@ -156,6 +160,29 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     auditFeed: false,
     warnings: [],
   };
+  // The feed is on once an audit installation has been seen (declared as a `audit` resource).
+  let auditSeen = false;
+
+  /** The schemas holding a current audit installation (normally one, the declared one). */
+  const auditInstallations = async (): Promise<ObservedObject[]> => {
+    const { rows } = await pool.query<{ schema: string }>(
+      `SELECT DISTINCT n.nspname AS schema FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE p.proname = 'capture_ddl' AND p.prorettype = 'event_trigger'::regtype ORDER BY 1`,
+    );
+    const out: ObservedObject[] = [];
+    for (const r of rows) {
+      const now = await readAuditInstallation(pool, r.schema);
+      // An older or partial installation is not listed: the plan installs it again (idempotent).
+      if (!now.installed) continue;
+      out.push({
+        type: 'audit',
+        id: r.schema,
+        fields: { schema: r.schema, ...(now.version !== undefined && { version: now.version }) },
+      });
+    }
+    if (out.length > 0) auditSeen = true;
+    return out;
+  };
 
   const typeInfo = (type: string) => {
     const info = POSTGRES_TYPES.find((t) => t.name === type);
@@ -176,6 +203,13 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
 
   const list = async (type: string): Promise<ObservedObject[]> => {
     typeInfo(type);
+    if (type === 'audit') {
+      try {
+        return await auditInstallations();
+      } catch (e) {
+        throw pgError(e, `reading the DDL audit installation of ${database}`, false);
+      }
+    }
     let rows: CatalogRow[];
     try {
       rows = await listCatalog(pool, type);
@@ -309,15 +343,85 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     return name;
   };
 
+  /** Installs (or brings up to date) the audit in `schema`; a superuser's job (the error says so). */
+  const install = async (schema: string, what: string): Promise<ObservedObject> => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (e) {
+      throw pgError(e, what, false);
+    }
+    let broken = false;
+    try {
+      await installAudit(client, schema);
+    } catch (e) {
+      if (e instanceof TendError) throw e;
+      broken = sqlstateOf(e) === undefined;
+      throw pgError(e, what, broken);
+    } finally {
+      client.release(broken);
+    }
+    return mustRead('audit', schema, what);
+  };
+
+  /** The feed's changes with the object as the catalog shows it now (`after`), deletes without. */
+  const withAfter = async (changes: readonly ObservedChange[]): Promise<ObservedChange[]> => {
+    const now = new Map<string, Map<string, ObservedObject>>();
+    const out: ObservedChange[] = [];
+    for (const c of changes) {
+      if (c.action === 'delete') {
+        out.push(c);
+        continue;
+      }
+      let objects = now.get(c.type);
+      if (objects === undefined) {
+        objects = new Map((await list(c.type)).map((o) => [o.id, o]));
+        now.set(c.type, objects);
+      }
+      const o = objects.get(c.id);
+      out.push(o === undefined ? c : { ...c, after: o.fields });
+    }
+    return out;
+  };
+
   const provider: PostgresProvider = {
     name: options.name,
     database,
-    describe: () => description,
+    describe: () => (auditSeen ? { ...description, auditFeed: true } : description),
+
+    async changes(cursor): Promise<ChangesPage> {
+      let schemas: ObservedObject[];
+      try {
+        schemas = await auditInstallations();
+      } catch (e) {
+        throw pgError(e, `reading the DDL audit installation of ${database}`, false);
+      }
+      const schema = schemas[0]?.id;
+      if (schema === undefined) return { changes: [], cursor: cursor ?? '0' };
+      let page: ChangesPage;
+      try {
+        page = await readAuditFeed(pool, schema, cursor, {
+          mapObject: (objectType, identity, _schema, entry) =>
+            auditObjectOf(objectType, identity, entry),
+        });
+      } catch (e) {
+        if (e instanceof TendError) throw e;
+        throw pgError(e, `reading the DDL audit of ${database}`, false);
+      }
+      return { changes: await withAfter(page.changes), cursor: page.cursor };
+    },
+
     list: (type) => list(type),
     read: (type, id) => read(type, id),
 
     async create(type, desired, ctx) {
       typeInfo(type);
+      if (type === 'audit') {
+        const schema = str(desired, 'schema');
+        if (schema === undefined)
+          throw bad('an audit needs a schema', 'declare spec.schema, e.g. tend_audit');
+        return install(schema, `installing the DDL audit in schema ${JSON.stringify(schema)}`);
+      }
       if (type === 'grant') {
         const on = grantOn(desired['on']);
         const role = nameOrThrow(desired['role'], 'role');
@@ -385,6 +489,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
         canonicalJson(normalizeValue(type, field, desired[field], desired)) !==
           canonicalJson(normalizeValue(type, field, current.fields[field], current.fields));
       const what = `updating ${type} ${JSON.stringify(id)}`;
+      if (type === 'audit') return install(id, what);
       const statements: string[] = [];
       if (type === 'grant') {
         const on = grantOn(current.fields['on']);
@@ -436,6 +541,22 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       if (type === 'role') return transaction(what, [sql.dropRole(id)], ctx);
       if (type === 'schema') return transaction(what, [sql.dropSchema(id)], ctx);
       if (type === 'extension') return transaction(what, [sql.dropExtension(id)], ctx);
+      if (type === 'audit') {
+        let client: pg.PoolClient;
+        try {
+          client = await pool.connect();
+        } catch (e) {
+          throw pgError(e, what, false);
+        }
+        try {
+          return await uninstallAudit(client, id);
+        } catch (e) {
+          if (e instanceof TendError) throw e;
+          throw pgError(e, what, false);
+        } finally {
+          client.release();
+        }
+      }
       const grant = parseGrantId(id);
       if (grant === undefined) {
         throw bad(`${id} is not a grant id`, 'grant ids look like schema:app:reader');
