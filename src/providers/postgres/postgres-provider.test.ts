@@ -427,5 +427,44 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
       expect(await provider.list('audit')).toEqual([]);
       expect(await admin(`SELECT 1 FROM pg_namespace WHERE nspname = 'tend_audit'`)).toEqual([]);
     });
+
+    it('waits for news by reading the table again every feedPollMs, within waitMs (fake clock)', async () => {
+      let now = 0;
+      let made = false;
+      const slept: number[] = [];
+      const waiting = createPostgresProvider({
+        name: 'pg',
+        connection: resolveConnection({ url: server.url() }, {}),
+        feedPollMs: 500,
+        clock: () => now,
+        sleep: async (ms) => {
+          slept.push(ms);
+          now += ms;
+          // During the second wait someone makes a schema.
+          if (slept.length === 2 && !made) {
+            made = true;
+            await admin(`SET tend.actor = 'carol'; CREATE SCHEMA waited`);
+          }
+        },
+      });
+      try {
+        await waiting.create('audit', { schema: 'tend_audit' }, ctx());
+        const start = (await waiting.changes!(undefined)).cursor;
+        const page = await waiting.changes!(start, { waitMs: 5000 });
+        expect(slept).toEqual([500, 500]);
+        expect(page.changes.map((c) => [c.actor, c.action, c.type, c.id])).toEqual([
+          ['carol', 'create', 'schema', 'waited'],
+        ]);
+        // Nothing new: it gives up when the wait is over (4 × 500 ms + the rest, 200 ms).
+        slept.length = 0;
+        const empty = await waiting.changes!(page.cursor, { waitMs: 2200 });
+        expect(empty).toEqual({ changes: [], cursor: page.cursor });
+        expect(slept).toEqual([500, 500, 500, 500, 200]);
+      } finally {
+        await admin(`DROP SCHEMA IF EXISTS waited`);
+        await waiting.delete('audit', 'tend_audit', ctx());
+        await waiting.close?.();
+      }
+    });
   });
 });

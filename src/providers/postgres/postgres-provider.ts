@@ -4,6 +4,7 @@
 // where PostgreSQL allows it (CREATE/DROP DATABASE cannot be in one). Tend's ownership marker is kept
 // at the end of the object's comment (`COMMENT ON`); grants have no comment and are Tend's through
 // its record of creating them.
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type {
   ActionDefinition,
@@ -45,6 +46,12 @@ export interface PostgresProviderOptions {
   readonly database?: string;
   /** Most connections the provider holds at once (default 4). */
   readonly maxConnections?: number;
+  /** How often `changes` reads the audit table again while it waits for news (default 2000 ms). */
+  readonly feedPollMs?: number;
+  /** Waits (tests pass a fake); default a timer that the signal cancels. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Milliseconds now (tests pass a fake); default Date.now. */
+  readonly clock?: () => number;
 }
 
 /** The PostgreSQL provider. */
@@ -384,31 +391,53 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     return out;
   };
 
+  /**
+   * One page of the feed: the audit rows after `cursor` of the (first) installed audit, mapped to the
+   * provider's objects. No installation: nothing, at the same cursor.
+   */
+  const feedPage = async (cursor: string | undefined): Promise<ChangesPage> => {
+    let schemas: ObservedObject[];
+    try {
+      schemas = await auditInstallations();
+    } catch (e) {
+      throw pgError(e, `reading the DDL audit installation of ${database}`, false);
+    }
+    const schema = schemas[0]?.id;
+    if (schema === undefined) return { changes: [], cursor: cursor ?? '0' };
+    let page: ChangesPage;
+    try {
+      page = await readAuditFeed(pool, schema, cursor, {
+        mapObject: (objectType, identity, _schema, entry) =>
+          auditObjectOf(objectType, identity, entry),
+      });
+    } catch (e) {
+      if (e instanceof TendError) throw e;
+      throw pgError(e, `reading the DDL audit of ${database}`, false);
+    }
+    return { changes: await withAfter(page.changes), cursor: page.cursor };
+  };
+
   const provider: PostgresProvider = {
     name: options.name,
     database,
     describe: () => (auditSeen ? { ...description, auditFeed: true } : description),
 
-    async changes(cursor): Promise<ChangesPage> {
-      let schemas: ObservedObject[];
-      try {
-        schemas = await auditInstallations();
-      } catch (e) {
-        throw pgError(e, `reading the DDL audit installation of ${database}`, false);
+    async changes(cursor, opts = {}): Promise<ChangesPage> {
+      // The audit table cannot be waited on: it is read again every feedPollMs until something is
+      // new or the wait is over.
+      const sleep =
+        options.sleep ??
+        ((ms: number, signal?: AbortSignal) =>
+          delay(ms, undefined, signal ? { signal } : {}).then(() => undefined));
+      const clock = options.clock ?? Date.now;
+      const until = clock() + (opts.waitMs ?? 0);
+      for (;;) {
+        const page = await feedPage(cursor);
+        const left = until - clock();
+        if (page.changes.length > 0 || left <= 0) return page;
+        cursor = page.cursor;
+        await sleep(Math.min(options.feedPollMs ?? 2000, left), opts.signal);
       }
-      const schema = schemas[0]?.id;
-      if (schema === undefined) return { changes: [], cursor: cursor ?? '0' };
-      let page: ChangesPage;
-      try {
-        page = await readAuditFeed(pool, schema, cursor, {
-          mapObject: (objectType, identity, _schema, entry) =>
-            auditObjectOf(objectType, identity, entry),
-        });
-      } catch (e) {
-        if (e instanceof TendError) throw e;
-        throw pgError(e, `reading the DDL audit of ${database}`, false);
-      }
-      return { changes: await withAfter(page.changes), cursor: page.cursor };
     },
 
     list: (type) => list(type),
