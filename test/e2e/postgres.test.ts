@@ -75,9 +75,21 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     );
   });
 
-  it('applies the example to an empty cluster', async () => {
+  it('applies the example to an empty cluster, its sql checks passing', async () => {
     const r = await tend('apply', dir);
     expect(r.code, r.stdout + r.stderr).toBe(0);
+    for (const check of [
+      'pg.extension/pgcrypto  check digest-works passed',
+      'pg.grant/readers-usage  check readers-can-use passed',
+      'pg.grant/readers-connect  check readers-can-connect passed',
+      'pg.grant/readers-future-tables  check future-tables-readable passed',
+    ]) {
+      expect(r.stdout).toContain(check);
+    }
+    expect(r.stdout).toContain('+ pg.audit/tend_audit  created tend_audit');
+    expect(
+      await one(`SELECT count(*)::int FROM pg_event_trigger WHERE evtname LIKE 'tend_audit%'`),
+    ).toBe(2);
     expect(await one(`SELECT rolcanlogin FROM pg_roles WHERE rolname = 'app'`)).toBe(true);
     expect(await one(`SELECT rolconnlimit FROM pg_roles WHERE rolname = 'app'`)).toBe(20);
     expect(await one(`SELECT pg_has_role('app', 'app_readers', 'MEMBER')`)).toBe(true);
@@ -121,17 +133,20 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     // Alice, a person, changes the schema's owner during an incident: the event trigger records
     // it with her settings; the default policy holds a human's incident change (rule default#1).
     await query(
-      `SET tend.actor = 'alice'; SET tend.actor_kind = 'human'; SET tend.motivation = 'incident:INC-7'; ALTER SCHEMA app OWNER TO app_readers`,
+      `SET tend.actor = 'alice'; SET tend.actor_kind = 'human'; SET tend.motivation = 'incident:INC-7'; ALTER SCHEMA app OWNER TO postgres`,
     );
     const d = await tend('drift', dir, '--json');
     expect(d.code, d.stderr).toBe(1);
+    const text = await tend('drift', dir);
+    expect(text.stdout).toContain('changed by alice (human), motivation incident:INC-7');
+    expect(text.stdout).toContain('hold: held owner=postgres from alice');
     const drift = JSON.parse(d.stdout) as { fields: unknown[] };
     expect(drift.fields).toEqual([
       expect.objectContaining({
         address: 'pg.schema/app',
         field: 'owner',
         declared: 'app',
-        observed: 'app_readers',
+        observed: 'postgres',
         changedBy: expect.objectContaining({
           actor: 'alice',
           actorKind: 'human',
@@ -146,7 +161,7 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     expect(a.code, a.stdout + a.stderr).toBe(0);
     expect(
       await one(`SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'app'`),
-    ).toBe('app_readers');
+    ).toBe('postgres');
     const h = await tend('history', dir, '--actor', 'alice', '--json');
     expect(h.code, h.stderr).toBe(0);
     const history = JSON.parse(h.stdout) as { changes: Record<string, unknown>[] };
