@@ -179,6 +179,36 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     await query(`SET tend.actor = 'alice'; ALTER SCHEMA app OWNER TO app`);
   });
 
+  it('attributes a hand-made ALTER DEFAULT PRIVILEGES to its actor, found from the statement, and puts it back', async () => {
+    // PostgreSQL names no object for a grant: the provider reads the grant from the statement.
+    await query(
+      `SET tend.actor = 'bob'; SET tend.motivation = 'experiment'; ALTER DEFAULT PRIVILEGES FOR ROLE app IN SCHEMA app GRANT INSERT ON TABLES TO app_readers`,
+    );
+    const d = await tend('drift', dir, '--json');
+    expect(d.code, d.stderr).toBe(1);
+    expect((JSON.parse(d.stdout) as { fields: unknown[] }).fields).toEqual([
+      expect.objectContaining({
+        address: 'pg.grant/readers-future-tables',
+        field: 'privileges',
+        declared: ['SELECT'],
+        observed: ['SELECT', 'INSERT'],
+        changedBy: expect.objectContaining({
+          actor: 'bob',
+          motivation: { kind: 'experiment' },
+          source: 'audit',
+        }),
+        decision: expect.objectContaining({ decision: 'enforce' }),
+      }),
+    ]);
+    const a = await tend('apply', dir);
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    expect(a.stdout).toContain('check future-tables-readable passed');
+    expect(
+      await one(`SELECT defaclacl::text FROM pg_default_acl d JOIN pg_namespace n ON n.oid = d.defaclnamespace
+        WHERE n.nspname = 'app' AND d.defaclobjtype = 'r'`),
+    ).toBe('{app_readers=r/app}');
+  });
+
   it('shows a hand-made ALTER ROLE as drift, attributed to unknown, and puts it back', async () => {
     // Roles fire no event triggers: PostgreSQL cannot say who did it, whatever the session set.
     await query(
