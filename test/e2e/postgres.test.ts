@@ -9,7 +9,9 @@ import { POSTGRES, startPostgres } from '../support/postgres.js';
 
 // Issue 14's native PostgreSQL provider through the built `tend` command, on a cluster of its own:
 // examples/postgres applied from an empty cluster (plus a role whose name is an SQL injection), the
-// second plan empty, a hand-made ALTER ROLE seen as drift and put back, a change of encoding planned
+// second plan empty, hand-made DDL attributed through the declared DDL audit (Alice's ALTER SCHEMA
+// held for her incident, Bob's ALTER DEFAULT PRIVILEGES put back), a hand-made ALTER ROLE seen as
+// drift by `unknown` (roles fire no event triggers) and put back, a change of encoding planned
 // as a gated replace with its blast radius, removed resources deleted (a database only when
 // approved). The steps build on each other, in order.
 
