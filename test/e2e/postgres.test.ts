@@ -9,7 +9,9 @@ import { POSTGRES, startPostgres } from '../support/postgres.js';
 
 // Issue 14's native PostgreSQL provider through the built `tend` command, on a cluster of its own:
 // examples/postgres applied from an empty cluster (plus a role whose name is an SQL injection), the
-// second plan empty, a hand-made ALTER ROLE seen as drift and put back, a change of encoding planned
+// second plan empty, hand-made DDL attributed through the declared DDL audit (Alice's ALTER SCHEMA
+// held for her incident, Bob's ALTER DEFAULT PRIVILEGES put back), a hand-made ALTER ROLE seen as
+// drift by `unknown` (roles fire no event triggers) and put back, a change of encoding planned
 // as a gated replace with its blast radius, removed resources deleted (a database only when
 // approved). The steps build on each other, in order.
 
@@ -66,9 +68,30 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('applies the example to an empty cluster', async () => {
+  it('plans the DDL audit installation with the rest of the example', async () => {
+    const r = await tend('plan', dir, '--json');
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    const plan = JSON.parse(r.stdout) as PlanJson;
+    expect(plan.steps).toContainEqual(
+      expect.objectContaining({ address: 'pg.audit/tend_audit', kind: 'create' }),
+    );
+  });
+
+  it('applies the example to an empty cluster, its sql checks passing', async () => {
     const r = await tend('apply', dir);
     expect(r.code, r.stdout + r.stderr).toBe(0);
+    for (const check of [
+      'pg.extension/pgcrypto  check digest-works passed',
+      'pg.grant/readers-usage  check readers-can-use passed',
+      'pg.grant/readers-connect  check readers-can-connect passed',
+      'pg.grant/readers-future-tables  check future-tables-readable passed',
+    ]) {
+      expect(r.stdout).toContain(check);
+    }
+    expect(r.stdout).toContain('+ pg.audit/tend_audit  created tend_audit');
+    expect(
+      await one(`SELECT count(*)::int FROM pg_event_trigger WHERE evtname LIKE 'tend_audit%'`),
+    ).toBe(2);
     expect(await one(`SELECT rolcanlogin FROM pg_roles WHERE rolname = 'app'`)).toBe(true);
     expect(await one(`SELECT rolconnlimit FROM pg_roles WHERE rolname = 'app'`)).toBe(20);
     expect(await one(`SELECT pg_has_role('app', 'app_readers', 'MEMBER')`)).toBe(true);
@@ -108,8 +131,91 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
     expect((JSON.parse(r.stdout) as PlanJson).changes).toBe(false);
   });
 
+  it("attributes a hand-made ALTER SCHEMA to the session's tend.actor and motivation", async () => {
+    // Alice, a person, changes the schema's owner during an incident: the event trigger records
+    // it with her settings; the default policy holds a human's incident change (rule default#1).
+    await query(
+      `SET tend.actor = 'alice'; SET tend.actor_kind = 'human'; SET tend.motivation = 'incident:INC-7'; ALTER SCHEMA app OWNER TO postgres`,
+    );
+    const d = await tend('drift', dir, '--json');
+    expect(d.code, d.stderr).toBe(1);
+    const text = await tend('drift', dir);
+    expect(text.stdout).toContain('changed by alice (human), motivation incident:INC-7');
+    expect(text.stdout).toContain('hold: held owner=postgres from alice');
+    const drift = JSON.parse(d.stdout) as { fields: unknown[] };
+    expect(drift.fields).toEqual([
+      expect.objectContaining({
+        address: 'pg.schema/app',
+        field: 'owner',
+        declared: 'app',
+        observed: 'postgres',
+        changedBy: expect.objectContaining({
+          actor: 'alice',
+          actorKind: 'human',
+          motivation: { kind: 'incident', ref: 'INC-7' },
+          source: 'audit',
+        }),
+        decision: expect.objectContaining({ decision: 'hold', rule: 'default#1' }),
+      }),
+    ]);
+    // Held, not put back: apply leaves her owner, and the ledger records her change.
+    const a = await tend('apply', dir);
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    expect(
+      await one(`SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'app'`),
+    ).toBe('postgres');
+    const h = await tend('history', dir, '--actor', 'alice', '--json');
+    expect(h.code, h.stderr).toBe(0);
+    const history = JSON.parse(h.stdout) as { changes: Record<string, unknown>[] };
+    expect(history.changes).toEqual([
+      expect.objectContaining({
+        actor: 'alice',
+        actorKind: 'human',
+        source: 'audit',
+        address: 'pg.schema/app',
+        motivation: { kind: 'incident', ref: 'INC-7' },
+        decision: expect.objectContaining({ decision: 'hold', rule: 'default#1' }),
+      }),
+    ]);
+    // The incident over, she puts it back herself.
+    await query(`SET tend.actor = 'alice'; ALTER SCHEMA app OWNER TO app`);
+  });
+
+  it('attributes a hand-made ALTER DEFAULT PRIVILEGES to its actor, found from the statement, and puts it back', async () => {
+    // PostgreSQL names no object for a grant: the provider reads the grant from the statement.
+    await query(
+      `SET tend.actor = 'bob'; SET tend.motivation = 'experiment'; ALTER DEFAULT PRIVILEGES FOR ROLE app IN SCHEMA app GRANT INSERT ON TABLES TO app_readers`,
+    );
+    const d = await tend('drift', dir, '--json');
+    expect(d.code, d.stderr).toBe(1);
+    expect((JSON.parse(d.stdout) as { fields: unknown[] }).fields).toEqual([
+      expect.objectContaining({
+        address: 'pg.grant/readers-future-tables',
+        field: 'privileges',
+        declared: ['SELECT'],
+        observed: ['SELECT', 'INSERT'],
+        changedBy: expect.objectContaining({
+          actor: 'bob',
+          motivation: { kind: 'experiment' },
+          source: 'audit',
+        }),
+        decision: expect.objectContaining({ decision: 'enforce' }),
+      }),
+    ]);
+    const a = await tend('apply', dir);
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    expect(a.stdout).toContain('check future-tables-readable passed');
+    expect(
+      await one(`SELECT defaclacl::text FROM pg_default_acl d JOIN pg_namespace n ON n.oid = d.defaclnamespace
+        WHERE n.nspname = 'app' AND d.defaclobjtype = 'r'`),
+    ).toBe('{app_readers=r/app}');
+  });
+
   it('shows a hand-made ALTER ROLE as drift, attributed to unknown, and puts it back', async () => {
-    await query(`SET tend.motivation = 'incident:INC-7'; ALTER ROLE app CONNECTION LIMIT 1`);
+    // Roles fire no event triggers: PostgreSQL cannot say who did it, whatever the session set.
+    await query(
+      `SET tend.actor = 'alice'; SET tend.motivation = 'incident:INC-7'; ALTER ROLE app CONNECTION LIMIT 1`,
+    );
     const d = await tend('drift', dir, '--json');
     expect(d.code, d.stderr).toBe(1);
     const drift = JSON.parse(d.stdout) as {

@@ -369,4 +369,102 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     expect(provider.actions?.('role').map((a) => a.name)).toEqual(['rotate-password']);
     expect(provider.actions?.('database')).toEqual([]);
   });
+
+  describe('the DDL audit as a resource and the change feed', () => {
+    it('has no feed entries before the audit is installed, and says it has no feed', async () => {
+      expect(provider.describe().auditFeed).toBe(false);
+      expect(await provider.list('audit')).toEqual([]);
+      expect(await provider.changes!(undefined)).toEqual({ changes: [], cursor: '0' });
+    });
+
+    it('refuses to install for a role that is not a superuser, saying a superuser is needed', async () => {
+      await admin(`CREATE ROLE weak LOGIN CREATEROLE CREATEDB`);
+      const weak = createPostgresProvider({
+        name: 'pg',
+        connection: resolveConnection({ url: server.url().replace('postgres@', 'weak@') }, {}),
+      });
+      try {
+        const e = await failure(weak.create('audit', { schema: 'weak_audit' }, ctx()));
+        expect(e.code).toBe('postgres.audit_needs_superuser');
+        expect(e.message).toContain('event triggers can only be created by a superuser');
+        expect(await weak.list('audit')).toEqual([]);
+      } finally {
+        await weak.close?.();
+        await admin(`DROP SCHEMA IF EXISTS weak_audit; DROP ROLE weak`);
+      }
+    });
+
+    it('installs, attributes a hand-made change to a schema and a grant, skips the rest, uninstalls', async () => {
+      const made = await provider.create('audit', { schema: 'tend_audit' }, ctx());
+      expect(made).toMatchObject({
+        type: 'audit',
+        id: 'tend_audit',
+        fields: { schema: 'tend_audit', version: '1' },
+      });
+      expect(provider.describe().auditFeed).toBe(true);
+      const start = (await provider.changes!(undefined)).cursor;
+      await provider.create('schema', { name: 'Fed Schema' }, ctx(marker('pg.schema/fed')));
+      await admin(`CREATE ROLE fed_reader`);
+      await admin(
+        `SET tend.actor = 'bob'; SET tend.motivation = 'incident:INC-9'; GRANT USAGE ON SCHEMA "Fed Schema" TO fed_reader; CREATE TABLE "Fed Schema".t (id int)`,
+      );
+      const page = await provider.changes!(start);
+      // Tend's own create (actor alice here, from ctx), then Bob's grant; the table is not managed.
+      expect(page.changes.map((c) => [c.actor, c.action, c.type, c.id])).toEqual([
+        ['alice', 'create', 'schema', 'Fed Schema'],
+        ['alice', 'update', 'schema', 'Fed Schema'],
+        ['bob', 'update', 'grant', 'schema:Fed Schema:fed_reader'],
+      ]);
+      const bob = page.changes[2]!;
+      expect(bob.motivation).toBe('incident:INC-9');
+      expect(bob.after).toMatchObject({ privileges: ['USAGE'] });
+      expect(Number(page.cursor)).toBeGreaterThan(Number(start));
+      // Nothing new: the same cursor.
+      expect(await provider.changes!(page.cursor)).toEqual({ changes: [], cursor: page.cursor });
+
+      await admin(`DROP SCHEMA "Fed Schema" CASCADE; DROP ROLE fed_reader`);
+      await provider.delete('audit', 'tend_audit', ctx());
+      expect(await provider.list('audit')).toEqual([]);
+      expect(await admin(`SELECT 1 FROM pg_namespace WHERE nspname = 'tend_audit'`)).toEqual([]);
+    });
+
+    it('waits for news by reading the table again every feedPollMs, within waitMs (fake clock)', async () => {
+      let now = 0;
+      let made = false;
+      const slept: number[] = [];
+      const waiting = createPostgresProvider({
+        name: 'pg',
+        connection: resolveConnection({ url: server.url() }, {}),
+        feedPollMs: 500,
+        clock: () => now,
+        sleep: async (ms) => {
+          slept.push(ms);
+          now += ms;
+          // During the second wait someone makes a schema.
+          if (slept.length === 2 && !made) {
+            made = true;
+            await admin(`SET tend.actor = 'carol'; CREATE SCHEMA waited`);
+          }
+        },
+      });
+      try {
+        await waiting.create('audit', { schema: 'tend_audit' }, ctx());
+        const start = (await waiting.changes!(undefined)).cursor;
+        const page = await waiting.changes!(start, { waitMs: 5000 });
+        expect(slept).toEqual([500, 500]);
+        expect(page.changes.map((c) => [c.actor, c.action, c.type, c.id])).toEqual([
+          ['carol', 'create', 'schema', 'waited'],
+        ]);
+        // Nothing new: it gives up when the wait is over (4 × 500 ms + the rest, 200 ms).
+        slept.length = 0;
+        const empty = await waiting.changes!(page.cursor, { waitMs: 2200 });
+        expect(empty).toEqual({ changes: [], cursor: page.cursor });
+        expect(slept).toEqual([500, 500, 500, 500, 200]);
+      } finally {
+        await admin(`DROP SCHEMA IF EXISTS waited`);
+        await waiting.delete('audit', 'tend_audit', ctx());
+        await waiting.close?.();
+      }
+    });
+  });
 });

@@ -3,11 +3,15 @@
 // (catalog.ts, one query per type), changed with DDL built in sql.ts, each change in one transaction
 // where PostgreSQL allows it (CREATE/DROP DATABASE cannot be in one). Tend's ownership marker is kept
 // at the end of the object's comment (`COMMENT ON`); grants have no comment and are Tend's through
-// its record of creating them.
+// its record of creating them. The `audit` type installs Tend's DDL audit (audit.ts); once it is
+// installed, `changes()` reads it as the provider's change feed (rows mapped by audit-feed.ts).
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type {
   ActionDefinition,
+  ChangesPage,
   LifecycleEvaluation,
+  ObservedChange,
   Marker,
   ObservedObject,
   Provider,
@@ -23,6 +27,8 @@ import {
 } from '../../core/index.js';
 import { postgresActions } from './actions/rotate-password.js';
 import { scramVerifier } from './actions/generate-secret.js';
+import { installAudit, readAuditFeed, readAuditInstallation, uninstallAudit } from './audit.js';
+import { auditObjectOf } from './audit-feed.js';
 import type { CatalogRow } from './catalog.js';
 import { countInSchema, listCatalog } from './catalog.js';
 import type { PgConnection } from './connection.js';
@@ -41,6 +47,12 @@ export interface PostgresProviderOptions {
   readonly database?: string;
   /** Most connections the provider holds at once (default 4). */
   readonly maxConnections?: number;
+  /** How often `changes` reads the audit table again while it waits for news (default 2000 ms). */
+  readonly feedPollMs?: number;
+  /** Waits (tests pass a fake); default a timer that the signal cancels. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Milliseconds now (tests pass a fake); default Date.now. */
+  readonly clock?: () => number;
 }
 
 /** The PostgreSQL provider. */
@@ -156,6 +168,29 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     auditFeed: false,
     warnings: [],
   };
+  // The feed is on once an audit installation has been seen (declared as a `audit` resource).
+  let auditSeen = false;
+
+  /** The schemas holding a current audit installation (normally one, the declared one). */
+  const auditInstallations = async (): Promise<ObservedObject[]> => {
+    const { rows } = await pool.query<{ schema: string }>(
+      `SELECT DISTINCT n.nspname AS schema FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE p.proname = 'capture_ddl' AND p.prorettype = 'event_trigger'::regtype ORDER BY 1`,
+    );
+    const out: ObservedObject[] = [];
+    for (const r of rows) {
+      const now = await readAuditInstallation(pool, r.schema);
+      // An older or partial installation is not listed: the plan installs it again (idempotent).
+      if (!now.installed) continue;
+      out.push({
+        type: 'audit',
+        id: r.schema,
+        fields: { schema: r.schema, ...(now.version !== undefined && { version: now.version }) },
+      });
+    }
+    if (out.length > 0) auditSeen = true;
+    return out;
+  };
 
   const typeInfo = (type: string) => {
     const info = POSTGRES_TYPES.find((t) => t.name === type);
@@ -176,6 +211,13 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
 
   const list = async (type: string): Promise<ObservedObject[]> => {
     typeInfo(type);
+    if (type === 'audit') {
+      try {
+        return await auditInstallations();
+      } catch (e) {
+        throw pgError(e, `reading the DDL audit installation of ${database}`, false);
+      }
+    }
     let rows: CatalogRow[];
     try {
       rows = await listCatalog(pool, type);
@@ -309,15 +351,107 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     return name;
   };
 
+  /** Installs (or brings up to date) the audit in `schema`; a superuser's job (the error says so). */
+  const install = async (schema: string, what: string): Promise<ObservedObject> => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (e) {
+      throw pgError(e, what, false);
+    }
+    let broken = false;
+    try {
+      await installAudit(client, schema);
+    } catch (e) {
+      if (e instanceof TendError) throw e;
+      broken = sqlstateOf(e) === undefined;
+      throw pgError(e, what, broken);
+    } finally {
+      client.release(broken);
+    }
+    return mustRead('audit', schema, what);
+  };
+
+  /** The feed's changes with the object as the catalog shows it now (`after`), deletes without. */
+  const withAfter = async (changes: readonly ObservedChange[]): Promise<ObservedChange[]> => {
+    const now = new Map<string, Map<string, ObservedObject>>();
+    const out: ObservedChange[] = [];
+    for (const c of changes) {
+      if (c.action === 'delete') {
+        out.push(c);
+        continue;
+      }
+      let objects = now.get(c.type);
+      if (objects === undefined) {
+        objects = new Map((await list(c.type)).map((o) => [o.id, o]));
+        now.set(c.type, objects);
+      }
+      const o = objects.get(c.id);
+      out.push(o === undefined ? c : { ...c, after: o.fields });
+    }
+    return out;
+  };
+
+  /**
+   * One page of the feed: the audit rows after `cursor` of the (first) installed audit, mapped to the
+   * provider's objects. No installation: nothing, at the same cursor.
+   */
+  const feedPage = async (cursor: string | undefined): Promise<ChangesPage> => {
+    let schemas: ObservedObject[];
+    try {
+      schemas = await auditInstallations();
+    } catch (e) {
+      throw pgError(e, `reading the DDL audit installation of ${database}`, false);
+    }
+    const schema = schemas[0]?.id;
+    if (schema === undefined) return { changes: [], cursor: cursor ?? '0' };
+    let page: ChangesPage;
+    try {
+      page = await readAuditFeed(pool, schema, cursor, {
+        mapObject: (objectType, identity, _schema, entry) =>
+          auditObjectOf(objectType, identity, entry),
+      });
+    } catch (e) {
+      if (e instanceof TendError) throw e;
+      throw pgError(e, `reading the DDL audit of ${database}`, false);
+    }
+    return { changes: await withAfter(page.changes), cursor: page.cursor };
+  };
+
   const provider: PostgresProvider = {
     name: options.name,
     database,
-    describe: () => description,
+    describe: () => (auditSeen ? { ...description, auditFeed: true } : description),
+
+    async changes(cursor, opts = {}): Promise<ChangesPage> {
+      // The audit table cannot be waited on: it is read again every feedPollMs until something is
+      // new or the wait is over.
+      const sleep =
+        options.sleep ??
+        ((ms: number, signal?: AbortSignal) =>
+          delay(ms, undefined, signal ? { signal } : {}).then(() => undefined));
+      const clock = options.clock ?? Date.now;
+      const until = clock() + (opts.waitMs ?? 0);
+      for (;;) {
+        const page = await feedPage(cursor);
+        const left = until - clock();
+        if (page.changes.length > 0 || left <= 0) return page;
+        cursor = page.cursor;
+        await sleep(Math.min(options.feedPollMs ?? 2000, left), opts.signal);
+      }
+    },
+
     list: (type) => list(type),
     read: (type, id) => read(type, id),
 
     async create(type, desired, ctx) {
       typeInfo(type);
+      if (type === 'audit') {
+        const schema = str(desired, 'schema');
+        if (schema === undefined)
+          throw bad('an audit needs a schema', 'declare spec.schema, e.g. tend_audit');
+        return install(schema, `installing the DDL audit in schema ${JSON.stringify(schema)}`);
+      }
       if (type === 'grant') {
         const on = grantOn(desired['on']);
         const role = nameOrThrow(desired['role'], 'role');
@@ -385,6 +519,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
         canonicalJson(normalizeValue(type, field, desired[field], desired)) !==
           canonicalJson(normalizeValue(type, field, current.fields[field], current.fields));
       const what = `updating ${type} ${JSON.stringify(id)}`;
+      if (type === 'audit') return install(id, what);
       const statements: string[] = [];
       if (type === 'grant') {
         const on = grantOn(current.fields['on']);
@@ -436,6 +571,22 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       if (type === 'role') return transaction(what, [sql.dropRole(id)], ctx);
       if (type === 'schema') return transaction(what, [sql.dropSchema(id)], ctx);
       if (type === 'extension') return transaction(what, [sql.dropExtension(id)], ctx);
+      if (type === 'audit') {
+        let client: pg.PoolClient;
+        try {
+          client = await pool.connect();
+        } catch (e) {
+          throw pgError(e, what, false);
+        }
+        try {
+          return await uninstallAudit(client, id);
+        } catch (e) {
+          if (e instanceof TendError) throw e;
+          throw pgError(e, what, false);
+        } finally {
+          client.release();
+        }
+      }
       const grant = parseGrantId(id);
       if (grant === undefined) {
         throw bad(`${id} is not a grant id`, 'grant ids look like schema:app:reader');

@@ -185,6 +185,29 @@ const GRANT: ResourceTypeInfo = {
   idempotencyKey: false,
 };
 
+const AUDIT: ResourceTypeInfo = {
+  name: 'audit',
+  description:
+    "Tend's DDL audit in the provider's working database: an audit table and two event triggers (docs/postgres-audit.md). Declaring it turns on the provider's change feed; installing it needs a superuser.",
+  schema: {
+    type: 'object',
+    required: ['schema'],
+    additionalProperties: false,
+    properties: {
+      schema: { ...NAME, description: 'The schema the audit table and functions go in.' },
+      version: { type: 'string', description: 'The installed version (read only).' },
+    },
+  },
+  identity: 'natural-key',
+  idField: 'schema',
+  naturalKey: 'schema',
+  createOnly: ['schema'],
+  outputOnly: ['version'],
+  sensitive: [],
+  lifecycle: 'annotations',
+  idempotencyKey: false,
+};
+
 /** The provider's types. */
 export const POSTGRES_TYPES: readonly ResourceTypeInfo[] = [
   ROLE,
@@ -192,6 +215,7 @@ export const POSTGRES_TYPES: readonly ResourceTypeInfo[] = [
   SCHEMA,
   EXTENSION,
   GRANT,
+  AUDIT,
 ];
 
 /** The grant target named by an `on` mapping, or undefined when it names none or several. */
