@@ -234,6 +234,8 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL end to end (CLI, real cluster)${POSTG
         declared: 20,
         observed: 1,
         changedBy: expect.objectContaining({ actor: 'unknown' }),
+        // The default policy decides it as for every provider: an unknown writer is put back.
+        decision: expect.objectContaining({ decision: 'enforce' }),
       }),
     ]);
     const text = await tend('drift', dir);
