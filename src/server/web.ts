@@ -38,6 +38,9 @@ export const PAGE = `<!doctype html>
   <span id="workspace" data-testid="workspace"></span>
   <span id="counts" data-testid="counts" aria-live="polite"></span>
   <span id="live" data-testid="live" class="live off">offline</span>
+  <form id="find" data-testid="find" role="search">
+    <input name="address" data-testid="find-input" placeholder="open sb.services/api" aria-label="open a resource by its address">
+  </form>
   <nav>
     <button type="button" data-view="graph" data-testid="tab-graph" aria-pressed="true">Graph</button>
     <button type="button" data-view="timeline" data-testid="tab-timeline" aria-pressed="false">Timeline</button>
@@ -94,6 +97,7 @@ main > section { flex: 1; min-width: 0; }
 svg text { font-size: 11px; pointer-events: none; }
 .group-box { fill: #eef1f5; stroke: #c4cad4; }
 .group-title { font-weight: bold; font-size: 12px; }
+.collapse { cursor: pointer; fill: #2a4fa8; pointer-events: all; text-decoration: underline; }
 .node rect, .group rect { stroke: #445; stroke-width: 1; cursor: pointer; }
 .node.selected rect { stroke-width: 3; stroke: #000; }
 .node.blast rect, .group.blast rect { stroke: #c01; stroke-width: 3; stroke-dasharray: 4 2; }

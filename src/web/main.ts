@@ -153,7 +153,11 @@ function renderGraph(): void {
       : 0;
     parts.push(
       `<g data-testid="type-${esc(t.type)}"><rect class="group-box" x="${t.x}" y="${t.y}" width="${t.w}" height="${t.h}" rx="6"/>` +
-        `<text class="group-title" x="${t.x + 8}" y="${t.y + 15}">${esc(t.type)} (${t.count})${t.hidden ? ` — ${t.hidden} not drawn` : ''}</text></g>`,
+        `<text class="group-title" x="${t.x + 8}" y="${t.y + 15}">${esc(t.type)} (${t.count})${t.hidden ? ` — ${t.hidden} not drawn (open them by address)` : ''}</text>` +
+        (expanded.has(t.type)
+          ? `<text class="collapse" data-collapse="${esc(t.type)}" data-testid="collapse-${esc(t.type)}" x="${t.x + t.w - 60}" y="${t.y + 15}">collapse</text>`
+          : '') +
+        `</g>`,
     );
     if (t.collapsed) {
       const worst = STATES.slice(1).find((s) => (t.states[s] ?? 0) > 0) ?? 'converged';
@@ -467,6 +471,11 @@ function main(): void {
   });
   $('graph').addEventListener('click', (ev) => {
     const target = ev.target as Element;
+    const collapse = target.closest('[data-collapse]');
+    if (collapse) {
+      expanded.delete(collapse.getAttribute('data-collapse') ?? '');
+      return renderGraph();
+    }
     const node = target.closest('[data-address]');
     if (node) return void openPanel(node.getAttribute('data-address') ?? '');
     const group = target.closest('[data-type]');
@@ -489,6 +498,12 @@ function main(): void {
   $('filters').addEventListener('submit', (ev) => {
     ev.preventDefault();
     void loadTimeline();
+  });
+  $('find').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const input = $<HTMLFormElement>('find').elements.namedItem('address') as HTMLInputElement;
+    const address = input.value.trim();
+    if (address) void openPanel(address);
   });
   $('plan-now').addEventListener('click', () => void planNow());
   for (const b of document.querySelectorAll<HTMLButtonElement>('nav button')) {

@@ -126,5 +126,20 @@ describe.skipIf(missing !== undefined)(
       expect(expanded).toBeLessThan(2_000);
       expect(opened).toBeLessThan(2_000);
     });
+
+    it('opens a resource that is not drawn by its address, and says when there is none', async () => {
+      await page.getByTestId('find-input').fill('sb.buckets/b4999');
+      await page.getByTestId('find-input').press('Enter');
+      await expect
+        .poll(() => page.getByTestId('panel-address').textContent())
+        .toBe('sb.buckets/b4999');
+      expect(await page.getByTestId('field-versioning').getAttribute('data-state')).toBe('absent');
+      await page.getByTestId('find-input').fill('sb.buckets/nope');
+      await page.getByTestId('find-input').press('Enter');
+      await expect
+        .poll(() => page.locator('#panel [role=alert]').textContent())
+        .toContain('sb.buckets/nope');
+      await snap(page, shots, '3-not-found');
+    });
   },
 );
