@@ -165,5 +165,33 @@ describe.skipIf(missing !== undefined)(
       await page.getByTestId('filter-apply').click();
       await expect.poll(() => page.getByTestId('timeline').textContent()).toBe('no change matches');
     });
+
+    it('marks the blast radius of a replace in the plan view and in the graph', async () => {
+      // A new CIDR replaces the network: everything that references it, transitively, is downstream.
+      ex.write('app.yaml', ex.read('app.yaml').replace('10.10.0.0/16', '10.20.0.0/16'));
+      await page.getByTestId('tab-plan').click();
+      await page.getByTestId('plan-now').click();
+      await expect
+        .poll(() => page.getByTestId('blast-radius').textContent())
+        .toBe(
+          'blast radius (downstream of replaces and deletes): 3 resource(s): sb.instances/web, sb.services/api, sb.volumes/data',
+        );
+      expect(await page.getByTestId('plan-destructive').textContent()).toContain(
+        'sb.networks/main',
+      );
+      await page.getByTestId('tab-graph').click();
+      for (const address of [
+        'sb.networks/main',
+        'sb.instances/web',
+        'sb.services/api',
+        'sb.volumes/data',
+      ]) {
+        expect(await page.getByTestId(`node-${address}`).getAttribute('class')).toContain('blast');
+      }
+      expect(await page.getByTestId('node-sb.buckets/assets').getAttribute('class')).not.toContain(
+        'blast',
+      );
+      await snap(page, shots, '7-blast-radius');
+    });
   },
 );
