@@ -195,3 +195,68 @@ describe.skipIf(missing !== undefined)(
     });
   },
 );
+
+// With the loop running, as the quickstart tells it: alice's change is put back by the loop, and the
+// open panel shows it without a reload — her entry in the ledger with the decision and its reason.
+describe.skipIf(missing !== undefined)(
+  `the page follows the loop live${missing ? ` (skipped: ${missing})` : ''}`,
+  { timeout: 120_000 },
+  () => {
+    let loopSandbox: SandboxHandle;
+    let loopEx: ReturnType<typeof copyExample>;
+    let loopServed: Served;
+    let loopBrowser: Browser;
+
+    beforeAll(async () => {
+      loopSandbox = await startSandboxInProcess({ port: 0 });
+      loopEx = copyExample('quickstart', loopSandbox.url);
+      loopServed = await startServe(loopEx.dir, ['--interval', '60'], {
+        QUICKSTART_ADMIN_PASSWORD: PASSWORD,
+        TEND_API_TOKENS: JSON.stringify([{ token: ADMIN, role: 'admin', name: 'browser' }]),
+      });
+      loopBrowser = await launchChromium();
+    }, 90_000);
+
+    afterAll(async () => {
+      await loopBrowser?.close();
+      await loopServed?.stop();
+      await loopSandbox?.stop();
+      loopEx?.cleanup();
+    });
+
+    it("shows alice's change and the loop's decision in the open panel, without a reload", async () => {
+      const p = await loopBrowser.newPage({ viewport: { width: 1400, height: 900 } });
+      let loads = 0;
+      p.on('load', () => loads++);
+      await p.goto(`${loopServed.url}/?token=${ADMIN}`);
+      const api = p.getByTestId('node-sb.services/api');
+      await expect
+        .poll(() => api.getAttribute('data-state'), { timeout: 60_000 })
+        .toBe('converged');
+      await expect.poll(() => p.getByTestId('live').textContent()).toBe('live');
+      await api.click();
+      await p.getByTestId('field-replicas').waitFor();
+      const service = (await loopSandbox.objects()).find((o) => o.type === 'services')!;
+      const changed = await fetch(`${loopSandbox.url}/services/${service.id}`, {
+        method: 'PATCH',
+        headers: {
+          'content-type': 'application/json',
+          'x-tend-actor': 'alice',
+          'x-tend-actor-kind': 'human',
+        },
+        body: JSON.stringify({ replicas: 9 }),
+      });
+      expect(changed.status).toBe(200);
+      await expect
+        .poll(() => p.getByTestId('entry-reason').first().textContent(), { timeout: 30_000 })
+        .toBe(
+          "put replicas back to 2: alice's change to 9 (no motivation) matched rule scaling#2 enforce",
+        );
+      expect(await p.getByTestId('entries').textContent()).toContain('alice (human)');
+      await expect.poll(() => api.getAttribute('data-state')).toBe('converged');
+      expect(await p.getByTestId('field-replicas').getAttribute('data-state')).toBe('as-declared');
+      expect(loads).toBe(1);
+      await snap(p, shots, '8-loop-put-back-live');
+    });
+  },
+);
