@@ -384,31 +384,41 @@ function show(view: string): void {
   if (view === 'plan') void loadPlan();
 }
 
-/** After an event: the graph, the drift and the open panel again, at most every 300 ms. */
-function scheduleRefresh(): void {
+/**
+ * What an event asks of the drift shown: `clear` after a pass (it observed everything: the states
+ * it stored are the truth), `read` after an operation outside a pass (read /drift again), else keep.
+ */
+type DriftRefresh = 'keep' | 'read' | 'clear';
+const DRIFT_RANK: Record<DriftRefresh, number> = { keep: 0, read: 1, clear: 2 };
+let pendingDrift: DriftRefresh = 'keep';
+
+/** The event kinds that change what the page shows, and what each asks of the drift. */
+const REFRESHING = new Map<string, DriftRefresh>([
+  ['pass-done', 'clear'],
+  ['op-done', 'read'],
+  ['op-failed', 'read'],
+  ['intent-reloaded', 'read'],
+  ['change-observed', 'keep'],
+  ['drift', 'keep'],
+  ['check', 'keep'],
+  ['intent-invalid', 'keep'],
+]);
+
+/** After events: the graph, the drift and the open panel again, at most every 300 ms. */
+function scheduleRefresh(drift: DriftRefresh): void {
+  if (DRIFT_RANK[drift] > DRIFT_RANK[pendingDrift]) pendingDrift = drift;
   if (refreshTimer !== undefined) return;
   refreshTimer = window.setTimeout(() => {
     refreshTimer = undefined;
+    const mode = pendingDrift;
+    pendingDrift = 'keep';
+    if (mode === 'clear') drifted = new Set();
     void loadGraph()
-      .then(loadDrift)
+      .then(() => (mode === 'read' ? loadDrift() : undefined))
       .then(() => (selected ? openPanel(selected) : undefined))
       .catch((e: Error) => notice(e.message));
   }, 300);
 }
-
-const REFRESHING = new Set([
-  'pass-done',
-  'op-done',
-  'op-failed',
-  'change-observed',
-  'drift',
-  'check',
-  'intent-reloaded',
-  'intent-invalid',
-  'plan-saved',
-  'paused',
-  'resumed',
-]);
 
 /** Follows /events: SSE parsed from a fetch body (EventSource cannot send the token). */
 async function follow(): Promise<void> {
@@ -432,7 +442,8 @@ async function follow(): Promise<void> {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const kind = /^event: (.*)$/m.exec(block)?.[1];
-          if (kind && REFRESHING.has(kind)) scheduleRefresh();
+          const drift = kind ? REFRESHING.get(kind) : undefined;
+          if (drift) scheduleRefresh(drift);
           if (kind) live.dataset['last'] = kind;
         }
       }
