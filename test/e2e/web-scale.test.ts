@@ -141,5 +141,14 @@ describe.skipIf(missing !== undefined)(
         .toContain('sb.buckets/nope');
       await snap(page, shots, '3-not-found');
     });
+
+    it("tells a viewer that planning needs an operator's token", async () => {
+      await page.getByTestId('tab-plan').click();
+      await expect.poll(() => page.getByTestId('plan').textContent()).toBe('no saved plan yet');
+      await page.getByTestId('plan-now').click();
+      await expect
+        .poll(() => page.getByTestId('plan').textContent())
+        .toBe('POST /plan needs the operator role; scale is viewer');
+    });
   },
 );
