@@ -56,6 +56,21 @@ const LAYERS = {
   server: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox', 'mcp'],
   // The MCP server adapts src/app to agents like the CLI does to people; only the CLI starts it.
   mcp: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox', 'server'],
+  // The web page runs in the browser: it reaches Tend only through the HTTP API (docs/web.md).
+  web: [
+    'core',
+    'engine',
+    'app',
+    'cli',
+    'providers',
+    'store',
+    'intent',
+    'checks',
+    'sandbox',
+    'bench',
+    'server',
+    'mcp',
+  ],
 };
 
 // Spreading a list into a call's arguments overflows the stack at ~120,000 elements (a document

@@ -8,6 +8,7 @@ import { openApiDocument, pathParams } from './openapi.js';
 import type { Route, RouteResult, ServerContext } from './routes.js';
 import { ROUTES } from './routes.js';
 import { check, queryValues } from './validate.js';
+import { addWebPage } from './web.js';
 
 /** How the API is protected and what it logs. */
 export interface ServerOptions extends ServerContext {
@@ -109,6 +110,9 @@ export function app(options: ServerOptions): Hono {
       }) as Record<string, unknown>,
     );
   });
+
+  // The web page of the twin (docs/web.md): a client of the routes below, served without a token.
+  addWebPage(hono);
 
   for (const route of routes) {
     const path = honoPath(route.path);
