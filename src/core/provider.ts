@@ -75,6 +75,12 @@ export interface ResourceTypeInfo {
    * `lifecycle.stateful: false`.
    */
   readonly stateful?: boolean;
+  /**
+   * True when the provider sends the changes of this type's objects together, per parent, in one
+   * request (PowerDNS rrsets in their zone's PATCH: group commit). The executor starts every ready
+   * step of such a type at once, outside its in-flight bound, so that they share one batch.
+   */
+  readonly batched?: boolean;
 }
 
 /** What a provider offers. */

@@ -214,12 +214,15 @@ describe('executePlan: resources carried out at once', () => {
   ];
 
   it.each([
-    [1, 1],
-    [3, 3],
-    [undefined, 13], // the 12 networks and the head of the chain: the rest wait for it
+    [1, 1, false],
+    [3, 3, false],
+    [undefined, 13, false], // the 12 networks and the head of the chain: the rest wait for it
+    // A batched type's changes share one request per parent: its steps take no slot, so all 12
+    // networks start together (and join one batch), beside the one bucket the slot allows.
+    [1, 13, true],
   ])(
-    'maxInFlight %s: at most %i creates at once, and every resource converges',
-    async (max, want) => {
+    'maxInFlight %s: at most %i creates at once (networks batched: %s), and every resource converges',
+    async (max, want, networksBatched) => {
       const dir = mkdtempSync(join(tmpdir(), 'tend-executor-'));
       dirs.push(dir);
       const store = await openStore(join(dir, 'tend.db'), {
@@ -242,7 +245,16 @@ describe('executePlan: resources carried out at once', () => {
           }
         },
       };
-      const ws = workspaceOver(declared, provider, store);
+      const plain = workspaceOver(declared, provider, store);
+      const ws: typeof plain = {
+        ...plain,
+        typeOf: (type) => {
+          const found = plain.typeOf(type);
+          return networksBatched && type === 'sb.networks'
+            ? { ...found, info: { ...found.info, batched: true } }
+            : found;
+        },
+      };
       try {
         const observation = await observe(ws, { visibilityWindowMs: 0, now: new Date() });
         const pass = await planPass(ws, observation, { approveDestroy: false, prune: true });

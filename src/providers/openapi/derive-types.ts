@@ -1266,6 +1266,8 @@ function buildEmbedded(
     parent: { type: parent.info.name, field: parent.idParam },
     ...(serverOwned.length > 0 ? { serverOwned } : {}),
     ...(writeOnly.length > 0 ? { writeOnly } : {}),
+    // Changed through the parent's PATCH, in batches (group commit): see ResourceTypeInfo.batched.
+    batched: true,
   };
   return {
     info,
