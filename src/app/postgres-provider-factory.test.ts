@@ -43,6 +43,7 @@ describe('the postgres provider factory', () => {
         'schema',
         'extension',
         'grant',
+        'audit',
       ]);
       expect(redactor.text('login S3cret-pass failed')).not.toContain('S3cret-pass');
       // The server is not there: the failure names the connection without its password.

@@ -234,8 +234,16 @@ describe.skipIf(missing !== undefined)(
         .poll(() => api.getAttribute('data-state'), { timeout: 60_000 })
         .toBe('converged');
       await expect.poll(() => p.getByTestId('live').textContent()).toBe('live');
-      await api.click();
-      await p.getByTestId('field-replicas').waitFor();
+      // The loop's first pass may still be re-drawing the graph: click until the panel is open.
+      await expect
+        .poll(
+          async () => {
+            await api.click();
+            return p.getByTestId('field-replicas').isVisible();
+          },
+          { timeout: 30_000, interval: 500 },
+        )
+        .toBe(true);
       const service = (await loopSandbox.objects()).find((o) => o.type === 'services')!;
       const changed = await fetch(`${loopSandbox.url}/services/${service.id}`, {
         method: 'PATCH',
