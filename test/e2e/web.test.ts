@@ -262,7 +262,10 @@ describe.skipIf(missing !== undefined)(
         );
       expect(await p.getByTestId('entries').textContent()).toContain('alice (human)');
       await expect.poll(() => api.getAttribute('data-state')).toBe('converged');
-      expect(await p.getByTestId('field-replicas').getAttribute('data-state')).toBe('as-declared');
+      // The open panel is read again just after the graph: wait for it too.
+      await expect
+        .poll(() => p.getByTestId('field-replicas').getAttribute('data-state'), { timeout: 10_000 })
+        .toBe('as-declared');
       expect(loads).toBe(1);
       await snap(p, shots, '8-loop-put-back-live');
     });
