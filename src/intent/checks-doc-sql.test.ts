@@ -1,66 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { ProviderDescription } from '../core/index.js';
+import { describe, expect, it } from 'vitest';
+import { describeProvider, zoneDirs } from '../../test/support/zone-checks.js';
 import { loadIntent } from './index.js';
 
 // The `sql` check as written in intent: what it reads, its defaults, and every bad input refused
 // with its place and a message that says what to write instead.
 
-const DESCRIPTION: ProviderDescription = {
-  auditFeed: false,
-  warnings: [],
-  types: [
-    {
-      name: 'zones',
-      schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-      identity: 'natural-key',
-      naturalKey: 'name',
-      idField: 'id',
-      createOnly: ['name'],
-      outputOnly: [],
-      sensitive: [],
-      lifecycle: 'annotations',
-      idempotencyKey: false,
-    },
-  ],
-};
-
-const describeProvider = () => Promise.resolve(DESCRIPTION);
-
-const PROVIDER = [
-  'kind: Provider',
-  'name: pdns',
-  'type: openapi',
-  'spec: ./spec.json',
-  'endpoint: http://127.0.0.1:9/api/v1',
-  '',
-].join('\n');
-
-const dirs: string[] = [];
-afterAll(async () => {
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-
-/** An intent directory with one zone whose `checks:` are the given lines (line 6 is the first). */
-async function zoneWithChecks(...checks: string[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tend-sql-check-'));
-  dirs.push(dir);
-  await writeFile(join(dir, 'spec.json'), '{}');
-  await writeFile(join(dir, 'providers.yaml'), PROVIDER);
-  const main = [
-    'kind: Resource',
-    'type: pdns.zones',
-    'name: example',
-    'spec: { name: example.org. }',
-    'checks:',
-    ...checks,
-    '',
-  ];
-  await writeFile(join(dir, 'main.yaml'), main.join('\n'));
-  return dir;
-}
+const zoneWithChecks = zoneDirs('tend-sql-check-');
 
 type Want = { code: string; path: string; at: string; message: string; hint?: string };
 const w = (code: string, path: string, at: string, message: string, hint?: string): Want => ({
