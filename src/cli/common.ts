@@ -27,11 +27,16 @@ export interface Output {
   line(text: string): void;
   err(text: string): void;
   data(value: unknown): void;
+  /** One JSON value on one line of stdout (NDJSON), redacted value by value. */
+  record(value: unknown): void;
+  /** One JSON value on one line of stderr (progress of a `--json` command), redacted value by value. */
+  recordErr(value: unknown): void;
 }
 
 /**
  * Builds the output for a command. Every line, to stdout or stderr, text or JSON, passes through the
- * process's redactor (`cliContext().redactor`) as it is written, so a secret registered at any time
+ * process's redactor (`cliContext().redactor`) as it is written — JSON value by value
+ * (`Redactor.json`), so a secret that spans JSON punctuation cannot break the document — so a secret registered at any time
  * before — a credential, a secret reference read to send, a secret field a platform returned — never
  * reaches the terminal, a log file or a pipe.
  */
@@ -42,7 +47,9 @@ export function output(json: boolean | undefined): Output {
     style: styleFor(process.stdout),
     line: (t) => process.stdout.write(`${redactor.text(t)}\n`),
     err: (t) => process.stderr.write(`${redactor.text(t)}\n`),
-    data: (v) => process.stdout.write(`${redactor.text(JSON.stringify(v, null, 2))}\n`),
+    data: (v) => process.stdout.write(`${redactor.json(v, 2)}\n`),
+    record: (v) => process.stdout.write(`${redactor.json(v)}\n`),
+    recordErr: (v) => process.stderr.write(`${redactor.json(v)}\n`),
   };
 }
 

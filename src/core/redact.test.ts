@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   displayUrl,
@@ -174,6 +175,108 @@ describe('Redactor.value', () => {
     expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual({
       polluted: REDACTED,
     });
+  });
+});
+
+/** Every key, string and number of a JSON value, as text. */
+function leavesOf(v: unknown, into: string[] = []): string[] {
+  if (typeof v === 'string' || typeof v === 'number') into.push(String(v));
+  else if (Array.isArray(v)) for (const x of v) leavesOf(x, into);
+  else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      into.push(k);
+      leavesOf(x, into);
+    }
+  }
+  return into;
+}
+
+describe('Redactor.json', () => {
+  const cases: { reason: string; secret: string; value: unknown; indent?: number; want: string }[] =
+    [
+      {
+        reason: 'nothing to redact: the plain serialisation, indented as asked',
+        secret: 'unrelated-secret',
+        value: { list: [1, 'two', { three: null }] },
+        indent: 2,
+        want: JSON.stringify({ list: [1, 'two', { three: null }] }, null, 2),
+      },
+      {
+        reason: 'a secret inside a string value',
+        secret: 's3cr3t-value',
+        value: { note: 'the password is s3cr3t-value' },
+        want: `{"note":"the password is ${REDACTED}"}`,
+      },
+      {
+        reason: 'a secret that spans JSON punctuation when written raw stays valid JSON',
+        secret: '","b":"',
+        value: { a: 'x', b: 'y', c: 'say ","b":" here' },
+        want: `{"a":"x","b":"y","c":"say ${REDACTED} here"}`,
+      },
+      {
+        reason: 'a number that holds the secret is written as the marker',
+        secret: '98765432',
+        value: { pin: 98765432, other: 1 },
+        want: `{"pin":"${REDACTED}","other":1}`,
+      },
+      {
+        reason: 'a key that holds the secret, and a __proto__ key kept as data',
+        secret: 'tok-12345',
+        value: JSON.parse('{"tok-12345":1,"__proto__":{"x":"tok-12345"}}') as unknown,
+        want: `{"${REDACTED}":1,"__proto__":{"x":"${REDACTED}"}}`,
+      },
+      {
+        reason: "a URL's user-info with no secret registered",
+        secret: 'unrelated-secret',
+        value: { url: 'https://bob:hunter22@example.org/x' },
+        want: '{"url":"https://example.org/x"}',
+      },
+      {
+        reason: 'an object with toJSON (a Date, a class) is redacted as it serialises',
+        secret: 'inside-a-class',
+        value: { at: new Date(0), c: { toJSON: () => ({ k: 'inside-a-class' }) } },
+        want: `{"at":"1970-01-01T00:00:00.000Z","c":{"k":"${REDACTED}"}}`,
+      },
+      { reason: 'undefined is null', secret: 'whatever', value: undefined, want: 'null' },
+    ];
+  it.each(cases)('$reason', ({ secret, value, indent, want }) => {
+    const r = new Redactor();
+    r.add(secret);
+    expect(r.json(value, indent)).toBe(want);
+  });
+
+  it('is always valid JSON whose every key and leaf is free of the secret (property)', () => {
+    // The secret is cut out of the value's own JSON text, so it often spans punctuation.
+    const arb = fc.jsonValue({ maxDepth: 3 }).chain((v) => {
+      const text = JSON.stringify(v);
+      return fc.tuple(
+        fc.constant(v),
+        text.length < MIN_SECRET_LENGTH
+          ? fc.constant('no-such-secret')
+          : fc
+              .integer({ min: 0, max: text.length - MIN_SECRET_LENGTH })
+              .chain((i) =>
+                fc
+                  .integer({ min: MIN_SECRET_LENGTH, max: Math.min(12, text.length - i) })
+                  .map((n) => text.slice(i, i + n)),
+              ),
+      );
+    });
+    fc.assert(
+      fc.property(arb, ([value, secret]) => {
+        const r = new Redactor();
+        r.add(secret);
+        const out = r.json(value, 2);
+        for (const leaf of leavesOf(JSON.parse(out))) {
+          expect(leaf.includes(secret), `${leaf} holds ${secret}`).toBe(false);
+        }
+        // Nothing redacted in the leaves: the output is the plain serialisation.
+        if (leavesOf(value).every((leaf) => r.text(leaf) === leaf)) {
+          expect(out).toBe(JSON.stringify(value, null, 2));
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

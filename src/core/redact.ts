@@ -127,6 +127,40 @@ export class Redactor implements SecretRegistry {
     return walk(input, (s) => this.text(s)) as T;
   }
 
+  /**
+   * `value` serialised as JSON (`indent` as JSON.stringify's), redacted value by value: every string,
+   * key and number whose text holds a registered secret or a URL's user-info is replaced before it
+   * is written, so a secret that would cut through the JSON text (`","b":"`) can neither survive nor
+   * break the document. A number that holds a secret is written as the marker string. Output is
+   * always valid JSON; when the text of the plain serialisation holds nothing to redact (the common
+   * case), that text is returned as it is.
+   */
+  json(input: unknown, indent?: number): string {
+    const plain = JSON.stringify(input, null, indent);
+    if (plain === undefined) return 'null';
+    const pattern = this.#compiled();
+    if (!plain.includes('@') && (!pattern || !found(pattern, plain))) return plain;
+    const text = (s: string) => this.text(s);
+    return JSON.stringify(
+      input,
+      function (this: unknown, _key: string, v: unknown): unknown {
+        if (typeof v === 'string') return text(v);
+        if (typeof v === 'number') {
+          const t = String(v);
+          return text(t) === t ? v : text(t);
+        }
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+        const entries = Object.entries(v);
+        if (entries.every(([k]) => text(k) === k)) return v;
+        // A redacted key: a copy with own data properties (`__proto__` stays a key, never a prototype).
+        const copy = Object.create(null) as Record<string, unknown>;
+        for (const [k, x] of entries) defineKey(copy, text(k), x);
+        return copy;
+      },
+      indent,
+    );
+  }
+
   #addForm(form: string): void {
     if (this.#forms.has(form)) return;
     // A form that two markers in a row would spell is replaced with the other marker.

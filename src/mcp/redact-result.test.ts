@@ -35,7 +35,7 @@ describe('redactResult', () => {
   it.each(cases)('$reason', ({ secret, value, want }) => {
     const r = new Redactor();
     r.add(secret);
-    const got = redactResult(value, (t) => r.text(t));
+    const got = redactResult(value, r);
     expect(got).toEqual(want);
     const leaves = (v: unknown): string[] =>
       v !== null && typeof v === 'object'

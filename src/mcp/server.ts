@@ -15,7 +15,7 @@ import {
   propose,
   status,
 } from '../app/index.js';
-import type { Address, Plan } from '../core/index.js';
+import type { Address, Plan, Redactor } from '../core/index.js';
 import {
   blockedReason,
   formatDiagnostic,
@@ -103,7 +103,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
   );
   const { selection } = options;
   const redact = (value: Record<string, unknown>): Record<string, unknown> =>
-    redactResult(value, (t) => ctx.redactor.text(t));
+    redactResult(value, ctx.redactor);
   const result = (value: Record<string, unknown>): CallToolResult => {
     const clean = redact(value);
     return {
@@ -357,24 +357,15 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
 }
 
 /**
- * A result with every secret the redactor knows replaced, string by string (keys too), and a number
- * whose digits are a secret replaced by the redacted text. Value by value rather than over the JSON
- * text: a secret that spans a quote would otherwise cut through the result's structure.
+ * A result with every secret the redactor knows replaced value by value (`Redactor.json`: strings,
+ * keys, and numbers whose digits are a secret): a secret that spans a quote would otherwise cut
+ * through the result's structure.
  */
 export function redactResult(
   value: Record<string, unknown>,
-  text: (t: string) => string,
+  redactor: Pick<Redactor, 'json'>,
 ): Record<string, unknown> {
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return text(v);
-    if (typeof v === 'number') return text(String(v)) === String(v) ? v : text(String(v));
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [text(k), walk(x)]));
-    }
-    return v;
-  };
-  return walk(value) as Record<string, unknown>;
+  return JSON.parse(redactor.json(value)) as Record<string, unknown>;
 }
 
 /**

@@ -78,13 +78,12 @@ function honoPath(path: string): string {
 export function app(options: ServerOptions): Hono {
   const routes = options.routes ?? ROUTES;
   const server: ServerContext = options;
-  const redact = (v: unknown) =>
-    JSON.parse(options.ctx.redactor.text(JSON.stringify(v))) as unknown;
+  const redact = (v: unknown) => JSON.parse(options.ctx.redactor.json(v)) as unknown;
   const document = openApiDocument(routes, options.version);
   const hono = new Hono();
 
   const json = (c: Context, status: number, body: unknown) =>
-    c.body(options.ctx.redactor.text(JSON.stringify(body)), status as 200, {
+    c.body(options.ctx.redactor.json(body), status as 200, {
       'content-type': 'application/json; charset=utf-8',
     });
   const fail = (c: Context, e: unknown) => {
@@ -244,7 +243,7 @@ function events(c: Context, server: ServerContext): Response {
         await stream.writeSSE({
           id: String(e.id),
           event: e.event.kind,
-          data: redactor.text(JSON.stringify({ time: e.time, ...e.event })),
+          data: redactor.json({ time: e.time, ...e.event }),
         });
       }
     } finally {

@@ -172,6 +172,77 @@ describe('secrets a platform echoes never reach the output or .tend/ (CLI, real 
     expect(leaks([ENV_SECRET, FILE_SECRET, API_KEY], outputs, files)).toEqual([]);
   }, 180_000);
 
+  it('a secret that JSON structure spells leaves every --json output valid JSON', async () => {
+    // A password may be any text, `"kind":"` too, and that text is the structure of every `--json`
+    // event line: redacting the serialised text would cut through it. Output is redacted value by
+    // value, so each line still parses, and no value holds the secret.
+    const SPELLED = '"kind":"';
+    const dir = join(root, 'spelled');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'provider.yaml'),
+      [
+        'kind: Provider',
+        'name: sb',
+        'type: openapi',
+        `spec: ${sandbox.url}/openapi.json`,
+        `endpoint: ${sandbox.url}`,
+        'auth: { header: X-API-Key, fromEnv: SB_API_KEY }',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'app.yaml'),
+      [
+        'kind: Resource',
+        'type: sb.networks',
+        'name: spelled',
+        'spec: { name: spelled, cidr: 10.20.0.0/16 }',
+        '---',
+        'kind: Resource',
+        'type: sb.instances',
+        'name: app',
+        'spec:',
+        '  name: spelled-1',
+        '  network_id: ${sb.networks/spelled.id}',
+        '  image: debian-12',
+        '  admin_password: { fromEnv: ADMIN_PW }',
+        '',
+      ].join('\n'),
+    );
+    const spelledEnv = { ...env, ADMIN_PW: SPELLED };
+    const leaves = (v: unknown): string[] =>
+      v !== null && typeof v === 'object'
+        ? Object.entries(v).flatMap(([k, x]) => [k, ...leaves(x)])
+        : [String(v)];
+
+    const apply = await runCli(['apply', dir, '--json', '--yes'], { env: spelledEnv });
+    expect(apply.code, apply.stderr).toBe(0);
+    // `apply --json`: one JSON line per engine event, then the summary as one indented document.
+    const lines = apply.stdout.split('\n');
+    const summaryAt = lines.indexOf('{');
+    expect(summaryAt).toBeGreaterThan(3);
+    for (const line of lines.slice(0, summaryAt)) {
+      const event = JSON.parse(line) as Record<string, unknown>;
+      expect(typeof event['kind'], line).toBe('string');
+      expect(leaves(event).filter((l) => l.includes(SPELLED))).toEqual([]);
+    }
+    const summary = JSON.parse(lines.slice(summaryAt).join('\n')) as Record<string, unknown>;
+    expect(summary['verdict']).toBe('ok');
+    for (const args of [
+      ['plan', dir, '--json'],
+      ['status', dir, '--json'],
+      ['history', dir, '--json'],
+    ]) {
+      const r = await runCli(args, { env: spelledEnv });
+      const value = JSON.parse(r.stdout) as unknown;
+      expect(
+        leaves(value).filter((l) => l.includes(SPELLED)),
+        args.join(' '),
+      ).toEqual([]);
+    }
+  }, 120_000);
+
   it('credentials in a document URL are never printed nor stored', async () => {
     const dir = join(root, 'userinfo');
     mkdirSync(dir, { recursive: true });

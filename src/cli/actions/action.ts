@@ -125,7 +125,7 @@ export async function actionAction(
       params: o.param ?? [],
       ...(actor ? { actor } : {}),
       lockTimeoutMs: o.lockTimeout * 1000,
-      report: (e) => out.err(out.json ? JSON.stringify(e) : progressLine(e)),
+      report: (e) => (out.json ? out.recordErr(e) : out.err(progressLine(e))),
       signal: stop.signal,
       crash: actionCrashHookFrom(
         process.env['TEND_ACTION_CRASH_AT'],

@@ -14,7 +14,7 @@ import {
 } from '../common.js';
 import type { Output } from '../common.js';
 import { EXIT } from '../exit-codes.js';
-import { eventJson, renderEvent } from '../render/events.js';
+import { eventRecord, renderEvent } from '../render/events.js';
 import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
 
@@ -102,7 +102,7 @@ export async function applyAction(dir: string, o: ApplyOptions): Promise<void> {
   try {
     const report = (e: AppEvent) => {
       if (out.json) {
-        if (e.kind !== 'plan') out.line(eventJson(e));
+        if (e.kind !== 'plan') out.record(eventRecord(e));
         return;
       }
       if (e.kind === 'plan') out.line(renderPlan(e.plan, out.style) + '\n');

@@ -11,7 +11,7 @@ import {
   workspaceOptions,
 } from '../common.js';
 import { EXIT } from '../exit-codes.js';
-import { eventJson, renderEvent } from '../render/events.js';
+import { eventRecord, renderEvent } from '../render/events.js';
 
 /** The exit code of a prune: 0 done (or nothing to do), 1 failed or not confirmed, 3 held back. */
 export function pruneExitCode(verdict: PruneReport['verdict']): number {
@@ -38,7 +38,7 @@ export async function pruneAction(dir: string, o: PruneOptions): Promise<void> {
       signal: stop.signal,
       crash: crashHookFromEnv(),
       report: (e) => {
-        if (out.json) out.err(eventJson(e));
+        if (out.json) out.recordErr(eventRecord(e));
         else {
           const text = renderEvent(e, out.style, false);
           if (text) out.line(text);

@@ -10,7 +10,7 @@ import {
   workspaceOptions,
 } from '../common.js';
 import { EXIT } from '../exit-codes.js';
-import { eventJson, renderEvent } from '../render/events.js';
+import { eventRecord, renderEvent } from '../render/events.js';
 import { renderPlan } from '../render/plan.js';
 
 /**
@@ -30,7 +30,7 @@ export async function runAction(dir: string, o: RunOptions): Promise<void> {
   let lastPlanShown = '';
   const report = (e: AppEvent) => {
     if (out.json) {
-      out.line(eventJson(e));
+      out.record(eventRecord(e));
       return;
     }
     if (e.kind === 'plan') {
@@ -64,7 +64,7 @@ export async function runAction(dir: string, o: RunOptions): Promise<void> {
         );
       },
     });
-    if (out.json) out.line(JSON.stringify({ kind: 'run-done', ...result }));
+    if (out.json) out.record({ kind: 'run-done', ...result });
     else if (result.stoppedBy === 'lease-lost') {
       out.err(out.style.red('stopped: another tend process took the workspace over.'));
     } else {

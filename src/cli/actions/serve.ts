@@ -23,7 +23,7 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
   const jsonLog = o.logFormat === 'json';
   // One JSON object per line on stderr, through the redactor (no token, no secret).
   const log = (entry: Record<string, unknown>) =>
-    process.stderr.write(`${base.redactor.text(JSON.stringify(entry))}\n`);
+    process.stderr.write(`${base.redactor.json(entry)}\n`);
   let loop: ServeLoop | undefined;
   const stop = stopOnSignals(out);
   try {

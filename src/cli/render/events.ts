@@ -104,9 +104,7 @@ export function renderEvent(e: AppEvent, s: Style, verbose: boolean): string | u
   }
 }
 
-/** An event as a JSON line (errors flattened). */
-export function eventJson(e: AppEvent): string {
-  return JSON.stringify({ time: new Date().toISOString(), ...e }, (_k, v: unknown) =>
-    v instanceof Error && 'toJSON' in v ? (v as { toJSON(): unknown }).toJSON() : v,
-  );
+/** An event as one `--json` line's value: the event with the time it is printed. */
+export function eventRecord(e: AppEvent): Record<string, unknown> {
+  return { time: new Date().toISOString(), ...e };
 }
