@@ -65,6 +65,22 @@ function leaks(
   return found;
 }
 
+/** The sandbox's Provider document in `dir`, its OpenAPI document read from `spec`. */
+function writeProvider(dir: string, endpoint: string, spec = `${endpoint}/openapi.json`): void {
+  writeFileSync(
+    join(dir, 'provider.yaml'),
+    [
+      'kind: Provider',
+      'name: sb',
+      'type: openapi',
+      `spec: ${spec}`,
+      `endpoint: ${endpoint}`,
+      'auth: { header: X-API-Key, fromEnv: SB_API_KEY }',
+      '',
+    ].join('\n'),
+  );
+}
+
 describe('secrets a platform echoes never reach the output or .tend/ (CLI, real sandbox)', () => {
   let sandbox: SandboxHandle;
   let root: string;
@@ -84,18 +100,7 @@ describe('secrets a platform echoes never reach the output or .tend/ (CLI, real 
   it('apply, plan --out, run, status and history show the echoed secrets only as «redacted»', async () => {
     const dir = join(root, 'echo');
     mkdirSync(join(dir, 'secrets'), { recursive: true });
-    writeFileSync(
-      join(dir, 'provider.yaml'),
-      [
-        'kind: Provider',
-        'name: sb',
-        'type: openapi',
-        `spec: ${sandbox.url}/openapi.json`,
-        `endpoint: ${sandbox.url}`,
-        'auth: { header: X-API-Key, fromEnv: SB_API_KEY }',
-        '',
-      ].join('\n'),
-    );
+    writeProvider(dir, sandbox.url);
     writeFileSync(
       join(dir, 'app.yaml'),
       [
@@ -179,18 +184,7 @@ describe('secrets a platform echoes never reach the output or .tend/ (CLI, real 
     const SPELLED = '"kind":"';
     const dir = join(root, 'spelled');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'provider.yaml'),
-      [
-        'kind: Provider',
-        'name: sb',
-        'type: openapi',
-        `spec: ${sandbox.url}/openapi.json`,
-        `endpoint: ${sandbox.url}`,
-        'auth: { header: X-API-Key, fromEnv: SB_API_KEY }',
-        '',
-      ].join('\n'),
-    );
+    writeProvider(dir, sandbox.url);
     writeFileSync(
       join(dir, 'app.yaml'),
       [
@@ -247,18 +241,7 @@ describe('secrets a platform echoes never reach the output or .tend/ (CLI, real 
     const dir = join(root, 'userinfo');
     mkdirSync(dir, { recursive: true });
     const withCredentials = sandbox.url.replace('http://', `http://${URL_USER}:${URL_PASSWORD}@`);
-    writeFileSync(
-      join(dir, 'provider.yaml'),
-      [
-        'kind: Provider',
-        'name: sb',
-        'type: openapi',
-        `spec: ${withCredentials}/openapi.json`,
-        `endpoint: ${sandbox.url}`,
-        'auth: { header: X-API-Key, fromEnv: SB_API_KEY }',
-        '',
-      ].join('\n'),
-    );
+    writeProvider(dir, sandbox.url, `${withCredentials}/openapi.json`);
     const outputs: { what: string; text: string }[] = [];
     for (const args of [
       ['validate', dir],
