@@ -2,4 +2,5 @@
 export type { McpServerOptions } from './server.js';
 export { createMcpServer, describeError, TOOL_NAMES } from './server.js';
 export type { HttpListen, McpHttpApp, RunningHttpServer } from './transports.js';
-export { mcpHttpApp, serveHttp, serveStdio } from './transports.js';
+export { DEFAULT_SESSION_LIMITS, mcpHttpApp, serveHttp, serveStdio } from './transports.js';
+export type { SessionLimits } from './transports.js';

@@ -49,6 +49,17 @@ const JSON_RPC_ERROR = (code: number, message: string) => ({
   id: null,
 });
 
+/** How long an HTTP session may sit unused, and how many may be open at once. */
+export interface SessionLimits {
+  /** A session unused this long is closed; its next request is told to initialize again. */
+  readonly idleMs: number;
+  /** At this many open sessions, a new one closes the least recently used. */
+  readonly maxSessions: number;
+}
+
+/** 30 minutes idle; 64 sessions (each holds an MCP server object, nothing of the workspace). */
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 30 * 60_000, maxSessions: 64 };
+
 /** The HTTP app and how to end its sessions. */
 export interface McpHttpApp {
   readonly app: Hono;
@@ -60,18 +71,36 @@ export interface McpHttpApp {
  * The HTTP app: `/mcp` speaks the streamable HTTP transport with sessions (the client's name, given
  * when it initializes, is the actor its calls are recorded under). A request whose Host header is not
  * the address the server listens on is refused (403): a web page the user visits cannot reach the
- * server through a DNS name rebound to 127.0.0.1.
+ * server through a DNS name rebound to 127.0.0.1. Sessions are bounded (`limits`): one unused for
+ * `idleMs` (by `ctx.clock`) is closed when the next request arrives, and at `maxSessions` a new one
+ * closes the least recently used — a client that never says goodbye cannot grow the server forever.
  */
 export function mcpHttpApp(
   ctx: AppContext,
   options: McpServerOptions,
   allowedHosts: () => readonly string[],
+  limits: SessionLimits = DEFAULT_SESSION_LIMITS,
 ): McpHttpApp {
   const app = new Hono();
+  // In insertion order = least recently used first (a used session is moved to the end).
   const sessions = new Map<
     string,
-    { server: McpServer; transport: WebStandardStreamableHTTPServerTransport }
+    { server: McpServer; transport: WebStandardStreamableHTTPServerTransport; usedAt: number }
   >();
+  const now = () => ctx.clock.now().getTime();
+  const end = (sid: string) => {
+    const session = sessions.get(sid);
+    if (!session) return;
+    sessions.delete(sid);
+    void session.server.close().catch(() => undefined);
+  };
+  const sweep = () => {
+    const cutoff = now() - limits.idleMs;
+    for (const [sid, session] of sessions) {
+      if (session.usedAt > cutoff) break;
+      end(sid);
+    }
+  };
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
     if (!allowedHosts().includes(host)) {
@@ -83,6 +112,7 @@ export function mcpHttpApp(
     await next();
   });
   app.all('/mcp', async (c) => {
+    sweep();
     const id = c.req.header('mcp-session-id');
     if (id !== undefined) {
       const session = sessions.get(id);
@@ -90,11 +120,13 @@ export function mcpHttpApp(
         return c.json(
           JSON_RPC_ERROR(
             -32001,
-            'no such session (it ended, or the server restarted): initialize again',
+            `no such session (it ended, sat unused for ${Math.round(limits.idleMs / 60_000)} min, or the server restarted): initialize again`,
           ),
           404,
         );
       }
+      sessions.delete(id);
+      sessions.set(id, { ...session, usedAt: now() });
       return session.transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== 'POST') {
@@ -105,7 +137,8 @@ export function mcpHttpApp(
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (sid) => {
-        sessions.set(sid, { server, transport });
+        while (sessions.size >= limits.maxSessions) end(sessions.keys().next().value as string);
+        sessions.set(sid, { server, transport, usedAt: now() });
       },
       onsessionclosed: (sid) => {
         sessions.delete(sid);
