@@ -13,7 +13,7 @@ function fakeClock(): Clock & { t: number } {
   const clock = {
     t: Date.UTC(2026, 10, 26, 9, 0, 0),
     now: () => new Date(clock.t),
-    sleep: async () => undefined,
+    sleep: () => Promise.resolve(),
   };
   return clock;
 }
