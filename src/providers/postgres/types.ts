@@ -12,137 +12,106 @@ const COMMENT = {
   description: "Free text; Tend's ownership marker is kept at its end, never compared.",
 } as const;
 
-const ROLE: ResourceTypeInfo = {
-  name: 'role',
-  description: 'A role (user or group) of the cluster.',
-  schema: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: {
-      name: NAME,
-      login: { type: 'boolean' },
-      superuser: { type: 'boolean' },
-      createdb: { type: 'boolean' },
-      createrole: { type: 'boolean' },
-      inherit: { type: 'boolean' },
-      replication: { type: 'boolean' },
-      bypassrls: { type: 'boolean' },
-      connection_limit: { type: 'integer', minimum: -1, description: '-1: no limit' },
-      valid_until: {
-        type: 'string',
-        description: 'When the password stops working (ISO 8601), or `infinity`.',
-      },
-      member_of: {
-        type: 'array',
-        items: NAME,
-        uniqueItems: true,
-        description: 'Roles this role is a member of (compared as a set).',
-      },
-      password: {
-        type: 'string',
-        writeOnly: true,
-        description:
-          'From { fromEnv } or { fromFile } only; sent as a SCRAM verifier, never read back.',
-      },
-      comment: COMMENT,
-    },
-  },
+/** What every type of this provider shares: named by a natural key, annotations lifecycle. */
+const BASE = {
   identity: 'natural-key',
-  idField: 'name',
-  naturalKey: 'name',
-  createOnly: ['name'],
-  outputOnly: [],
-  sensitive: ['password'],
-  writeOnly: ['password'],
-  markerField: 'comment',
-  markerKind: 'text',
   lifecycle: 'annotations',
   idempotencyKey: false,
-};
-
-const DATABASE: ResourceTypeInfo = {
-  name: 'database',
-  description: 'A database of the cluster. Stateful: a replace or delete needs --approve-destroy.',
-  schema: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: {
-      name: NAME,
-      owner: NAME,
-      encoding: { type: 'string', minLength: 1, description: 'Create-only (e.g. UTF8).' },
-      lc_collate: { type: 'string', minLength: 1, description: 'Create-only.' },
-      lc_ctype: { type: 'string', minLength: 1, description: 'Create-only.' },
-      template: {
-        type: 'string',
-        minLength: 1,
-        description: 'Create-only; not recorded by PostgreSQL (compared with what Tend sent).',
-      },
-      connection_limit: { type: 'integer', minimum: -1 },
-      comment: COMMENT,
-    },
-  },
-  identity: 'natural-key',
-  idField: 'name',
-  naturalKey: 'name',
-  createOnly: ['name', 'encoding', 'lc_collate', 'lc_ctype', 'template'],
   outputOnly: [],
   sensitive: [],
-  writeOnly: ['template'],
-  markerField: 'comment',
-  markerKind: 'text',
-  lifecycle: 'annotations',
-  idempotencyKey: false,
-  stateful: true,
-};
+} as const satisfies Partial<ResourceTypeInfo>;
 
-const SCHEMA: ResourceTypeInfo = {
-  name: 'schema',
-  description: "A schema of the provider's working database.",
-  schema: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: { name: NAME, owner: NAME, comment: COMMENT },
-  },
-  identity: 'natural-key',
-  idField: 'name',
-  naturalKey: 'name',
-  createOnly: ['name'],
-  outputOnly: [],
-  sensitive: [],
-  markerField: 'comment',
-  markerKind: 'text',
-  lifecycle: 'annotations',
-  idempotencyKey: false,
-};
+/**
+ * An object PostgreSQL names (role, database, schema, extension): keyed and created by `name`, with
+ * `properties` between the name and the `comment` that carries Tend's marker; `more` adds to or
+ * overrides the description (create-only fields, write-only ones, stateful).
+ */
+function named(
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  more: Partial<ResourceTypeInfo> = {},
+): ResourceTypeInfo {
+  return {
+    ...BASE,
+    name,
+    description,
+    schema: {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: { name: NAME, ...properties, comment: COMMENT },
+    },
+    idField: 'name',
+    naturalKey: 'name',
+    createOnly: ['name'],
+    markerField: 'comment',
+    markerKind: 'text',
+    ...more,
+  };
+}
 
-const EXTENSION: ResourceTypeInfo = {
-  name: 'extension',
-  description: "An extension installed in the provider's working database (e.g. pgcrypto).",
-  schema: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: {
-      name: NAME,
-      version: { type: 'string', minLength: 1 },
-      schema: NAME,
-      comment: COMMENT,
+const ROLE = named(
+  'role',
+  'A role (user or group) of the cluster.',
+  {
+    login: { type: 'boolean' },
+    superuser: { type: 'boolean' },
+    createdb: { type: 'boolean' },
+    createrole: { type: 'boolean' },
+    inherit: { type: 'boolean' },
+    replication: { type: 'boolean' },
+    bypassrls: { type: 'boolean' },
+    connection_limit: { type: 'integer', minimum: -1, description: '-1: no limit' },
+    valid_until: {
+      type: 'string',
+      description: 'When the password stops working (ISO 8601), or `infinity`.',
+    },
+    member_of: {
+      type: 'array',
+      items: NAME,
+      uniqueItems: true,
+      description: 'Roles this role is a member of (compared as a set).',
+    },
+    password: {
+      type: 'string',
+      writeOnly: true,
+      description:
+        'From { fromEnv } or { fromFile } only; sent as a SCRAM verifier, never read back.',
     },
   },
-  identity: 'natural-key',
-  idField: 'name',
-  naturalKey: 'name',
-  createOnly: ['name'],
-  outputOnly: [],
-  sensitive: [],
-  markerField: 'comment',
-  markerKind: 'text',
-  lifecycle: 'annotations',
-  idempotencyKey: false,
-};
+  { sensitive: ['password'], writeOnly: ['password'] },
+);
+
+const DATABASE = named(
+  'database',
+  'A database of the cluster. Stateful: a replace or delete needs --approve-destroy.',
+  {
+    owner: NAME,
+    encoding: { type: 'string', minLength: 1, description: 'Create-only (e.g. UTF8).' },
+    lc_collate: { type: 'string', minLength: 1, description: 'Create-only.' },
+    lc_ctype: { type: 'string', minLength: 1, description: 'Create-only.' },
+    template: {
+      type: 'string',
+      minLength: 1,
+      description: 'Create-only; not recorded by PostgreSQL (compared with what Tend sent).',
+    },
+    connection_limit: { type: 'integer', minimum: -1 },
+  },
+  {
+    createOnly: ['name', 'encoding', 'lc_collate', 'lc_ctype', 'template'],
+    writeOnly: ['template'],
+    stateful: true,
+  },
+);
+
+const SCHEMA = named('schema', "A schema of the provider's working database.", { owner: NAME });
+
+const EXTENSION = named(
+  'extension',
+  "An extension installed in the provider's working database (e.g. pgcrypto).",
+  { version: { type: 'string', minLength: 1 }, schema: NAME },
+);
 
 const ON_SCHEMA = {
   type: 'object',
@@ -157,6 +126,7 @@ const ON_SCHEMA = {
 } as const;
 
 const GRANT: ResourceTypeInfo = {
+  ...BASE,
   name: 'grant',
   description:
     'Privileges of a role on a database, a schema, all tables/sequences/functions in a schema, or default privileges for future ones.',
@@ -175,17 +145,14 @@ const GRANT: ResourceTypeInfo = {
       },
     },
   },
-  identity: 'natural-key',
   idField: 'id',
   naturalKeyFields: ['role', 'on'],
   createOnly: ['role', 'on'],
   outputOnly: ['id'],
-  sensitive: [],
-  lifecycle: 'annotations',
-  idempotencyKey: false,
 };
 
 const AUDIT: ResourceTypeInfo = {
+  ...BASE,
   name: 'audit',
   description:
     "Tend's DDL audit in the provider's working database: an audit table and two event triggers (docs/postgres-audit.md). Declaring it turns on the provider's change feed; installing it needs a superuser.",
@@ -198,14 +165,10 @@ const AUDIT: ResourceTypeInfo = {
       version: { type: 'string', description: 'The installed version (read only).' },
     },
   },
-  identity: 'natural-key',
   idField: 'schema',
   naturalKey: 'schema',
   createOnly: ['schema'],
   outputOnly: ['version'],
-  sensitive: [],
-  lifecycle: 'annotations',
-  idempotencyKey: false,
 };
 
 /** The provider's types. */
