@@ -1,5 +1,5 @@
 import type { JsonSchema, ResourceTypeInfo } from '../../core/index.js';
-import { setKey } from '../../core/index.js';
+import { keyPathSegments, setKey } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
 import type { ImportExclusion } from './annotations.js';
@@ -1333,10 +1333,31 @@ function withImportExclude(schema: JsonSchema, rules: readonly ImportExclusion[]
 
 /** A schema whose `required` also lists the given fields (those it has). */
 function requireFields(schema: JsonSchema, fields: readonly string[]): JsonSchema {
+  return fields.reduce((s, f) => requirePath(s, keyPathSegments(f)), schema);
+}
+
+/**
+ * A schema requiring the field at a key path, level by level (`spec.name`: `spec` required, and
+ * `name` required in `spec`'s schema, copied); a path the schema does not have changes nothing.
+ */
+function requirePath(schema: JsonSchema, segments: readonly string[]): JsonSchema {
+  const [head, ...rest] = segments;
   const props = isObject(schema['properties']) ? schema['properties'] : {};
+  if (head === undefined || !Object.hasOwn(props, head)) return schema;
   const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
-  const add = fields.filter((f) => f in props && !required.includes(f));
-  return add.length === 0 ? schema : { ...schema, required: [...required, ...add] };
+  let out: JsonSchema = required.includes(head)
+    ? schema
+    : { ...schema, required: [...required, head] };
+  const inner = props[head];
+  if (rest.length > 0 && isObject(inner)) {
+    const changed = requirePath(inner, rest);
+    if (changed !== inner) {
+      const properties: Record<string, unknown> = { ...props };
+      setKey(properties, head, changed);
+      out = { ...out, properties };
+    }
+  }
+  return out;
 }
 
 /** The declared fields standing for `parent` path parameters, outermost first. */

@@ -1,5 +1,12 @@
 import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
-import { TendError, canonicalJson, ownValue, setKey, toTendError } from '../../core/index.js';
+import {
+  TendError,
+  canonicalJson,
+  ownValue,
+  setKey,
+  toTendError,
+  valueAtKeyPath,
+} from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
 import type { Schedule } from './group-commit.js';
 import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
@@ -405,8 +412,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const same = (o: ObservedObject) =>
       t.keyFields.every(
         (k) =>
-          canonicalJson(access.normalize(t, k, o.fields[k])) ===
-          canonicalJson(access.normalize(t, k, desired[k])),
+          canonicalJson(access.normalize(t, k, valueAtKeyPath(o.fields, k))) ===
+          canonicalJson(access.normalize(t, k, valueAtKeyPath(desired, k))),
       );
     return all.find(same);
   };
@@ -466,8 +473,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     // The object's own key (the last key field, when one field is its whole own key).
     const nk = t.keyFields.length === t.parentFields.length + 1 ? t.keyFields.at(-1) : undefined;
     const naturalId =
-      nk !== undefined && t.info.idField === nk && body[nk] !== undefined
-        ? scalarId(body[nk])
+      nk !== undefined && t.info.idField === nk && valueAtKeyPath(body, nk) !== undefined
+        ? scalarId(valueAtKeyPath(body, nk))
         : undefined;
     const createAnswer = unwrapAnswer(
       t,
