@@ -177,6 +177,12 @@ export interface DerivedType {
   /** The field of the create answer holding the new object's id, when it is not the read's id field. */
   readonly createIdField?: string;
   /**
+   * Where a listed object holds its id when the list answers another shape than the read (GitHub
+   * lists an organisation's members as users, `login`, and reads a membership as `{user: {login}}`):
+   * `x-tend-id-field` on the list GET. A listed object without the read's id field is known by it.
+   */
+  readonly listIdField?: string;
+  /**
    * True when the update is a PUT that takes only the fields to change (`x-tend-partial-update`),
    * not the whole object; a PATCH always takes only the changes.
    */
@@ -1032,6 +1038,14 @@ function buildType(
       ? { kind: 'wrapped', field: listEnvelope, declared: true }
       : listShape(listSchema, name);
   const paging = paginationOf(name, collection, getList, listSchema, ctx.warnings);
+  const listItems = isObject(listSchema) ? listSchema['items'] : undefined;
+  const listIdField = readIdField(
+    name,
+    [getList],
+    isObject(listItems) ? objectView(listItems) : undefined,
+    `GET ${collectionPath}`,
+    ctx.warnings,
+  );
   const envelope = {
     ...(readEnvelopeField !== undefined ? { read: readEnvelopeField } : {}),
     ...(createEnvelopeField !== undefined ? { create: createEnvelopeField } : {}),
@@ -1057,6 +1071,7 @@ function buildType(
     },
     ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
     listShape: listShapeFound,
+    ...(listIdField !== undefined ? { listIdField } : {}),
     ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),

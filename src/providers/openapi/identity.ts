@@ -1,7 +1,14 @@
 import type { IdentityStrategy } from '../../core/index.js';
-import { formatKeyPath, keyPathSegments, nullRecord, setKey } from '../../core/index.js';
+import { formatKeyPath, nullRecord, setKey } from '../../core/index.js';
 import type { ObjectView } from './schema-view.js';
-import { hasFlag, hasType, isObject, objectView, successSchema } from './schema-view.js';
+import {
+  hasFlag,
+  hasType,
+  isObject,
+  objectView,
+  successSchema,
+  viewHasKeyPath,
+} from './schema-view.js';
 
 /**
  * How a type's objects are told apart, so that a create is never sent twice (docs/onboard-rest-api.md,
@@ -419,21 +426,6 @@ export function nestedNaturalKey(
   return {
     note: `${path} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${path}, declare x-tend-identity: natural-key and x-tend-natural-key: ${path}`,
   };
-}
-
-/**
- * True when a key path names a property of a schema view, level by level (`spec.name`: `spec` has a
- * property `name`).
- */
-export function viewHasKeyPath(view: ObjectView, path: string): boolean {
-  let cur: ObjectView | undefined = view;
-  const segments = keyPathSegments(path);
-  for (const [i, segment] of segments.entries()) {
-    if (cur === undefined || !Object.hasOwn(cur.properties, segment)) return false;
-    const prop: Record<string, unknown> = cur.properties[segment]!;
-    cur = i < segments.length - 1 ? objectView(prop) : undefined;
-  }
-  return true;
 }
 
 /**

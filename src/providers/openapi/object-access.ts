@@ -151,7 +151,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       );
       own = key.every((k): k is string => k !== undefined) ? key : undefined;
     } else {
-      const id = scalarId(fields[t.info.idField]);
+      const id = idOf(t, fields);
       own = id !== undefined ? [id] : undefined;
     }
     own ??= fallbackOwn ? [...fallbackOwn] : undefined;
@@ -394,7 +394,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (t.readByList !== undefined) return item;
     const fields = itemOnlyCandidates(t);
     if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
-    const own = (t.itemKey?.map((k) => k.field) ?? [t.info.idField]).map((f) => scalarId(item[f]));
+    const own = t.itemKey ? t.itemKey.map((k) => scalarId(item[k.field])) : [idOf(t, item)];
     if (!own.every((v): v is string => v !== undefined)) return item;
     const got = await readRaw(t, scope, own, signal);
     if (got === undefined) return undefined;
@@ -547,9 +547,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const id = composeId(t, scope, [key]);
     const answer = unwrapAnswer(t, t.envelope?.create, r.body, `${op.method} ${op.path}`);
     const answered =
-      isObject(answer) && scalarId(answer[t.info.idField]) === key
-        ? observed(t, answer, scope)
-        : undefined;
+      isObject(answer) && idOf(t, answer) === key ? observed(t, answer, scope) : undefined;
     return answered ?? readBack(t, id, scope, body, undefined, ctx.signal);
   };
 
@@ -1129,6 +1127,19 @@ function versionOf(t: DerivedType, fields: Record<string, unknown>): string | un
     cur = isObject(cur) ? cur[part] : undefined;
   }
   return scalarId(cur);
+}
+
+/**
+ * The own id an object carries: at the type's id field (a key path: `user.login`), else, for a
+ * listed object of another shape, at the list's (`login`).
+ */
+export function idOf(
+  t: DerivedType,
+  fields: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const id = scalarId(valueAtKeyPath(fields, t.info.idField));
+  if (id !== undefined || t.listIdField === undefined) return id;
+  return scalarId(valueAtKeyPath(fields, t.listIdField));
 }
 
 function scalarId(v: unknown): string | undefined {
