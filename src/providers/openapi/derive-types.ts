@@ -54,6 +54,7 @@ import {
   jsonMedia,
   objectView,
   successSchema,
+  viewHasKeyPath,
   withoutProperties,
 } from './schema-view.js';
 
@@ -874,6 +875,7 @@ function buildType(
         readFields:
           Object.keys(read.properties).length > 0 ? Object.keys(read.properties) : writableFields,
         createFields: writableFields,
+        hasNested: (path) => viewHasKeyPath(read, path) && viewHasKeyPath(create, path),
       })
     : undefined;
   if (keyParts !== undefined && 'reason' in keyParts) {

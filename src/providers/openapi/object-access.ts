@@ -146,9 +146,10 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): ObservedObject | undefined => {
     let own: string[] | undefined;
     if (t.embedded || t.itemKey) {
-      const key = (t.embedded?.key ?? t.itemKey!.map((k) => k.field)).map((k) =>
-        scalarId(fields[k]),
-      );
+      // An embedded item's key fields are its own names; an item key's may be key paths.
+      const key = t.embedded
+        ? t.embedded.key.map((k) => scalarId(ownValue(fields, k)))
+        : t.itemKey!.map((k) => scalarId(valueAtKeyPath(fields, k.field)));
       own = key.every((k): k is string => k !== undefined) ? key : undefined;
     } else {
       const id = idOf(t, fields);
@@ -394,7 +395,9 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (t.readByList !== undefined) return item;
     const fields = itemOnlyCandidates(t);
     if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
-    const own = t.itemKey ? t.itemKey.map((k) => scalarId(item[k.field])) : [idOf(t, item)];
+    const own = t.itemKey
+      ? t.itemKey.map((k) => scalarId(valueAtKeyPath(item, k.field)))
+      : [idOf(t, item)];
     if (!own.every((v): v is string => v !== undefined)) return item;
     const got = await readRaw(t, scope, own, signal);
     if (got === undefined) return undefined;

@@ -121,8 +121,7 @@ export function pickListedByKey(
     (it): it is Record<string, unknown> =>
       isObject(it) &&
       fields.every((f, i) => {
-        if (!Object.hasOwn(it, f)) return false;
-        const v = it[f];
+        const v = valueAtKeyPath(it, f);
         return (typeof v === 'string' || typeof v === 'number') && String(v) === own[i];
       }),
   );
