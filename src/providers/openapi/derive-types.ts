@@ -1077,7 +1077,14 @@ function buildType(
     ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
-    ...(identity.why !== undefined ? { identityWhy: identity.why } : {}),
+    ...(identity.why !== undefined
+      ? {
+          identityWhy:
+            listIdField !== undefined && identity.identity !== null
+              ? `${identity.why} (the list GET ${ctx.realOf.get(getList)?.path ?? collectionPath} answers another shape: its objects hold the id in ${listIdField})`
+              : identity.why,
+        }
+      : {}),
     ...(identity.idempotencyKey
       ? { idempotencyHeader: idempotencyHeader ?? 'Idempotency-Key' }
       : {}),

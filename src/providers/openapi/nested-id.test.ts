@@ -132,6 +132,9 @@ describe('an id in a nested field, listed in another shape', () => {
     expect(t.info.identity).toBe('natural-key');
     expect(t.info.idField).toBe('user.login');
     expect(t.listIdField).toBe('login');
+    expect(t.identityWhy).toBe(
+      'natural key username: PUT /orgs/{org}/memberships/{username} creates the object at the address its creator names ({username}), so a second create names the same object; listed objects carry it in user.login (the list GET /orgs/{org}/members answers another shape: its objects hold the id in login)',
+    );
     const [listed] = await p.list('memberships');
     const read = await p.read('memberships', listed!.id);
     expect(listed!.id).toBe('alice');
