@@ -3,7 +3,14 @@
 // taken from natural keys. Pure: the command lists the objects and writes the files.
 import { stringify } from 'yaml';
 import type { Address, ObservedObject, ResourceTypeInfo } from '../core/index.js';
-import { address, isMarkerTag, isValidName, setKey, withoutMarkerIn } from '../core/index.js';
+import {
+  address,
+  isMarkerTag,
+  isValidName,
+  setKey,
+  valueAtKeyPath,
+  withoutMarkerIn,
+} from '../core/index.js';
 import type { SpecValidator } from '../intent/index.js';
 
 /** The objects of one resource type to import, with what the provider says about the type. */
@@ -110,7 +117,7 @@ export function matchTexts(info: ResourceTypeInfo, object: ObservedObject): stri
   const keys = [...(info.naturalKeyFields ?? []), info.naturalKey, 'name'];
   for (const k of keys) {
     if (k === undefined || k === info.parent?.field) continue;
-    const v = object.fields[k];
+    const v = valueAtKeyPath(object.fields, k);
     if ((typeof v === 'string' || typeof v === 'number') && !out.includes(String(v))) {
       out.push(String(v));
     }
@@ -297,7 +304,7 @@ export function importExclusion(
  */
 function keyOf(info: ResourceTypeInfo, object: ObservedObject): string {
   const text = (k: string) => {
-    const v = object.fields[k];
+    const v = valueAtKeyPath(object.fields, k);
     return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
   };
   const own = (info.naturalKeyFields ?? []).filter((k) => k !== info.parent?.field);

@@ -85,6 +85,18 @@ describe('matchTexts', () => {
   });
 });
 
+describe('matchTexts of a nested natural key', () => {
+  it('is the id, then the value at the key path (spec.name), then a top-level name', () => {
+    const apps = info('apps', { naturalKey: 'spec.name', naturalKeyFields: ['spec.name'] });
+    const o: ObservedObject = {
+      type: 'apps',
+      id: 'a-1',
+      fields: { id: 'a-1', spec: { name: 'web', region: 'ams' } },
+    };
+    expect(matchTexts(apps, o)).toEqual(['a-1', 'web']);
+  });
+});
+
 describe('buildImport keep', () => {
   const zone = (name: string): ObservedObject => ({
     type: 'zones',

@@ -13,6 +13,7 @@ export * from './journal.js';
 export * from './marker.js';
 export * from './provider.js';
 export * from './redirects.js';
+export * from './key-path.js';
 export * from './refs.js';
 export * from './status.js';
 export * from './diff.js';

@@ -253,6 +253,33 @@ describe('observe: moves, adoption and conflicts', () => {
       want: { objects: { 'sb.buckets/old': 'old-b' }, removed: ['sb.buckets/old'] },
     },
     {
+      name: 'nested key, store lost',
+      reason: 'a type named by spec.name finds its object by the nested value (no marker)',
+      declared: [decl('sb.apps/web', 'x', undefined, { spec: { name: 'web', region: 'ams' } })],
+      objects: [
+        listed('apps', 'a-2', undefined, { spec: { name: 'api' } }),
+        listed('apps', 'a-1', undefined, { spec: { name: 'web', region: 'ams' } }),
+      ],
+      twin: [],
+      want: { objects: { 'sb.apps/web': 'a-1' }, adoptions: { 'sb.apps/web': 'natural-key' } },
+    },
+    {
+      name: 'nested key, not the top-level name',
+      reason: 'a listed object whose top-level name equals the nested key is not the one',
+      declared: [decl('sb.apps/web', 'x', undefined, { spec: { name: 'web' } })],
+      objects: [listed('apps', 'web', undefined, { spec: { name: 'other' } })],
+      twin: [],
+      want: { objects: {} },
+    },
+    {
+      name: 'nested key missing from the declaration',
+      reason: 'a declared spec without spec.name matches nothing (the key is what finds it)',
+      declared: [decl('sb.apps/web', 'x', undefined, { spec: { region: 'ams' } })],
+      objects: [listed('apps', 'a-1', undefined, { spec: { region: 'ams' } })],
+      twin: [],
+      want: { objects: {} },
+    },
+    {
       name: 'marked for another declared address',
       reason: "the natural key never takes an object another declared address's marker names",
       declared: [decl('sb.buckets/a', 'same'), decl('sb.buckets/b', 'same')],

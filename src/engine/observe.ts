@@ -13,6 +13,7 @@ import {
   readMarkerIn,
   resolveReferences,
   toTendError,
+  valueAtKeyPath,
 } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { Workspace } from './workspace.js';
@@ -306,7 +307,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       canonicalJson(provider.normalize ? provider.normalize(info.name, field, v) : v);
     const wanted: string[] = [];
     for (const field of keys) {
-      const v = resolveReferences(decl.spec[field], (target, path) => {
+      const v = resolveReferences(valueAtKeyPath(decl.spec, field), (target, path) => {
         const o = objects.get(target);
         const value = o ? getPath(o.fields, path) : undefined;
         return value === undefined ? undefined : { value };
@@ -318,7 +319,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
     if (!ix.byKey) {
       ix.byKey = new Map();
       for (const o of lists.get(decl.type) ?? []) {
-        const k = keys.map((field) => norm(field, o.fields[field])).join('\u0000');
+        const k = keys.map((field) => norm(field, valueAtKeyPath(o.fields, field))).join('\u0000');
         const l = ix.byKey.get(k);
         if (l) l.push(o);
         else ix.byKey.set(k, [o]);

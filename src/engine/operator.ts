@@ -17,6 +17,7 @@ import {
   setKey,
   toTendError,
   TendError,
+  valueAtKeyPath,
 } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook, WritePoint } from './crash-points.js';
@@ -445,11 +446,13 @@ export class Operator {
     if (info.markerField !== undefined || keys.length === 0 || desired === undefined) {
       return this.findByMarker(op.type, op.marker);
     }
-    if (keys.some((k) => desired[k] === undefined)) return undefined;
+    if (keys.some((k) => valueAtKeyPath(desired, k) === undefined)) return undefined;
     const norm = (field: string, v: unknown) =>
       hashValue(provider.normalize ? provider.normalize(info.name, field, v) : v);
     return (await provider.list(info.name)).find((o) =>
-      keys.every((k) => norm(k, o.fields[k]) === norm(k, desired[k])),
+      keys.every(
+        (k) => norm(k, valueAtKeyPath(o.fields, k)) === norm(k, valueAtKeyPath(desired, k)),
+      ),
     );
   }
 

@@ -40,6 +40,20 @@ export const TYPES: ResourceTypeInfo[] = [
     idempotencyKey: false,
   },
   {
+    // Named by a field below the top level (DigitalOcean's apps: `spec.name`), with no marker.
+    name: 'apps',
+    schema: {},
+    identity: 'natural-key',
+    naturalKey: 'spec.name',
+    naturalKeyFields: ['spec.name'],
+    idField: 'id',
+    createOnly: [],
+    outputOnly: [],
+    sensitive: [],
+    lifecycle: 'platform',
+    idempotencyKey: false,
+  },
+  {
     name: 'networks',
     schema: {},
     identity: 'marker',

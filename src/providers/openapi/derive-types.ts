@@ -1,5 +1,5 @@
 import type { JsonSchema, ResourceTypeInfo } from '../../core/index.js';
-import { setKey } from '../../core/index.js';
+import { keyPathSegments, setKey } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
 import type { ImportExclusion } from './annotations.js';
@@ -54,6 +54,7 @@ import {
   jsonMedia,
   objectView,
   successSchema,
+  viewHasKeyPath,
   withoutProperties,
 } from './schema-view.js';
 
@@ -176,6 +177,12 @@ export interface DerivedType {
   readonly absentWhen?: readonly AbsentWhen[];
   /** The field of the create answer holding the new object's id, when it is not the read's id field. */
   readonly createIdField?: string;
+  /**
+   * Where a listed object holds its id when the list answers another shape than the read (GitHub
+   * lists an organisation's members as users, `login`, and reads a membership as `{user: {login}}`):
+   * `x-tend-id-field` on the list GET. A listed object without the read's id field is known by it.
+   */
+  readonly listIdField?: string;
   /**
    * True when the update is a PUT that takes only the fields to change (`x-tend-partial-update`),
    * not the whole object; a PATCH always takes only the changes.
@@ -868,6 +875,7 @@ function buildType(
         readFields:
           Object.keys(read.properties).length > 0 ? Object.keys(read.properties) : writableFields,
         createFields: writableFields,
+        hasNested: (path) => viewHasKeyPath(read, path) && viewHasKeyPath(create, path),
       })
     : undefined;
   if (keyParts !== undefined && 'reason' in keyParts) {
@@ -1032,6 +1040,14 @@ function buildType(
       ? { kind: 'wrapped', field: listEnvelope, declared: true }
       : listShape(listSchema, name);
   const paging = paginationOf(name, collection, getList, listSchema, ctx.warnings);
+  const listItems = isObject(listSchema) ? listSchema['items'] : undefined;
+  const listIdField = readIdField(
+    name,
+    [getList],
+    isObject(listItems) ? objectView(listItems) : undefined,
+    `GET ${collectionPath}`,
+    ctx.warnings,
+  );
   const envelope = {
     ...(readEnvelopeField !== undefined ? { read: readEnvelopeField } : {}),
     ...(createEnvelopeField !== undefined ? { create: createEnvelopeField } : {}),
@@ -1057,10 +1073,18 @@ function buildType(
     },
     ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
     listShape: listShapeFound,
+    ...(listIdField !== undefined ? { listIdField } : {}),
     ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
-    ...(identity.why !== undefined ? { identityWhy: identity.why } : {}),
+    ...(identity.why !== undefined
+      ? {
+          identityWhy:
+            listIdField !== undefined && identity.identity !== null
+              ? `${identity.why} (the list GET ${ctx.realOf.get(getList)?.path ?? collectionPath} answers another shape: its objects hold the id in ${listIdField})`
+              : identity.why,
+        }
+      : {}),
     ...(identity.idempotencyKey
       ? { idempotencyHeader: idempotencyHeader ?? 'Idempotency-Key' }
       : {}),
@@ -1333,10 +1357,31 @@ function withImportExclude(schema: JsonSchema, rules: readonly ImportExclusion[]
 
 /** A schema whose `required` also lists the given fields (those it has). */
 function requireFields(schema: JsonSchema, fields: readonly string[]): JsonSchema {
+  return fields.reduce((s, f) => requirePath(s, keyPathSegments(f)), schema);
+}
+
+/**
+ * A schema requiring the field at a key path, level by level (`spec.name`: `spec` required, and
+ * `name` required in `spec`'s schema, copied); a path the schema does not have changes nothing.
+ */
+function requirePath(schema: JsonSchema, segments: readonly string[]): JsonSchema {
+  const [head, ...rest] = segments;
   const props = isObject(schema['properties']) ? schema['properties'] : {};
+  if (head === undefined || !Object.hasOwn(props, head)) return schema;
   const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
-  const add = fields.filter((f) => f in props && !required.includes(f));
-  return add.length === 0 ? schema : { ...schema, required: [...required, ...add] };
+  let out: JsonSchema = required.includes(head)
+    ? schema
+    : { ...schema, required: [...required, head] };
+  const inner = props[head];
+  if (rest.length > 0 && isObject(inner)) {
+    const changed = requirePath(inner, rest);
+    if (changed !== inner) {
+      const properties: Record<string, unknown> = { ...props };
+      setKey(properties, head, changed);
+      out = { ...out, properties };
+    }
+  }
+  return out;
 }
 
 /** The declared fields standing for `parent` path parameters, outermost first. */

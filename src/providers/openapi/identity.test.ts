@@ -479,3 +479,156 @@ describe('the words', () => {
     expect(isIdLike(name)).toBe(want);
   });
 });
+
+// Keys one level down (identity.ts, nestedNaturalKey): DigitalOcean's app is `{spec: {name}}`, and
+// its name "Must be unique across all apps in the same account".
+const APP_NAME = str('The name of the app. Must be unique across all apps in the same account.');
+const appBody = (spec: Obj, extra: Obj = {}, required = ['spec']) =>
+  object({ spec, project_id: str(), ...extra }, required);
+const appRead = (spec: Obj) => object({ id: { type: 'string', readOnly: true }, spec });
+
+const nestedCases: Case[] = [
+  {
+    name: 'the one required object has one required name said unique (DigitalOcean apps)',
+    doc: doc({
+      body: appBody(object({ name: APP_NAME, region: str() }, ['name'])),
+      read: appRead(object({ name: APP_NAME, region: str() }, ['name'])),
+    }),
+    key: 'spec.name',
+    why: "natural key spec.name: the create body's one required object spec has one required name-like field, name, that its description says is unique",
+  },
+  {
+    name: 'a nested name the document does not call unique is no key, and the reason says what to declare',
+    doc: doc({
+      body: appBody(object({ name: str('The name of the app.') }, ['name'])),
+      read: appRead(object({ name: str() })),
+    }),
+    key: null,
+    why: 'spec.name is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same spec.name, declare x-tend-identity: natural-key and x-tend-natural-key: spec.name',
+  },
+  {
+    name: 'an optional holder object is no key (the platform might name the object itself)',
+    doc: doc({
+      body: appBody(object({ name: APP_NAME }, ['name']), {}, []),
+      read: appRead(object({ name: APP_NAME })),
+    }),
+    key: null,
+    why: 'no natural key ({id} is not a required writable field of the create body)',
+  },
+  {
+    name: 'an optional nested name is no key',
+    doc: doc({
+      body: appBody(object({ name: APP_NAME })),
+      read: appRead(object({ name: APP_NAME })),
+    }),
+    key: null,
+    why: 'no natural key ({id} is not a required writable field of the create body)',
+  },
+  {
+    name: 'two required objects: which one names the object is not known',
+    doc: doc({
+      body: appBody(
+        object({ name: APP_NAME }, ['name']),
+        { owner: object({ name: APP_NAME }, ['name']) },
+        ['spec', 'owner'],
+      ),
+      read: appRead(object({ name: APP_NAME })),
+    }),
+    key: null,
+    why: 'no natural key ({id} is not a required writable field of the create body)',
+  },
+  {
+    name: 'two required name-like fields in the object: which one is the key is not known',
+    doc: doc({
+      body: appBody(object({ name: APP_NAME, slug: str('Must be unique.') }, ['name', 'slug'])),
+      read: appRead(object({ name: APP_NAME, slug: str() })),
+    }),
+    key: null,
+    why: 'no natural key ({id} is not a required writable field of the create body)',
+  },
+  {
+    name: 'a nested name the read object does not carry cannot find objects',
+    doc: doc({
+      body: appBody(object({ name: APP_NAME }, ['name'])),
+      read: appRead(object({ region: str() })),
+    }),
+    key: null,
+    why: 'spec.name is required on create but the read object has no spec.name, so objects cannot be found by it',
+  },
+  {
+    name: 'a top-level key is still found first',
+    doc: doc({
+      param: 'name',
+      body: appBody(object({ name: APP_NAME }, ['name']), { name: str() }, ['spec', 'name']),
+      read: appRead(object({ name: APP_NAME })),
+    }),
+    key: 'name',
+    why: 'the item path parameter {name} is a required field of the create body',
+  },
+];
+
+describe('natural keys in a nested field', () => {
+  it.each(nestedCases)('$name', ({ doc: d, key, why }) => {
+    const t = deriveTypes(d).types[0]!;
+    if (key === null) {
+      expect(t.info.identity).toBeNull();
+      expect(t.info.identityReason).toContain(why);
+      return;
+    }
+    expect(t.info.identity).toBe('natural-key');
+    expect(t.keyFields).toEqual([key]);
+    expect(t.identityWhy).toContain(why);
+    // Every level of the key becomes required.
+    const [top, inner] = key.split('.');
+    expect(t.info.schema['required']).toContain(top);
+    if (inner !== undefined) {
+      const spec = (t.info.schema['properties'] as Record<string, Obj>)[top!]!;
+      expect(spec['required']).toContain(inner);
+    }
+  });
+});
+
+describe('x-tend-natural-key with a key path', () => {
+  const declared = (natural: unknown, spec: Obj) =>
+    doc({
+      body: {
+        ...appBody(spec),
+        'x-tend-identity': 'natural-key',
+        'x-tend-natural-key': natural,
+      },
+      read: appRead(spec),
+    });
+  it.each([
+    {
+      reason: 'a dotted path names a nested field, which becomes required at every level',
+      natural: 'spec.name',
+      spec: object({ name: str(), region: str() }),
+      key: ['spec.name'],
+    },
+    {
+      reason: 'several fields, one nested',
+      natural: ['project_id', 'spec.name'],
+      spec: object({ name: str() }),
+      key: ['project_id', 'spec.name'],
+    },
+  ])('$reason', ({ natural, spec, key }) => {
+    const t = deriveTypes(declared(natural, spec)).types[0]!;
+    expect(t.info.identity).toBe('natural-key');
+    expect(t.keyFields).toEqual(key);
+    const props = t.info.schema['properties'] as Record<string, Obj>;
+    expect(props['spec']!['required']).toContain('name');
+    expect(t.info.schema['required']).toContain('spec');
+  });
+
+  it.each([
+    { natural: 'spec.title', reason: 'a nested field the body does not have' },
+    { natural: 'project_id.name', reason: 'a path below a scalar' },
+    { natural: 'spec\\.name', reason: 'an escaped dot names a top-level field spec.name' },
+  ])('refuses $natural: $reason', ({ natural }) => {
+    const t = deriveTypes(declared(natural, object({ name: str() }))).types[0]!;
+    expect(t.info.identity).toBeNull();
+    expect(t.info.identityReason).toBe(
+      `x-tend-natural-key names ${natural}, which the create body does not have (a field below the top level is a dotted path, spec.name; a dot inside a field name is written \\.)`,
+    );
+  });
+});

@@ -1,7 +1,14 @@
 import type { IdentityStrategy } from '../../core/index.js';
-import { nullRecord, setKey } from '../../core/index.js';
+import { formatKeyPath, nullRecord, setKey } from '../../core/index.js';
 import type { ObjectView } from './schema-view.js';
-import { hasFlag, hasType, isObject, objectView, successSchema } from './schema-view.js';
+import {
+  hasFlag,
+  hasType,
+  isObject,
+  objectView,
+  successSchema,
+  viewHasKeyPath,
+} from './schema-view.js';
 
 /**
  * How a type's objects are told apart, so that a create is never sent twice (docs/onboard-rest-api.md,
@@ -352,6 +359,9 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
       };
     }
   }
+  const nested = nestedNaturalKey(input, required);
+  if (nested.found !== undefined) return { found: nested.found };
+  if (nested.note !== undefined) return { note: nested.note };
   if (writable(idParam)) {
     return {
       note: `{${idParam}} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: ${idParam}`,
@@ -363,6 +373,59 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
     : {
         note: `${first} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${first}, declare x-tend-identity: natural-key and x-tend-natural-key: ${first}`,
       };
+}
+
+/**
+ * A natural key one level down: the create body has a single required object field (DigitalOcean's
+ * app body is `{spec: {name, …}, project_id}`) and that object a single required name-like field
+ * whose description says it is unique ("Must be unique across all apps in the same account"): the
+ * key is the path `spec.name`, read from the objects at the same place. A required nested name the
+ * document does not call unique gives a note saying what to declare, as a top-level one does.
+ */
+export function nestedNaturalKey(
+  input: Pick<IdentityInput, 'create' | 'read' | 'writableFields'>,
+  required: (field: string) => boolean,
+): { found?: Found; note?: string } {
+  const holders = Object.keys(input.create.properties).filter(
+    (f) =>
+      required(f) &&
+      hasType(input.create.properties[f], 'object') &&
+      Object.keys(objectView(input.create.properties[f]).properties).length > 0,
+  );
+  if (holders.length !== 1) return {};
+  const holder = holders[0]!;
+  const inner = objectView(input.create.properties[holder]);
+  const readHolder = input.read.properties[holder];
+  const readInner = isObject(readHolder) ? objectView(readHolder) : undefined;
+  const names = NAME_LIKE.flatMap((n) =>
+    inner.required.filter((f) => f.toLowerCase() === n && scalar(inner.properties[f])),
+  );
+  if (names.length !== 1) return {};
+  const name = names[0]!;
+  const path = formatKeyPath([holder, name]);
+  // Objects read without the field cannot be matched by it.
+  if (readInner !== undefined && Object.keys(readInner.properties).length > 0) {
+    if (!Object.hasOwn(readInner.properties, name)) {
+      return {
+        note: `${path} is required on create but the read object has no ${path}, so objects cannot be found by it`,
+      };
+    }
+  }
+  const described = [
+    inner.properties[name]?.['description'],
+    readInner?.properties[name]?.['description'],
+  ];
+  if (described.some(saysUnique)) {
+    return {
+      found: {
+        field: path,
+        why: `natural key ${path}: the create body's one required object ${holder} has one required name-like field, ${name}, that its description says is unique`,
+      },
+    };
+  }
+  return {
+    note: `${path} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${path}, declare x-tend-identity: natural-key and x-tend-natural-key: ${path}`,
+  };
 }
 
 /**
@@ -442,15 +505,15 @@ export function inferIdentity(input: IdentityInput): Identity {
       const named = input.explicit
         .map((s) => (isObject(s) ? stringList(s['x-tend-natural-key']) : []))
         .find((v) => v.length > 0);
-      const keys = named ?? (idParam in create.properties ? [idParam] : []);
-      const missing = keys.filter((k) => !(k in create.properties));
+      const keys = named ?? (idParam in create.properties ? [formatKeyPath([idParam])] : []);
+      const missing = keys.filter((k) => !viewHasKeyPath(create, k));
       if (keys.length === 0 || missing.length > 0) {
         return {
           identity: null,
           reason:
             keys.length === 0
               ? `x-tend-identity is natural-key, but {${idParam}} is not a field of the create body; name the key field with x-tend-natural-key`
-              : `x-tend-natural-key names ${missing.join(', ')}, which the create body does not have`,
+              : `x-tend-natural-key names ${missing.join(', ')}, which the create body does not have (a field below the top level is a dotted path, spec.name; a dot inside a field name is written \\.)`,
           idempotencyKey: hasIdempotency,
         };
       }
@@ -488,7 +551,12 @@ export function inferIdentity(input: IdentityInput): Identity {
   if (natural.found !== undefined) {
     return {
       identity: 'natural-key',
-      naturalKeys: [natural.found.field],
+      // A top-level field by its own name, escaped as a key path (`a.b` → `a\.b`); a nested one is a path.
+      naturalKeys: [
+        Object.hasOwn(create.properties, natural.found.field)
+          ? formatKeyPath([natural.found.field])
+          : natural.found.field,
+      ],
       idempotencyKey: hasIdempotency,
       why: natural.found.why,
     };

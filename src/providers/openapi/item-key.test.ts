@@ -150,6 +150,7 @@ describe('itemKeyParts', () => {
     declared: undefined as unknown,
     readFields: ['cluster', 'label', 'acl', 'id'],
     createFields: ['cluster', 'label', 'acl'],
+    hasNested: undefined as ((path: string) => boolean) | undefined,
   };
   const cases: {
     name: string;
@@ -197,7 +198,25 @@ describe('itemKeyParts', () => {
       name: 'a declaration naming an unknown field',
       reason: 'the overlay is checked against the schemas',
       input: { declared: { bucket: 'nope' } },
-      want: 'x-tend-key-fields on /buckets/{clusterId}/{bucket} names "nope" for {bucket}, which is not a field both the create body and the read object have',
+      want: 'x-tend-key-fields on /buckets/{clusterId}/{bucket} names "nope" for {bucket}, which is not a field (or a dotted path to one) both the create body and the read object have',
+    },
+    {
+      name: 'a declared nested field',
+      reason: 'a key path both the create body and the read object have (meta.label)',
+      input: { declared: { bucket: 'meta.label' }, hasNested: (p: string) => p === 'meta.label' },
+      want: ['clusterId=cluster', 'bucket=meta.label'],
+    },
+    {
+      name: 'a declared nested field the schemas lack',
+      reason: 'a key path is checked like a field',
+      input: { declared: { bucket: 'meta.nope' }, hasNested: (p: string) => p === 'meta.label' },
+      want: 'x-tend-key-fields on /buckets/{clusterId}/{bucket} names "meta.nope" for {bucket}, which is not a field (or a dotted path to one) both the create body and the read object have',
+    },
+    {
+      name: 'a nested path without a checker',
+      reason: 'nothing below the top level is known to exist',
+      input: { declared: { bucket: 'meta.label' } },
+      want: 'x-tend-key-fields on /buckets/{clusterId}/{bucket} names "meta.label" for {bucket}, which is not a field (or a dotted path to one) both the create body and the read object have',
     },
     {
       name: 'a declaration naming an unknown parameter',

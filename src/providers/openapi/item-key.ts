@@ -1,3 +1,4 @@
+import { isNestedKeyPath } from '../../core/index.js';
 import { isIdLike, NAME_LIKE } from './identity.js';
 import { isObject } from './schema-view.js';
 
@@ -76,9 +77,16 @@ export function itemKeyParts(input: {
   readonly declared: unknown;
   readonly readFields: readonly string[];
   readonly createFields: readonly string[];
+  /**
+   * Whether the read object and the create body have a field at a key path below the top level
+   * (`meta.label`, core/key-path.ts): a declared key field may be one. Absent: top-level only.
+   */
+  readonly hasNested?: (path: string) => boolean;
 }): { readonly parts: readonly ItemKeyPart[] } | { readonly reason: string } {
   const { params, readFields, createFields } = input;
-  const usable = (f: string) => readFields.includes(f) && createFields.includes(f);
+  const usable = (f: string) =>
+    (readFields.includes(f) && createFields.includes(f)) ||
+    (isNestedKeyPath(f) && input.hasNested?.(f) === true);
   const declared = isObject(input.declared) ? input.declared : {};
   const hint = (param: string, field = '<field>') =>
     `name it with x-tend-key-fields: {${param}: ${field}} on ${input.itemPath}`;
@@ -101,7 +109,7 @@ export function itemKeyParts(input: {
     if (stated !== undefined) {
       if (typeof stated !== 'string' || !usable(stated)) {
         return {
-          reason: `x-tend-key-fields on ${input.itemPath} names ${JSON.stringify(stated)} for {${param}}, which is not a field both the create body and the read object have`,
+          reason: `x-tend-key-fields on ${input.itemPath} names ${JSON.stringify(stated)} for {${param}}, which is not a field (or a dotted path to one) both the create body and the read object have`,
         };
       }
       parts.push({ param, field: stated, why: 'declared with x-tend-key-fields' });

@@ -1,5 +1,12 @@
 import type { Marker, ObservedObject, SecretRegistry, WriteContext } from '../../core/index.js';
-import { TendError, canonicalJson, ownValue, setKey, toTendError } from '../../core/index.js';
+import {
+  TendError,
+  canonicalJson,
+  ownValue,
+  setKey,
+  toTendError,
+  valueAtKeyPath,
+} from '../../core/index.js';
 import { actorHeaders } from './actor-headers.js';
 import type { Schedule } from './group-commit.js';
 import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
@@ -139,12 +146,13 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): ObservedObject | undefined => {
     let own: string[] | undefined;
     if (t.embedded || t.itemKey) {
-      const key = (t.embedded?.key ?? t.itemKey!.map((k) => k.field)).map((k) =>
-        scalarId(fields[k]),
-      );
+      // An embedded item's key fields are its own names; an item key's may be key paths.
+      const key = t.embedded
+        ? t.embedded.key.map((k) => scalarId(ownValue(fields, k)))
+        : t.itemKey!.map((k) => scalarId(valueAtKeyPath(fields, k.field)));
       own = key.every((k): k is string => k !== undefined) ? key : undefined;
     } else {
-      const id = scalarId(fields[t.info.idField]);
+      const id = idOf(t, fields);
       own = id !== undefined ? [id] : undefined;
     }
     own ??= fallbackOwn ? [...fallbackOwn] : undefined;
@@ -387,7 +395,9 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     if (t.readByList !== undefined) return item;
     const fields = itemOnlyCandidates(t);
     if (fields.length === 0 || fields.every((f) => ownValue(item, f) !== undefined)) return item;
-    const own = (t.itemKey?.map((k) => k.field) ?? [t.info.idField]).map((f) => scalarId(item[f]));
+    const own = t.itemKey
+      ? t.itemKey.map((k) => scalarId(valueAtKeyPath(item, k.field)))
+      : [idOf(t, item)];
     if (!own.every((v): v is string => v !== undefined)) return item;
     const got = await readRaw(t, scope, own, signal);
     if (got === undefined) return undefined;
@@ -405,8 +415,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const same = (o: ObservedObject) =>
       t.keyFields.every(
         (k) =>
-          canonicalJson(access.normalize(t, k, o.fields[k])) ===
-          canonicalJson(access.normalize(t, k, desired[k])),
+          canonicalJson(access.normalize(t, k, valueAtKeyPath(o.fields, k))) ===
+          canonicalJson(access.normalize(t, k, valueAtKeyPath(desired, k))),
       );
     return all.find(same);
   };
@@ -466,8 +476,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     // The object's own key (the last key field, when one field is its whole own key).
     const nk = t.keyFields.length === t.parentFields.length + 1 ? t.keyFields.at(-1) : undefined;
     const naturalId =
-      nk !== undefined && t.info.idField === nk && body[nk] !== undefined
-        ? scalarId(body[nk])
+      nk !== undefined && t.info.idField === nk && valueAtKeyPath(body, nk) !== undefined
+        ? scalarId(valueAtKeyPath(body, nk))
         : undefined;
     const createAnswer = unwrapAnswer(
       t,
@@ -540,9 +550,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const id = composeId(t, scope, [key]);
     const answer = unwrapAnswer(t, t.envelope?.create, r.body, `${op.method} ${op.path}`);
     const answered =
-      isObject(answer) && scalarId(answer[t.info.idField]) === key
-        ? observed(t, answer, scope)
-        : undefined;
+      isObject(answer) && idOf(t, answer) === key ? observed(t, answer, scope) : undefined;
     return answered ?? readBack(t, id, scope, body, undefined, ctx.signal);
   };
 
@@ -1122,6 +1130,19 @@ function versionOf(t: DerivedType, fields: Record<string, unknown>): string | un
     cur = isObject(cur) ? cur[part] : undefined;
   }
   return scalarId(cur);
+}
+
+/**
+ * The own id an object carries: at the type's id field (a key path: `user.login`), else, for a
+ * listed object of another shape, at the list's (`login`).
+ */
+export function idOf(
+  t: DerivedType,
+  fields: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const id = scalarId(valueAtKeyPath(fields, t.info.idField));
+  if (id !== undefined || t.listIdField === undefined) return id;
+  return scalarId(valueAtKeyPath(fields, t.listIdField));
 }
 
 function scalarId(v: unknown): string | undefined {

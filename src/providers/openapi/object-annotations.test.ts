@@ -7,7 +7,12 @@ import { objectView } from './schema-view.js';
 
 const READ = objectView({
   type: 'object',
-  properties: { id: { type: 'string' }, status: { type: 'object' }, gone: { type: 'boolean' } },
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'object' },
+    gone: { type: 'boolean' },
+    user: { type: 'object', properties: { login: { type: 'string' } } },
+  },
 });
 
 describe('readAbsentWhen', () => {
@@ -73,16 +78,38 @@ describe('readIdField', () => {
   it.each([
     ['a field of the schema', 'id', 'id', []],
     [
-      'a dotted path',
+      'a dotted path to a nested field (a membership names its user)',
+      'user.login',
+      'user.login',
+      [],
+    ],
+    [
+      'a dotted path the schema lacks',
       'a.b',
       undefined,
-      ['t: x-tend-id-field on the read schema must be a field name, not "a.b"; ignored'],
+      ['t: x-tend-id-field on the read schema names a.b, which is not a field of it; ignored'],
+    ],
+    [
+      'a path below a field that has no fields',
+      'id.value',
+      undefined,
+      ['t: x-tend-id-field on the read schema names id.value, which is not a field of it; ignored'],
+    ],
+    [
+      'an empty step',
+      'user..login',
+      undefined,
+      [
+        't: x-tend-id-field on the read schema must be a field name or a dotted path to one (user.login), not "user..login"; ignored',
+      ],
     ],
     [
       'a number',
       3,
       undefined,
-      ['t: x-tend-id-field on the read schema must be a field name, not 3; ignored'],
+      [
+        't: x-tend-id-field on the read schema must be a field name or a dotted path to one (user.login), not 3; ignored',
+      ],
     ],
     [
       'a field the schema lacks',

@@ -1,6 +1,6 @@
-import { getPath } from '../../core/index.js';
+import { getPath, keyPathSegments } from '../../core/index.js';
 import type { ObjectView } from './schema-view.js';
-import { isObject } from './schema-view.js';
+import { isObject, viewHasKeyPath } from './schema-view.js';
 
 /**
  * Two facts about a type's objects an overlay may state on its schemas: in which states an object
@@ -81,8 +81,9 @@ export function isAbsent(rules: readonly AbsentWhen[] | undefined, fields: unkno
 }
 
 /**
- * The `x-tend-id-field` of the first of `places` that states one: a top-level field name. A value
- * that is not a field name, or (when `view` is given) names a field the schema lacks, is a warning.
+ * The `x-tend-id-field` of the first of `places` that states one: a field name, or a key path to a
+ * nested one (`user.login`, core/key-path.ts). A value that is neither, or (when `view` is given)
+ * names a field the schema lacks, is a warning.
  */
 export function readIdField(
   typeName: string,
@@ -95,13 +96,13 @@ export function readIdField(
     .map((p) => (isObject(p) ? p['x-tend-id-field'] : undefined))
     .find((v) => v !== undefined);
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !DOTTED.test(value) || value.includes('.')) {
+  if (typeof value !== 'string' || value === '' || keyPathSegments(value).includes('')) {
     warnings.push(
-      `${typeName}: x-tend-id-field on ${where} must be a field name, not ${JSON.stringify(value)}; ignored`,
+      `${typeName}: x-tend-id-field on ${where} must be a field name or a dotted path to one (user.login), not ${JSON.stringify(value)}; ignored`,
     );
     return undefined;
   }
-  if (view !== undefined && !(value in view.properties)) {
+  if (view !== undefined && !viewHasKeyPath(view, value)) {
     warnings.push(
       `${typeName}: x-tend-id-field on ${where} names ${value}, which is not a field of it; ignored`,
     );

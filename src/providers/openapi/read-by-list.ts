@@ -8,6 +8,7 @@
  * list GET and an item path that is really the objects' address (a DELETE or an update on it), and a
  * real GET on the item path always wins. A verification (which re-reads) costs a list per read.
  */
+import { valueAtKeyPath } from '../../core/index.js';
 import type { RealOperation } from './irregular-ops.js';
 import { inferListEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
 import { hasType, isObject, successSchema } from './schema-view.js';
@@ -99,8 +100,8 @@ export function pickListed(
   id: string,
 ): Record<string, unknown> | undefined {
   for (const it of items) {
-    if (!isObject(it) || !Object.hasOwn(it, idField)) continue;
-    const v = it[idField];
+    if (!isObject(it)) continue;
+    const v = valueAtKeyPath(it, idField);
     if ((typeof v === 'string' || typeof v === 'number') && String(v) === id) return it;
   }
   return undefined;
@@ -120,8 +121,7 @@ export function pickListedByKey(
     (it): it is Record<string, unknown> =>
       isObject(it) &&
       fields.every((f, i) => {
-        if (!Object.hasOwn(it, f)) return false;
-        const v = it[f];
+        const v = valueAtKeyPath(it, f);
         return (typeof v === 'string' || typeof v === 'number') && String(v) === own[i];
       }),
   );

@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../../core/index.js';
-import { nullRecord, setKey } from '../../core/index.js';
+import { keyPathSegments, nullRecord, setKey } from '../../core/index.js';
 
 /**
  * Small, cycle-safe readers over dereferenced OpenAPI schemas. Dereferenced recursive schemas are
@@ -188,4 +188,19 @@ export function withoutProperties(
   if (required.length > 0) out['required'] = required;
   if (out['type'] === undefined) out['type'] = 'object';
   return out;
+}
+
+/**
+ * True when a key path names a property of a schema view, level by level (`spec.name`: `spec` has a
+ * property `name`).
+ */
+export function viewHasKeyPath(view: ObjectView, path: string): boolean {
+  let cur: ObjectView | undefined = view;
+  const segments = keyPathSegments(path);
+  for (const [i, segment] of segments.entries()) {
+    if (cur === undefined || !Object.hasOwn(cur.properties, segment)) return false;
+    const prop: Record<string, unknown> = cur.properties[segment]!;
+    cur = i < segments.length - 1 ? objectView(prop) : undefined;
+  }
+  return true;
 }
