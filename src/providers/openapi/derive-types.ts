@@ -28,6 +28,7 @@ import { assembleOperations } from './irregular-ops.js';
 import { longerName, noItemPathReason } from './path-pairing.js';
 import type { ItemKeyPart } from './item-key.js';
 import { compositeItemPath, itemKeyParts } from './item-key.js';
+import { keyedCollections } from './keyed-collection.js';
 import type { ItemCreate, Singleton } from './item-create.js';
 import {
   createdAtItem,
@@ -304,6 +305,16 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     if (list) list.push(p);
     else itemPathsOf.set(key, [p]);
   }
+  // Collections whose path ends in a parameter (`/repositories/{workspace}`, keyed-collection.ts):
+  // not items of the path above them.
+  const { found: keyed, reasons: keyedReasons } = keyedCollections(paths, itemPathsOf);
+  for (const p of keyed.keys()) {
+    const key = splitPath(p).slice(0, -1).join('/');
+    const siblings = itemPathsOf.get(key)?.filter((q) => q !== p);
+    if (siblings === undefined) continue;
+    if (siblings.length > 0) itemPathsOf.set(key, siblings);
+    else itemPathsOf.delete(key);
+  }
 
   // Shallow paths first, so a parent type exists before its children are looked at.
   const collections = Object.keys(paths)
@@ -320,7 +331,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const last =
       rootParam !== undefined && /^[A-Za-z][A-Za-z0-9_-]*$/.test(rootParam)
         ? `${rootParam}s`
-        : segments[segments.length - 1];
+        : (keyed.get(collectionPath)?.name ?? segments[segments.length - 1]);
     if (last === undefined || (segments.length > 0 && isParam(last))) continue;
     if (handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
@@ -567,6 +578,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       path: p,
       reason:
         assembled.notes.get(p) ??
+        keyedReasons.get(p) ??
         unmappedReason(assembled.readAs.get(p) ?? p, documentPaths[p]!, byItemShape, fixedValues),
     });
   }
