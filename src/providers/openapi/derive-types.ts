@@ -35,6 +35,7 @@ import {
   itemCreateChoice,
   itemCreateIdentity,
   keyFieldInRead,
+  keyParamOf,
   lastParam,
   singletonChoice,
   withSingleton,
@@ -781,8 +782,11 @@ function buildType(
   const written =
     body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
   const idParam = lastParam(itemPath) ?? '';
+  // Created at its own address: keyed by the create's own parameter, at the create's own path.
+  const createdAt = ctx.realOf.get(post)?.path ?? itemPath;
+  const keyParam = atItem ? keyParamOf(ctx.realOf.get(post), itemPath) : idParam;
   const keyed = atItem
-    ? withItemKey(written as JsonSchema | undefined, idParam, itemPath)
+    ? withItemKey(written as JsonSchema | undefined, keyParam, createdAt)
     : undefined;
   const createSchema = (keyed?.schema ?? written) as JsonSchema;
   const createFieldNames = Object.keys(objectView(createSchema).properties);
@@ -862,7 +866,7 @@ function buildType(
   // field moves the object to another parent, which no API does in place.
   const createOnly = unique([
     ...parentFields,
-    ...(atItem ? [idParam] : []),
+    ...(atItem ? [keyParam] : []),
     ...(updateOp || byPost ? annotated.filter((f) => writable.has(f)) : writableFields),
     ...notUpdatable,
     ...annotated.filter((f) => writable.has(f)),
@@ -894,8 +898,8 @@ function buildType(
   const inferred = inferIdentity({
     name,
     collectionPath,
-    idParam,
-    idParamDescription: pathParamDescription(item, getItem, idParam),
+    idParam: keyParam,
+    idParamDescription: pathParamDescription(item, getItem, keyParam),
     read,
     create: keyView.view,
     writableFields: keyView.writable,
@@ -918,7 +922,7 @@ function buildType(
   const itemKeyField = ctx.singleton
     ? ctx.singleton.ownerKey
     : atItem
-      ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
+      ? (statedIdField ?? keyFieldInRead(keyParam, read, NAME_LIKE))
       : undefined;
   // The item path names one object by the key's values together, and the create chooses them: a
   // second create with the same values names the same object (unless an overlay says otherwise).
@@ -935,8 +939,8 @@ function buildType(
         }
       : atItem
         ? itemCreateIdentity(inferred, {
-            idParam,
-            itemPath,
+            idParam: keyParam,
+            itemPath: createdAt,
             method: ctx.realOf.get(post)!.method,
             keyField: itemKeyField,
             ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
@@ -1094,7 +1098,7 @@ function buildType(
     ...(versionField !== undefined ? { versionField } : {}),
     ...(absentWhen.length > 0 ? { absentWhen } : {}),
     ...(createIdField !== undefined ? { createIdField } : {}),
-    ...(atItem ? { createAtItem: { param: idParam, inBody: keyed?.inBody ?? false } } : {}),
+    ...(atItem ? { createAtItem: { param: keyParam, inBody: keyed?.inBody ?? false } } : {}),
     ...(ctx.singleton ? { singleton: ctx.singleton } : {}),
     ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
     ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
