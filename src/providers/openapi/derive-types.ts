@@ -18,6 +18,7 @@ import {
 import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './identity.js';
 import { markerLocation } from './marker-location.js';
 import { requestMedia, sendableMedia } from './request-media.js';
+import { requestEnvelopeHint, requestEnvelopeOf } from './request-envelope.js';
 import { postUpdate } from './update-by-post.js';
 import { deletion } from './no-delete.js';
 import type { AbsentWhen } from './object-annotations.js';
@@ -201,6 +202,15 @@ export interface DerivedType {
    * The list's wrapper is `listShape`.
    */
   readonly envelope?: { readonly read?: string; readonly create?: string };
+  /**
+   * The property wrapping the fields in the request bodies of the create and of the update
+   * (`group` for `{"group": {…}}`, request-envelope.ts); absent when the fields are the body.
+   */
+  readonly requestEnvelope?: { readonly create?: string; readonly update?: string };
+  /** How each request envelope was found, for inspect. */
+  readonly requestEnvelopeWhy?: readonly string[];
+  /** A create body of one object property not taken as a wrapper: what to declare if it is one. */
+  readonly requestEnvelopeNote?: string;
   /** How the list is paged (declared or inferred); absent when it is one answer. */
   readonly pagination?: Pagination;
   /** Why a list that looks paged is not followed (what to declare); shown by inspect. */
@@ -779,8 +789,16 @@ function buildType(
           ? `${name}: the ${where} schema is nested more than ${SCHEMA_COPY_DEPTH} levels deep at ${path}; it is not checked below that depth`
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
-  const written =
+  const copiedBody =
     body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
+  // A body wrapping the fields in one property (`{"group": {…}}`): the fields are the wrapped ones.
+  const createWhere = `${ctx.realOf.get(post)?.method ?? 'POST'} ${ctx.realOf.get(post)?.path ?? collectionPath}`;
+  const createWrap = requestEnvelopeOf(name, createWhere, post, copiedBody, ctx.warnings);
+  // Not taken as a wrapper, though it could be one: inspect says what to declare if it is.
+  const createWrapNote =
+    createWrap === undefined ? requestEnvelopeHint(name, createWhere, copiedBody) : undefined;
+  const written =
+    createWrap !== undefined ? schemaAtPath(copiedBody, createWrap.field) : copiedBody;
   const idParam = lastParam(itemPath) ?? '';
   // Created at its own address: keyed by the create's own parameter, at the create's own path.
   const createdAt = ctx.realOf.get(post)?.path ?? itemPath;
@@ -855,6 +873,14 @@ function buildType(
   const put = ctx.embeddedMethods.includes('PUT') ? undefined : operation(item, 'PUT');
   const updateOp = patch ?? put;
   const updateMethod: HttpMethod = patch ? 'PATCH' : 'PUT';
+  const updateWhere = updateOp
+    ? `${ctx.realOf.get(updateOp)?.method ?? updateMethod} ${ctx.realOf.get(updateOp)?.path ?? itemPath}`
+    : '';
+  const updateMedia = updateOp ? requestMedia(updateOp, updateWhere) : undefined;
+  const updateWrap =
+    updateOp && updateMedia !== undefined && !('reason' in updateMedia)
+      ? requestEnvelopeOf(name, updateWhere, updateOp, updateMedia.schema, ctx.warnings)
+      : undefined;
   // Without PATCH or PUT, a POST on the item path may be the update (update-by-post.ts); the
   // create's fields it does not take cannot change in place.
   const byPost = updateOp ? undefined : postUpdate(itemPath, item, post, writableFields);
@@ -1074,6 +1100,18 @@ function buildType(
     ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
     listShape: listShapeFound,
     ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
+    ...(createWrap !== undefined || updateWrap !== undefined
+      ? {
+          requestEnvelope: {
+            ...(createWrap !== undefined ? { create: createWrap.field } : {}),
+            ...(updateWrap !== undefined ? { update: updateWrap.field } : {}),
+          },
+          requestEnvelopeWhy: [createWrap, updateWrap]
+            .filter((w) => w !== undefined)
+            .map((w) => `${w.field}: ${w.why}`),
+        }
+      : {}),
+    ...(createWrapNote !== undefined ? { requestEnvelopeNote: createWrapNote } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
     ...(identity.why !== undefined ? { identityWhy: identity.why } : {}),
