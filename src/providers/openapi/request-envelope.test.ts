@@ -1,7 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordingServer } from '../../../test/support/recording-server.js';
 import { json, startRecordingServer } from '../../../test/support/recording-server.js';
 import { deriveTypes } from './derive-types.js';
+import { inspectOpenApi } from './inspect.js';
+import { overlaySkeleton } from './overlay-skeleton.js';
 import { prepareOpenApiDocument } from './load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 import { requestEnvelopeHint, requestEnvelopeOf, wrapRequest } from './request-envelope.js';
@@ -209,6 +214,50 @@ describe('one type on paths that differ by an /admin prefix, declared by an over
     expect(derived.types.find((x) => x.info.name === 'groups')).toBeUndefined();
     expect(derived.warnings).toContain(
       'x-tend-type groups: the item operations are on different objects (/groups/{id}, /admin/groups/{group_name}: their path parameters differ); ignored',
+    );
+  });
+});
+
+describe('what inspect and the overlay skeleton say of request envelopes', () => {
+  const inspectDoc = async (doc: Obj) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tend-envelope-')), 'forum.json');
+    writeFileSync(file, JSON.stringify(doc));
+    return inspectOpenApi(file);
+  };
+
+  it('shows the wrapper of each body and why, and the skeleton names it', async () => {
+    const report = await inspectDoc(forum());
+    const t = report.types.find((x) => x.name === 'groups')!;
+    expect(t.requestEnvelope).toEqual({
+      create: 'group',
+      update: 'group',
+      why: [
+        'group: inferred: the body of POST /admin/groups.json is one required object property, group, named after the type',
+        'group: inferred: the body of PUT /groups/{id}.json is one required object property, group, named after the type',
+      ],
+    });
+    expect(t.requestEnvelopeNote).toBeUndefined();
+    expect(overlaySkeleton(report)).toContain(
+      '# x-tend-request-envelope: group # inferred (false: not wrapped)',
+    );
+  });
+
+  it('notes a body of one object property it does not take as a wrapper, with what to declare', async () => {
+    const doc = forum();
+    const paths = doc['paths'] as Record<string, Record<string, Obj>>;
+    paths['/admin/groups.json']!['post']!['requestBody'] = body(wrapped('settings'));
+    const report = await inspectDoc(doc);
+    const t = report.types.find((x) => x.name === 'groups')!;
+    expect(t.requestEnvelope?.create).toBeUndefined();
+    expect(t.requestEnvelopeNote).toBe(
+      "groups: the body of POST /admin/groups.json is one object property, settings; if it wraps the object's fields, declare x-tend-request-envelope: settings on the operation",
+    );
+    const skeleton = overlaySkeleton(report);
+    expect(skeleton).toContain(
+      "# groups: the body of POST /admin/groups.json is one object property, settings; if it wraps the object's fields, declare x-tend-request-envelope: settings on the operation",
+    );
+    expect(skeleton).toContain(
+      '# x-tend-request-envelope: <property> # if the fields are sent wrapped',
     );
   });
 });
