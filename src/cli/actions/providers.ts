@@ -121,6 +121,14 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
       .filter((k) => t.envelope[k] !== undefined)
       .map((k) => `${k} in ${t.envelope[k]!}`);
     row('envelope', env.length > 0 ? env.join(', ') : s.dim('none'));
+    if (t.requestEnvelope !== undefined) {
+      const sent = (['create', 'update'] as const)
+        .filter((k) => t.requestEnvelope![k] !== undefined)
+        .map((k) => `${k} body in ${t.requestEnvelope![k]!}`);
+      row('sends', sent.join(', '));
+    } else if (t.requestEnvelopeNote !== undefined) {
+      row('sends', s.yellow(t.requestEnvelopeNote));
+    }
     row(
       'pagination',
       t.pagination !== null

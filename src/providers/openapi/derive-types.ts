@@ -18,6 +18,7 @@ import {
 import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './identity.js';
 import { markerLocation } from './marker-location.js';
 import { requestMedia, sendableMedia } from './request-media.js';
+import { requestEnvelopeHint, requestEnvelopeOf } from './request-envelope.js';
 import { postUpdate } from './update-by-post.js';
 import { deletion } from './no-delete.js';
 import type { AbsentWhen } from './object-annotations.js';
@@ -28,12 +29,14 @@ import { assembleOperations } from './irregular-ops.js';
 import { longerName, noItemPathReason } from './path-pairing.js';
 import type { ItemKeyPart } from './item-key.js';
 import { compositeItemPath, itemKeyParts } from './item-key.js';
+import { keyedCollections } from './keyed-collection.js';
 import type { ItemCreate, Singleton } from './item-create.js';
 import {
   createdAtItem,
   itemCreateChoice,
   itemCreateIdentity,
   keyFieldInRead,
+  keyParamOf,
   lastParam,
   singletonChoice,
   withSingleton,
@@ -206,6 +209,15 @@ export interface DerivedType {
    * The list's wrapper is `listShape`.
    */
   readonly envelope?: { readonly read?: string; readonly create?: string };
+  /**
+   * The property wrapping the fields in the request bodies of the create and of the update
+   * (`group` for `{"group": {…}}`, request-envelope.ts); absent when the fields are the body.
+   */
+  readonly requestEnvelope?: { readonly create?: string; readonly update?: string };
+  /** How each request envelope was found, for inspect. */
+  readonly requestEnvelopeWhy?: readonly string[];
+  /** A create body of one object property not taken as a wrapper: what to declare if it is one. */
+  readonly requestEnvelopeNote?: string;
   /** How the list is paged (declared or inferred); absent when it is one answer. */
   readonly pagination?: Pagination;
   /** Why a list that looks paged is not followed (what to declare); shown by inspect. */
@@ -311,6 +323,16 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     if (list) list.push(p);
     else itemPathsOf.set(key, [p]);
   }
+  // Collections whose path ends in a parameter (`/repositories/{workspace}`, keyed-collection.ts):
+  // not items of the path above them.
+  const { found: keyed, reasons: keyedReasons } = keyedCollections(paths, itemPathsOf);
+  for (const p of keyed.keys()) {
+    const key = splitPath(p).slice(0, -1).join('/');
+    const siblings = itemPathsOf.get(key)?.filter((q) => q !== p);
+    if (siblings === undefined) continue;
+    if (siblings.length > 0) itemPathsOf.set(key, siblings);
+    else itemPathsOf.delete(key);
+  }
 
   // Shallow paths first, so a parent type exists before its children are looked at.
   const collections = Object.keys(paths)
@@ -327,7 +349,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const last =
       rootParam !== undefined && /^[A-Za-z][A-Za-z0-9_-]*$/.test(rootParam)
         ? `${rootParam}s`
-        : segments[segments.length - 1];
+        : (keyed.get(collectionPath)?.name ?? segments[segments.length - 1]);
     if (last === undefined || (segments.length > 0 && isParam(last))) continue;
     if (handled.has(collectionPath)) continue;
     const collection = paths[collectionPath]!;
@@ -574,6 +596,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       path: p,
       reason:
         assembled.notes.get(p) ??
+        keyedReasons.get(p) ??
         unmappedReason(assembled.readAs.get(p) ?? p, documentPaths[p]!, byItemShape, fixedValues),
     });
   }
@@ -773,11 +796,22 @@ function buildType(
           ? `${name}: the ${where} schema is nested more than ${SCHEMA_COPY_DEPTH} levels deep at ${path}; it is not checked below that depth`
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
-  const written =
+  const copiedBody =
     body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
+  // A body wrapping the fields in one property (`{"group": {…}}`): the fields are the wrapped ones.
+  const createWhere = `${ctx.realOf.get(post)?.method ?? 'POST'} ${ctx.realOf.get(post)?.path ?? collectionPath}`;
+  const createWrap = requestEnvelopeOf(name, createWhere, post, copiedBody, ctx.warnings);
+  // Not taken as a wrapper, though it could be one: inspect says what to declare if it is.
+  const createWrapNote =
+    createWrap === undefined ? requestEnvelopeHint(name, createWhere, copiedBody) : undefined;
+  const written =
+    createWrap !== undefined ? schemaAtPath(copiedBody, createWrap.field) : copiedBody;
   const idParam = lastParam(itemPath) ?? '';
+  // Created at its own address: keyed by the create's own parameter, at the create's own path.
+  const createdAt = ctx.realOf.get(post)?.path ?? itemPath;
+  const keyParam = atItem ? keyParamOf(ctx.realOf.get(post), itemPath) : idParam;
   const keyed = atItem
-    ? withItemKey(written as JsonSchema | undefined, idParam, itemPath)
+    ? withItemKey(written as JsonSchema | undefined, keyParam, createdAt)
     : undefined;
   const createSchema = (keyed?.schema ?? written) as JsonSchema;
   const createFieldNames = Object.keys(objectView(createSchema).properties);
@@ -846,6 +880,14 @@ function buildType(
   const put = ctx.embeddedMethods.includes('PUT') ? undefined : operation(item, 'PUT');
   const updateOp = patch ?? put;
   const updateMethod: HttpMethod = patch ? 'PATCH' : 'PUT';
+  const updateWhere = updateOp
+    ? `${ctx.realOf.get(updateOp)?.method ?? updateMethod} ${ctx.realOf.get(updateOp)?.path ?? itemPath}`
+    : '';
+  const updateMedia = updateOp ? requestMedia(updateOp, updateWhere) : undefined;
+  const updateWrap =
+    updateOp && updateMedia !== undefined && !('reason' in updateMedia)
+      ? requestEnvelopeOf(name, updateWhere, updateOp, updateMedia.schema, ctx.warnings)
+      : undefined;
   // Without PATCH or PUT, a POST on the item path may be the update (update-by-post.ts); the
   // create's fields it does not take cannot change in place.
   const byPost = updateOp ? undefined : postUpdate(itemPath, item, post, writableFields);
@@ -857,7 +899,7 @@ function buildType(
   // field moves the object to another parent, which no API does in place.
   const createOnly = unique([
     ...parentFields,
-    ...(atItem ? [idParam] : []),
+    ...(atItem ? [keyParam] : []),
     ...(updateOp || byPost ? annotated.filter((f) => writable.has(f)) : writableFields),
     ...notUpdatable,
     ...annotated.filter((f) => writable.has(f)),
@@ -890,8 +932,8 @@ function buildType(
   const inferred = inferIdentity({
     name,
     collectionPath,
-    idParam,
-    idParamDescription: pathParamDescription(item, getItem, idParam),
+    idParam: keyParam,
+    idParamDescription: pathParamDescription(item, getItem, keyParam),
     read,
     create: keyView.view,
     writableFields: keyView.writable,
@@ -914,7 +956,7 @@ function buildType(
   const itemKeyField = ctx.singleton
     ? ctx.singleton.ownerKey
     : atItem
-      ? (statedIdField ?? keyFieldInRead(idParam, read, NAME_LIKE))
+      ? (statedIdField ?? keyFieldInRead(keyParam, read, NAME_LIKE))
       : undefined;
   // The item path names one object by the key's values together, and the create chooses them: a
   // second create with the same values names the same object (unless an overlay says otherwise).
@@ -931,8 +973,8 @@ function buildType(
         }
       : atItem
         ? itemCreateIdentity(inferred, {
-            idParam,
-            itemPath,
+            idParam: keyParam,
+            itemPath: createdAt,
             method: ctx.realOf.get(post)!.method,
             keyField: itemKeyField,
             ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
@@ -1075,6 +1117,18 @@ function buildType(
     listShape: listShapeFound,
     ...(listIdField !== undefined ? { listIdField } : {}),
     ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
+    ...(createWrap !== undefined || updateWrap !== undefined
+      ? {
+          requestEnvelope: {
+            ...(createWrap !== undefined ? { create: createWrap.field } : {}),
+            ...(updateWrap !== undefined ? { update: updateWrap.field } : {}),
+          },
+          requestEnvelopeWhy: [createWrap, updateWrap]
+            .filter((w) => w !== undefined)
+            .map((w) => `${w.field}: ${w.why}`),
+        }
+      : {}),
+    ...(createWrapNote !== undefined ? { requestEnvelopeNote: createWrapNote } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
     ...(identity.why !== undefined
@@ -1106,7 +1160,7 @@ function buildType(
     ...(versionField !== undefined ? { versionField } : {}),
     ...(absentWhen.length > 0 ? { absentWhen } : {}),
     ...(createIdField !== undefined ? { createIdField } : {}),
-    ...(atItem ? { createAtItem: { param: idParam, inBody: keyed?.inBody ?? false } } : {}),
+    ...(atItem ? { createAtItem: { param: keyParam, inBody: keyed?.inBody ?? false } } : {}),
     ...(ctx.singleton ? { singleton: ctx.singleton } : {}),
     ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
     ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),

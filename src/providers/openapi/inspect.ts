@@ -84,6 +84,17 @@ export interface InspectedType {
   readonly noDelete?: string;
   /** The properties wrapping answers (`{"server": {…}}`); absent where answers are not wrapped. */
   readonly envelope: { readonly list?: string; readonly read?: string; readonly create?: string };
+  /**
+   * The properties wrapping the fields Tend sends (`{"group": {…}}`): in the create's body, in the
+   * update's, and how each was found; absent where the fields are the body.
+   */
+  readonly requestEnvelope?: {
+    readonly create?: string;
+    readonly update?: string;
+    readonly why: readonly string[];
+  };
+  /** A create body of one object property not taken as a wrapper: what to declare if it wraps. */
+  readonly requestEnvelopeNote?: string;
   /** How the list is paged (null: one answer); `paginationNote` says why a paged look is not followed. */
   readonly pagination: Pagination | null;
   readonly paginationNote?: string;
@@ -246,6 +257,10 @@ function inspectType(t: DerivedType): InspectedType {
     ...(t.updateWhy !== undefined ? { updateWhy: t.updateWhy } : {}),
     ...(i.noDelete !== undefined ? { noDelete: i.noDelete } : {}),
     envelope,
+    ...(t.requestEnvelope !== undefined
+      ? { requestEnvelope: { ...t.requestEnvelope, why: t.requestEnvelopeWhy ?? [] } }
+      : {}),
+    ...(t.requestEnvelopeNote !== undefined ? { requestEnvelopeNote: t.requestEnvelopeNote } : {}),
     pagination: t.pagination ?? null,
     ...(t.paginationNote !== undefined ? { paginationNote: t.paginationNote } : {}),
     parameters: providerParams(t),

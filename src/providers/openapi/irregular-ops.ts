@@ -320,20 +320,30 @@ function declaredPaths(
     }
     items.add(join(s.slice(0, lastParam + 1)));
   }
+  // Item operations on paths of different shapes (`PUT /groups/{id}`, `DELETE /admin/groups/{id}`)
+  // address one object when they take the same parameters, in the same order: the overlay that
+  // declares them says so. Each keeps its own path; the type's item path is the read's, else the
+  // delete's, else the update's.
   const shapes = new Set([...items].map(shape));
-  if (shapes.size > 1) {
+  const paramLists = new Set([...items].map((p) => paramsOf(p).join('/')));
+  if (shapes.size > 1 && paramLists.size > 1) {
     warnings.push(
-      `x-tend-type ${type}: the item operations are on different objects (${[...items].join(', ')}); ignored`,
+      `x-tend-type ${type}: the item operations are on different objects (${[...items].join(', ')}: their path parameters differ); ignored`,
     );
     return undefined;
   }
-  // The item path as the first item operation names its parameters (delete preferred).
-  let item = ops
-    .filter((o) => o.op === 'delete' || o.op === 'read' || o.op === 'update')
-    .map((o) => {
-      const s = split(o.path);
-      return join(s.slice(0, findLastIndex(s, isParam) + 1));
-    })[0];
+  const itemOf = (o: { path: string }): string => {
+    const s = split(o.path);
+    return join(s.slice(0, findLastIndex(s, isParam) + 1));
+  };
+  const itemOps = ops.filter((o) => o.op === 'delete' || o.op === 'read' || o.op === 'update');
+  let item =
+    shapes.size > 1
+      ? (['read', 'delete', 'update'] as const)
+          .map((role) => itemOps.find((o) => o.op === role))
+          .filter((o) => o !== undefined)
+          .map(itemOf)[0]
+      : itemOps.map(itemOf)[0];
   let collection: string | undefined;
   let rename = false;
   const listOrCreate = ops.filter((o) => o.op === 'list' || o.op === 'create');

@@ -162,14 +162,26 @@ export function withItemCreate(
 
 /**
  * True when a type's create (as `realOf` places it) is a PUT or POST on the type's own item path:
- * inferred by `itemCreateChoice`, or declared with `x-tend-op: create` on the item path.
+ * inferred by `itemCreateChoice`, or declared with `x-tend-op: create` on the item path. The item
+ * path may be one whose API version segment was merged away (`POST /v2/secrets/{name}` creates at
+ * `/secrets/{idOrName}`, path-pairing.ts `mergeVersions`), and the create may name the parameter
+ * otherwise (`keyParamOf`).
  */
 export function createdAtItem(real: RealOperation | undefined, itemPath: string): boolean {
-  return (
-    real !== undefined &&
-    (real.method === 'PUT' || real.method === 'POST') &&
-    shapeOf(real.path) === shapeOf(itemPath)
-  );
+  if (real === undefined || (real.method !== 'PUT' && real.method !== 'POST')) return false;
+  const item = shapeOf(itemPath);
+  const at = shapeOf(real.path);
+  return at === item || at.replace(/^\/v\d+(?=\/)/, '') === item;
+}
+
+/**
+ * The parameter a type created at its item path is keyed by: the create's own last path parameter
+ * (`{name}` of `POST /v2/secrets/{name}`), which the read and delete may call otherwise
+ * (`{idOrName}`, declared so by an overlay that pairs them); the item path's when the create has
+ * none.
+ */
+export function keyParamOf(real: RealOperation | undefined, itemPath: string): string {
+  return (real !== undefined ? lastParam(real.path) : undefined) ?? lastParam(itemPath) ?? '';
 }
 
 /** An identity as derive-types infers it. */

@@ -20,6 +20,7 @@ import { pastIsNow } from './instants.js';
 import { isAbsent } from './object-annotations.js';
 import { pickListed, pickListedByKey } from './read-by-list.js';
 import { unwrap } from './envelope.js';
+import { wrapRequest } from './request-envelope.js';
 import type { PageAnswer, PageRequest } from './pagination.js';
 import { collectPages, pageUrlRequest } from './pagination.js';
 import { isObject, objectView } from './schema-view.js';
@@ -468,7 +469,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const r = await http.request({
       method: t.operations.create.method,
       path,
-      body,
+      body: wrapRequest(body, t.requestEnvelope?.create),
       ...(t.operations.create.contentType ? { contentType: t.operations.create.contentType } : {}),
       headers,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -542,7 +543,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const r = await http.request({
       method: op.method,
       path,
-      body,
+      body: wrapRequest(body, t.requestEnvelope?.create),
       ...(op.contentType ? { contentType: op.contentType } : {}),
       headers: actorHeaders(ctx.actor),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -598,7 +599,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       r = await http.request({
         method: op.method,
         path,
-        body,
+        body: wrapRequest(body, t.requestEnvelope?.update),
         ...(op.contentType ? { contentType: op.contentType } : {}),
         headers: actorHeaders(ctx.actor),
         ...(ctx.signal ? { signal: ctx.signal } : {}),

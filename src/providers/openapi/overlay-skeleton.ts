@@ -83,13 +83,22 @@ function typeActions(t: InspectedType): string[] {
       : [
           `# x-tend-identity: ${t.identity}  # inferred; declare to keep it whatever the document says`,
         ];
+  // A create body wrapping the fields in one property (request-envelope.ts).
+  const wrapLines =
+    t.requestEnvelope?.create !== undefined
+      ? [`# x-tend-request-envelope: ${t.requestEnvelope.create}  # inferred (false: not wrapped)`]
+      : t.requestEnvelopeNote !== undefined
+        ? [
+            `# ${oneLine(t.requestEnvelopeNote)}`,
+            `# x-tend-request-envelope: <property>  # if the fields are sent wrapped`,
+          ]
+        : [];
   push(
     out,
-    action(
-      t.operations.create,
-      `TODO ${t.name}: how objects are told apart after a crash`,
-      identityLines,
-    ),
+    action(t.operations.create, `TODO ${t.name}: how objects are told apart after a crash`, [
+      ...identityLines,
+      ...wrapLines,
+    ]),
   );
 
   const listLines: string[] = [];
