@@ -17,6 +17,11 @@ describe('heapFlag', () => {
       want: undefined,
     },
     {
+      reason: "0, V8's own choice, is a choice too",
+      execArgv: ['--heap-growing-percent=0'],
+      want: undefined,
+    },
+    {
       reason: 'also in its underscore spelling',
       execArgv: ['--heap_growing_percent=20'],
       want: undefined,

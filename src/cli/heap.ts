@@ -10,7 +10,7 @@ export const HEAP_GROWING_PERCENT = 50;
 
 /**
  * The V8 flag `tend` sets for itself, or undefined when whoever started node chose the growth
- * already (`node --heap-growing-percent=N …/tend …`): theirs is kept.
+ * already (`node --heap-growing-percent=N …/tend …`; 0 leaves it to V8): theirs is kept.
  */
 export function heapFlag(execArgv: readonly string[]): string | undefined {
   if (execArgv.some((a) => /^--heap[-_]growing[-_]percent(=|$)/.test(a))) return undefined;
