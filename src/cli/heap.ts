@@ -1,4 +1,5 @@
-// How the `tend` process sizes V8's heap for itself (docs/decisions/0027-heap-growing.md).
+// How `tend run`, `apply` and `serve` size V8's heap for themselves
+// (docs/decisions/0027-heap-growing.md).
 import { setFlagsFromString } from 'node:v8';
 
 /**
@@ -17,7 +18,10 @@ export function heapFlag(execArgv: readonly string[]): string | undefined {
   return `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 }
 
-/** Sets the heap growth of this process (V8 reads it at every full collection). */
+/**
+ * Sets the heap growth of this process (V8 reads it at every full collection): for the commands
+ * that hold many resources for long.
+ */
 export function tuneHeap(): void {
   const flag = heapFlag(process.execArgv);
   if (flag !== undefined) setFlagsFromString(flag);

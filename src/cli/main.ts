@@ -24,10 +24,6 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { EXIT } from './exit-codes.js';
-import { tuneHeap } from './heap.js';
-
-// Before anything large is allocated: how far the heap grows past its live data (decision 0027).
-tuneHeap();
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;

@@ -64,12 +64,9 @@ async function loaded(
   return { code: r.code, dist: [...new Set(dist)].sort(), packages };
 }
 
-/**
- * What registering the commands may load: the entry, the command definitions, shared flags, the
- * process's heap setting.
- */
+/** What registering the commands may load: the entry, the command definitions, shared flags. */
 const REGISTRATION =
-  /^cli\/(main|flags|exit-codes|heap)\.js$|^cli\/commands\/[a-z-]+\.js$|^sandbox\/actors\.js$/;
+  /^cli\/(main|flags|exit-codes)\.js$|^cli\/commands\/[a-z-]+\.js$|^sandbox\/actors\.js$/;
 
 describe('tend start-up loads only what the command uses', () => {
   const helpCases: { name: string; args: string[]; reason: string }[] = [
