@@ -162,17 +162,22 @@ export async function executePlan(
     const p = (async () => {
       // Every node of the plan is registered before any looks its dependencies up.
       await Promise.resolve();
-      const results = await Promise.allSettled(
-        deps().map((d) => nodes.get(d) ?? Promise.resolve()),
-      );
-      const blocked = results.find(
-        (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof Blocked,
-      );
-      if (blocked) {
-        const root = blocked.reason as Blocked;
-        throw new Blocked(root.message as Address, root.why);
+      const waitsFor = deps();
+      // Most resources reference nothing: they wait for no settled-all (a promise, its array and
+      // reactions per node, all alive at once while 10,000 nodes queue for a slot).
+      if (waitsFor.length > 0) {
+        const results = await Promise.allSettled(
+          waitsFor.map((d) => nodes.get(d) ?? Promise.resolve()),
+        );
+        const blocked = results.find(
+          (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof Blocked,
+        );
+        if (blocked) {
+          const root = blocked.reason as Blocked;
+          throw new Blocked(root.message as Address, root.why);
+        }
+        if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
       }
-      if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
       if (!bounded) {
         if (options.signal?.aborted) throw new Skip('stopping');
         await run();

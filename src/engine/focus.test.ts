@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Provider } from '../core/index.js';
 import { openWorkspaceAt as openWorkspace } from '../app/index.js';
@@ -270,5 +272,38 @@ describe('the continuous loop runs focused passes between full ones', () => {
       new AbortController().signal,
     );
     expect(passes).toEqual([false, false]);
+  });
+});
+
+describe('the continuous loop holds one pass in memory at a time', () => {
+  it("a finished pass's observation is not kept alive while the next pass runs", async () => {
+    // A full collection on demand, to see what the loop still references (issue 13: the previous
+    // pass's observation, plan and outcomes were live through the next pass, a few KB per resource).
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let first: WeakRef<object> | undefined;
+    const seen: boolean[] = [];
+    await runContinuously(
+      ws,
+      {
+        ...passOptions,
+        clock: systemClock,
+        intervalMs: 10,
+        feedWaitMs: 100,
+        maxPasses: 2,
+        incremental: false,
+        report: (e) => {
+          if (e.kind !== 'observed' || first === undefined) return;
+          gc();
+          seen.push(first.deref() !== undefined);
+        },
+        onPass: (p) => {
+          if (p.pass === 1 && p.ok) first = new WeakRef(p.result.observation);
+        },
+      },
+      new AbortController().signal,
+    );
+    // Observed in pass 2, after a collection: pass 1's observation is gone.
+    expect(seen).toEqual([false]);
   });
 });

@@ -98,43 +98,55 @@ export async function runContinuously(
   // When the next full pass is due; until then, passes the feed triggers are focused.
   let nextFullAt = 0;
   let fromFeed = false;
+  /**
+   * One pass: reconciles, reports it to `onPass` and returns how long to wait before the next. A
+   * function of its own, and `last` a variable the loop clears before each pass, so that nothing of
+   * a finished pass (its observation, plan and outcomes: a few KB per resource) stays referenced from
+   * the loop's frame while the next one runs: one pass's worth is live at a time, not two.
+   */
+  const passOnce = async (focused: boolean): Promise<number> => {
+    let waitMs = options.intervalMs;
+    try {
+      const result = await reconcilePass(ws, {
+        ...options,
+        mode: 'apply',
+        pass,
+        trigger: why,
+        signal,
+        ...(focused ? { focused: true } : {}),
+      });
+      if (result.focused) waitMs = Math.max(0, nextFullAt - clock.now().getTime());
+      else nextFullAt = clock.now().getTime() + options.intervalMs;
+      last = { pass, ok: true, result };
+      unauthorizedWait = 0;
+    } catch (e) {
+      const err = toTendError(e);
+      last = { pass, ok: false, error: err };
+      report({ kind: 'error', error: err });
+      if (err.code === 'platform.unauthorized') {
+        // Credentials do not heal by themselves: back off, up to a few minutes.
+        unauthorizedWait = Math.min(
+          UNAUTHORIZED_MAX_WAIT_MS,
+          unauthorizedWait === 0 ? Math.min(options.intervalMs, 1000) : unauthorizedWait * 2,
+        );
+        waitMs = Math.max(unauthorizedWait, Math.min(options.intervalMs, 1000));
+      } else if (err.retryAfterSeconds !== undefined) {
+        // A platform that asked us to wait (circuit open until its probe, Retry-After): try again
+        // then, not a whole interval later.
+        waitMs = Math.min(waitMs, Math.max(100, err.retryAfterSeconds * 1000));
+      }
+    }
+    await options.onPass?.(last);
+    return waitMs;
+  };
+
   try {
     while (!signal.aborted) {
       pass++;
       const focused =
         options.incremental !== false && fromFeed && clock.now().getTime() < nextFullAt;
-      let waitMs = options.intervalMs;
-      try {
-        const result = await reconcilePass(ws, {
-          ...options,
-          mode: 'apply',
-          pass,
-          trigger: why,
-          signal,
-          ...(focused ? { focused: true } : {}),
-        });
-        if (result.focused) waitMs = Math.max(0, nextFullAt - clock.now().getTime());
-        else nextFullAt = clock.now().getTime() + options.intervalMs;
-        last = { pass, ok: true, result };
-        unauthorizedWait = 0;
-      } catch (e) {
-        const err = toTendError(e);
-        last = { pass, ok: false, error: err };
-        report({ kind: 'error', error: err });
-        if (err.code === 'platform.unauthorized') {
-          // Credentials do not heal by themselves: back off, up to a few minutes.
-          unauthorizedWait = Math.min(
-            UNAUTHORIZED_MAX_WAIT_MS,
-            unauthorizedWait === 0 ? Math.min(options.intervalMs, 1000) : unauthorizedWait * 2,
-          );
-          waitMs = Math.max(unauthorizedWait, Math.min(options.intervalMs, 1000));
-        } else if (err.retryAfterSeconds !== undefined) {
-          // A platform that asked us to wait (circuit open until its probe, Retry-After): try again
-          // then, not a whole interval later.
-          waitMs = Math.min(waitMs, Math.max(100, err.retryAfterSeconds * 1000));
-        }
-      }
-      await options.onPass?.(last);
+      last = undefined;
+      const waitMs = await passOnce(focused);
       if (options.maxPasses !== undefined && pass - first + 1 >= options.maxPasses) break;
       if (signal.aborted) break;
       if (pendingTrigger === undefined) {

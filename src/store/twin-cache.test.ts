@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Address } from '../core/index.js';
 import { Redactor } from '../core/index.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store, TwinEntry } from './store.js';
-import { withTwinCache } from './twin-cache.js';
+import { compactTwinEntry, withTwinCache } from './twin-cache.js';
 
 // The twin kept in memory between passes: it must always say what the database says — after this
 // store's own writes (as stored: redacted), after another connection's, after any write it does not
@@ -134,6 +135,71 @@ describe('withTwinCache', () => {
     await store.putTwinsAtOnce([entry('b')]);
     expect(names(await store.listTwin())).toEqual(['sb.volumes/a', 'sb.volumes/b']);
     expect(list).toHaveBeenCalledTimes(2);
+    await store.close();
+  });
+});
+
+describe('compactTwinEntry', () => {
+  const arbEntry = fc.record(
+    {
+      address: fc.stringMatching(/^[a-z]{1,3}\.[a-z]{1,4}\/[a-z0-9-]{1,8}$/),
+      type: fc.constantFrom('sb.networks', 'sb.buckets', 'pg.role'),
+      objectId: fc.string({ minLength: 1, maxLength: 12 }),
+      fields: fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
+      stateful: fc.boolean(),
+      dependsOn: fc.array(fc.stringMatching(/^sb\.[a-z]{1,4}\/[a-z]{1,4}$/), { maxLength: 3 }),
+      observedAt: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      sent: fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 8 })),
+    },
+    {
+      requiredKeys: [
+        'address',
+        'type',
+        'objectId',
+        'fields',
+        'stateful',
+        'dependsOn',
+        'observedAt',
+      ],
+    },
+  ) as fc.Arbitrary<TwinEntry>;
+
+  it('keeps every entry equal to what the store read, with the same keys', () => {
+    fc.assert(
+      fc.property(fc.array(arbEntry, { maxLength: 20 }), (entries) => {
+        const types = new Map<string, string>();
+        const compact = entries.map((e) => compactTwinEntry(e, types));
+        expect(compact).toEqual(entries);
+        expect(compact.map((e) => Object.keys(e).sort())).toEqual(
+          entries.map((e) => Object.keys(e).sort()),
+        );
+        // One type string kept per type, whatever the number of entries.
+        expect([...types.keys()].sort()).toEqual([...new Set(entries.map((e) => e.type))].sort());
+      }),
+    );
+  });
+
+  it('shares one frozen empty dependsOn and keeps a non-empty one as read', () => {
+    const types = new Map<string, string>();
+    const a = compactTwinEntry(entry('a'), types);
+    const b = compactTwinEntry(entry('b'), types);
+    expect(a.dependsOn).toBe(b.dependsOn);
+    expect(Object.isFrozen(a.dependsOn)).toBe(true);
+    const refs = ['sb.networks/n' as Address];
+    expect(compactTwinEntry({ ...entry('c'), dependsOn: refs }, types).dependsOn).toBe(refs);
+  });
+
+  it('the cache holds compact entries: empty reference lists shared, after a load and a write', async () => {
+    const store = withTwinCache(await openSqliteStore(join(dir, 'compact.db')));
+    await store.putTwin(entry('a'));
+    await store.putTwin(entry('b'));
+    const [a, b] = await store.listTwin();
+    expect(a!.dependsOn).toBe(b!.dependsOn);
+    // Read back after this store's own write (the dirty path).
+    await store.putTwin(entry('c'));
+    const listed = await store.listTwin();
+    expect(listed.map((e) => e.dependsOn === a!.dependsOn)).toEqual([true, true, true]);
+    expect(listed[2]).toEqual(entry('c'));
     await store.close();
   });
 });

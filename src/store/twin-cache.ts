@@ -28,6 +28,7 @@ export function withTwinCache(store: Store): Store {
   let sorted: TwinEntry[] | undefined;
   let version = -1;
   const dirty = new Set<Address>();
+  const types = new Map<string, string>();
 
   /** The copy, when it still says what the database holds (after reading back what we wrote). */
   const fresh = async (): Promise<Map<Address, TwinEntry> | undefined> => {
@@ -44,7 +45,7 @@ export function withTwinCache(store: Store): Store {
       dirty.clear();
       const entries = await store.getTwins(addresses);
       for (const address of addresses) byAddress.delete(address);
-      for (const entry of entries) byAddress.set(entry.address, entry);
+      for (const entry of entries) byAddress.set(entry.address, compactTwinEntry(entry, types));
       sorted = undefined;
     }
     return byAddress;
@@ -53,7 +54,7 @@ export function withTwinCache(store: Store): Store {
   const load = async (): Promise<Map<Address, TwinEntry>> => {
     // The version first: a commit elsewhere while reading shows at the next read.
     version = store.dataVersion();
-    const entries = await store.listTwin();
+    const entries = (await store.listTwin()).map((e) => compactTwinEntry(e, types));
     byAddress = new Map(entries.map((e) => [e.address, e] as const));
     sorted = entries;
     return byAddress;
@@ -112,6 +113,30 @@ export function withTwinCache(store: Store): Store {
       };
     },
   });
+}
+
+/** One empty list shared by every entry that references nothing (most of them). */
+const NOTHING: readonly Address[] = Object.freeze([]);
+
+/**
+ * A twin entry as the cache holds it (issue 13, item 3): equal to what the store read, but its type
+ * string is the one `types` already holds for that type and an empty `dependsOn` is one shared frozen
+ * list — the store gives every row its own copies of both. Fields are kept as read: their keys are
+ * already shared (the JSON parser interns property names).
+ */
+export function compactTwinEntry(entry: TwinEntry, types: Map<string, string>): TwinEntry {
+  let type = types.get(entry.type);
+  if (type === undefined) types.set(entry.type, (type = entry.type));
+  return {
+    address: entry.address,
+    type,
+    objectId: entry.objectId,
+    fields: entry.fields,
+    stateful: entry.stateful,
+    dependsOn: entry.dependsOn.length === 0 ? NOTHING : entry.dependsOn,
+    observedAt: entry.observedAt,
+    ...(entry.sent === undefined ? {} : { sent: entry.sent }),
+  };
 }
 
 /** Store methods that never write the twin table: calling them keeps the copy. */

@@ -17,6 +17,7 @@ import { EXIT } from '../exit-codes.js';
 import { eventRecord, renderEvent } from '../render/events.js';
 import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
+import { tuneHeap } from '../heap.js';
 
 async function askYes(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -97,6 +98,8 @@ function renderSummary(out: Output, r: ApplyReport): void {
 
 /** `tend apply [dir]`, run: plan, confirm destructive steps, execute, render the outcome. */
 export async function applyAction(dir: string, o: ApplyOptions): Promise<void> {
+  // A command that holds many resources for long: bound the heap's growth (decision 0027).
+  tuneHeap();
   const out = output(o.json);
   const stop = stopOnSignals(out);
   try {

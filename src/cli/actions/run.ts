@@ -12,6 +12,7 @@ import {
 import { EXIT } from '../exit-codes.js';
 import { eventRecord, renderEvent } from '../render/events.js';
 import { renderPlan } from '../render/plan.js';
+import { tuneHeap } from '../heap.js';
 
 /**
  * The exit code of a run: the last pass's (0 converged or blocked only, 1 failed or could not run);
@@ -25,6 +26,8 @@ export function runExitCode(r: RunReport): number {
 
 /** `tend run [dir]`, run: the loop until a signal or --max-passes, events rendered as they come. */
 export async function runAction(dir: string, o: RunOptions): Promise<void> {
+  // A command that holds many resources for long: bound the heap's growth (decision 0027).
+  tuneHeap();
   const out = output(o.json);
   const stop = stopOnSignals(out);
   let lastPlanShown = '';

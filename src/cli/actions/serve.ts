@@ -6,6 +6,7 @@ import { app, EventHub, listen, loadTokens, Metrics } from '../../server/index.j
 import type { ServeOptions } from '../commands/serve.js';
 import { cliContext, fail, output, stopOnSignals, workspaceOptions } from '../common.js';
 import { renderEvent } from '../render/events.js';
+import { tuneHeap } from '../heap.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -18,6 +19,8 @@ function version(): string {
 
 /** `tend serve [dir]`, run: until a signal; exit 1 when it cannot start. */
 export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
+  // A command that holds many resources for long: bound the heap's growth (decision 0027).
+  tuneHeap();
   const out = output(false);
   const base = cliContext();
   const jsonLog = o.logFormat === 'json';
