@@ -211,12 +211,12 @@ describe('SQLite store: group commit', () => {
       prepare: (source) => real.prepare(source),
       exec: (source) => real.exec(source),
       pragma: (source, options) => real.pragma(source, options),
-      transaction: <T>(fn: () => T) => {
+      transaction: <A extends unknown[], T>(fn: (...args: A) => T) => {
         const t = real.transaction(fn);
-        return Object.assign(() => t(), {
-          immediate: () => {
+        return Object.assign((...args: A) => t(...args), {
+          immediate: (...args: A) => {
             immediates += 1;
-            return t.immediate();
+            return t.immediate(...args);
           },
         });
       },
@@ -323,6 +323,141 @@ describe('SQLite store: group commit', () => {
     const reopened = await openSqliteStore(path);
     expect(await reopened.unsettled()).toStrictEqual([nth(1)]);
     await reopened.close();
+  });
+});
+
+describe('SQLite store: which commits sync the write-ahead log', () => {
+  /**
+   * A database that records, for every write statement run, SQLite's `synchronous` level at that
+   * moment (2 = FULL: the commit syncs the log; 1 = NORMAL: it does not).
+   */
+  function recordingDatabase(path: string): { db: SqliteDatabase; levels: number[] } {
+    const real = new Database(path);
+    const levels: number[] = [];
+    const level = () => real.pragma('synchronous', { simple: true }) as number;
+    const db: SqliteDatabase = {
+      get open() {
+        return real.open;
+      },
+      get inTransaction() {
+        return real.inTransaction;
+      },
+      prepare: (source) => {
+        const statement = real.prepare(source);
+        if (!/^\s*(INSERT|UPDATE|DELETE)/i.test(source)) return statement;
+        return {
+          run: (...params: unknown[]) => {
+            levels.push(level());
+            return statement.run(...params);
+          },
+          get: statement.get.bind(statement),
+          all: statement.all.bind(statement),
+          iterate: statement.iterate.bind(statement),
+        };
+      },
+      exec: (source) => real.exec(source),
+      pragma: (source, options) => real.pragma(source, options),
+      transaction: (fn) => real.transaction(fn),
+      close: () => real.close(),
+    };
+    return { db, levels };
+  }
+
+  const FULL = 2;
+  const NORMAL = 1;
+  const settlement = { state: 'settled', at: '2026-01-01T00:00:01.000Z' } as const;
+  const status = {
+    address: 'sb.volumes/data',
+    state: 'converged',
+    checks: [],
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  } as const;
+  const twin = {
+    address: 'sb.volumes/data',
+    type: 'sb.volumes',
+    objectId: 'vol-1',
+    fields: { size: 1 },
+    stateful: false,
+    dependsOn: [],
+    observedAt: '2026-01-01T00:00:00.000Z',
+  } as const;
+
+  const cases: {
+    name: string;
+    reason: string;
+    writes: (store: SqliteStore) => Promise<unknown>[];
+    want: number;
+  }[] = [
+    {
+      name: 'a journal write alone',
+      reason: 'an operation must be on disk before its request is sent',
+      writes: (s) => [s.journal({ ...op, id: 'op-2' })],
+      want: FULL,
+    },
+    {
+      name: 'twin, settle, ledger and status writes together',
+      reason: 'losing them to a power cut only means recovery resolves the operation again',
+      writes: (s) => [
+        s.putTwin(twin),
+        s.settle('op-1', settlement),
+        s.appendChange(change(1)),
+        s.putStatus(status),
+        s.deleteStatus('sb.volumes/data'),
+        s.deleteTwin('sb.volumes/data'),
+      ],
+      want: NORMAL,
+    },
+    {
+      name: 'a settle alone (committed without a transaction of its own)',
+      reason: 'relaxed on the single-write path too',
+      writes: (s) => [s.settle('op-1', settlement)],
+      want: NORMAL,
+    },
+    {
+      name: 'a settle and a journal write in one group commit',
+      reason: 'one durable write makes the whole group durable',
+      writes: (s) => [s.settle('op-1', settlement), s.journal({ ...op, id: 'op-2' })],
+      want: FULL,
+    },
+    {
+      name: 'a feed cursor',
+      reason: 'the cursor says what was recorded: it stays durable',
+      writes: (s) => [s.setCursor('sandbox', 'c-1')],
+      want: FULL,
+    },
+    {
+      name: 'a setting',
+      reason: 'only the writes listed as relaxed are',
+      writes: (s) => [s.setMeta('workspace', 'test')],
+      want: FULL,
+    },
+  ];
+
+  it.each(cases)('$name: $reason', async ({ writes, want }) => {
+    const { db, levels } = recordingDatabase(freshPath());
+    const store = new SqliteStore(db, { ledgerKey: KEY });
+    await store.journal(op);
+    levels.length = 0;
+    await Promise.all(writes(store));
+    expect(levels.length).toBeGreaterThan(0);
+    expect(new Set(levels)).toEqual(new Set([want]));
+    // Between group commits the connection is back at FULL (leases and migrations write there).
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    await store.close();
+  });
+
+  it('commits a relaxed write when its promise resolves: another connection reads it', async () => {
+    const path = freshPath();
+    const { db } = recordingDatabase(path);
+    const store = new SqliteStore(db, { ledgerKey: KEY });
+    await store.journal(op);
+    await store.settle('op-1', settlement);
+    await store.journal({ ...op, id: 'op-2' });
+    const reader = await openSqliteStore(path);
+    expect((await reader.unsettled()).map((o) => o.id)).toEqual(['op-2']);
+    expect(await reader.getOperation('op-1')).toMatchObject({ state: 'settled' });
+    await reader.close();
+    await store.close();
   });
 });
 

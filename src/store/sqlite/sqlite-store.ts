@@ -38,7 +38,7 @@ import {
 import { migrate } from './migrations.js';
 import { ActionStatements } from './sqlite-actions.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
-import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
+import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from './sqlite-database.js';
 import {
   changeFromRecord,
   changeFromRow,
@@ -90,7 +90,9 @@ const BUSY_TIMEOUT_MS = 5_000;
  * Crash safety is the product's core promise: an operation journaled before a request is sent must
  * survive a crash or a power cut right after. So the database runs in WAL mode with
  * `synchronous = FULL`, which syncs the write-ahead log at every commit: when `journal()` (or any
- * write) resolves, it is on disk. (`NORMAL`, the usual WAL setting, may lose the last commits.)
+ * durable write) resolves, it is on disk. Writes whose loss only means re-resolving an operation
+ * (twin, settle, ledger, status) commit without that sync when no durable write shares their group
+ * commit; the next durable commit syncs them too (see `Sync`, docs/decisions/0028-relaxed-settles.md).
  */
 export function openSqliteStore(
   path: string,
@@ -195,8 +197,22 @@ function leaseFromRow(row: LeaseRow): Lease {
   };
 }
 
+/**
+ * How a write must reach the disk. `durable`: on disk when its promise resolves (the write-ahead log
+ * is synced at its commit). `relaxed`: committed when its promise resolves — a crash of the process
+ * cannot lose it — and on disk at the next durable commit or when the store closes; only a power cut
+ * or an OS crash before then loses it, and then only with every commit after it (docs/decisions/
+ * 0028-relaxed-settles.md). Only writes whose loss means re-resolving are relaxed: the twin, a
+ * settle, a ledger entry, a status. The journal, a lease, a cursor, claims and action runs are
+ * durable.
+ */
+type Sync = 'durable' | 'relaxed';
+
+const RELAXED: Sync = 'relaxed';
+
 /** A write waiting for the next group commit. */
 interface QueuedWrite {
+  readonly sync: Sync;
   readonly body: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
@@ -219,6 +235,8 @@ export class SqliteStore implements Store {
   readonly #ownership: OwnershipStatements;
   /** Day-2 action runs (sqlite-actions.ts). */
   readonly #actions: ActionStatements;
+  /** Appends one signed entry to the ledger (see `appendChange`). */
+  readonly #append: SqliteTransaction<[NewChange, LedgerKey], Change>;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
@@ -311,6 +329,31 @@ export class SqliteStore implements Store {
     };
     this.#ownership = new OwnershipStatements(db);
     this.#actions = new ActionStatements(db);
+    // IMMEDIATE when called alone (a savepoint inside a group commit): the head read and the insert
+    // happen under the write lock, as one step. Made once: wrapping a new function per append cost
+    // as much as the append's own statements.
+    this.#append = db.transaction((change: NewChange, key: LedgerKey): Change => {
+      const head = this.#head();
+      const draft = changeToRow({
+        ...this.#clean(change),
+        seq: head.seq + 1,
+        keyId: key.id,
+        prevHash: head.hash,
+        hash: '',
+      });
+      // Hash the entry as it will read back, so appending and verifying always agree.
+      const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
+      const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
+      // The draft is the row of that entry already (JSON text re-serialises to itself): only
+      // the hash is new, so nothing is serialised twice.
+      this.#sql.insertChange.run({
+        ...draft,
+        hash: entry.hash,
+        recorded_at: this.#now().toISOString(),
+      });
+      this.#sql.setLedgerHead.run(entry.seq, entry.hash);
+      return changeFromRecord(entry);
+    });
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
@@ -340,13 +383,13 @@ export class SqliteStore implements Store {
   putTwin(entry: TwinEntry): Promise<void> {
     return this.#write(() => {
       this.#sql.putTwin.run(twinToRow(this.#clean(entry)));
-    });
+    }, RELAXED);
   }
 
   deleteTwin(address: Address): Promise<void> {
     return this.#write(() => {
       this.#sql.deleteTwin.run(address);
-    });
+    }, RELAXED);
   }
 
   journal(op: Operation): Promise<void> {
@@ -396,7 +439,7 @@ export class SqliteStore implements Store {
           { phase: 'store' },
         );
       }
-    });
+    }, RELAXED);
   }
 
   getOperation(opId: string): Promise<Operation | undefined> {
@@ -435,33 +478,7 @@ export class SqliteStore implements Store {
         ),
       );
     }
-    return this.#write(() =>
-      // IMMEDIATE: the head read and the insert happen under the write lock, as one step.
-      this.#db
-        .transaction(() => {
-          const head = this.#head();
-          const draft = changeToRow({
-            ...this.#clean(change),
-            seq: head.seq + 1,
-            keyId: key.id,
-            prevHash: head.hash,
-            hash: '',
-          });
-          // Hash the entry as it will read back, so appending and verifying always agree.
-          const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
-          const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
-          // The draft is the row of that entry already (JSON text re-serialises to itself): only
-          // the hash is new, so nothing is serialised twice.
-          this.#sql.insertChange.run({
-            ...draft,
-            hash: entry.hash,
-            recorded_at: this.#now().toISOString(),
-          });
-          this.#sql.setLedgerHead.run(entry.seq, entry.hash);
-          return changeFromRecord(entry);
-        })
-        .immediate(),
-    );
+    return this.#write(() => this.#append.immediate(change, key), RELAXED);
   }
 
   changes(query: ChangeQuery = {}): Promise<Change[]> {
@@ -512,7 +529,7 @@ export class SqliteStore implements Store {
   putStatus(status: ResourceStatus): Promise<void> {
     return this.#write(() => {
       this.#sql.putStatus.run(statusToRow(this.#clean(status)));
-    });
+    }, RELAXED);
   }
 
   listStatus(): Promise<ResourceStatus[]> {
@@ -522,7 +539,7 @@ export class SqliteStore implements Store {
   deleteStatus(address: Address): Promise<void> {
     return this.#write(() => {
       this.#sql.deleteStatus.run(address);
-    });
+    }, RELAXED);
   }
 
   putAnnouncement(announcement: Announcement): Promise<void> {
@@ -688,19 +705,19 @@ export class SqliteStore implements Store {
    * Queues a write for the next group commit. Writes queued in the same turn of the event loop (the
    * engine runs many operations at once) commit together in one transaction, so they share one sync
    * of the write-ahead log instead of paying one each; the promise resolves only after that commit,
-   * so a resolved write is on disk exactly as before. A write that fails is rejected alone and the
+   * so a resolved durable write is on disk exactly as before (a relaxed one: see `Sync`). A write that fails is rejected alone and the
    * others still commit: every write body is one statement (SQLite undoes a failed statement) or its
    * own nested transaction (a savepoint), or throws before changing anything, so a failure leaves
    * nothing behind without paying a savepoint per write.
    */
-  #write<T>(body: () => T): Promise<T> {
+  #write<T>(body: () => T, sync: Sync = 'durable'): Promise<T> {
     try {
       this.#checkOpen();
     } catch (e) {
       return Promise.reject(storeError(e));
     }
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ sync, body, resolve: resolve as (value: unknown) => void, reject });
       if (this.#queue.length === 1) setImmediate(() => this.#flush());
     });
   }
@@ -718,8 +735,14 @@ export class SqliteStore implements Store {
         outcomes.push({ ok: false, value: e });
       }
     };
+    // A batch of relaxed writes only commits without syncing the write-ahead log (SQLite's WAL keeps
+    // commits in order, so a power cut loses a suffix of them); any durable write in the batch makes
+    // the whole batch — and every relaxed commit before it — durable. Between batches the connection
+    // is back at FULL, so reads that write (leases) and migrations stay durable.
+    const relaxed = batch.every((w) => w.sync === 'relaxed');
     try {
       this.#checkOpen();
+      if (relaxed) this.#db.pragma('synchronous = NORMAL');
       const fence = this.#fence;
       if (batch.length === 1 && fence === undefined) runOne(batch[0]!.body);
       else {
@@ -742,6 +765,8 @@ export class SqliteStore implements Store {
       // The commit itself failed (a busy or failing disk): nothing of the batch is durable.
       for (const { reject } of batch) reject(storeError(e));
       return;
+    } finally {
+      if (relaxed && this.#db.open) this.#db.pragma('synchronous = FULL');
     }
     batch.forEach(({ resolve, reject }, i) => {
       const outcome = outcomes[i]!;
