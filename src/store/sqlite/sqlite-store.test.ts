@@ -13,6 +13,7 @@ import { changeFromRow, changeToRow } from './sqlite-rows.js';
 import type { ChangeRow } from './sqlite-rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { SqliteStore, openSqliteStore } from './sqlite-store.js';
+import { WalSync } from './wal-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tend-sqlite-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -444,6 +445,80 @@ describe('SQLite store: which commits sync the write-ahead log', () => {
     // Between group commits the connection is back at FULL (leases and migrations write there).
     expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
     await store.close();
+  });
+
+  describe('with the log synced off the main thread (WalSync, as openSqliteStore sets for a file)', () => {
+    /** A store whose log syncs the test finishes by hand. */
+    function manual() {
+      const path = freshPath();
+      const { db, levels } = recordingDatabase(path);
+      const syncs: ((error: Error | null) => void)[] = [];
+      const walSync = new WalSync(`${path}-wal`, (_fd, done) => syncs.push(done));
+      const store = new SqliteStore(db, { ledgerKey: KEY, walSync });
+      return { store, levels, syncs };
+    }
+    const state = (p: Promise<unknown>) => {
+      const s = { settled: 'pending' as 'pending' | 'resolved' | 'rejected' };
+      p.then(
+        () => (s.settled = 'resolved'),
+        () => (s.settled = 'rejected'),
+      );
+      return s;
+    };
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+    it('resolves a journal write only after a sync begun after its commit, which runs under NORMAL', async () => {
+      const { store, levels, syncs } = manual();
+      const written = state(store.journal(op));
+      await turn();
+      expect(levels).toEqual([NORMAL]);
+      expect(syncs).toHaveLength(1);
+      expect(written.settled).toBe('pending');
+      syncs[0]!(null);
+      await turn();
+      expect(written.settled).toBe('resolved');
+      await store.close();
+    });
+
+    it('resolves a settle, twin and ledger write at its commit, without a sync', async () => {
+      const { store, syncs } = manual();
+      const journaled = store.journal(op);
+      await turn();
+      syncs[0]!(null);
+      await journaled;
+      await Promise.all([
+        store.putTwin(twin),
+        store.settle('op-1', settlement),
+        store.appendChange(change(1)),
+      ]);
+      expect(syncs).toHaveLength(1);
+      await store.close();
+    });
+
+    it('rejects a journal write whose sync failed, as store.failed with the reason', async () => {
+      const { store, syncs } = manual();
+      const written = store.journal(op);
+      await turn();
+      syncs[0]!(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+      await expect(written).rejects.toMatchObject({
+        code: 'store.failed',
+        message: 'the SQLite store failed: EIO: i/o error, fsync',
+      });
+      await store.close();
+    });
+
+    it('waits for a sync still running when it is closed', async () => {
+      const { store, syncs } = manual();
+      const written = state(store.journal(op));
+      await turn();
+      const closed = state(store.close());
+      await turn();
+      expect(closed.settled).toBe('pending');
+      syncs[0]!(null);
+      await turn();
+      expect(written.settled).toBe('resolved');
+      expect(closed.settled).toBe('resolved');
+    });
   });
 
   it('commits a relaxed write when its promise resolves: another connection reads it', async () => {

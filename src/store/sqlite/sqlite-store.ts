@@ -38,6 +38,7 @@ import {
 import { migrate } from './migrations.js';
 import { ActionStatements } from './sqlite-actions.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
+import { WalSync } from './wal-sync.js';
 import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from './sqlite-database.js';
 import {
   changeFromRecord,
@@ -73,6 +74,12 @@ export interface SqliteStoreOptions {
    * store never reads a key from anywhere itself and never writes it.
    */
   readonly ledgerKey?: LedgerKey;
+  /**
+   * Syncs the write-ahead log off the main thread: durable writes then commit without a sync and
+   * resolve once `walSync` has synced the log (see `WalSync`). `openSqliteStore` sets it for a file;
+   * without it every durable commit syncs inside the commit (`synchronous = FULL`).
+   */
+  readonly walSync?: WalSync;
 }
 
 /** Milliseconds a write waits for another connection's lock before failing as retryable. */
@@ -131,7 +138,8 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
   }
   let store: SqliteStore;
   try {
-    store = new SqliteStore(db, options);
+    const walSync = memory ? undefined : (options.walSync ?? new WalSync(`${path}-wal`));
+    store = new SqliteStore(db, { ...options, ...(walSync ? { walSync } : {}) });
   } catch (e) {
     db.close();
     throw storeError(e);
@@ -239,6 +247,8 @@ export class SqliteStore implements Store {
   readonly #append: SqliteTransaction<[NewChange, LedgerKey], Change>;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
+  /** Syncs the write-ahead log off the main thread (see `SqliteStoreOptions.walSync`). */
+  readonly #walSync: WalSync | undefined;
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
   #fence: { workspace: string; epoch: number } | undefined;
 
@@ -250,6 +260,7 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
     this.#ledgerKey = options.ledgerKey;
+    this.#walSync = options.walSync;
     const redactor = options.redactor;
     this.#clean = redactor ? (value) => redactor.value(value) : (value) => value;
     // An in-memory database answers `memory` and stays so; that is expected.
@@ -677,8 +688,10 @@ export class SqliteStore implements Store {
     try {
       // Writes still queued are committed first: their callers were promised them.
       if (this.#db.open) this.#flush();
+      // Closing the last connection checkpoints the log, which syncs it (and so the relaxed writes).
       if (this.#db.open) this.#db.close();
-      return Promise.resolve();
+      // Durable writes still waiting for their sync get it before the store says it is closed.
+      return this.#walSync ? this.#walSync.close() : Promise.resolve();
     } catch (e) {
       return Promise.reject(storeError(e));
     }
@@ -740,9 +753,11 @@ export class SqliteStore implements Store {
     // the whole batch — and every relaxed commit before it — durable. Between batches the connection
     // is back at FULL, so reads that write (leases) and migrations stay durable.
     const relaxed = batch.every((w) => w.sync === 'relaxed');
+    // With a WalSync, no commit syncs inside: durable writes wait for its sync instead (below).
+    const normal = relaxed || this.#walSync !== undefined;
     try {
       this.#checkOpen();
-      if (relaxed) this.#db.pragma('synchronous = NORMAL');
+      if (normal) this.#db.pragma('synchronous = NORMAL');
       const fence = this.#fence;
       if (batch.length === 1 && fence === undefined) runOne(batch[0]!.body);
       else {
@@ -766,12 +781,23 @@ export class SqliteStore implements Store {
       for (const { reject } of batch) reject(storeError(e));
       return;
     } finally {
-      if (relaxed && this.#db.open) this.#db.pragma('synchronous = FULL');
+      if (normal && this.#db.open) this.#db.pragma('synchronous = FULL');
     }
-    batch.forEach(({ resolve, reject }, i) => {
+    const durable: { write: QueuedWrite; value: unknown }[] = [];
+    batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
-      if (outcome.ok) resolve(outcome.value);
-      else reject(storeError(outcome.value));
+      if (!outcome.ok) write.reject(storeError(outcome.value));
+      else if (relaxed || this.#walSync === undefined || write.sync === 'relaxed') {
+        write.resolve(outcome.value);
+      } else durable.push({ write, value: outcome.value });
+    });
+    if (durable.length === 0) return;
+    // A sync that begins after this commit covers it (and every commit before it).
+    this.#walSync!.after((error) => {
+      for (const { write, value } of durable) {
+        if (error === null) write.resolve(value);
+        else write.reject(storeError(error));
+      }
     });
   }
 
