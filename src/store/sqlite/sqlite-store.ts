@@ -757,7 +757,8 @@ export class SqliteStore implements Store {
     const normal = relaxed || this.#walSync !== undefined;
     try {
       this.#checkOpen();
-      if (normal) this.#db.pragma('synchronous = NORMAL');
+      // exec, not a prepared statement: SQLite applies this pragma when compiling it, not when run.
+      if (normal) this.#db.exec('PRAGMA synchronous = NORMAL');
       const fence = this.#fence;
       if (batch.length === 1 && fence === undefined) runOne(batch[0]!.body);
       else {
@@ -781,7 +782,7 @@ export class SqliteStore implements Store {
       for (const { reject } of batch) reject(storeError(e));
       return;
     } finally {
-      if (normal && this.#db.open) this.#db.pragma('synchronous = FULL');
+      if (normal && this.#db.open) this.#db.exec('PRAGMA synchronous = FULL');
     }
     const durable: { write: QueuedWrite; value: unknown }[] = [];
     batch.forEach((write, i) => {
