@@ -327,6 +327,48 @@ describe('SQLite store: group commit', () => {
   });
 });
 
+describe('SQLite store: ledger appends in one group commit', () => {
+  const now = () => new Date('2026-01-02T00:00:00.000Z');
+  const entries = (store: SqliteStore) =>
+    store
+      .changes()
+      .then((list) => list.map(({ seq, hash, prevHash }) => ({ seq, hash, prevHash })));
+
+  it.each([2, 5, 300])(
+    'chains %i entries appended at once exactly as one at a time (same seqs, links and hashes)',
+    async (count) => {
+      const alone = await openSqliteStore(freshPath(), { ledgerKey: KEY, now });
+      for (let i = 1; i <= count; i++) await alone.appendChange(change(i % 10));
+      const together = await openSqliteStore(freshPath(), { ledgerKey: KEY, now });
+      const returned = await Promise.all(
+        Array.from({ length: count }, (_, i) => together.appendChange(change((i + 1) % 10))),
+      );
+      expect(await entries(together)).toEqual(await entries(alone));
+      expect(returned.map((c) => c.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      expect(await together.verifyLedger()).toMatchObject({ ok: true, entries: count });
+      await alone.close();
+      await together.close();
+    },
+  );
+
+  it('rejects an entry that cannot be written alone: the others of the batch chain without it', async () => {
+    const store = await openSqliteStore(freshPath(), { ledgerKey: KEY, now });
+    const unwritable = { ...change(2), after: { size: 10n } } as unknown as NewChange;
+    const results = await Promise.allSettled([
+      store.appendChange(change(1)),
+      store.appendChange(unwritable),
+      store.appendChange(change(3)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await store.changes()).map((c) => [c.seq, c.after])).toEqual([
+      [1, { size: 2 }],
+      [2, { size: 4 }],
+    ]);
+    expect(await store.verifyLedger()).toMatchObject({ ok: true, entries: 2 });
+    await store.close();
+  });
+});
+
 describe('SQLite store: which commits sync the write-ahead log', () => {
   /**
    * A database that records, for every write statement run, SQLite's `synchronous` level at that

@@ -247,6 +247,11 @@ export class SqliteStore implements Store {
   readonly #append: SqliteTransaction<[NewChange, LedgerKey], Change>;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
+  /**
+   * While a group commit's transaction runs: the ledger head as its appends left it (undefined: none
+   * appended yet), written to `ledger_head` once, before the commit.
+   */
+  #batch: { head: LedgerHead | undefined } | undefined;
   /** Syncs the write-ahead log off the main thread (see `SqliteStoreOptions.walSync`). */
   readonly #walSync: WalSync | undefined;
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
@@ -344,27 +349,35 @@ export class SqliteStore implements Store {
     // happen under the write lock, as one step. Made once: wrapping a new function per append cost
     // as much as the append's own statements.
     this.#append = db.transaction((change: NewChange, key: LedgerKey): Change => {
-      const head = this.#head();
-      const draft = changeToRow({
-        ...this.#clean(change),
-        seq: head.seq + 1,
-        keyId: key.id,
-        prevHash: head.hash,
-        hash: '',
-      });
-      // Hash the entry as it will read back, so appending and verifying always agree.
-      const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
-      const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
-      // The draft is the row of that entry already (JSON text re-serialises to itself): only
-      // the hash is new, so nothing is serialised twice.
-      this.#sql.insertChange.run({
-        ...draft,
-        hash: entry.hash,
-        recorded_at: this.#now().toISOString(),
-      });
+      const entry = this.#insertEntry(change, key, this.#head());
       this.#sql.setLedgerHead.run(entry.seq, entry.hash);
       return changeFromRecord(entry);
     });
+  }
+
+  /**
+   * Signs `change` as the entry after `head` and inserts it; moves no head. Throws before writing
+   * anything, or at the insert (which SQLite then undoes), so a failure leaves the ledger as it was.
+   */
+  #insertEntry(change: NewChange, key: LedgerKey, head: LedgerHead): KeyedRecord {
+    const draft = changeToRow({
+      ...this.#clean(change),
+      seq: head.seq + 1,
+      keyId: key.id,
+      prevHash: head.hash,
+      hash: '',
+    });
+    // Hash the entry as it will read back, so appending and verifying always agree.
+    const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
+    const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
+    // The draft is the row of that entry already (JSON text re-serialises to itself): only
+    // the hash is new, so nothing is serialised twice.
+    this.#sql.insertChange.run({
+      ...draft,
+      hash: entry.hash,
+      recorded_at: this.#now().toISOString(),
+    });
+    return entry;
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
@@ -489,7 +502,15 @@ export class SqliteStore implements Store {
         ),
       );
     }
-    return this.#write(() => this.#append.immediate(change, key), RELAXED);
+    return this.#write(() => {
+      const batch = this.#batch;
+      if (batch === undefined) return this.#append.immediate(change, key);
+      // Inside a group commit (one IMMEDIATE transaction, under the write lock): no savepoint of its
+      // own, and the head row is written once, when the batch ends (see `#flush`).
+      const entry = this.#insertEntry(change, key, batch.head ?? this.#head());
+      batch.head = { seq: entry.seq, hash: entry.hash };
+      return changeFromRecord(entry);
+    }, RELAXED);
   }
 
   changes(query: ChangeQuery = {}): Promise<Change[]> {
@@ -767,13 +788,21 @@ export class SqliteStore implements Store {
             // Fenced: the batch commits only while this store's lease is still the workspace's
             // lease, checked under the write lock, so a writer that was taken over writes nothing.
             if (fence) this.#checkFence(fence);
-            for (const { body } of batch) {
-              runOne(body);
-              // A disk error (full, I/O, out of memory) can make SQLite roll the whole transaction
-              // back by itself: then nothing of the batch is written, and it fails as a whole.
-              const last = outcomes[outcomes.length - 1]!;
-              if (!last.ok && !this.#db.inTransaction) throw last.value;
+            const appended: { head: LedgerHead | undefined } = { head: undefined };
+            this.#batch = appended;
+            try {
+              for (const { body } of batch) {
+                runOne(body);
+                // A disk error (full, I/O, out of memory) can make SQLite roll the whole transaction
+                // back by itself: then nothing of the batch is written, and it fails as a whole.
+                const last = outcomes[outcomes.length - 1]!;
+                if (!last.ok && !this.#db.inTransaction) throw last.value;
+              }
+            } finally {
+              this.#batch = undefined;
             }
+            // Failing here rolls the whole batch back (its entries would have no head).
+            if (appended.head) this.#sql.setLedgerHead.run(appended.head.seq, appended.head.hash);
           })
           .immediate();
       }
