@@ -88,6 +88,8 @@ export interface RecoveryFigure {
   readonly passDoneMs: Spread;
   /** The whole `tend apply`. */
   readonly wallMs: Spread;
+  /** CPU time of the process (user + system) from its start to the last operation resolved. */
+  readonly journalEmptyCpuMs: Spread;
   readonly resolved: number;
   readonly load: number;
 }
@@ -531,6 +533,7 @@ async function measureRecovery(
   const done: number[] = [];
   const empty: number[] = [];
   const walls: number[] = [];
+  const cpus: number[] = [];
   let resolved = 0;
   const once = async (extra: TendRunOptions = {}) => {
     await fillUnsettled(o.sandbox, dir, count);
@@ -567,6 +570,9 @@ async function measureRecovery(
     done.push(doneAt - t0);
     empty.push(lastRecovered - t0);
     walls.push(r.wallMs);
+    const cpu = r.probe?.lastRecovered?.cpuUs;
+    if (cpu === undefined) throw new Error('tend apply (restart): the probe saw no recovered line');
+    cpus.push(cpu / 1000);
     resolved = n;
   }
   if (o.profileDir) {
@@ -576,6 +582,7 @@ async function measureRecovery(
     journalEmptyMs: spread(empty),
     passDoneMs: spread(done),
     wallMs: spread(walls),
+    journalEmptyCpuMs: spread(cpus),
     resolved,
     load: l,
   };

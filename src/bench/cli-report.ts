@@ -195,7 +195,7 @@ export function renderSize(r: CliSizeResults, rateLimit: number, prev?: CliSizeR
       `tend apply after a crash: restart → journal empty (${n(c.resolved)} resolved)`,
       ms(c.journalEmptyMs.median),
       range(c.journalEmptyMs, ms),
-      `first pass done ${ms(c.passDoneMs.median)} (${range(c.passDoneMs, ms)})`,
+      `CPU to journal empty ${ms(c.journalEmptyCpuMs.median)} (${range(c.journalEmptyCpuMs, ms)}); first pass done ${ms(c.passDoneMs.median)} (${range(c.passDoneMs, ms)})`,
       `< ${ms(CLI_TARGETS.recoveryMs)}`,
       verdict(
         c.journalEmptyMs.median < CLI_TARGETS.recoveryMs,

@@ -71,19 +71,16 @@ export async function recoverJournal(
     let outcome: string;
     try {
       if (op.action === 'create') {
-        const wanted =
+        // Compared only when the object must be looked up or resent (hashing costs a pass of 10,000).
+        const wanted = () =>
           decl !== undefined &&
           desired !== undefined &&
           !containsUnknown(desired) &&
-          hashValue(desired) === op.desiredHash;
-        outcome = await recoverCreate(
-          ws,
-          operator,
-          known,
-          op,
-          target,
-          wanted ? desired : undefined,
-          () => sendableSpec(decl!.spec, desired ?? {}, ws.env, ws.intent.dir, ws.secrets),
+          hashValue(desired) === op.desiredHash
+            ? desired
+            : undefined;
+        outcome = await recoverCreate(ws, operator, known, op, target, wanted, () =>
+          sendableSpec(decl!.spec, desired ?? {}, ws.env, ws.intent.dir, ws.secrets),
         );
       } else if (op.action === 'update') {
         await operator.settle(op, op.objectId);
@@ -160,13 +157,19 @@ async function recoverCreate(
   known: ReadonlyMap<Address, ObservedObject>,
   op: Operation,
   target: OperationTarget,
-  desired: Record<string, unknown> | undefined,
+  wanted: () => Record<string, unknown> | undefined,
   sendable: () => Record<string, unknown>,
 ): Promise<string> {
   const { info } = ws.typeOf(op.type);
   // The pass has just listed everything: an object carrying this operation's marker is already here.
   const seen = known.get(op.address);
-  let found = seen?.marker?.op === op.id ? seen : await operator.findCreated(op, desired);
+  if (seen?.marker?.op === op.id) {
+    await operator.adopt(op, target, seen, 'recovered');
+    return `adopted ${seen.id} (created before the interruption)`;
+  }
+  // What the intent wants now, when it still wants what the operation was for; else undefined.
+  const desired = wanted();
+  let found = await operator.findCreated(op, desired);
   if (!found && (desired === undefined || !info.idempotencyKey)) {
     // Not visible may mean not visible YET: without a key a resend could make a second object, and
     // a superseded operation's object could still appear. Wait out the window, then decide.

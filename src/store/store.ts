@@ -157,6 +157,11 @@ export interface LedgerCheck {
  * Tend's memory: the twin cache, the operation journal, the change ledger, feed cursors, resource
  * status, announcements and field claims. Every implementation runs the shared suite in `describe-store.ts`. Nothing stored may hold
  * a secret: callers pass hashes of desired state, never the resolved values of secret references.
+ *
+ * Every write is committed, in call order, when its promise resolves. The twin, settle, ledger and
+ * status writes may reach the disk only with the next other write (a power cut can lose the last of
+ * them, and recovery then resolves their operations again: docs/decisions/0028-relaxed-settles.md);
+ * every other write is on disk when it resolves.
  */
 export interface Store {
   /** Twin cache. */

@@ -12,7 +12,7 @@ export interface SqliteDatabase {
   exec(source: string): unknown;
   pragma(source: string, options?: { simple?: boolean }): unknown;
   /** Wraps `fn` so that calling `.immediate()` runs it in a `BEGIN IMMEDIATE` transaction. */
-  transaction<T>(fn: () => T): SqliteTransaction<T>;
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): SqliteTransaction<A, T>;
   close(): unknown;
 }
 
@@ -25,7 +25,7 @@ export interface SqliteStatement {
 }
 
 /** A function run inside a transaction; `immediate` takes the write lock before the first read. */
-export interface SqliteTransaction<T> {
-  (): T;
-  immediate(): T;
+export interface SqliteTransaction<A extends unknown[], T> {
+  (...args: A): T;
+  immediate(...args: A): T;
 }

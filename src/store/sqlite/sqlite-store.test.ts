@@ -13,6 +13,7 @@ import { changeFromRow, changeToRow } from './sqlite-rows.js';
 import type { ChangeRow } from './sqlite-rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { SqliteStore, openSqliteStore } from './sqlite-store.js';
+import { WalSync } from './wal-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tend-sqlite-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -211,12 +212,12 @@ describe('SQLite store: group commit', () => {
       prepare: (source) => real.prepare(source),
       exec: (source) => real.exec(source),
       pragma: (source, options) => real.pragma(source, options),
-      transaction: <T>(fn: () => T) => {
+      transaction: <A extends unknown[], T>(fn: (...args: A) => T) => {
         const t = real.transaction(fn);
-        return Object.assign(() => t(), {
-          immediate: () => {
+        return Object.assign((...args: A) => t(...args), {
+          immediate: (...args: A) => {
             immediates += 1;
-            return t.immediate();
+            return t.immediate(...args);
           },
         });
       },
@@ -323,6 +324,257 @@ describe('SQLite store: group commit', () => {
     const reopened = await openSqliteStore(path);
     expect(await reopened.unsettled()).toStrictEqual([nth(1)]);
     await reopened.close();
+  });
+});
+
+describe('SQLite store: ledger appends in one group commit', () => {
+  const now = () => new Date('2026-01-02T00:00:00.000Z');
+  const entries = (store: SqliteStore) =>
+    store
+      .changes()
+      .then((list) => list.map(({ seq, hash, prevHash }) => ({ seq, hash, prevHash })));
+
+  it.each([2, 5, 300])(
+    'chains %i entries appended at once exactly as one at a time (same seqs, links and hashes)',
+    async (count) => {
+      const alone = await openSqliteStore(freshPath(), { ledgerKey: KEY, now });
+      for (let i = 1; i <= count; i++) await alone.appendChange(change(i % 10));
+      const together = await openSqliteStore(freshPath(), { ledgerKey: KEY, now });
+      const returned = await Promise.all(
+        Array.from({ length: count }, (_, i) => together.appendChange(change((i + 1) % 10))),
+      );
+      expect(await entries(together)).toEqual(await entries(alone));
+      expect(returned.map((c) => c.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      expect(await together.verifyLedger()).toMatchObject({ ok: true, entries: count });
+      await alone.close();
+      await together.close();
+    },
+  );
+
+  it('rejects an entry that cannot be written alone: the others of the batch chain without it', async () => {
+    const store = await openSqliteStore(freshPath(), { ledgerKey: KEY, now });
+    const unwritable = { ...change(2), after: { size: 10n } } as unknown as NewChange;
+    const results = await Promise.allSettled([
+      store.appendChange(change(1)),
+      store.appendChange(unwritable),
+      store.appendChange(change(3)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await store.changes()).map((c) => [c.seq, c.after])).toEqual([
+      [1, { size: 2 }],
+      [2, { size: 4 }],
+    ]);
+    expect(await store.verifyLedger()).toMatchObject({ ok: true, entries: 2 });
+    await store.close();
+  });
+});
+
+describe('SQLite store: which commits sync the write-ahead log', () => {
+  /**
+   * A database that records, for every write statement run, SQLite's `synchronous` level at that
+   * moment (2 = FULL: the commit syncs the log; 1 = NORMAL: it does not).
+   */
+  function recordingDatabase(path: string): { db: SqliteDatabase; levels: number[] } {
+    const real = new Database(path);
+    const levels: number[] = [];
+    const level = () => real.pragma('synchronous', { simple: true }) as number;
+    const db: SqliteDatabase = {
+      get open() {
+        return real.open;
+      },
+      get inTransaction() {
+        return real.inTransaction;
+      },
+      prepare: (source) => {
+        const statement = real.prepare(source);
+        if (!/^\s*(INSERT|UPDATE|DELETE)/i.test(source)) return statement;
+        return {
+          run: (...params: unknown[]) => {
+            levels.push(level());
+            return statement.run(...params);
+          },
+          get: statement.get.bind(statement),
+          all: statement.all.bind(statement),
+          iterate: statement.iterate.bind(statement),
+        };
+      },
+      exec: (source) => real.exec(source),
+      pragma: (source, options) => real.pragma(source, options),
+      transaction: (fn) => real.transaction(fn),
+      close: () => real.close(),
+    };
+    return { db, levels };
+  }
+
+  const FULL = 2;
+  const NORMAL = 1;
+  const settlement = { state: 'settled', at: '2026-01-01T00:00:01.000Z' } as const;
+  const status = {
+    address: 'sb.volumes/data',
+    state: 'converged',
+    checks: [],
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  } as const;
+  const twin = {
+    address: 'sb.volumes/data',
+    type: 'sb.volumes',
+    objectId: 'vol-1',
+    fields: { size: 1 },
+    stateful: false,
+    dependsOn: [],
+    observedAt: '2026-01-01T00:00:00.000Z',
+  } as const;
+
+  const cases: {
+    name: string;
+    reason: string;
+    writes: (store: SqliteStore) => Promise<unknown>[];
+    want: number;
+  }[] = [
+    {
+      name: 'a journal write alone',
+      reason: 'an operation must be on disk before its request is sent',
+      writes: (s) => [s.journal({ ...op, id: 'op-2' })],
+      want: FULL,
+    },
+    {
+      name: 'twin, settle, ledger and status writes together',
+      reason: 'losing them to a power cut only means recovery resolves the operation again',
+      writes: (s) => [
+        s.putTwin(twin),
+        s.settle('op-1', settlement),
+        s.appendChange(change(1)),
+        s.putStatus(status),
+        s.deleteStatus('sb.volumes/data'),
+        s.deleteTwin('sb.volumes/data'),
+      ],
+      want: NORMAL,
+    },
+    {
+      name: 'a settle alone (committed without a transaction of its own)',
+      reason: 'relaxed on the single-write path too',
+      writes: (s) => [s.settle('op-1', settlement)],
+      want: NORMAL,
+    },
+    {
+      name: 'a settle and a journal write in one group commit',
+      reason: 'one durable write makes the whole group durable',
+      writes: (s) => [s.settle('op-1', settlement), s.journal({ ...op, id: 'op-2' })],
+      want: FULL,
+    },
+    {
+      name: 'a feed cursor',
+      reason: 'the cursor says what was recorded: it stays durable',
+      writes: (s) => [s.setCursor('sandbox', 'c-1')],
+      want: FULL,
+    },
+    {
+      name: 'a setting',
+      reason: 'only the writes listed as relaxed are',
+      writes: (s) => [s.setMeta('workspace', 'test')],
+      want: FULL,
+    },
+  ];
+
+  it.each(cases)('$name: $reason', async ({ writes, want }) => {
+    const { db, levels } = recordingDatabase(freshPath());
+    const store = new SqliteStore(db, { ledgerKey: KEY });
+    await store.journal(op);
+    levels.length = 0;
+    await Promise.all(writes(store));
+    expect(levels.length).toBeGreaterThan(0);
+    expect(new Set(levels)).toEqual(new Set([want]));
+    // Between group commits the connection is back at FULL (leases and migrations write there).
+    expect(db.pragma('synchronous', { simple: true })).toBe(FULL);
+    await store.close();
+  });
+
+  describe('with the log synced off the main thread (WalSync, as openSqliteStore sets for a file)', () => {
+    /** A store whose log syncs the test finishes by hand. */
+    function manual() {
+      const path = freshPath();
+      const { db, levels } = recordingDatabase(path);
+      const syncs: ((error: Error | null) => void)[] = [];
+      const walSync = new WalSync(`${path}-wal`, (_fd, done) => syncs.push(done));
+      const store = new SqliteStore(db, { ledgerKey: KEY, walSync });
+      return { store, levels, syncs };
+    }
+    const state = (p: Promise<unknown>) => {
+      const s = { settled: 'pending' as 'pending' | 'resolved' | 'rejected' };
+      p.then(
+        () => (s.settled = 'resolved'),
+        () => (s.settled = 'rejected'),
+      );
+      return s;
+    };
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+    it('resolves a journal write only after a sync begun after its commit, which runs under NORMAL', async () => {
+      const { store, levels, syncs } = manual();
+      const written = state(store.journal(op));
+      await turn();
+      expect(levels).toEqual([NORMAL]);
+      expect(syncs).toHaveLength(1);
+      expect(written.settled).toBe('pending');
+      syncs[0]!(null);
+      await turn();
+      expect(written.settled).toBe('resolved');
+      await store.close();
+    });
+
+    it('resolves a settle, twin and ledger write at its commit, without a sync', async () => {
+      const { store, syncs } = manual();
+      const journaled = store.journal(op);
+      await turn();
+      syncs[0]!(null);
+      await journaled;
+      await Promise.all([
+        store.putTwin(twin),
+        store.settle('op-1', settlement),
+        store.appendChange(change(1)),
+      ]);
+      expect(syncs).toHaveLength(1);
+      await store.close();
+    });
+
+    it('rejects a journal write whose sync failed, as store.failed with the reason', async () => {
+      const { store, syncs } = manual();
+      const written = store.journal(op);
+      await turn();
+      syncs[0]!(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+      await expect(written).rejects.toMatchObject({
+        code: 'store.failed',
+        message: 'the SQLite store failed: EIO: i/o error, fsync',
+      });
+      await store.close();
+    });
+
+    it('waits for a sync still running when it is closed', async () => {
+      const { store, syncs } = manual();
+      const written = state(store.journal(op));
+      await turn();
+      const closed = state(store.close());
+      await turn();
+      expect(closed.settled).toBe('pending');
+      syncs[0]!(null);
+      await turn();
+      expect(written.settled).toBe('resolved');
+      expect(closed.settled).toBe('resolved');
+    });
+  });
+
+  it('commits a relaxed write when its promise resolves: another connection reads it', async () => {
+    const path = freshPath();
+    const { db } = recordingDatabase(path);
+    const store = new SqliteStore(db, { ledgerKey: KEY });
+    await store.journal(op);
+    await store.settle('op-1', settlement);
+    await store.journal({ ...op, id: 'op-2' });
+    const reader = await openSqliteStore(path);
+    expect((await reader.unsettled()).map((o) => o.id)).toEqual(['op-2']);
+    expect(await reader.getOperation('op-1')).toMatchObject({ state: 'settled' });
+    await reader.close();
+    await store.close();
   });
 });
 

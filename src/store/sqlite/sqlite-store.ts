@@ -38,7 +38,8 @@ import {
 import { migrate } from './migrations.js';
 import { ActionStatements } from './sqlite-actions.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
-import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
+import { WalSync } from './wal-sync.js';
+import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from './sqlite-database.js';
 import {
   changeFromRecord,
   changeFromRow,
@@ -73,6 +74,12 @@ export interface SqliteStoreOptions {
    * store never reads a key from anywhere itself and never writes it.
    */
   readonly ledgerKey?: LedgerKey;
+  /**
+   * Syncs the write-ahead log off the main thread: durable writes then commit without a sync and
+   * resolve once `walSync` has synced the log (see `WalSync`). `openSqliteStore` sets it for a file;
+   * without it every durable commit syncs inside the commit (`synchronous = FULL`).
+   */
+  readonly walSync?: WalSync;
 }
 
 /** Milliseconds a write waits for another connection's lock before failing as retryable. */
@@ -90,7 +97,9 @@ const BUSY_TIMEOUT_MS = 5_000;
  * Crash safety is the product's core promise: an operation journaled before a request is sent must
  * survive a crash or a power cut right after. So the database runs in WAL mode with
  * `synchronous = FULL`, which syncs the write-ahead log at every commit: when `journal()` (or any
- * write) resolves, it is on disk. (`NORMAL`, the usual WAL setting, may lose the last commits.)
+ * durable write) resolves, it is on disk. Writes whose loss only means re-resolving an operation
+ * (twin, settle, ledger, status) commit without that sync when no durable write shares their group
+ * commit; the next durable commit syncs them too (see `Sync`, docs/decisions/0028-relaxed-settles.md).
  */
 export function openSqliteStore(
   path: string,
@@ -129,7 +138,8 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
   }
   let store: SqliteStore;
   try {
-    store = new SqliteStore(db, options);
+    const walSync = memory ? undefined : (options.walSync ?? new WalSync(`${path}-wal`));
+    store = new SqliteStore(db, { ...options, ...(walSync ? { walSync } : {}) });
   } catch (e) {
     db.close();
     throw storeError(e);
@@ -195,8 +205,22 @@ function leaseFromRow(row: LeaseRow): Lease {
   };
 }
 
+/**
+ * How a write must reach the disk. `durable`: on disk when its promise resolves (the write-ahead log
+ * is synced at its commit). `relaxed`: committed when its promise resolves — a crash of the process
+ * cannot lose it — and on disk at the next durable commit or when the store closes; only a power cut
+ * or an OS crash before then loses it, and then only with every commit after it (docs/decisions/
+ * 0028-relaxed-settles.md). Only writes whose loss means re-resolving are relaxed: the twin, a
+ * settle, a ledger entry, a status. The journal, a lease, a cursor, claims and action runs are
+ * durable.
+ */
+type Sync = 'durable' | 'relaxed';
+
+const RELAXED: Sync = 'relaxed';
+
 /** A write waiting for the next group commit. */
 interface QueuedWrite {
+  readonly sync: Sync;
   readonly body: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
@@ -219,8 +243,17 @@ export class SqliteStore implements Store {
   readonly #ownership: OwnershipStatements;
   /** Day-2 action runs (sqlite-actions.ts). */
   readonly #actions: ActionStatements;
+  /** Appends one signed entry to the ledger (see `appendChange`). */
+  readonly #append: SqliteTransaction<[NewChange, LedgerKey], Change>;
   /** Writes waiting for the next group commit, in call order. */
   #queue: QueuedWrite[] = [];
+  /**
+   * While a group commit's transaction runs: the ledger head as its appends left it (undefined: none
+   * appended yet), written to `ledger_head` once, before the commit.
+   */
+  #batch: { head: LedgerHead | undefined } | undefined;
+  /** Syncs the write-ahead log off the main thread (see `SqliteStoreOptions.walSync`). */
+  readonly #walSync: WalSync | undefined;
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
   #fence: { workspace: string; epoch: number } | undefined;
 
@@ -232,6 +265,7 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
     this.#ledgerKey = options.ledgerKey;
+    this.#walSync = options.walSync;
     const redactor = options.redactor;
     this.#clean = redactor ? (value) => redactor.value(value) : (value) => value;
     // An in-memory database answers `memory` and stays so; that is expected.
@@ -311,6 +345,39 @@ export class SqliteStore implements Store {
     };
     this.#ownership = new OwnershipStatements(db);
     this.#actions = new ActionStatements(db);
+    // IMMEDIATE when called alone (a savepoint inside a group commit): the head read and the insert
+    // happen under the write lock, as one step. Made once: wrapping a new function per append cost
+    // as much as the append's own statements.
+    this.#append = db.transaction((change: NewChange, key: LedgerKey): Change => {
+      const entry = this.#insertEntry(change, key, this.#head());
+      this.#sql.setLedgerHead.run(entry.seq, entry.hash);
+      return changeFromRecord(entry);
+    });
+  }
+
+  /**
+   * Signs `change` as the entry after `head` and inserts it; moves no head. Throws before writing
+   * anything, or at the insert (which SQLite then undoes), so a failure leaves the ledger as it was.
+   */
+  #insertEntry(change: NewChange, key: LedgerKey, head: LedgerHead): KeyedRecord {
+    const draft = changeToRow({
+      ...this.#clean(change),
+      seq: head.seq + 1,
+      keyId: key.id,
+      prevHash: head.hash,
+      hash: '',
+    });
+    // Hash the entry as it will read back, so appending and verifying always agree.
+    const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
+    const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
+    // The draft is the row of that entry already (JSON text re-serialises to itself): only
+    // the hash is new, so nothing is serialised twice.
+    this.#sql.insertChange.run({
+      ...draft,
+      hash: entry.hash,
+      recorded_at: this.#now().toISOString(),
+    });
+    return entry;
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
@@ -340,13 +407,13 @@ export class SqliteStore implements Store {
   putTwin(entry: TwinEntry): Promise<void> {
     return this.#write(() => {
       this.#sql.putTwin.run(twinToRow(this.#clean(entry)));
-    });
+    }, RELAXED);
   }
 
   deleteTwin(address: Address): Promise<void> {
     return this.#write(() => {
       this.#sql.deleteTwin.run(address);
-    });
+    }, RELAXED);
   }
 
   journal(op: Operation): Promise<void> {
@@ -396,7 +463,7 @@ export class SqliteStore implements Store {
           { phase: 'store' },
         );
       }
-    });
+    }, RELAXED);
   }
 
   getOperation(opId: string): Promise<Operation | undefined> {
@@ -435,33 +502,15 @@ export class SqliteStore implements Store {
         ),
       );
     }
-    return this.#write(() =>
-      // IMMEDIATE: the head read and the insert happen under the write lock, as one step.
-      this.#db
-        .transaction(() => {
-          const head = this.#head();
-          const draft = changeToRow({
-            ...this.#clean(change),
-            seq: head.seq + 1,
-            keyId: key.id,
-            prevHash: head.hash,
-            hash: '',
-          });
-          // Hash the entry as it will read back, so appending and verifying always agree.
-          const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
-          const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
-          // The draft is the row of that entry already (JSON text re-serialises to itself): only
-          // the hash is new, so nothing is serialised twice.
-          this.#sql.insertChange.run({
-            ...draft,
-            hash: entry.hash,
-            recorded_at: this.#now().toISOString(),
-          });
-          this.#sql.setLedgerHead.run(entry.seq, entry.hash);
-          return changeFromRecord(entry);
-        })
-        .immediate(),
-    );
+    return this.#write(() => {
+      const batch = this.#batch;
+      if (batch === undefined) return this.#append.immediate(change, key);
+      // Inside a group commit (one IMMEDIATE transaction, under the write lock): no savepoint of its
+      // own, and the head row is written once, when the batch ends (see `#flush`).
+      const entry = this.#insertEntry(change, key, batch.head ?? this.#head());
+      batch.head = { seq: entry.seq, hash: entry.hash };
+      return changeFromRecord(entry);
+    }, RELAXED);
   }
 
   changes(query: ChangeQuery = {}): Promise<Change[]> {
@@ -512,7 +561,7 @@ export class SqliteStore implements Store {
   putStatus(status: ResourceStatus): Promise<void> {
     return this.#write(() => {
       this.#sql.putStatus.run(statusToRow(this.#clean(status)));
-    });
+    }, RELAXED);
   }
 
   listStatus(): Promise<ResourceStatus[]> {
@@ -522,7 +571,7 @@ export class SqliteStore implements Store {
   deleteStatus(address: Address): Promise<void> {
     return this.#write(() => {
       this.#sql.deleteStatus.run(address);
-    });
+    }, RELAXED);
   }
 
   putAnnouncement(announcement: Announcement): Promise<void> {
@@ -660,8 +709,10 @@ export class SqliteStore implements Store {
     try {
       // Writes still queued are committed first: their callers were promised them.
       if (this.#db.open) this.#flush();
+      // Closing the last connection checkpoints the log, which syncs it (and so the relaxed writes).
       if (this.#db.open) this.#db.close();
-      return Promise.resolve();
+      // Durable writes still waiting for their sync get it before the store says it is closed.
+      return this.#walSync ? this.#walSync.close() : Promise.resolve();
     } catch (e) {
       return Promise.reject(storeError(e));
     }
@@ -688,19 +739,19 @@ export class SqliteStore implements Store {
    * Queues a write for the next group commit. Writes queued in the same turn of the event loop (the
    * engine runs many operations at once) commit together in one transaction, so they share one sync
    * of the write-ahead log instead of paying one each; the promise resolves only after that commit,
-   * so a resolved write is on disk exactly as before. A write that fails is rejected alone and the
+   * so a resolved durable write is on disk exactly as before (a relaxed one: see `Sync`). A write that fails is rejected alone and the
    * others still commit: every write body is one statement (SQLite undoes a failed statement) or its
    * own nested transaction (a savepoint), or throws before changing anything, so a failure leaves
    * nothing behind without paying a savepoint per write.
    */
-  #write<T>(body: () => T): Promise<T> {
+  #write<T>(body: () => T, sync: Sync = 'durable'): Promise<T> {
     try {
       this.#checkOpen();
     } catch (e) {
       return Promise.reject(storeError(e));
     }
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ sync, body, resolve: resolve as (value: unknown) => void, reject });
       if (this.#queue.length === 1) setImmediate(() => this.#flush());
     });
   }
@@ -718,8 +769,17 @@ export class SqliteStore implements Store {
         outcomes.push({ ok: false, value: e });
       }
     };
+    // A batch of relaxed writes only commits without syncing the write-ahead log (SQLite's WAL keeps
+    // commits in order, so a power cut loses a suffix of them); any durable write in the batch makes
+    // the whole batch — and every relaxed commit before it — durable. Between batches the connection
+    // is back at FULL, so reads that write (leases) and migrations stay durable.
+    const relaxed = batch.every((w) => w.sync === 'relaxed');
+    // With a WalSync, no commit syncs inside: durable writes wait for its sync instead (below).
+    const normal = relaxed || this.#walSync !== undefined;
     try {
       this.#checkOpen();
+      // exec, not a prepared statement: SQLite applies this pragma when compiling it, not when run.
+      if (normal) this.#db.exec('PRAGMA synchronous = NORMAL');
       const fence = this.#fence;
       if (batch.length === 1 && fence === undefined) runOne(batch[0]!.body);
       else {
@@ -728,13 +788,21 @@ export class SqliteStore implements Store {
             // Fenced: the batch commits only while this store's lease is still the workspace's
             // lease, checked under the write lock, so a writer that was taken over writes nothing.
             if (fence) this.#checkFence(fence);
-            for (const { body } of batch) {
-              runOne(body);
-              // A disk error (full, I/O, out of memory) can make SQLite roll the whole transaction
-              // back by itself: then nothing of the batch is written, and it fails as a whole.
-              const last = outcomes[outcomes.length - 1]!;
-              if (!last.ok && !this.#db.inTransaction) throw last.value;
+            const appended: { head: LedgerHead | undefined } = { head: undefined };
+            this.#batch = appended;
+            try {
+              for (const { body } of batch) {
+                runOne(body);
+                // A disk error (full, I/O, out of memory) can make SQLite roll the whole transaction
+                // back by itself: then nothing of the batch is written, and it fails as a whole.
+                const last = outcomes[outcomes.length - 1]!;
+                if (!last.ok && !this.#db.inTransaction) throw last.value;
+              }
+            } finally {
+              this.#batch = undefined;
             }
+            // Failing here rolls the whole batch back (its entries would have no head).
+            if (appended.head) this.#sql.setLedgerHead.run(appended.head.seq, appended.head.hash);
           })
           .immediate();
       }
@@ -742,11 +810,24 @@ export class SqliteStore implements Store {
       // The commit itself failed (a busy or failing disk): nothing of the batch is durable.
       for (const { reject } of batch) reject(storeError(e));
       return;
+    } finally {
+      if (normal && this.#db.open) this.#db.exec('PRAGMA synchronous = FULL');
     }
-    batch.forEach(({ resolve, reject }, i) => {
+    const durable: { write: QueuedWrite; value: unknown }[] = [];
+    batch.forEach((write, i) => {
       const outcome = outcomes[i]!;
-      if (outcome.ok) resolve(outcome.value);
-      else reject(storeError(outcome.value));
+      if (!outcome.ok) write.reject(storeError(outcome.value));
+      else if (relaxed || this.#walSync === undefined || write.sync === 'relaxed') {
+        write.resolve(outcome.value);
+      } else durable.push({ write, value: outcome.value });
+    });
+    if (durable.length === 0) return;
+    // A sync that begins after this commit covers it (and every commit before it).
+    this.#walSync!.after((error) => {
+      for (const { write, value } of durable) {
+        if (error === null) write.resolve(value);
+        else write.reject(storeError(error));
+      }
     });
   }
 
