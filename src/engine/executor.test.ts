@@ -231,13 +231,20 @@ describe('executePlan: resources carried out at once', () => {
       const platform = fakePlatform([]);
       let now = 0;
       let most = 0;
+      // Every create is held until `want` creates are in flight at once (then the gate stays open),
+      // so the others get to start however slowly the journal syncs; if the executor never lets
+      // `want` run together, each gives up after 2 s and `most` stays below `want`.
+      let open: () => void = () => undefined;
+      const opened = new Promise<void>((r) => (open = r));
       const create = platform.provider.create.bind(platform.provider);
       const provider = {
         ...platform.provider,
         create: async (...args: Parameters<typeof create>) => {
           most = Math.max(most, ++now);
+          if (now >= want) open();
           try {
-            // Long enough that the others get to start, if they may.
+            await Promise.race([opened, new Promise((r) => setTimeout(r, 2000))]);
+            // Long enough that any create the executor should not start yet would start.
             await new Promise((r) => setTimeout(r, 5));
             return await create(...args);
           } finally {
