@@ -60,6 +60,12 @@ export interface ResourceDocContext extends SecretContext {
   /** Every declared provider name; the description when it could be loaded. */
   readonly providers: ReadonlyMap<string, ProviderDescription | undefined>;
   readonly validator: SpecValidator;
+  /**
+   * True when this exact document validated with no diagnostic before, under the same providers
+   * and code, and names no secret's source (load-intent.ts, decision 0029): the checks of its spec
+   * against its type — output-only fields, secret rules, schema — are not run again.
+   */
+  readonly validated?: boolean;
 }
 
 /** The resource type a `type` field names, reporting `type.unknown` with what does exist. */
@@ -233,8 +239,9 @@ export function readResourceDoc(
   let typeStateful = false;
   if (parsedType && specReadable) {
     const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);
-    if (info) {
-      typeStateful = info.stateful === true;
+    if (info) typeStateful = info.stateful === true;
+    // A document that validated clean before (same text, providers and code) is not checked again.
+    if (info && ctx.validated !== true) {
       checkOutputOnly(r, info, spec);
       const secretPaths = checkSecrets(r, info, spec, listedSecrets, ctx);
       const problems = ctx.validator.validate(info, spec, secretPaths);
