@@ -5,6 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KNOWN_KINDS, WORKSPACE_NAME, hasErrors, sortDiagnostics } from '../core/index.js';
 import type {
+  Address,
   Diagnostic,
   Intent,
   ProviderDecl,
@@ -374,7 +375,7 @@ export async function loadIntent(
     cache && fingerprint !== undefined ? cache.validated(fingerprint) : new Set<string>();
   const validator = createSpecValidator();
   const drafts: ResourceDraft[] = [];
-  const firstAt = new Map<string, ResourceDraft>();
+  const firstAt = new Map<Address, ResourceDraft>();
   for (const { doc, value } of resourceDocs) {
     const validated = validatedBefore.has(keyOf.get(doc.file) ?? '');
     const result = readResourceDoc(doc, value, {
@@ -411,9 +412,9 @@ export async function loadIntent(
     drafts.push(draft);
   }
 
-  const refs = checkReferences(drafts);
+  const refs = checkReferences(drafts, firstAt);
   append(diagnostics, refs.diagnostics);
-  append(diagnostics, checkMoves(drafts));
+  append(diagnostics, checkMoves(drafts, firstAt));
 
   // Arbitration documents, in load order: their rules are tried in this order.
   const arbitration: ArbitrationDraft[] = [];

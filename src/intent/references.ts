@@ -40,11 +40,13 @@ function mayHoldReferences(value: unknown): boolean {
  * to addresses nobody declares (`ref.dangling`, with the closest declared address), a spec that
  * references its own resource (`ref.self`), and cycles (`ref.cycle`, once per cycle, at the first
  * member's reference to the next). References in checks may name the resource itself and do not
- * add dependencies; references in the spec define the dependency graph.
+ * add dependencies; references in the spec define the dependency graph. `declared` maps each address
+ * to its first declaration among `drafts`.
  */
-export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceCheck {
-  const declared = new Map<Address, ResourceDraft>();
-  for (const d of drafts) if (!declared.has(d.address)) declared.set(d.address, d);
+export function checkReferences(
+  drafts: readonly ResourceDraft[],
+  declared: ReadonlyMap<Address, ResourceDraft>,
+): ReferenceCheck {
   // Only for a dangling reference's suggestion.
   let addresses: Address[] | undefined;
   const diagnostics: Diagnostic[] = [];

@@ -92,8 +92,8 @@ async function expectSameAsFresh(dir: string, world: World, cache: ParseCache) {
   return cached;
 }
 
-const bucket = (name: string, spec: string) =>
-  `kind: Resource\ntype: sb.buckets\nname: ${name}\nspec:\n${spec}`;
+const bucket = (name: string, spec: string, extra = '') =>
+  `kind: Resource\ntype: sb.buckets\nname: ${name}\n${extra}spec:\n${spec}`;
 const network = (name: string) =>
   `kind: Resource\ntype: sb.networks\nname: ${name}\nspec:\n  name: ${name}\n`;
 
@@ -229,8 +229,22 @@ describe('property: over random edits of a small tree, a load with the cache equ
     fc.constant('  name: x\n  network: ${sb.buckets/a.name}\n'),
     fc.constant('  name: x\n  network: ${sb.networks/nowhere.id}\n'),
   );
+  // Besides kind, type, name and spec (the documents read the shortest way once validated).
+  const extra = fc.constantFrom(
+    '',
+    'labels:\n  team: a\n',
+    'lifecycle:\n  stateful: true\n',
+    'moved:\n  from: sb.buckets/old\n',
+    'checks:\n  - name: up\n    cel: "true"\n',
+    'colour: red\n',
+  );
   const edit = fc.oneof(
-    fc.record({ kind: fc.constant('write' as const), file: fc.constantFrom(...NAMES), spec }),
+    fc.record({
+      kind: fc.constant('write' as const),
+      file: fc.constantFrom(...NAMES),
+      spec,
+      extra,
+    }),
     fc.record({
       kind: fc.constant('rename' as const),
       file: fc.constantFrom(...NAMES),
@@ -257,14 +271,19 @@ describe('property: over random edits of a small tree, a load with the cache equ
           b: '  name: x\n',
           c: '  name: x\n',
         };
+        const extras: Record<string, string> = { a: '', b: '', c: '' };
         await load(dir, world, cache);
         for (const e of edits) {
           if (e.kind === 'write') {
             specs[e.file] = e.spec;
-            writeFileSync(join(dir, `${e.file}.yaml`), bucket(names[e.file]!, e.spec));
+            extras[e.file] = e.extra;
+            writeFileSync(join(dir, `${e.file}.yaml`), bucket(names[e.file]!, e.spec, e.extra));
           } else if (e.kind === 'rename') {
             names[e.file] = e.to;
-            writeFileSync(join(dir, `${e.file}.yaml`), bucket(e.to, specs[e.file]!));
+            writeFileSync(
+              join(dir, `${e.file}.yaml`),
+              bucket(e.to, specs[e.file]!, extras[e.file]),
+            );
           } else if (e.kind === 'remove') {
             rmSync(join(dir, `${e.file}.yaml`), { force: true });
           } else if (e.kind === 'network') {
