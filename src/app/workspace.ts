@@ -6,7 +6,7 @@ import { hasErrors, TendError, toTendError, WORKSPACE_NAME } from '../core/index
 import type { Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace } from '../engine/index.js';
 import type { ParseCache } from '../intent/index.js';
-import { directoryParseCache, FAST_MAX_DEPTH, loadIntent } from '../intent/index.js';
+import { directoryParseCache, loadIntent } from '../intent/index.js';
 import type { Store } from '../store/index.js';
 import { ensurePrivateDir, tightenTree, withTwinCache } from '../store/index.js';
 import type { AppContext } from './context.js';
@@ -42,7 +42,7 @@ export class IntentError extends TendError {
 export function intentCacheFor(storeLocation: string): ParseCache {
   const cache = join(dirname(storeLocation), 'cache');
   const dir = join(cache, 'intent');
-  return directoryParseCache(dir, FAST_MAX_DEPTH, () => {
+  return directoryParseCache(dir, () => {
     ensurePrivateDir(cache, true);
     ensurePrivateDir(dir, true);
   });

@@ -127,11 +127,20 @@ export function secretFields(ws: Workspace, type: string, address?: string): rea
   if (address === undefined) return sensitive;
   const decl = declaredIndex(ws.intent).get(address);
   if (!decl) return sensitive;
-  const fromRefs = Object.keys(decl.spec).filter(
-    (k) => isSecretRef(decl.spec[k]) && !sensitive.includes(k),
-  );
+  // Asked for every resource in every pass: the spec's secret references are found once per
+  // declaration (declarations are frozen data).
+  let refs = secretRefFields.get(decl);
+  if (!refs) {
+    refs = Object.keys(decl.spec).filter((k) => isSecretRef(decl.spec[k]));
+    secretRefFields.set(decl, refs);
+  }
+  if (refs.length === 0) return sensitive;
+  const fromRefs = refs.filter((k) => !sensitive.includes(k));
   return fromRefs.length === 0 ? sensitive : [...sensitive, ...fromRefs];
 }
+
+/** Per declaration: the top-level spec fields that are secret references. */
+const secretRefFields = new WeakMap<ResourceDecl, readonly string[]>();
 
 /** Closes providers that hold resources (connections, timers); errors are ignored. */
 export async function closeProviders(providers: Iterable<Provider>): Promise<void> {

@@ -151,7 +151,7 @@ function precededByValueIndicator(input: string, at: number): boolean {
  * key may have produced, no key that could reach a prototype, no object MAX_INPUT_DEPTH deep, no
  * null in a list (an empty entry, after which js-yaml may take in a line `yaml` refuses).
  */
-function plainData(value: unknown): boolean {
+export function plainData(value: unknown): boolean {
   const values: unknown[] = [value];
   const depths: number[] = [0];
   while (values.length > 0) {

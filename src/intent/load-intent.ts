@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
-import { basename, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { KNOWN_KINDS, WORKSPACE_NAME, hasErrors, sortDiagnostics } from '../core/index.js';
 import type {
+  Address,
   Diagnostic,
   Intent,
   ProviderDecl,
@@ -175,6 +179,79 @@ export function intentContentHash(files: readonly { path: string; text: string }
   return `sha256:${h.digest('hex')}`;
 }
 
+/** Bumped when what a record of validated files means changes (see `validationFingerprint`). */
+const VALIDATED_FORMAT = 1;
+
+let codeHash: string | undefined;
+
+/**
+ * A hash of the code that reads and validates intent — every module of this layer and of the core,
+ * as built (or as sources, under the tests) — and of the versions of Tend and of the schema
+ * validator: a Tend that could judge a document differently never trusts an earlier judgement.
+ */
+function validationCode(): string {
+  if (codeHash !== undefined) return codeHash;
+  const h = createHash('sha256').update(`tend-validated-v${VALIDATED_FORMAT}\u0000`);
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const dir of [here, join(here, '..', 'core')]) {
+    for (const name of readdirSync(dir).sort()) {
+      if (!/\.[jt]s$/.test(name) || /\.(?:test|d)\.ts$/.test(name)) continue;
+      h.update(name)
+        .update('\u0000')
+        .update(readFileSync(join(dir, name)))
+        .update('\u0000');
+    }
+  }
+  const require = createRequire(import.meta.url);
+  for (const pkg of ['../../package.json', 'ajv/package.json', 'ajv-formats/package.json']) {
+    h.update(String((require(pkg) as { version?: unknown }).version)).update('\u0000');
+  }
+  return (codeHash = h.digest('hex'));
+}
+
+/**
+ * What validating a Resource document depends on besides its own text, when it reads no secret:
+ * the code that validates (`validationCode`, by default) and every declared provider with its description
+ * (its types, their schemas and annotations). Undefined when a description cannot be written out
+ * (a cyclic schema): nothing is then taken as validated.
+ */
+export function validationFingerprint(
+  declared: ReadonlyMap<string, ProviderDescription | undefined>,
+  code: string = validationCode(),
+): string | undefined {
+  const h = createHash('sha256').update(code);
+  try {
+    for (const name of [...declared.keys()].sort()) {
+      h.update(name).update('\u0000');
+      h.update(JSON.stringify(declared.get(name) ?? null)).update('\u0000');
+    }
+  } catch {
+    return undefined;
+  }
+  return h.digest('hex');
+}
+
+/**
+ * True when a document names a secret's source (`fromEnv`, `fromFile`) anywhere: whether that
+ * environment variable is set, or that file exists, is not in the document's text, so its
+ * judgement is never reused.
+ */
+function namesSecretSource(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (Array.isArray(v)) {
+      for (const item of v as unknown[]) stack.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key of Object.keys(v)) {
+        if (key === 'fromEnv' || key === 'fromFile') return true;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
 /** `file:line` of a declaration, for messages that point at a second place. */
 function where(d: { source: { file: string; line: number } }): string {
   return `${d.source.file}:${d.source.line}`;
@@ -197,14 +274,19 @@ export async function loadIntent(
   append(diagnostics, read.diagnostics);
   const documents: ParsedDocument[] = [];
   const cache = options.cache;
-  const { parsed, keys } = await parseIntentFiles(read.files, {
+  const { parsed, keys, fileKeys } = await parseIntentFiles(read.files, {
     ...(cache ? { cache } : {}),
     threads: options.env?.['TEND_PARSE_THREADS'] !== '1',
   });
-  for (const file of parsed) {
+  // Files (by path) that cannot be recorded as validated: one with any problem, with a document
+  // other than a Resource, or with a document naming a secret's source (decision 0029).
+  const unclean = new Set<string>();
+  parsed.forEach((file, i) => {
     append(documents, file.documents);
     append(diagnostics, file.diagnostics);
-  }
+    if (file.diagnostics.length > 0) unclean.add(read.files[i]!.path);
+  });
+  const keyOf = new Map(read.files.map((f, i) => [f.path, fileKeys[i]!] as const));
   // Only when every file was read: a file that could not be read keeps its entry for next time.
   if (cache && read.diagnostics.length === 0) cache.prune(keys);
   const {
@@ -282,18 +364,32 @@ export async function loadIntent(
     providers.push(decl);
   });
 
+  for (const { doc } of [...providerDocs, ...workspaceDocs, ...arbitrationDocs]) {
+    unclean.add(doc.file);
+  }
+  for (const doc of documents) if (!isRecord(doc.value)) unclean.add(doc.file);
+  // Files whose documents validated clean before, under the same code and providers: their specs
+  // are not checked against their types again (the document's own structure still is).
+  const fingerprint = cache ? validationFingerprint(declared) : undefined;
+  const validatedBefore =
+    cache && fingerprint !== undefined ? cache.validated(fingerprint) : new Set<string>();
   const validator = createSpecValidator();
   const drafts: ResourceDraft[] = [];
-  const firstAt = new Map<string, ResourceDraft>();
+  const firstAt = new Map<Address, ResourceDraft>();
   for (const { doc, value } of resourceDocs) {
+    const validated = validatedBefore.has(keyOf.get(doc.file) ?? '');
     const result = readResourceDoc(doc, value, {
       dir,
       secretDirs,
       providers: declared,
       validator,
+      validated,
       ...(options.env && { env: options.env }),
     });
     append(diagnostics, result.diagnostics);
+    if (result.diagnostics.length > 0 || (!validated && namesSecretSource(value))) {
+      unclean.add(doc.file);
+    }
     const draft = result.draft;
     if (!draft) continue;
     const first = firstAt.get(draft.address);
@@ -316,9 +412,9 @@ export async function loadIntent(
     drafts.push(draft);
   }
 
-  const refs = checkReferences(drafts);
+  const refs = checkReferences(drafts, firstAt);
   append(diagnostics, refs.diagnostics);
-  append(diagnostics, checkMoves(drafts));
+  append(diagnostics, checkMoves(drafts, firstAt));
 
   // Arbitration documents, in load order: their rules are tried in this order.
   const arbitration: ArbitrationDraft[] = [];
@@ -328,6 +424,14 @@ export async function loadIntent(
     arbitration.push(result.draft);
   }
   append(diagnostics, checkArbitration(arbitration));
+
+  // Only when every file was read (as for pruning): what validated clean, for the next load.
+  if (cache && fingerprint !== undefined && read.diagnostics.length === 0) {
+    const clean = new Set(fileKeys.filter((_, i) => !unclean.has(read.files[i]!.path)));
+    const same =
+      clean.size === validatedBefore.size && [...clean].every((k) => validatedBefore.has(k));
+    if (!same) cache.setValidated(fingerprint, clean);
+  }
 
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { diagnostics: sorted };

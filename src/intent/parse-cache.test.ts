@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFast } from './fast-yaml.js';
 import type { FastDocument } from './fast-yaml.js';
-import { directoryParseCache, jsonDepth, parseCacheKey } from './parse-cache.js';
+import { directoryParseCache, parseCacheKey } from './parse-cache.js';
 import type { ParseCache } from './parse-cache.js';
 import { parseIntentFiles, splitBySize } from './parse-files.js';
 
@@ -28,7 +28,7 @@ function cacheIn(): { dir: string; cache: ParseCache } {
   const dir = join(root, 'cache', 'intent');
   return {
     dir,
-    cache: directoryParseCache(dir, 64, (d) => mkdirSync(d, { recursive: true, mode: 0o700 })),
+    cache: directoryParseCache(dir, (d) => mkdirSync(d, { recursive: true, mode: 0o700 })),
   };
 }
 
@@ -102,6 +102,11 @@ describe('the parse cache', () => {
     ],
     ['a constructor key', '[{"index":0,"value":{"constructor":1},"offset":0,"line":1,"column":1}]'],
     [
+      'a prototype key deep inside',
+      '[{"index":0,"value":{"a":[{"b":{"prototype":1}}]},"offset":0,"line":1,"column":1}]',
+    ],
+    ['a null in a list', '[{"index":0,"value":{"a":[1,null]},"offset":0,"line":1,"column":1}]'],
+    [
       'nesting deeper than the intent may be',
       `[{"index":0,"value":${'['.repeat(100)}1${']'.repeat(100)},"offset":0,"line":1,"column":1}]`,
     ],
@@ -113,10 +118,38 @@ describe('the parse cache', () => {
     expect(cache.get(key)).toBeUndefined();
   });
 
-  it('measures nesting outside strings only', () => {
-    expect(jsonDepth('[{"a":"[[[[{{{{"}]', 10)).toBe(2);
-    expect(jsonDepth('[{"a":"\\"[[["}]', 10)).toBe(2);
-    expect(jsonDepth('[[[[[[', 3)).toBe(4);
+  it('uses an entry whose strings merely mention brackets or forbidden names', () => {
+    const { dir, cache } = cacheIn();
+    const text = 'kind: Resource\nspec:\n  note: "constructor [[[[ {{ __proto__"\n';
+    const key = parseCacheKey(text);
+    cache.put(key, readFast(text)!);
+    expect(readdirSync(dir)).toEqual([`${key}.json`]);
+    expect(cache.get(key)).toEqual(readFast(text));
+  });
+
+  it('remembers which files validated clean, under one fingerprint only', () => {
+    const { dir, cache } = cacheIn();
+    const [a, b] = [parseCacheKey('a: 1\n'), parseCacheKey('b: 1\n')];
+    expect(cache.validated('f1')).toEqual(new Set());
+    cache.setValidated('f1', [b, a]);
+    expect(cache.validated('f1')).toEqual(new Set([a, b]));
+    expect(cache.validated('f2')).toEqual(new Set());
+    expect(statSync(join(dir, 'validated.json')).mode & 0o777).toBe(0o600);
+    // Pruning entries leaves the record alone; it is rewritten by the loader.
+    cache.prune(new Set());
+    expect(cache.validated('f1')).toEqual(new Set([a, b]));
+  });
+
+  it.each([
+    ['not JSON', '{"fingerprint":'],
+    ['a list', '["f1"]'],
+    ['keys that are not keys', '{"fingerprint":"f1","keys":["../x"]}'],
+    ['keys not a list', '{"fingerprint":"f1","keys":"abc"}'],
+  ])('takes nothing as validated from a record holding %s', (_name, text) => {
+    const { dir, cache } = cacheIn();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'validated.json'), text);
+    expect(cache.validated('f1')).toEqual(new Set());
   });
 });
 

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { FastDocument } from './fast-yaml.js';
+import { plainData } from './fast-yaml.js';
 
 /**
  * A cache of the fast reading of intent files, by content (issue 13, item 2; decision 0013). Reading
@@ -21,6 +22,13 @@ import type { FastDocument } from './fast-yaml.js';
  * keep their file out of the cache, and so do a Provider document (its endpoint and document URL may
  * hold credentials) and a URL with a password anywhere: the cache never copies a secret out of the
  * intent into Tend's directory.
+ *
+ * Beside the entries, `validated.json` names the files (by key) whose documents were all Resource
+ * documents that validated with no diagnostic and read no secret, under one fingerprint of
+ * everything else validation depends on (Tend's version, the providers' descriptions): the loader
+ * reads such a file's documents without checking them against their schemas again (decision 0029).
+ * It has the same trust as the entries: whoever can write it could have a spec skip its schema
+ * check, as whoever can write the store could have Tend act on anything.
  */
 
 /** Bumped whenever the fast reading (fast-yaml.ts) could give other values for the same text. */
@@ -60,6 +68,14 @@ export interface ParseCache {
   put(key: string, documents: readonly FastDocument[]): void;
   /** Removes entries whose key is not in `keep` (files changed or gone). */
   prune(keep: ReadonlySet<string>): void;
+  /**
+   * The keys of the files whose documents were read and validated with no diagnostic at all, the
+   * last time, under `fingerprint` (what validation depended on besides the files: see
+   * load-intent.ts); empty when the record is missing, unreadable or of another fingerprint.
+   */
+  validated(fingerprint: string): ReadonlySet<string>;
+  /** Remembers the files that validated clean under `fingerprint` (best effort, like `put`). */
+  setValidated(fingerprint: string, keys: Iterable<string>): void;
 }
 
 /** True when every number in `value` survives JSON (no NaN, ±Infinity or -0). */
@@ -74,42 +90,6 @@ function jsonExact(value: unknown): boolean {
     }
   }
   return true;
-}
-
-/**
- * The deepest nesting of brackets in a JSON text, outside strings; stops counting past `limit`.
- * Scanned before JSON.parse, so that no entry can make anything recurse deeper than the intent could.
- */
-export function jsonDepth(text: string, limit: number): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c /* \ */) i++;
-      else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > max) {
-        max = depth;
-        if (max > limit) return max;
-      }
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
-}
-
-/** True when `text` mentions a key name that could reach a prototype, in any JSON spelling. */
-function mentionsForbiddenKey(text: string): boolean {
-  // A key can be written with escapes (`"__pro\u0074o__"`); any backslash-u in a key position is
-  // rare in intent, so an entry with `\u` followed by a forbidden name's letters is simply not used.
-  return (
-    text.includes('"__proto__"') ||
-    text.includes('"constructor"') ||
-    text.includes('"prototype"') ||
-    /\\u00(?:5f|5F|6[0-9a-fA-F]|7[0-9a-fA-F])/.test(text)
-  );
 }
 
 function isPosInt(v: unknown): v is number {
@@ -127,6 +107,9 @@ function asDocuments(parsed: unknown): FastDocument[] | undefined {
       return undefined;
     }
     if (r['value'] === undefined || r['value'] === null) return undefined;
+    // The fast reading's own test: no key that could reach a prototype (whatever escapes spelled it
+    // in the JSON), nothing nested deeper than the intent may be. JSON.parse itself does not recurse.
+    if (!plainData(r['value'])) return undefined;
   }
   return parsed as FastDocument[];
 }
@@ -154,26 +137,54 @@ export function writeEntry(dir: string, key: string, documents: readonly FastDoc
   }
 }
 
+/** The file, in the cache's directory, naming the files whose documents validated clean. */
+const VALIDATED = 'validated.json';
+
+const KEY = /^[0-9a-f]{64}$/;
+
+/** The keys of a validated-files record when it has exactly the shape `setValidated` writes. */
+function asValidated(parsed: unknown, fingerprint: string): Set<string> {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return new Set();
+  const r = parsed as Record<string, unknown>;
+  const keys = r['keys'];
+  if (r['fingerprint'] !== fingerprint || !Array.isArray(keys)) return new Set();
+  if (!keys.every((k): k is string => typeof k === 'string' && KEY.test(k))) return new Set();
+  return new Set(keys);
+}
+
 /**
  * A cache in `dir` (created on the first write, with `ensureDir`, which makes Tend's private
- * directories). `maxDepth` bounds the nesting an entry may have (the fast reading's own bound).
+ * directories).
  */
-export function directoryParseCache(
-  dir: string,
-  maxDepth: number,
-  ensureDir: (dir: string) => void,
-): ParseCache {
+export function directoryParseCache(dir: string, ensureDir: (dir: string) => void): ParseCache {
   let made = false;
   return {
+    validated(fingerprint) {
+      try {
+        return asValidated(JSON.parse(readFileSync(join(dir, VALIDATED), 'utf8')), fingerprint);
+      } catch {
+        return new Set();
+      }
+    },
+    setValidated(fingerprint, keys) {
+      const ready = this.directory();
+      if (ready === undefined) return;
+      try {
+        const file = join(ready, VALIDATED);
+        const tmp = `${file}.${process.pid}.${threadId}.tmp`;
+        writeFileSync(tmp, JSON.stringify({ fingerprint, keys: [...keys].sort() }), {
+          mode: 0o600,
+        });
+        renameSync(tmp, file);
+      } catch {
+        // Not remembered: the next load validates these files again, nothing more.
+      }
+    },
     get(key) {
       let text: string;
       try {
         text = readFileSync(join(dir, `${key}.json`), 'utf8');
       } catch {
-        return undefined;
-      }
-      // JSON nests a document's value two levels below the entry's list.
-      if (mentionsForbiddenKey(text) || jsonDepth(text, maxDepth + 2) > maxDepth + 2) {
         return undefined;
       }
       try {

@@ -67,12 +67,13 @@ function runWorker(input: ParseWorkerInput): Promise<ParseWorkerOutput> {
  * Parses every intent file: from the cache when an unchanged file is in it, else the fast way — on a
  * large tree, half of the files in a worker thread while the main thread reads the other half — and
  * the position-keeping way for a file the fast reading refuses. The result is in the files' order and
- * the same whatever thread read a file. Returns the cache keys in use too (to prune the others).
+ * the same whatever thread read a file. Returns the cache keys in use too (to prune the others), and
+ * each file's key in the files' order (empty strings without a cache).
  */
 export async function parseIntentFiles(
   files: readonly IntentFile[],
   options: ParseFilesOptions = {},
-): Promise<{ parsed: ParsedFile[]; keys: Set<string> }> {
+): Promise<{ parsed: ParsedFile[]; keys: Set<string>; fileKeys: readonly string[] }> {
   const { cache } = options;
   const keys = files.map((f) => (cache ? parseCacheKey(f.text) : ''));
   // Per file: documents read the fast way; null when the fast reading refused; undefined until read.
@@ -120,5 +121,5 @@ export async function parseIntentFiles(
       ? { documents: fastDocuments(f.path, f.text, documents), diagnostics: [] }
       : parseWithPositions(f.path, f.text);
   });
-  return { parsed, keys: new Set(keys) };
+  return { parsed, keys: new Set(keys), fileKeys: keys };
 }

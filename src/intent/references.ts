@@ -8,25 +8,29 @@ import { closest } from './suggest.js';
 
 /** What the reference check found: each resource's dependencies, and the problems. */
 export interface ReferenceCheck {
-  /** Addresses each resource's spec references (self excluded), in order of first appearance. */
+  /**
+   * Addresses each resource's spec references (self excluded), in order of first appearance. A
+   * resource whose spec and checks hold no reference at all (most of them) has no entry.
+   */
   readonly dependsOn: ReadonlyMap<Address, readonly Address[]>;
   readonly diagnostics: Diagnostic[];
 }
 
 const REF_FORMAT = '${<provider>.<type>/<name>.<field>}, e.g. ${sb.networks/main.id}';
 
-/** True when some text in a value contains `${` (only such text can hold a reference). */
+/**
+ * True when some text in a value contains `${` (only such text can hold a reference). Recursive: an
+ * intent value is at most MAX_INPUT_DEPTH deep (both readings of a file refuse deeper ones).
+ */
 function mayHoldReferences(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === 'string') {
-      if (v.includes('${')) return true;
-    } else if (Array.isArray(v)) {
-      for (const item of v as unknown[]) stack.push(item);
-    } else if (v !== null && typeof v === 'object') {
-      for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
-    }
+  if (typeof value === 'string') return value.includes('${');
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) if (mayHoldReferences(item)) return true;
+    return false;
+  }
+  for (const key of Object.keys(value)) {
+    if (mayHoldReferences((value as Record<string, unknown>)[key])) return true;
   }
   return false;
 }
@@ -36,22 +40,23 @@ function mayHoldReferences(value: unknown): boolean {
  * to addresses nobody declares (`ref.dangling`, with the closest declared address), a spec that
  * references its own resource (`ref.self`), and cycles (`ref.cycle`, once per cycle, at the first
  * member's reference to the next). References in checks may name the resource itself and do not
- * add dependencies; references in the spec define the dependency graph.
+ * add dependencies; references in the spec define the dependency graph. `declared` maps each address
+ * to its first declaration among `drafts`.
  */
-export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceCheck {
-  const declared = new Map<Address, ResourceDraft>();
-  for (const d of drafts) if (!declared.has(d.address)) declared.set(d.address, d);
-  const addresses = [...declared.keys()];
+export function checkReferences(
+  drafts: readonly ResourceDraft[],
+  declared: ReadonlyMap<Address, ResourceDraft>,
+): ReferenceCheck {
+  // Only for a dangling reference's suggestion.
+  let addresses: Address[] | undefined;
   const diagnostics: Diagnostic[] = [];
   const dependsOn = new Map<Address, Address[]>();
   const specRefs = new Map<ResourceDraft, Reference[]>();
 
   for (const d of drafts) {
-    // Most resources reference nothing: one walk without paths says so.
-    if (!mayHoldReferences(d.spec) && !mayHoldReferences(d.rawChecks)) {
-      if (declared.get(d.address) === d) dependsOn.set(d.address, []);
-      continue;
-    }
+    // Most resources reference nothing: one walk without paths says so, and they are left out of
+    // the graph searched for cycles (no cycle passes through a resource that references nothing).
+    if (!mayHoldReferences(d.spec) && !mayHoldReferences(d.rawChecks)) continue;
     const report = (code: string, message: string, at: readonly PathSegment[], hint?: string) =>
       diagnostics.push(
         reportAt(d.doc, code, message, {
@@ -87,7 +92,7 @@ export function checkReferences(drafts: readonly ResourceDraft[]): ReferenceChec
         continue;
       }
       if (!declared.has(ref.target)) {
-        const near = closest(ref.target, addresses);
+        const near = closest(ref.target, (addresses ??= [...declared.keys()]));
         report(
           'ref.dangling',
           `${ref.raw} refers to ${ref.target}, which no Resource document declares.${near === undefined ? '' : ` Did you mean \`${near}\`?`}`,

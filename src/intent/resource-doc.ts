@@ -60,6 +60,12 @@ export interface ResourceDocContext extends SecretContext {
   /** Every declared provider name; the description when it could be loaded. */
   readonly providers: ReadonlyMap<string, ProviderDescription | undefined>;
   readonly validator: SpecValidator;
+  /**
+   * True when this exact document validated with no diagnostic before, under the same providers
+   * and code, and names no secret's source (load-intent.ts, decision 0029): the checks of its spec
+   * against its type — output-only fields, secret rules, schema — are not run again.
+   */
+  readonly validated?: boolean;
 }
 
 /** The resource type a `type` field names, reporting `type.unknown` with what does exist. */
@@ -157,6 +163,47 @@ function readMoved(
   return from as Address;
 }
 
+/** The fields of the common Resource document, read without a FieldReader once it validated. */
+const PLAIN_FIELDS = new Set(['kind', 'type', 'name', 'spec']);
+
+/**
+ * The draft of a document that validated clean before (`ctx.validated`) and holds only `kind`,
+ * `type`, `name` and `spec` — what `readResourceDoc` gives for it, without reading its structure
+ * again; undefined for any other document, which is read the usual way.
+ */
+function validatedPlainDraft(
+  doc: ParsedDocument,
+  value: Record<string, unknown>,
+  ctx: ResourceDocContext,
+): ResourceDraft | undefined {
+  for (const key in value) if (!PLAIN_FIELDS.has(key)) return undefined;
+  const { type, name, spec } = value;
+  if (typeof type !== 'string' || typeof name !== 'string') return undefined;
+  const parsed = parseType(type);
+  if (!parsed || !isValidName(name) || (spec !== undefined && spec !== null && !isRecord(spec))) {
+    return undefined;
+  }
+  const info = ctx.providers
+    .get(parsed.provider)
+    ?.types.find((t) => t.name === parsed.resourceType);
+  if (!info) return undefined;
+  return {
+    doc,
+    address: makeAddress(type, name),
+    type,
+    provider: parsed.provider,
+    resourceType: parsed.resourceType,
+    name,
+    spec: isRecord(spec) ? spec : {},
+    labels: {},
+    stateful: info.stateful === true,
+    checks: [],
+    rawChecks: undefined,
+    source: sourceOf(doc),
+    ok: true,
+  };
+}
+
 /**
  * Reads a `kind: Resource` document: its structure (`type`, `name`, `labels`, `spec`, `secrets`,
  * `lifecycle`, `checks`), its type against the declared providers, and its spec against the type's schema,
@@ -168,6 +215,10 @@ export function readResourceDoc(
   value: Record<string, unknown>,
   ctx: ResourceDocContext,
 ): { draft?: ResourceDraft; diagnostics: Diagnostic[] } {
+  if (ctx.validated === true) {
+    const draft = validatedPlainDraft(doc, value, ctx);
+    if (draft) return { draft, diagnostics: [] };
+  }
   const typeText = typeof value.type === 'string' ? value.type : undefined;
   const nameText = typeof value.name === 'string' ? value.name : undefined;
   const parsedType = typeText === undefined ? undefined : parseType(typeText);
@@ -233,8 +284,9 @@ export function readResourceDoc(
   let typeStateful = false;
   if (parsedType && specReadable) {
     const info = lookupType(r, parsedType.provider, parsedType.resourceType, ctx);
-    if (info) {
-      typeStateful = info.stateful === true;
+    if (info) typeStateful = info.stateful === true;
+    // A document that validated clean before (same text, providers and code) is not checked again.
+    if (info && ctx.validated !== true) {
       checkOutputOnly(r, info, spec);
       const secretPaths = checkSecrets(r, info, spec, listedSecrets, ctx);
       const problems = ctx.validator.validate(info, spec, secretPaths);
@@ -279,11 +331,13 @@ export function readResourceDoc(
 
 /**
  * Checks `moved.from` across documents: the old address must no longer be declared (otherwise both
- * would claim one object), and two resources cannot move from the same address.
+ * would claim one object), and two resources cannot move from the same address. `declared` maps each
+ * address to its first declaration among `drafts`.
  */
-export function checkMoves(drafts: readonly ResourceDraft[]): Diagnostic[] {
-  const declared = new Map<Address, ResourceDraft>();
-  for (const d of drafts) if (!declared.has(d.address)) declared.set(d.address, d);
+export function checkMoves(
+  drafts: readonly ResourceDraft[],
+  declared: ReadonlyMap<Address, ResourceDraft>,
+): Diagnostic[] {
   const firstFrom = new Map<Address, ResourceDraft>();
   const diagnostics: Diagnostic[] = [];
   for (const d of drafts) {

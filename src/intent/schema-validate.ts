@@ -1,6 +1,7 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import formats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type * as AjvModule from 'ajv/dist/2020.js';
+import type formatsModule from 'ajv-formats';
 import { findReferences } from '../core/index.js';
 import type { JsonSchema, ResourceTypeInfo } from '../core/index.js';
 import { allowedProperties, closeSchema } from './close-schema.js';
@@ -177,9 +178,19 @@ function toProblem(
  *   caller exempts.
  */
 export function createSpecValidator(): SpecValidator {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, logger: false });
-  formats.default(ajv);
-  for (const f of OPENAPI_FORMATS) ajv.addFormat(f, true);
+  // Made on the first spec to check: a load whose files all validated before (decision 0029)
+  // neither loads Ajv nor compiles its meta-schema.
+  let made: Ajv2020 | undefined;
+  const ajvOf = (): Ajv2020 => {
+    if (made) return made;
+    const require = createRequire(import.meta.url);
+    const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof AjvModule;
+    const formats = require('ajv-formats') as typeof formatsModule;
+    const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, logger: false });
+    formats.default(ajv);
+    for (const f of OPENAPI_FORMATS) ajv.addFormat(f, true);
+    return (made = ajv);
+  };
   const cache = new WeakMap<
     JsonSchema,
     { fn: ValidateFunction; root: JsonSchema } | { unavailable: string }
@@ -190,7 +201,7 @@ export function createSpecValidator(): SpecValidator {
     if (!entry) {
       const root = closeSchema(schema);
       try {
-        entry = { fn: ajv.compile(root), root };
+        entry = { fn: ajvOf().compile(root), root };
       } catch (e) {
         entry = { unavailable: e instanceof Error ? e.message : String(e) };
       }
