@@ -623,7 +623,8 @@ describe('tend mcp --http --allow-apply (SDK client over streamable HTTP)', () =
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       },
       status: 404,
-      message: 'no such session (it ended, or the server restarted): initialize again',
+      message:
+        'no such session (it ended, sat unused for 30 min, or the server restarted): initialize again',
     },
   ])('HTTP: $reason is refused with a JSON-RPC error', async ({ init, status, message }) => {
     const r = await fetch(url, init);
