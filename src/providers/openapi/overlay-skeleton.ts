@@ -101,12 +101,12 @@ function typeActions(t: InspectedType): string[] {
       : [
           ...(query.query.length > 0
             ? [
-                `# x-tend-query-fields: ${flow(Object.fromEntries(query.query.map((q) => [q.param, q.field])))}  # inferred: sent in the query (parameter: field)`,
+                `# x-tend-query-fields: ${flow(Object.fromEntries(query.query.map((q) => [q.param, q.field])))}  # as found: sent in the query (parameter: field)`,
               ]
             : []),
           ...(query.bodyField !== undefined
             ? [
-                `# x-tend-body-field: ${query.bodyField}  # inferred: the field holding the array body`,
+                `# x-tend-body-field: ${query.bodyField}  # as found: the field holding the array body`,
               ]
             : []),
         ];
