@@ -1,6 +1,7 @@
 // Creates whose fields travel in the query string (`POST /plugins/pull?remote=…&name=…`), and
 // creates whose body is an array rather than an object: both become fields of the type's desired
 // spec, and object-access splits them back out when it sends the create. See decision 0030.
+import { setKey } from '../../core/index.js';
 import type { JsonSchema } from '../../core/index.js';
 import { isObject, objectView } from './schema-view.js';
 
@@ -202,7 +203,7 @@ export function createQueryOf(args: {
       skipped,
       ...(args.body === undefined ? { noBody: true } : {}),
     },
-    schema: schema as JsonSchema,
+    schema,
   };
 }
 
@@ -220,7 +221,7 @@ export function splitCreate(
   for (const p of query.params) {
     const v = fields[p.field];
     if (v === undefined || v === null) continue;
-    sent[p.param] = typeof v === 'string' ? v : JSON.stringify(v);
+    setKey(sent, p.param, typeof v === 'string' ? v : JSON.stringify(v));
   }
   let body: unknown;
   if (query.noBody === true) {

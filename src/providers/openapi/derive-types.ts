@@ -851,7 +851,7 @@ function buildType(
     warnings: ctx.warnings,
   });
   const createQuery = queried.query;
-  const createSchema = (queried.schema ?? {}) as JsonSchema;
+  const createSchema = queried.schema ?? {};
   const createEnvelopeField = envelopeOf(
     name,
     'POST',
