@@ -50,18 +50,17 @@ describe('which query parameters and bodies of a create are fields', () => {
     warning?: string;
   }[] = [
     {
-      name: 'Docker plugins: a required parameter, one the read answers (case aside), an array body',
+      name: 'Docker plugins: a required parameter is a field; one named like a read field (case aside) is only noted',
       params: [q('remote', true), q('name'), { name: 'X-Registry-Auth', in: 'header' }],
       op: { 'x-codegen-request-body-name': 'body' },
       body: PRIVILEGES,
       want: {
-        params: [
-          { param: 'remote', field: 'remote', readBack: false, why: 'required' },
-          { param: 'name', field: 'Name', readBack: true, why: 'the read answers it as Name' },
-        ],
+        params: [{ param: 'remote', field: 'remote', readBack: false, why: 'required' }],
         bodyField: 'body',
       },
-      skipped: [],
+      skipped: [
+        'name: optional; the read has Name: if it holds this value, declare x-tend-query-fields: {name: Name}',
+      ],
       required: ['remote'],
       writeOnly: ['body', 'remote'],
     },
@@ -94,6 +93,19 @@ describe('which query parameters and bodies of a create are fields', () => {
         bodyField: 'body',
       },
       skipped: ['remote: not in x-tend-query-fields'],
+    },
+    {
+      name: 'an optional parameter the read answers under exactly its name is a field, read back',
+      params: [q('name')],
+      body: { type: 'object', properties: { Labels: { type: 'object' } } },
+      readFields: ['name', 'Labels'],
+      want: {
+        params: [
+          { param: 'name', field: 'name', readBack: true, why: 'the read answers it as name' },
+        ],
+      },
+      skipped: [],
+      writeOnly: [],
     },
     {
       name: 'an optional parameter the read does not answer is no field; inspect says what to declare',
@@ -330,6 +342,7 @@ function engine(create: Obj = {}): Obj {
           'x-tend-identity': 'natural-key',
           'x-tend-natural-key': 'Name',
           'x-codegen-request-body-name': 'body',
+          'x-tend-query-fields': { remote: 'remote', name: 'Name' },
           parameters: [
             q('remote', true),
             q('name'),
@@ -366,20 +379,20 @@ describe('Docker plugins, derived and inspected', () => {
 
   it('inspect shows the query fields; the skeleton writes them for the overlay', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'tend-create-query-')), 'engine.json');
-    writeFileSync(file, JSON.stringify(engine()));
+    // Without the declaration: what inference finds, and what inspect says of the rest.
+    writeFileSync(file, JSON.stringify(engine({ 'x-tend-query-fields': undefined })));
     const report = await inspectOpenApi(file);
     const t = report.types.find((x) => x.name === 'plugins')!;
     expect(t.createQuery).toEqual({
-      query: [
-        { param: 'remote', field: 'remote', readBack: false, why: 'required' },
-        { param: 'name', field: 'Name', readBack: true, why: 'the read answers it as Name' },
-      ],
+      query: [{ param: 'remote', field: 'remote', readBack: false, why: 'required' }],
       bodyField: 'body',
-      skipped: [],
+      skipped: [
+        'name: optional; the read has Name: if it holds this value, declare x-tend-query-fields: {name: Name}',
+      ],
     });
     const skeleton = overlaySkeleton(report);
     expect(skeleton).toContain(
-      '# x-tend-query-fields: { remote: remote, name: Name } # as found: sent in the query (parameter: field)',
+      '# x-tend-query-fields: { remote: remote } # as found: sent in the query (parameter: field)',
     );
     expect(skeleton).toContain(
       '# x-tend-body-field: body # as found: the field holding the array body',

@@ -58,17 +58,16 @@ export function queryOnlyCreate(
 }
 
 /** The one read property named like `param` but for case, or undefined when none or several. */
-function readPropertyFor(param: string, readFields: readonly string[]): string | undefined {
-  if (readFields.includes(param)) return param;
+function readPropertyLike(param: string, readFields: readonly string[]): string | undefined {
   const lower = param.toLowerCase();
-  const like = readFields.filter((f) => f.toLowerCase() === lower);
+  const like = readFields.filter((f) => f !== param && f.toLowerCase() === lower);
   return like.length === 1 ? like[0] : undefined;
 }
 
 /**
  * The fields of a create that are not properties of a JSON object body: its query parameters that
- * are required or that the read answers as a property of the same name (case aside: `name` ↔
- * `Name`), or the ones `x-tend-query-fields` names (`{param: field}`; a declaration replaces the
+ * are required or that the read answers as a property of exactly the same name (a property named
+ * alike but for case, `name` and `Name`, is only noted: the read may show another value), or the ones `x-tend-query-fields` names (`{param: field}`; a declaration replaces the
  * inference); and an array body, held by the field `x-tend-body-field` names (else the name the
  * document gave the body, `x-codegen-request-body-name`, else `body`). A parameter the body already
  * has as a field is never taken. Pure: odd declarations become warnings and are ignored.
@@ -146,13 +145,18 @@ export function createQueryOf(args: {
     }
   } else {
     for (const [param, p] of params) {
-      const field = readPropertyFor(param, args.readFields);
-      if (field !== undefined && !taken.has(field)) {
-        take(param, field, `the read answers it as ${field}`);
+      const like = readPropertyLike(param, args.readFields);
+      if (taken.has(param)) {
+        skipped.push(`${param}: the body has a field ${param} already`);
+      } else if (args.readFields.includes(param)) {
+        take(param, param, `the read answers it as ${param}`);
       } else if (p['required'] === true) {
-        take(param, field ?? param, 'required');
-      } else if (taken.has(field ?? param)) {
-        skipped.push(`${param}: the body has a field ${field ?? param} already`);
+        take(param, param, 'required');
+      } else if (like !== undefined) {
+        // Named alike is no proof of the same value (Docker answers a container's name as /name).
+        skipped.push(
+          `${param}: optional; the read has ${like}: if it holds this value, declare x-tend-query-fields: {${param}: ${like}}`,
+        );
       } else {
         skipped.push(
           `${param}: optional, and the read has no field of that name; if it is one, declare x-tend-query-fields`,
