@@ -61,6 +61,11 @@ export const TEND_EXTENSIONS = [
   'x-tend-envelope',
   'x-tend-pagination',
   'x-tend-op',
+  // Creates whose fields travel in the query string or whose body is an array (create-query.ts).
+  'x-tend-query-fields',
+  'x-tend-body-field',
+  // Declared by request-envelope.ts; missing here before, so declaring it gave a false warning.
+  'x-tend-request-envelope',
 ] as const;
 
 /** Strings of a string-or-list annotation value. */

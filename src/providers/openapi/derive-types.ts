@@ -47,6 +47,8 @@ import {
 import type { Pagination } from './pagination.js';
 import { isCheckOnlyGet, readByListOperation, readByListReason } from './read-by-list.js';
 import { inferPagination, readPagination } from './pagination.js';
+import type { CreateQuery } from './create-query.js';
+import { createQueryOf, queryOnlyCreate } from './create-query.js';
 import type { CutReason, ObjectView } from './schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
@@ -218,6 +220,11 @@ export interface DerivedType {
   readonly requestEnvelopeWhy?: readonly string[];
   /** A create body of one object property not taken as a wrapper: what to declare if it is one. */
   readonly requestEnvelopeNote?: string;
+  /**
+   * What the create sends outside a JSON object body: fields in its query string, an array body
+   * held by one field, and the query parameters that are not fields (create-query.ts).
+   */
+  readonly createQuery?: CreateQuery;
   /** How the list is paged (declared or inferred); absent when it is one answer. */
   readonly pagination?: Pagination;
   /** Why a list that looks paged is not followed (what to declare); shown by inspect. */
@@ -783,7 +790,9 @@ function buildType(
   // A JSON body, else a form (request-media.ts); anything else is the reason the type is unmapped.
   // Created at its own item path (PUT /x/{name}): a create without a body sends the name alone.
   const atItem = createdAtItem(ctx.realOf.get(post), itemPath);
-  const bodyless = atItem && post['requestBody'] === undefined;
+  // A create whose fields all travel in the query (create-query.ts) sends no body either.
+  const bodyless =
+    post['requestBody'] === undefined && (atItem || queryOnlyCreate(collection, post));
   const body = bodyless
     ? undefined
     : requestMedia(post, `POST ${ctx.realOf.get(post)?.path ?? collectionPath}`);
@@ -813,8 +822,8 @@ function buildType(
   const keyed = atItem
     ? withItemKey(written as JsonSchema | undefined, keyParam, createdAt)
     : undefined;
-  const createSchema = (keyed?.schema ?? written) as JsonSchema;
-  const createFieldNames = Object.keys(objectView(createSchema).properties);
+  const bodySchema = (keyed?.schema ?? written) as JsonSchema;
+  const createFieldNames = Object.keys(objectView(bodySchema).properties);
   const getItem = operation(item, 'GET')!;
   // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
   const readEnvelopeField = envelopeOf(
@@ -831,6 +840,18 @@ function buildType(
     cut('read'),
     ctx.copied,
   ) ?? {}) as JsonSchema;
+  // Fields in the query string, and an array body as one field (create-query.ts).
+  const queried = createQueryOf({
+    typeName: name,
+    where: createWhere,
+    pathItem: collection,
+    op: post,
+    body: bodySchema,
+    readFields: Object.keys(objectView(readSchema).properties),
+    warnings: ctx.warnings,
+  });
+  const createQuery = queried.query;
+  const createSchema = queried.schema ?? {};
   const createEnvelopeField = envelopeOf(
     name,
     'POST',
@@ -903,6 +924,11 @@ function buildType(
     ...(updateOp || byPost ? annotated.filter((f) => writable.has(f)) : writableFields),
     ...notUpdatable,
     ...annotated.filter((f) => writable.has(f)),
+    // Sent with the create only: an update's body does not carry the create's query or array.
+    ...(createQuery?.params.map((p) => p.field) ?? []).filter((f) => writable.has(f)),
+    ...(createQuery?.bodyField !== undefined && writable.has(createQuery.bodyField)
+      ? [createQuery.bodyField]
+      : []),
   ]);
 
   // Addressed by several parameters together: the field holding each (item-key.ts).
@@ -1129,6 +1155,7 @@ function buildType(
         }
       : {}),
     ...(createWrapNote !== undefined ? { requestEnvelopeNote: createWrapNote } : {}),
+    ...(createQuery !== undefined ? { createQuery } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
     ...(identity.why !== undefined

@@ -95,6 +95,21 @@ export interface InspectedType {
   };
   /** A create body of one object property not taken as a wrapper: what to declare if it wraps. */
   readonly requestEnvelopeNote?: string;
+  /**
+   * What the create sends outside a JSON object body: `query`, each query parameter and the field
+   * holding it (`readBack`: compared with the read, else write-only); `bodyField`, the field whose
+   * value is an array body; `skipped`, the create's query parameters that are not fields, and why.
+   */
+  readonly createQuery?: {
+    readonly query: readonly {
+      readonly param: string;
+      readonly field: string;
+      readonly readBack: boolean;
+      readonly why: string;
+    }[];
+    readonly bodyField?: string;
+    readonly skipped: readonly string[];
+  };
   /** How the list is paged (null: one answer); `paginationNote` says why a paged look is not followed. */
   readonly pagination: Pagination | null;
   readonly paginationNote?: string;
@@ -261,6 +276,17 @@ function inspectType(t: DerivedType): InspectedType {
       ? { requestEnvelope: { ...t.requestEnvelope, why: t.requestEnvelopeWhy ?? [] } }
       : {}),
     ...(t.requestEnvelopeNote !== undefined ? { requestEnvelopeNote: t.requestEnvelopeNote } : {}),
+    ...(t.createQuery !== undefined
+      ? {
+          createQuery: {
+            query: t.createQuery.params,
+            ...(t.createQuery.bodyField !== undefined
+              ? { bodyField: t.createQuery.bodyField }
+              : {}),
+            skipped: t.createQuery.skipped,
+          },
+        }
+      : {}),
     pagination: t.pagination ?? null,
     ...(t.paginationNote !== undefined ? { paginationNote: t.paginationNote } : {}),
     parameters: providerParams(t),

@@ -20,6 +20,7 @@ import { pastIsNow } from './instants.js';
 import { isAbsent } from './object-annotations.js';
 import { pickListed, pickListedByKey } from './read-by-list.js';
 import { unwrap } from './envelope.js';
+import { splitCreate } from './create-query.js';
 import { wrapRequest } from './request-envelope.js';
 import type { PageAnswer, PageRequest } from './pagination.js';
 import { collectPages, pageUrlRequest } from './pagination.js';
@@ -466,10 +467,20 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
     }
     const path = fillPath(t.operations.create.path, aliased(t, scope));
+    // Fields of the query string and an array body are sent apart from the rest (create-query.ts).
+    const sent = splitCreate(t.createQuery, body);
     const r = await http.request({
       method: t.operations.create.method,
       path,
-      body: wrapRequest(body, t.requestEnvelope?.create),
+      ...(sent.query !== undefined ? { query: sent.query } : {}),
+      ...(sent.body !== undefined
+        ? {
+            body:
+              t.createQuery?.bodyField !== undefined
+                ? sent.body
+                : wrapRequest(sent.body as Record<string, unknown>, t.requestEnvelope?.create),
+          }
+        : {}),
       ...(t.operations.create.contentType ? { contentType: t.operations.create.contentType } : {}),
       headers,
       ...(ctx.signal ? { signal: ctx.signal } : {}),

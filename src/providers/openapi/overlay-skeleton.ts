@@ -93,11 +93,29 @@ function typeActions(t: InspectedType): string[] {
             `# x-tend-request-envelope: <property>  # if the fields are sent wrapped`,
           ]
         : [];
+  // Fields sent in the create's query string, and an array body as one field (create-query.ts).
+  const query = t.createQuery;
+  const queryLines =
+    query === undefined
+      ? []
+      : [
+          ...(query.query.length > 0
+            ? [
+                `# x-tend-query-fields: ${flow(Object.fromEntries(query.query.map((q) => [q.param, q.field])))}  # as found: sent in the query (parameter: field)`,
+              ]
+            : []),
+          ...(query.bodyField !== undefined
+            ? [
+                `# x-tend-body-field: ${query.bodyField}  # as found: the field holding the array body`,
+              ]
+            : []),
+        ];
   push(
     out,
     action(t.operations.create, `TODO ${t.name}: how objects are told apart after a crash`, [
       ...identityLines,
       ...wrapLines,
+      ...queryLines,
     ]),
   );
 
