@@ -95,6 +95,9 @@ function writeStored(input: unknown, key: string, path: object[]): string | unde
 
 /** An array index (a canonical integer below 2^32 − 1): enumerated before other keys, in order. */
 function isArrayIndex(key: string): boolean {
+  // Most keys start with a letter: decided without the pattern.
+  const first = key.charCodeAt(0);
+  if (!(first >= 48 && first <= 57)) return false;
   return /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 4_294_967_295;
 }
 
