@@ -408,7 +408,8 @@ export class SqliteStore implements Store {
       prevHash: str(row.prev_hash),
     });
     this.#sql.insertChange.run({ ...row, hash, recorded_at: this.#now().toISOString() });
-    // The entry as the caller's values: equal as data to what reads back (JSON-shaped members).
+    // The entry as the caller's values: equal as data to what reads back (JSON-shaped members; a
+    // -0 stays -0 here and reads back as 0, the same JSON).
     return {
       seq: row.seq,
       time: clean.time,
