@@ -178,6 +178,82 @@ describe('Redactor.value', () => {
   });
 });
 
+/**
+ * What `Redactor.value` returns, written plainly (every object copied, then compared): the text
+ * function on every string and key, arrays and plain objects only.
+ */
+function redactedPlainly(v: unknown, f: (s: string) => string): unknown {
+  if (typeof v === 'string') return f(v);
+  if (Array.isArray(v)) return v.map((x) => redactedPlainly(x, f));
+  if (v === null || typeof v !== 'object') return v;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return v;
+  const out = Object.create(proto) as Record<string, unknown>;
+  for (const [k, x] of Object.entries(v)) {
+    Object.defineProperty(out, f(k), {
+      value: redactedPlainly(x, f),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** True when `a` and `b` share every object that `value` did not need to change. */
+function sharesUnchanged(input: unknown, out: unknown, f: (s: string) => string): boolean {
+  if (input === null || typeof input !== 'object') return true;
+  const changed = JSON.stringify(redactedPlainly(input, f)) !== JSON.stringify(input);
+  if (!changed) return out === input;
+  if (Array.isArray(input)) {
+    return (input as unknown[]).every((x, i) => sharesUnchanged(x, (out as unknown[])[i], f));
+  }
+  return Object.keys(input).every(
+    (k) =>
+      f(k) !== k ||
+      sharesUnchanged(
+        (input as Record<string, unknown>)[k],
+        (out as Record<string, unknown>)[k],
+        f,
+      ),
+  );
+}
+
+describe('Redactor.value (property)', () => {
+  it('equals the plain copy-everything redaction, and copies only what changed', () => {
+    const secret = 'tok-12345';
+    const leaf = fc.oneof(
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.constantFrom(secret, `a ${secret} b`, 'x@y', 'https://u:p@h/'),
+    );
+    const key = fc.oneof(
+      fc.string({ maxLength: 4 }),
+      fc.constant(secret),
+      fc.constant('__proto__'),
+    );
+    const value = fc.letrec((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        fc.array(tie('v'), { maxLength: 4 }),
+        fc.sparseArray(tie('v'), { maxLength: 4 }),
+        fc.dictionary(key, tie('v'), { maxKeys: 4 }),
+      ),
+    })).v;
+    fc.assert(
+      fc.property(value, (input) => {
+        const r = new Redactor();
+        r.add(secret);
+        const f = (s: string): string => r.text(s);
+        const out = r.value(input);
+        expect(out).toStrictEqual(redactedPlainly(input, f));
+        expect(sharesUnchanged(input, out, f)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
 /** Every key, string and number of a JSON value, as text. */
 function leavesOf(v: unknown, into: string[] = []): string[] {
   if (typeof v === 'string' || typeof v === 'number') into.push(String(v));

@@ -225,26 +225,41 @@ function safeDecode(text: string): string {
 
 function walk(v: unknown, f: (s: string) => string): unknown {
   if (typeof v === 'string') return f(v);
+  // Nothing is allocated until something changes (most values hold no secret): the copy starts at
+  // the first changed item or member, with the unchanged ones before it.
   if (Array.isArray(v)) {
-    let changed = false;
-    const out = v.map((x) => {
+    const items = v as unknown[];
+    let out: unknown[] | undefined;
+    for (let i = 0; i < items.length; i++) {
+      if (!(i in items)) {
+        // A hole stays a hole, as `map` keeps it.
+        if (out !== undefined) out.length = i + 1;
+        continue;
+      }
+      const x = items[i];
       const y = walk(x, f);
-      if (y !== x) changed = true;
-      return y;
-    });
-    return changed ? out : v;
+      if (out === undefined && y !== x) out = items.slice(0, i);
+      if (out !== undefined) out[i] = y;
+    }
+    return out ?? v;
   }
   if (v === null || typeof v !== 'object') return v;
   const proto = Object.getPrototypeOf(v) as unknown;
   if (proto !== Object.prototype && proto !== null) return v;
-  let changed = false;
-  const entries = Object.entries(v).map(([k, x]) => {
+  const record = v as Record<string, unknown>;
+  const keys = Object.keys(record);
+  let entries: (readonly [string, unknown])[] | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = record[k];
     const key = f(k);
     const y = walk(x, f);
-    if (key !== k || y !== x) changed = true;
-    return [key, y] as const;
-  });
-  if (!changed) return v;
+    if (entries === undefined && (key !== k || y !== x)) {
+      entries = keys.slice(0, i).map((j) => [j, record[j]] as const);
+    }
+    if (entries !== undefined) entries.push([key, y]);
+  }
+  if (entries === undefined) return v;
   // fromEntries defines own properties, so a `__proto__` key stays data and never a prototype.
   const out = Object.fromEntries(entries) as Record<string, unknown>;
   if (proto !== null) return out;

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from '../core/index.js';
-import { hashValue, TendError } from '../core/index.js';
+import { canonicalJson, hashValue, TendError } from '../core/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import { steppedClock } from './clock.js';
@@ -150,6 +151,9 @@ describe('Operator.create: the platform commits and never answers', () => {
   });
 });
 
+/** One value held by both sides of a comparison. */
+const SHARED = { deep: [1, { x: 2 }] };
+
 describe('changedFields', () => {
   it.each([
     ['nothing before: every field with a value', undefined, { a: 1, b: null, c: 'x' }, ['a', 'c']],
@@ -160,7 +164,37 @@ describe('changedFields', () => {
     ['1 and "1" differ', { n: 1 }, { n: '1' }, ['n']],
     ['sorted by name', { b: 1, a: 1 }, { b: 2, a: 2 }, ['a', 'b']],
     ['nested change', { t: { a: { x: 1 } } }, { t: { a: { x: 2 } } }, ['t']],
+    ['the same object on both sides is unchanged', { s: SHARED }, { s: SHARED }, []],
+    ['an empty object against nothing differs', undefined, { o: {}, l: [] }, ['l', 'o']],
+    ['NaN writes as null, like absent', { n: Number.NaN }, {}, []],
   ])('%s', (_name, before, after, want) => {
     expect(changedFields(before, after)).toEqual(want);
+  });
+
+  it('names exactly the fields whose canonical JSON differs (property)', () => {
+    const side = fc.option(
+      fc.dictionary(
+        fc.constantFrom('a', 'b', 'c', 'd'),
+        fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(undefined, Number.NaN)),
+        { maxKeys: 4, noNullPrototype: true },
+      ),
+      { nil: undefined },
+    );
+    const reference = (
+      before: Record<string, unknown> | undefined,
+      after: Record<string, unknown> | undefined,
+    ): string[] =>
+      [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])]
+        .filter((k) => canonicalJson(before?.[k] ?? null) !== canonicalJson(after?.[k] ?? null))
+        .sort();
+    fc.assert(
+      fc.property(side, side, fc.boolean(), (before, after, share) => {
+        // Sharing values between the sides exercises the same-value shortcut.
+        const b = share && before && after ? { ...after, ...before } : before;
+        expect(changedFields(b, after)).toEqual(reference(b, after));
+        expect(changedFields(after, b)).toEqual(reference(after, b));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -96,9 +96,15 @@ export function changedFields(
 ): string[] {
   const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
   // Equal as data ⇔ the same canonical JSON (what hashValue hashes; no digest needed to compare).
-  return [...keys]
-    .filter((k) => canonicalJson(before?.[k] ?? null) !== canonicalJson(after?.[k] ?? null))
-    .sort();
+  // Two shortcuts give the same answer without writing it: the same value on both sides is equal,
+  // and an object (or array) never writes as the `null` an absent side does.
+  const differs = (a: unknown, b: unknown): boolean => {
+    if (a === b) return false;
+    if ((a === undefined || a === null) && typeof b === 'object' && b !== null) return true;
+    if ((b === undefined || b === null) && typeof a === 'object' && a !== null) return true;
+    return canonicalJson(a ?? null) !== canonicalJson(b ?? null);
+  };
+  return [...keys].filter((k) => differs(before?.[k], after?.[k])).sort();
 }
 
 /**

@@ -113,6 +113,29 @@ export function keyedHash(key: LedgerKey, entry: Omit<KeyedRecord, 'hash'>): str
   );
 }
 
+/**
+ * The canonical JSON text of each member of a keyed entry as it reads back (for a string, its
+ * `JSON.stringify`; for a structured member, `storedCanonicalJson` of it), absent for a member the
+ * entry does not have. What a store that writes each member's canonical text once hashes.
+ */
+export type KeyedEntryText = Readonly<
+  Record<Exclude<keyof KeyedRecord, 'hash'>, string | undefined>
+>;
+
+/**
+ * `keyedHash` of the entry whose members read back as `text`, without building the entry: the
+ * canonical JSON of the entry is assembled from its members' texts (sorted by name, absent ones
+ * dropped, exactly as `canonicalJson` writes the whole entry), then signed.
+ */
+export function keyedHashOfText(key: LedgerKey, text: KeyedEntryText): string {
+  const members: string[] = [];
+  for (const name of Object.keys(text).sort()) {
+    const member = text[name as keyof KeyedEntryText];
+    if (member !== undefined) members.push(`${JSON.stringify(name)}:${member}`);
+  }
+  return key.sign(`{${members.join(',')}}`);
+}
+
 /** What a chain is checked against besides itself. */
 export interface VerifyChainOptions {
   /**

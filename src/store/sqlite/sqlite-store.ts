@@ -11,9 +11,9 @@ import type {
   Redactor,
   ResourceStatus,
 } from '../../core/index.js';
-import { TendError } from '../../core/index.js';
-import { GENESIS_HASH, keyedHash, verifyChain } from '../ledger-chain.js';
-import type { KeyedRecord, LedgerHead } from '../ledger-chain.js';
+import { storedCanonicalJson, TendError } from '../../core/index.js';
+import { GENESIS_HASH, keyedHashOfText, LEDGER_FORMAT, verifyChain } from '../ledger-chain.js';
+import type { LedgerHead } from '../ledger-chain.js';
 import type { LedgerKey } from '../ledger-key.js';
 import type {
   ActionRunQuery,
@@ -41,9 +41,7 @@ import { OwnershipStatements } from './sqlite-ownership.js';
 import { WalSync } from './wal-sync.js';
 import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from './sqlite-database.js';
 import {
-  changeFromRecord,
   changeFromRow,
-  changeToRow,
   operationFromRow,
   recordFromRow,
   operationToRow,
@@ -351,7 +349,7 @@ export class SqliteStore implements Store {
     this.#append = db.transaction((change: NewChange, key: LedgerKey): Change => {
       const entry = this.#insertEntry(change, key, this.#head());
       this.#sql.setLedgerHead.run(entry.seq, entry.hash);
-      return changeFromRecord(entry);
+      return entry;
     });
   }
 
@@ -359,25 +357,79 @@ export class SqliteStore implements Store {
    * Signs `change` as the entry after `head` and inserts it; moves no head. Throws before writing
    * anything, or at the insert (which SQLite then undoes), so a failure leaves the ledger as it was.
    */
-  #insertEntry(change: NewChange, key: LedgerKey, head: LedgerHead): KeyedRecord {
-    const draft = changeToRow({
-      ...this.#clean(change),
+  #insertEntry(change: NewChange, key: LedgerKey, head: LedgerHead): Change {
+    const clean = this.#clean(change);
+    // Each structured member is written once, as canonical JSON: that text is both the column and
+    // the member's part of the hashed text, so the entry is hashed exactly as it reads back
+    // (`keyedHash` of `recordFromRow` of the row) without serialising, parsing and sorting copies.
+    const json = (value: unknown): string | null =>
+      value === undefined ? null : (storedCanonicalJson(value) as string);
+    const row: ChangeRow = {
       seq: head.seq + 1,
-      keyId: key.id,
-      prevHash: head.hash,
+      time: clean.time,
+      actor: clean.actor,
+      actor_kind: clean.actorKind ?? null,
+      intent: clean.intent ?? null,
+      motivation: json(clean.motivation),
+      source: clean.source,
+      address: clean.address ?? null,
+      type: clean.type,
+      object_id: clean.objectId,
+      action: clean.action,
+      fields: storedCanonicalJson(clean.fields) as string,
+      before: json(clean.before),
+      after: json(clean.after),
+      decision: json(clean.decision),
+      key_id: key.id,
+      format: LEDGER_FORMAT,
+      prev_hash: head.hash,
       hash: '',
+    };
+    const str = (value: string | null | undefined): string | undefined =>
+      value === null || value === undefined ? undefined : JSON.stringify(value);
+    const hash = keyedHashOfText(key, {
+      format: JSON.stringify(LEDGER_FORMAT),
+      seq: JSON.stringify(row.seq),
+      time: str(row.time),
+      actor: str(row.actor),
+      actorKind: str(row.actor_kind),
+      intent: str(row.intent),
+      motivation: row.motivation ?? undefined,
+      source: str(row.source),
+      address: str(row.address),
+      type: str(row.type),
+      objectId: str(row.object_id),
+      action: str(row.action),
+      fields: row.fields,
+      before: row.before ?? undefined,
+      after: row.after ?? undefined,
+      decision: row.decision ?? undefined,
+      keyId: str(row.key_id),
+      prevHash: str(row.prev_hash),
     });
-    // Hash the entry as it will read back, so appending and verifying always agree.
-    const { hash: _, ...unhashed } = recordFromRow(draft) as KeyedRecord;
-    const entry: KeyedRecord = { ...unhashed, hash: keyedHash(key, unhashed) };
-    // The draft is the row of that entry already (JSON text re-serialises to itself): only
-    // the hash is new, so nothing is serialised twice.
-    this.#sql.insertChange.run({
-      ...draft,
-      hash: entry.hash,
-      recorded_at: this.#now().toISOString(),
-    });
-    return entry;
+    this.#sql.insertChange.run({ ...row, hash, recorded_at: this.#now().toISOString() });
+    // The entry as the caller's values: equal as data to what reads back (JSON-shaped members; a
+    // -0 stays -0 here and reads back as 0, the same JSON).
+    return {
+      seq: row.seq,
+      time: clean.time,
+      actor: clean.actor,
+      ...(clean.intent === undefined ? {} : { intent: clean.intent }),
+      source: clean.source,
+      ...(clean.address === undefined ? {} : { address: clean.address }),
+      type: clean.type,
+      objectId: clean.objectId,
+      fields: clean.fields,
+      ...(clean.before === undefined ? {} : { before: clean.before }),
+      ...(clean.after === undefined ? {} : { after: clean.after }),
+      prevHash: head.hash,
+      hash,
+      ...(clean.actorKind === undefined ? {} : { actorKind: clean.actorKind }),
+      ...(clean.motivation === undefined ? {} : { motivation: clean.motivation }),
+      action: clean.action,
+      ...(clean.decision === undefined ? {} : { decision: clean.decision }),
+      keyId: key.id,
+    };
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
@@ -509,7 +561,7 @@ export class SqliteStore implements Store {
       // own, and the head row is written once, when the batch ends (see `#flush`).
       const entry = this.#insertEntry(change, key, batch.head ?? this.#head());
       batch.head = { seq: entry.seq, hash: entry.hash };
-      return changeFromRecord(entry);
+      return entry;
     }, RELAXED);
   }
 
