@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChangeset } from '../../src/engine/index.js';
 import { CLI, copyExample, runCli, startCli } from '../support/cli.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
-import { startSandboxProcess } from '../support/sandbox-process.js';
+import { scaleServiceAs, startSandboxProcess } from '../support/sandbox-process.js';
 
 // Issue 15, item 3: an MCP conversation through the SDK's own client against the built
 // `tend mcp <dir>` (stdio, and once over streamable HTTP), on the quickstart against a real sandbox.
@@ -112,13 +112,7 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
   });
 
   it('plan: a drifted field shows the step and the decision', async () => {
-    const service = (await sandbox.objects()).find((o) => o.type === 'services')!;
-    const r = await fetch(`${sandbox.url}/services/${service.id}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json', 'x-tend-actor': 'alice' },
-      body: JSON.stringify({ replicas: 4 }),
-    });
-    expect(r.status).toBe(200);
+    expect(await scaleServiceAs(sandbox, 4)).toBe(200);
     const planned = check('plan', await call('plan'));
     const api = (planned['steps'] as { kind: string; address: string }[]).find(
       (s) => s.address === 'sb.services/api',
@@ -129,11 +123,7 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
       expect.objectContaining({ address: 'sb.services/api', field: 'replicas' }),
     ]);
     // Put it back for the tests that follow.
-    await fetch(`${sandbox.url}/services/${service.id}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json', 'x-tend-actor': 'alice' },
-      body: JSON.stringify({ replicas: 2 }),
-    });
+    await scaleServiceAs(sandbox, 2);
   });
 
   it('status: resources by address, providers by name, nobody holding the workspace', async () => {

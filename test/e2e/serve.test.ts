@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyExample, runCli } from '../support/cli.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
-import { startSandboxInProcess } from '../support/sandbox-process.js';
+import { scaleServiceAs, startSandboxInProcess } from '../support/sandbox-process.js';
 
 // `tend serve` over a real port (issue 15, items 1 and 4), as a user runs it: the built CLI on the
 // quickstart against a sandbox, tokens from TEND_API_TOKENS, JSON logs on stderr. The loop converges
@@ -119,17 +119,7 @@ describe('tend serve on a real port', { timeout: 120_000 }, () => {
     let text = '';
     while (!text.includes('event: ready')) text += (await reader.read()).value ?? '';
 
-    const service = (await sandbox.objects()).find((o) => o.type === 'services')!;
-    const changed = await fetch(`${sandbox.url}/services/${service.id}`, {
-      method: 'PATCH',
-      headers: {
-        'content-type': 'application/json',
-        'x-tend-actor': 'alice',
-        'x-tend-actor-kind': 'human',
-      },
-      body: JSON.stringify({ replicas: 9 }),
-    });
-    expect(changed.status).toBe(200);
+    expect(await scaleServiceAs(sandbox, 9, 'alice', 'human')).toBe(200);
     while (!/event: pass-done\n/.test(text.slice(text.indexOf('event: change-observed')))) {
       const { value, done } = await reader.read();
       if (done) break;

@@ -10,7 +10,7 @@ import {
 } from '../support/browser.js';
 import { copyExample, runCli } from '../support/cli.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
-import { startSandboxInProcess } from '../support/sandbox-process.js';
+import { scaleServiceAs, startSandboxInProcess } from '../support/sandbox-process.js';
 
 // The web page of the twin in a real browser (issue 15, item 2): Debian's chromium on `tend serve`
 // over the quickstart against a sandbox. The workspace is applied, alice scales `api` behind Tend's
@@ -41,17 +41,7 @@ describe.skipIf(missing !== undefined)(
       const applied = await runCli(['apply', ex.dir, '--yes'], { env });
       expect(applied.code, applied.stderr).toBe(0);
       // alice scales the service on the platform, behind Tend's back.
-      const service = (await sandbox.objects()).find((o) => o.type === 'services')!;
-      const changed = await fetch(`${sandbox.url}/services/${service.id}`, {
-        method: 'PATCH',
-        headers: {
-          'content-type': 'application/json',
-          'x-tend-actor': 'alice',
-          'x-tend-actor-kind': 'human',
-        },
-        body: JSON.stringify({ replicas: 9 }),
-      });
-      expect(changed.status).toBe(200);
+      expect(await scaleServiceAs(sandbox, 9, 'alice', 'human')).toBe(200);
       // Serve only (no loop): the drift stays until the test applies a plan through the API.
       served = await startServe(ex.dir, ['--no-loop'], {
         ...env,
@@ -244,17 +234,7 @@ describe.skipIf(missing !== undefined)(
           { timeout: 30_000, interval: 500 },
         )
         .toBe(true);
-      const service = (await loopSandbox.objects()).find((o) => o.type === 'services')!;
-      const changed = await fetch(`${loopSandbox.url}/services/${service.id}`, {
-        method: 'PATCH',
-        headers: {
-          'content-type': 'application/json',
-          'x-tend-actor': 'alice',
-          'x-tend-actor-kind': 'human',
-        },
-        body: JSON.stringify({ replicas: 9 }),
-      });
-      expect(changed.status).toBe(200);
+      expect(await scaleServiceAs(loopSandbox, 9, 'alice', 'human')).toBe(200);
       await expect
         .poll(() => p.getByTestId('entry-reason').first().textContent(), { timeout: 30_000 })
         .toBe(

@@ -133,3 +133,28 @@ function oracle(url: string, apiKey: string | undefined) {
     stats: () => json<SandboxStats>('/_sandbox/stats'),
   };
 }
+
+/**
+ * Another writer scales the quickstart's service on the platform, behind Tend's back: a PATCH of
+ * `replicas` through the sandbox's own API as `actor` (and `actorKind`, when given). Resolves to the
+ * answer's status.
+ */
+export async function scaleServiceAs(
+  sandbox: SandboxHandle,
+  replicas: number,
+  actor = 'alice',
+  actorKind?: string,
+): Promise<number> {
+  const service = (await sandbox.objects()).find((o) => o.type === 'services');
+  if (!service) throw new Error('the sandbox holds no service to scale');
+  const r = await fetch(`${sandbox.url}/services/${service.id}`, {
+    method: 'PATCH',
+    headers: {
+      'content-type': 'application/json',
+      'x-tend-actor': actor,
+      ...(actorKind !== undefined ? { 'x-tend-actor-kind': actorKind } : {}),
+    },
+    body: JSON.stringify({ replicas }),
+  });
+  return r.status;
+}
