@@ -97,8 +97,16 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
       : '';
     row('changed by', `${t.embeddedIn.method} ${t.itemPath}, field ${t.embeddedIn.field}${op}`);
   } else {
-    const opText = (o: { method: string; path: string; assigned?: string }) =>
-      `${o.method} ${o.path}${o.assigned !== undefined ? s.dim(` (${o.assigned})`) : ''}`;
+    const opText = (o: {
+      method: string;
+      path: string;
+      assigned?: string;
+      addressedBy?: Readonly<Record<string, string>>;
+    }) => {
+      const by = Object.entries(o.addressedBy ?? {}).map(([p, f]) => `{${p}} from ${f}`);
+      const notes = [...(o.assigned !== undefined ? [o.assigned] : []), ...by];
+      return `${o.method} ${o.path}${notes.length > 0 ? s.dim(` (${notes.join('; ')})`) : ''}`;
+    };
     row('list', opText(t.operations.list));
     row('read', opText(t.operations.read));
     row('create', opText(t.operations.create));

@@ -58,6 +58,8 @@ export const TEND_EXTENSIONS = [
   'x-tend-absent-when',
   'x-tend-id-field',
   'x-tend-key-fields',
+  // An operation's path parameters that always take one value (Discourse's users list, issue 12).
+  'x-tend-path-values',
   'x-tend-envelope',
   'x-tend-pagination',
   'x-tend-op',

@@ -81,6 +81,11 @@ export interface OperationRef {
    * /containers/create`): how it was assigned (`x-tend-op create`, or the generic rule inferred).
    */
   readonly assigned?: string;
+  /**
+   * Path parameters filled from fields of the object as last observed, not from its id
+   * (`x-tend-key-fields` on a declared update: Discourse's `PUT /u/{username}.json`), by parameter.
+   */
+  readonly addressedBy?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -612,7 +617,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const used = new Set<string>();
   for (const t of types) {
     used.add(t.collectionPath).add(t.itemPath);
-    for (const o of Object.values(t.operations)) if (o) used.add(o.path);
+    for (const o of Object.values(t.operations)) {
+      if (!o) continue;
+      used.add(o.path);
+      const valued = assembled.valuedFrom.get(o.path);
+      if (valued !== undefined) used.add(valued);
+    }
   }
   const listed = new Set(unmapped.map((u) => u.path));
   for (const p of Object.keys(documentPaths)) {
@@ -1131,7 +1141,12 @@ function buildType(
       read: ref('GET', itemPath, getItem),
       create: ref('POST', collectionPath, post),
       ...(updateOp
-        ? { update: ref(updateMethod, itemPath, updateOp) }
+        ? {
+            update: {
+              ...ref(updateMethod, itemPath, updateOp),
+              ...addressedByOf(name, updateWhere, updateOp, ctx.realOf, read, ctx.warnings),
+            },
+          }
         : byPost
           ? { update: ref('POST', itemPath, byPost.operation) }
           : {}),
@@ -1619,6 +1634,35 @@ function extensionPath(
   }
   warnings.push(`${key} must be an object with a path starting with /; ignored`);
   return undefined;
+}
+
+/**
+ * The fields an update declared with `x-tend-key-fields` takes its path parameters from (checked
+ * by irregular-ops.ts against the paths); each must be a field the read object has, or Tend could
+ * never fill the path: a warning names it.
+ */
+function addressedByOf(
+  type: string,
+  where: string,
+  op: Record<string, unknown>,
+  realOf: WeakMap<object, RealOperation>,
+  read: ObjectView,
+  warnings: string[],
+): { addressedBy?: Record<string, string> } {
+  const declared = op['x-tend-key-fields'];
+  if (!isObject(declared) || !realOf.get(op)?.source.includes('x-tend-op update')) return {};
+  const out: Record<string, string> = {};
+  for (const [param, field] of Object.entries(declared)) {
+    if (typeof field !== 'string') return {};
+    const top = keyPathSegments(field)[0]!;
+    if (!Object.hasOwn(read.properties, top)) {
+      warnings.push(
+        `${type}: ${where} takes {${param}} from the field ${field}, which the object read has no property for; the update will fail unless the platform answers it`,
+      );
+    }
+    setKey(out, param, field);
+  }
+  return { addressedBy: out };
 }
 
 /** `x-tend-parent-values`: path parameters that always take the same value. */

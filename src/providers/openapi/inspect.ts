@@ -18,6 +18,8 @@ export interface InspectedOperation {
   readonly path: string;
   /** Set when the operation is off the plain collection or item path: how it was assigned. */
   readonly assigned?: string;
+  /** Path parameters filled from fields of the object, not its id (`x-tend-key-fields` on an update). */
+  readonly addressedBy?: Readonly<Record<string, string>>;
 }
 
 /** One resource type as `tend providers inspect` reports it. */
@@ -213,10 +215,16 @@ function inspectType(t: DerivedType): InspectedType {
     if (ops.length > 0) setKey(normalize, field, ops);
   }
   const op = (o: { method: string; path: string }) => ({ method: o.method, path: o.path });
-  const full = (o: { method: string; path: string; assigned?: string }): InspectedOperation => ({
+  const full = (o: {
+    method: string;
+    path: string;
+    assigned?: string;
+    addressedBy?: Readonly<Record<string, string>>;
+  }): InspectedOperation => ({
     method: o.method,
     path: o.path,
     ...(o.assigned !== undefined ? { assigned: o.assigned } : {}),
+    ...(o.addressedBy !== undefined ? { addressedBy: { ...o.addressedBy } } : {}),
   });
   const markerKind =
     i.markerKind ??

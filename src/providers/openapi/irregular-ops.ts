@@ -60,6 +60,12 @@ export interface AssembledPaths {
   readonly notes: ReadonlyMap<string, string>;
   /** The path a document path is read as, when a rule normalised it (`/x/{id}.json` → `/x/{id}`). */
   readonly readAs: ReadonlyMap<string, string>;
+  /**
+   * The document path each path written with `x-tend-path-values` stands for
+   * (`/admin/users/list/active.json` → `/admin/users/list/{flag}.json`): an operation sent to the
+   * first uses the second.
+   */
+  readonly valuedFrom: ReadonlyMap<string, string>;
 }
 
 const ACTION_CREATE = new Set(['create', 'new', 'add']);
@@ -144,6 +150,14 @@ export function assembleOperations(
     if (isObject(op)) declaredOps.add(op);
   };
 
+  // --- declared: path parameters one operation always fills with one value ----------------------
+  const valuedFrom = new Map<string, string>();
+  fillPathValues(paths, warnings, (from, to) => {
+    movedFrom.set(to, [...(movedFrom.get(to) ?? []), from]);
+    readAs.set(from, to);
+    valuedFrom.set(to, from);
+  });
+
   // --- normalised: .json suffixes, API versions, repeated parameter names -------------------------
   dropJsonSuffixes(placer);
   mergeVersions(placer);
@@ -209,6 +223,15 @@ export function assembleOperations(
     for (const d of ops) {
       const target = d.op === 'list' || d.op === 'create' ? collection : item;
       if (target === undefined) continue;
+      if (addressedByFields(d) && !addressedOk(type, d, target, warnings)) continue;
+      if (
+        (d.op === 'read' || d.op === 'delete') &&
+        d.operation['x-tend-key-fields'] !== undefined
+      ) {
+        warnings.push(
+          `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.shown}: x-tend-key-fields on an operation is taken only on the update (Tend reads and deletes an object by its id alone); ignored here`,
+        );
+      }
       const slot: Method =
         d.op === 'list'
           ? 'get'
@@ -228,12 +251,20 @@ export function assembleOperations(
         d.method,
         `x-tend-op ${d.op}`,
         d.op === 'list' || d.op === 'create' ? { 'x-tend-type': type } : {},
-        rename && target === item,
+        rename && target === item && !addressedByFields(d),
       );
       if (d.op === 'update' && slot === 'put') {
         // A declared update is the update, whatever else the item path offers.
         const it = paths[target]!;
         delete it['patch'];
+      }
+      // A declared operation belongs to its type alone: it leaves the path it came from, which, with
+      // nothing left, is read as the type's path (and explained as part of it, not as a collection
+      // of its own that cannot be listed).
+      if (target !== d.path && placer.placedAt(d.operation) === target) {
+        const from = own(d.path);
+        if (from[d.method] === d.operation) delete from[d.method];
+        if (!METHODS.some((m) => isObject(from[m]))) placer.remove(d.path, target);
       }
     }
   }
@@ -275,7 +306,7 @@ export function assembleOperations(
 
   // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
   pairItemPaths(placer, documentPaths);
-  return { paths, realOf, movedFrom, notes, readAs };
+  return { paths, realOf, movedFrom, notes, readAs, valuedFrom };
 }
 
 /**
@@ -303,13 +334,20 @@ function existingCollection(
 /** The collection and item paths of a type assembled from declared operations; a warning if none. */
 function declaredPaths(
   type: string,
-  ops: readonly { op: TypeOp; method: Method; path: string; shown: string }[],
+  ops: readonly {
+    op: TypeOp;
+    method: Method;
+    path: string;
+    shown: string;
+    operation: Record<string, unknown>;
+  }[],
   hasItemUnder: (collection: string) => boolean,
   collectionOf: (item: string) => string | undefined,
   warnings: string[],
 ): { collection?: string; item?: string; rename: boolean } | undefined {
   const items = new Set<string>();
   for (const d of ops.filter((o) => o.op === 'read' || o.op === 'update' || o.op === 'delete')) {
+    if (addressedByFields(d)) continue; // its path is checked against the type's item path later
     const s = split(d.path);
     const lastParam = findLastIndex(s, isParam);
     if (lastParam < 0) {
@@ -336,7 +374,9 @@ function declaredPaths(
     const s = split(o.path);
     return join(s.slice(0, findLastIndex(s, isParam) + 1));
   };
-  const itemOps = ops.filter((o) => o.op === 'delete' || o.op === 'read' || o.op === 'update');
+  const itemOps = ops.filter(
+    (o) => (o.op === 'delete' || o.op === 'read' || o.op === 'update') && !addressedByFields(o),
+  );
   let item =
     shapes.size > 1
       ? (['read', 'delete', 'update'] as const)
@@ -389,6 +429,61 @@ function declaredPaths(
   return { collection, ...(item !== undefined ? { item } : {}), rename };
 }
 
+/**
+ * An update declared with `x-tend-key-fields: {param: field}` on the operation: it addresses the
+ * object by fields of it other than its id (Discourse updates a user at `PUT /u/{username}.json`
+ * and reads and deletes it at `/admin/users/{id}.json`). Tend fills those parameters from the
+ * object as last observed. Only an update: a read or a delete has nothing but the id to go on.
+ */
+function addressedByFields(d: { op: TypeOp; operation: Record<string, unknown> }): boolean {
+  return d.op === 'update' && d.operation['x-tend-key-fields'] !== undefined;
+}
+
+/**
+ * Whether an update addressed by fields fits the type's item path: `x-tend-key-fields` maps some of
+ * its path parameters to field names, and every other parameter is one of the item path's above
+ * the id (its value comes from where the object lives). A warning when not.
+ */
+function addressedOk(
+  type: string,
+  d: { method: Method; path: string; shown: string; operation: Record<string, unknown> },
+  item: string,
+  warnings: string[],
+): boolean {
+  const where = `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.shown}`;
+  const declared = d.operation['x-tend-key-fields'];
+  const params = paramsOf(d.path);
+  if (!isObject(declared) || Object.keys(declared).length === 0) {
+    warnings.push(
+      `${where}: x-tend-key-fields on an update must map its path parameters to fields of the object ({${params.at(-1) ?? 'param'}: <field>}); ignored`,
+    );
+    return false;
+  }
+  for (const [param, field] of Object.entries(declared)) {
+    if (!params.includes(param)) {
+      warnings.push(
+        `${where}: x-tend-key-fields names {${param}}, which is not a parameter of the path; ignored`,
+      );
+      return false;
+    }
+    if (typeof field !== 'string' || field === '') {
+      warnings.push(
+        `${where}: x-tend-key-fields gives {${param}} ${JSON.stringify(field)}: it must name a field of the object; ignored`,
+      );
+      return false;
+    }
+  }
+  const above = new Set(paramsOf(item).slice(0, -1));
+  const unknown = params.filter((p) => !Object.hasOwn(declared, p) && !above.has(p));
+  if (unknown.length > 0) {
+    warnings.push(
+      `${where}: its path parameters ${unknown.map((p) => `{${p}}`).join(', ')} are neither named in x-tend-key-fields nor parameters of ${item} above the id; ignored`,
+    );
+    return false;
+  }
+  return true;
+}
+
 /** The number of leading segments the paths share. */
 function commonLength(paths: readonly string[][]): number {
   let n = 0;
@@ -402,4 +497,70 @@ function commonLength(paths: readonly string[][]): number {
 function findLastIndex<T>(xs: readonly T[], test: (x: T) => boolean): number {
   for (let i = xs.length - 1; i >= 0; i--) if (test(xs[i]!)) return i;
   return -1;
+}
+
+/**
+ * `x-tend-path-values: {param: value}` on an operation: the operation always takes these values for
+ * these path parameters (Discourse lists every user at `GET /admin/users/list/{flag}.json` with
+ * `flag: active`, whose only effect is the order). The values are written into the path (each
+ * URI-encoded), and the operation is read as if the document had written that path; the rest of the
+ * path item (other methods, path-level parameters) stays where it was. `moved(from, to)` records that
+ * the new path stands for the document's.
+ */
+export function fillPathValues(
+  paths: Record<string, Record<string, unknown>>,
+  warnings: string[],
+  moved: (from: string, to: string) => void,
+): void {
+  for (const path of Object.keys(paths)) {
+    for (const method of METHODS) {
+      const item = paths[path];
+      const op = item?.[method];
+      if (!isObject(op) || op['x-tend-path-values'] === undefined) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      const values = op['x-tend-path-values'];
+      if (!isObject(values) || Object.keys(values).length === 0) {
+        warnings.push(
+          `${where}: x-tend-path-values must map path parameters to values ({${paramsOf(path)[0] ?? 'param'}: <value>}); ignored`,
+        );
+        continue;
+      }
+      const params = paramsOf(path);
+      const problem = Object.entries(values)
+        .map(([k, v]) =>
+          !params.includes(k)
+            ? `names {${k}}, which is not a parameter of the path (${params.map((p) => `{${p}}`).join(', ') || 'it has none'})`
+            : typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v))
+              ? `gives {${k}} ${JSON.stringify(v)}: a value must be a string or a number`
+              : typeof v === 'string' && v === ''
+                ? `gives {${k}} an empty value`
+                : undefined,
+        )
+        .find((m) => m !== undefined);
+      if (problem !== undefined) {
+        warnings.push(`${where}: x-tend-path-values ${problem}; ignored`);
+        continue;
+      }
+      const filled = path.replace(/\{([^{}]+)\}/g, (m, name: string) =>
+        Object.hasOwn(values, name) ? encodeURIComponent(String(values[name])) : m,
+      );
+      if (isObject(paths[filled]?.[method])) {
+        warnings.push(
+          `${where}: x-tend-path-values makes it ${method.toUpperCase()} ${filled}, which the document already has; ignored`,
+        );
+        continue;
+      }
+      const rest: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(item!)) if (k !== method) setKey(rest, k, v);
+      if (METHODS.some((m) => isObject(rest[m]))) setKey(paths, path, rest);
+      else delete paths[path];
+      const target: Record<string, unknown> = { ...(paths[filled] ?? {}) };
+      for (const [k, v] of Object.entries(rest)) {
+        if (!(METHODS as readonly string[]).includes(k) && !(k in target)) setKey(target, k, v);
+      }
+      setKey(target, method, op);
+      setKey(paths, filled, target);
+      moved(path, filled);
+    }
+  }
 }

@@ -10,7 +10,7 @@ import {
 import { actorHeaders } from './actor-headers.js';
 import type { Schedule } from './group-commit.js';
 import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
-import type { DerivedType } from './derive-types.js';
+import type { DerivedType, OperationRef } from './derive-types.js';
 import type { HttpClient } from './http-client.js';
 import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
 import type { Scope } from './object-ids.js';
@@ -599,7 +599,10 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
       );
     }
     const { scope, own } = splitId(t, id);
-    const path = fillItemPath(op.path, aliased(t, scope), own);
+    const path =
+      op.addressedBy !== undefined
+        ? fillAddressedPath(t, op, aliased(t, scope), id, current)
+        : fillItemPath(op.path, aliased(t, scope), own);
     const sent = onlyUpdateFields(t, bodyOf(t, desired));
     const body =
       op.method === 'PATCH' || t.partialUpdate
@@ -1122,6 +1125,33 @@ function fillItemPath(template: string, scope: Scope, own: string | readonly str
   const filled = new Map(scope);
   names.forEach((name, i) => filled.set(name, parts[parts.length - names.length + i]!));
   return fillPath(template, filled);
+}
+
+/**
+ * The path of an operation addressed by fields of the object (`PUT /u/{username}.json`,
+ * `OperationRef.addressedBy`): those parameters take the object's values as last observed — the
+ * address it has now, not the one a change may give it — and the others come from the scope.
+ */
+function fillAddressedPath(
+  t: DerivedType,
+  op: OperationRef,
+  scope: Scope,
+  id: string,
+  current: ObservedObject,
+): string {
+  const filled = new Map(scope);
+  const addressedBy: Readonly<Record<string, string>> = op.addressedBy ?? {};
+  for (const [param, field] of Object.entries(addressedBy)) {
+    const v = valueAtKeyPath(current.fields, field);
+    if (typeof v !== 'string' && typeof v !== 'number') {
+      throw new TendError(
+        'provider.missing_key',
+        `${t.info.name} ${id}: ${op.method} ${op.path} takes {${param}} from the field ${field}, and the object as last read has ${v === undefined ? 'no such field' : `${JSON.stringify(v)} there`}`,
+      );
+    }
+    filled.set(param, String(v));
+  }
+  return fillPath(op.path, filled);
 }
 
 function isEmpty(v: unknown): boolean {
