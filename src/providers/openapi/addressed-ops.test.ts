@@ -378,3 +378,32 @@ describe('requests of a type on four paths, against a real server', () => {
     expect(server.requests).toEqual([]);
   });
 });
+
+describe('what inspect says of a list by a filter nobody declared', () => {
+  const listBy = (schema: Obj): Obj => ({
+    openapi: '3.1.0',
+    info: { title: 'forum', version: '1' },
+    paths: {
+      '/admin/users/list/{flag}.json': {
+        get: { parameters: [{ ...pathParam('flag'), schema }], responses: ok() },
+      },
+    },
+  });
+  const reasonOf = (doc: Obj) =>
+    deriveTypes(doc).unmapped.find((u) => u.path === '/admin/users/list/{flag}.json')?.reason;
+
+  it('names the values and what to declare when the parameter takes one of a few', () => {
+    expect(reasonOf(listBy({ type: 'string', enum: ['active', 'new', 'staff'] }))).toBe(
+      'GET only: read-only, nothing for Tend to manage; {flag} is one of active, new, staff: if one of them lists every object of a type, declare x-tend-type: <type>, x-tend-op: list and x-tend-path-values: {flag: <value>} on this GET',
+    );
+  });
+
+  it('says only that it is read-only when the parameter is free (an id, a name)', () => {
+    expect(reasonOf(listBy({ type: 'string' }))).toBe(
+      'GET only: read-only, nothing for Tend to manage',
+    );
+    expect(reasonOf(listBy({ type: 'string', enum: ['only'] }))).toBe(
+      'GET only: read-only, nothing for Tend to manage',
+    );
+  });
+});

@@ -673,7 +673,7 @@ function unmappedReason(
       .map((s) => s.slice(1, -1))
       .filter((p) => !fixedValues.has(p));
     if (methods.length > 0 && !methods.includes('DELETE') && !methods.includes('POST')) {
-      return `${methods.join(', ')} only: read-only, nothing for Tend to manage`;
+      return `${methods.join(', ')} only: read-only, nothing for Tend to manage${methods.length === 1 ? filterHint(item, last.slice(1, -1)) : ''}`;
     }
     if (unresolved.length > 0 && segments.slice(0, -1).some(isParam)) {
       return `no collection path ${parentPath} with POST for this item path (path parameter {${unresolved[0]}} above it has no value)`;
@@ -684,6 +684,24 @@ function unmappedReason(
     return 'GET only: read-only, nothing for Tend to manage';
   }
   return 'not a resource collection (expected POST and GET on /x, GET and DELETE on /x/{id})';
+}
+
+/**
+ * For a GET whose last path parameter takes one of a few values (`/admin/users/list/{flag}`, flag
+ * one of active, new, staff, …): a filter, not an object's id. One of the values may list every
+ * object of a type; what to declare then.
+ */
+function filterHint(item: Record<string, unknown>, param: string): string {
+  const get = operation(item, 'GET');
+  const declared = [
+    ...(Array.isArray(get?.['parameters']) ? (get['parameters'] as unknown[]) : []),
+    ...(Array.isArray(item['parameters']) ? (item['parameters'] as unknown[]) : []),
+  ].find((p) => isObject(p) && p['name'] === param && p['in'] === 'path');
+  const schema = isObject(declared) ? (declared['schema'] ?? declared) : undefined;
+  const values = isObject(schema) && Array.isArray(schema['enum']) ? schema['enum'] : [];
+  if (values.length < 2 || !values.every((v) => typeof v === 'string')) return '';
+  const shown = values.length > 6 ? [...values.slice(0, 6), '…'] : values;
+  return `; {${param}} is one of ${shown.join(', ')}: if one of them lists every object of a type, declare x-tend-type: <type>, x-tend-op: list and x-tend-path-values: {${param}: <value>} on this GET`;
 }
 
 /** Resolves the path parameters of a collection path, or says which one has no value. */
