@@ -30,6 +30,7 @@ import { longerName, noItemPathReason } from './path-pairing.js';
 import type { ItemKeyPart } from './item-key.js';
 import { compositeItemPath, itemKeyParts } from './item-key.js';
 import { keyedCollections } from './keyed-collection.js';
+import { listCandidates, listCandidatesHint, listedFieldsOf } from './list-candidates.js';
 import type { ItemCreate, Singleton } from './item-create.js';
 import {
   createdAtItem,
@@ -315,6 +316,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const shown = (p: string): string =>
     Object.hasOwn(documentPaths, p) || moved(p).length === 0 ? p : moved(p).join(' and ');
 
+  const listedFields = listedFieldsOf(documentPaths);
   const copied = { nodes: 0 };
   const handled = new Set<string>();
   if (lifecycle) handled.add(lifecycle.path);
@@ -442,7 +444,17 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
         ? withItemCreate(collection, atItem, assembled.realOf)
         : collection;
     if (!operation(collection, 'GET')) {
-      claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects`);
+      // Where a person would look next: GETs elsewhere that list objects with the create's fields.
+      const hint = listCandidatesHint(
+        typeof collection['x-tend-type'] === 'string' ? collection['x-tend-type'] : last,
+        listCandidates(
+          shown(collectionPath),
+          operation(collection, 'POST'),
+          Object.keys(documentPaths),
+          listedFields,
+        ),
+      );
+      claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects${hint}`);
       continue;
     }
     if (itemPaths.length === 0 && !composite) {

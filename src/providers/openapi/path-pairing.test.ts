@@ -250,7 +250,11 @@ const cases: Case[] = [
       '/v1/teams/{id}': { get: read(), delete: del() },
     },
     types: [],
-    unmapped: { '/v1/teams': 'no GET on /v1/teams: Tend cannot list these objects' },
+    unmapped: {
+      // Not merged, but named as the list a person would declare.
+      '/v1/teams':
+        "no GET on /v1/teams: Tend cannot list these objects; GETs that list objects with its create's fields: /v2/teams/all (id, name). If one lists every object, declare x-tend-type: teams and x-tend-op: list on it (x-tend-path-values for a parameter that filters)",
+    },
   },
   {
     name: 'not when the document has the unversioned path too',
