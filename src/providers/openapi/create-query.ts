@@ -3,6 +3,7 @@
 // spec, and object-access splits them back out when it sends the create. See decision 0030.
 import { setKey } from '../../core/index.js';
 import type { JsonSchema } from '../../core/index.js';
+import { SENSITIVE_ANNOTATIONS } from './annotations.js';
 import { isObject, objectView } from './schema-view.js';
 
 /** One query parameter of a create, and the field of the desired spec holding its value. */
@@ -176,12 +177,22 @@ export function createQueryOf(args: {
     ? { ...base['properties'] }
     : {};
   const required = Array.isArray(base['required']) ? [...(base['required'] as unknown[])] : [];
-  const define = (field: string, schema: unknown, description: unknown, readBack: boolean) => {
+  const define = (
+    field: string,
+    schema: unknown,
+    description: unknown,
+    readBack: boolean,
+    annotations?: Record<string, unknown>,
+  ) => {
     const s: Record<string, unknown> = isObject(schema) ? { ...schema } : { type: 'string' };
     if (typeof description === 'string' && s['description'] === undefined) {
       s['description'] = description;
     }
     if (!readBack) s['writeOnly'] = true;
+    // A parameter marked secret as a whole (`x-tend-sensitive` beside `in: query`) is a secret field.
+    for (const a of SENSITIVE_ANNOTATIONS) {
+      if (annotations?.[a] !== undefined && s[a] === undefined) s[a] = annotations[a];
+    }
     Object.defineProperty(properties, field, { value: s, enumerable: true, writable: true });
   };
   if (bodyField !== undefined) {
@@ -194,7 +205,7 @@ export function createQueryOf(args: {
   }
   for (const f of fields) {
     const p = params.get(f.param)!;
-    define(f.field, p['schema'], p['description'], f.readBack);
+    define(f.field, p['schema'], p['description'], f.readBack, p);
     if (p['required'] === true && !required.includes(f.field)) required.push(f.field);
   }
   const schema: Record<string, unknown> = { ...base, type: 'object', properties };
