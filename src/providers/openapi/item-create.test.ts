@@ -236,6 +236,56 @@ describe('deriving a type created at its item path', () => {
     expect(Object.keys(objectView(t!.info.schema).properties)).toEqual(['environment_name']);
   });
 
+  // The same query splitting as a create on the collection (create-query.ts): the parameters of the
+  // create's own operation and of its own path (the item's), never the collection's.
+  const region = (extra: Obj = {}): Obj => ({
+    name: 'region',
+    in: 'query',
+    required: true,
+    schema: { type: 'string' },
+    ...extra,
+  });
+  it.each<[string, Obj, Obj, Obj, string[]]>([
+    ['a required parameter of the PUT', { parameters: [region()] }, {}, {}, ['region']],
+    [
+      'a parameter of the item path, shared by its operations',
+      {},
+      { parameters: [region()] },
+      {},
+      ['region'],
+    ],
+    [
+      'a parameter of the collection path is not the create’s',
+      {},
+      {},
+      { parameters: [region()] },
+      [],
+    ],
+    [
+      'an optional parameter the read does not answer is not a field',
+      { parameters: [region({ required: false })] },
+      {},
+      {},
+      [],
+    ],
+  ])(
+    'query fields of a create at the item path: %s',
+    (_what, put, extraItem, extraCollection, want) => {
+      const doc = environments(put, extraItem);
+      const paths = doc['paths'] as Record<string, Obj>;
+      Object.assign(paths['/repos/{owner}/{repo}/environments']!, extraCollection);
+      const { derived, t } = only(doc);
+      expect(derived.warnings).toEqual([]);
+      expect(t!.createQuery?.params.map((p) => p.field) ?? []).toEqual(want);
+      expect(Object.keys(objectView(t!.info.schema).properties)).toEqual([
+        'environment_name',
+        'wait_timer',
+        ...want,
+      ]);
+      for (const f of want) expect(t!.info.createOnly).toContain(f);
+    },
+  );
+
   it('has no identity when listed objects carry no field holding the name, and says what to declare', () => {
     const read = { type: 'object', properties: { login: { type: 'string' } } };
     const doc = environments({ responses: ok(read) }, { get: { responses: ok(read) } });
@@ -481,6 +531,27 @@ describe('writes of objects created at their item path, against a real server', 
     expect(JSON.parse(server.requests[0]!.body)).toEqual({ wait_timer: 5 });
     expect(created.id).toBe('prod/eu');
     expect(created.fields).toMatchObject({ environment_name: 'prod/eu', name: 'prod/eu' });
+  });
+
+  it('sends the fields the create takes in its query string there, as a create on the collection does', async () => {
+    const p = await provider(
+      environments({
+        parameters: [
+          { name: 'region', in: 'query', required: true, schema: { type: 'string' } },
+          { name: 'dry_run', in: 'query', schema: { type: 'boolean' } },
+        ],
+      }),
+    );
+    const created = await p.create(
+      'environments',
+      { environment_name: 'prod', wait_timer: 5, region: 'eu west/1' },
+      { actor: { actor: 't' } },
+    );
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'PUT /repos/o/r/environments/prod?region=eu+west%2F1',
+    ]);
+    expect(JSON.parse(server.requests[0]!.body)).toEqual({ wait_timer: 5 });
+    expect(created.id).toBe('prod');
   });
 
   it('lists objects with their declared name, so a declared one is found again', async () => {
