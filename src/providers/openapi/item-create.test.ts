@@ -124,16 +124,56 @@ describe('the field of a read object holding the item path parameter', () => {
   const view = (...fields: string[]) =>
     objectView({ type: 'object', properties: Object.fromEntries(fields.map((f) => [f, {}])) });
   const NAMES = ['name', 'slug', 'key', 'username', 'login', 'handle', 'code', 'identifier'];
-  it.each<[string, string[], string | undefined]>([
-    ['tagName', ['tagName', 'name'], 'tagName'],
-    ['environment_name', ['id', 'name'], 'name'],
-    ['resourceGroupName', ['id', 'Name'], 'Name'],
-    ['target_username', ['uuid', 'username', 'display_name'], 'username'],
-    ['repo_slug', ['name', 'full_name', 'uuid'], undefined],
-    ['username', ['login', 'id'], undefined],
-    ['name', ['id'], undefined],
-  ])('{%s} in %j: %s', (param, fields, want) => {
-    expect(keyFieldInRead(param, view(...fields), NAMES)).toBe(want);
+  it.each<[string, string, string[], string | undefined, string?]>([
+    ['a field of the same name', 'tagName', ['tagName', 'name'], 'tagName'],
+    ['the name-like word it ends with', 'environment_name', ['id', 'name'], 'name'],
+    ['whatever the case', 'resourceGroupName', ['id', 'Name'], 'Name'],
+    [
+      'the longest word it ends with',
+      'target_username',
+      ['uuid', 'username', 'display_name'],
+      'username',
+    ],
+    ['spelled otherwise', 'username', ['id', 'user_name', 'name'], 'user_name'],
+    [
+      'an account handle is a login, not the display name (GitHub’s team members)',
+      'username',
+      ['name', 'email', 'login', 'id'],
+      'login',
+    ],
+    ['an account handle, with another parent word', 'target_login', ['name', 'handle'], 'handle'],
+    [
+      'a handle field before the display name it ends with',
+      'owner_username',
+      ['name', 'login'],
+      'login',
+    ],
+    ['an account with no handle field: the name it ends with', 'username', ['id', 'name'], 'name'],
+    ['a word not at the end is no hint', 'repo_slug', ['name', 'full_name', 'uuid'], undefined],
+    ['a parameter that is the word itself and no such field', 'name', ['id'], undefined],
+    [
+      'the description names it',
+      'branch',
+      ['name', 'protected'],
+      'name',
+      'The name of the branch.',
+    ],
+    [
+      'the description says it is a handle (GitHub’s {username}: “The handle for the GitHub user account.”)',
+      'account',
+      ['name', 'login'],
+      'login',
+      'The handle for the GitHub user account.',
+    ],
+    [
+      'a description naming no name-like word',
+      'branch',
+      ['name'],
+      undefined,
+      'The branch to protect.',
+    ],
+  ])('%s: {%s} in %j is %s', (_why, param, fields, want, description) => {
+    expect(keyFieldInRead(param, view(...fields), NAMES, description)).toBe(want);
   });
 });
 
