@@ -71,7 +71,10 @@ function readPropertyLike(param: string, readFields: readonly string[]): string 
  * alike but for case, `name` and `Name`, is only noted: the read may show another value), or the ones `x-tend-query-fields` names (`{param: field}`; a declaration replaces the
  * inference); and an array body, held by the field `x-tend-body-field` names (else the name the
  * document gave the body, `x-codegen-request-body-name`, else `body`). A parameter the body already
- * has as a field is never taken. Pure: odd declarations become warnings and are ignored.
+ * has as a field is never taken. A query field's schema is its parameter's, with the parameter's own
+ * secret annotations (`x-tend-sensitive` beside `in: query`): a secret there is a secret field, whose
+ * value the URL carries (inspect says so, decision 0032). Pure: odd declarations become warnings and
+ * are ignored.
  */
 export function createQueryOf(args: {
   readonly typeName: string;
