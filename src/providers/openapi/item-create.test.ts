@@ -594,6 +594,21 @@ describe('writes of objects created at their item path, against a real server', 
     expect(created.id).toBe('prod');
   });
 
+  it('sends the idempotency key of the create where the PUT takes one, as a create on the collection does', async () => {
+    const p = await provider(
+      environments({
+        parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } }],
+      }),
+    );
+    expect(p.describe().types.find((x) => x.name === 'environments')?.idempotencyKey).toBe(true);
+    await p.create(
+      'environments',
+      { environment_name: 'prod', wait_timer: 5 },
+      { actor: { actor: 't' }, idempotencyKey: 'op-123' },
+    );
+    expect(server.requests[0]!.headers['idempotency-key']).toBe('op-123');
+  });
+
   it('lists objects with their declared name, so a declared one is found again', async () => {
     envs.set('prod', { id: 1, name: 'prod', wait_timer: 5 });
     const p = await provider(environments());

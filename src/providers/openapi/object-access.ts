@@ -458,16 +458,20 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   /**
    * Sends a create, at the collection or at the object's own address alike: the fields the create
    * takes in its query string, and an array body, go apart from the rest (create-query.ts); the
-   * rest is the body, in its envelope. A create that takes no body sends none.
+   * rest is the body, in its envelope. A create that takes no body sends none. It carries the
+   * actor's headers, and the idempotency key where the type sends one.
    */
   const sendCreate = (
     t: DerivedType,
     path: string,
     fields: Record<string, unknown>,
-    headers: Record<string, string>,
     ctx: WriteContext,
   ): Promise<HttpResponse> => {
     const op = t.operations.create;
+    const headers = actorHeaders(ctx.actor);
+    if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
+      setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
+    }
     const sent = splitCreate(t.createQuery, fields);
     return http.request({
       method: op.method,
@@ -494,12 +498,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   ): Promise<ObservedObject> => {
     const scope = scopeOfDesired(t, desired);
     const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
-    const headers = actorHeaders(ctx.actor);
-    if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
-      setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
-    }
     const path = fillPath(t.operations.create.path, aliased(t, scope));
-    const r = await sendCreate(t, path, body, headers, ctx);
+    const r = await sendCreate(t, path, body, ctx);
     // The object's own key (the last key field, when one field is its whole own key).
     const nk = t.keyFields.length === t.parentFields.length + 1 ? t.keyFields.at(-1) : undefined;
     const naturalId =
@@ -566,7 +566,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const op = t.operations.create;
     const path = fillItemPath(op.path, aliased(t, scope), key);
     const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
-    const r = await sendCreate(t, path, body, actorHeaders(ctx.actor), ctx);
+    const r = await sendCreate(t, path, body, ctx);
     const id = composeId(t, scope, [key]);
     const answer = unwrapAnswer(t, t.envelope?.create, r.body, `${op.method} ${op.path}`);
     const answered =
