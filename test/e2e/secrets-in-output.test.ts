@@ -1,17 +1,10 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDACTED } from '../../src/core/index.js';
 import { runCli, startCli } from '../support/cli.js';
+import { filesUnder, leaks } from '../support/secret-leaks.js';
 import { startSandboxProcess, type SandboxHandle } from '../support/sandbox-process.js';
 
 // Issue 10, item 4: a platform that echoes a secret in a 4xx body must not get it into anything Tend
@@ -26,44 +19,6 @@ const ENV_SECRET = `env-secret/${'A1b2C3d4'.repeat(9)}+= "q&ü"%`;
 const FILE_SECRET = `file-secret/${'Zz9'.repeat(25)}+= "q&ü"%`;
 const URL_USER = 'tend';
 const URL_PASSWORD = 'spec-url-pass-9431';
-
-/** Every form a secret is searched for in: as is and as it is commonly encoded. */
-function forms(secret: string): string[] {
-  return [
-    ...new Set([
-      secret,
-      encodeURIComponent(secret),
-      new URLSearchParams({ s: secret }).toString().slice(2),
-      JSON.stringify(secret).slice(1, -1),
-      Buffer.from(secret).toString('base64').replace(/=+$/, ''),
-    ]),
-  ];
-}
-
-/** Every file under a directory (recursively) with its raw bytes. */
-function filesUnder(dir: string): { path: string; bytes: Buffer }[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-    .map((path) => ({ path, bytes: readFileSync(path) }));
-}
-
-/** Where any form of any secret occurs: in a captured output or in a file's bytes. */
-function leaks(
-  secrets: readonly string[],
-  outputs: readonly { what: string; text: string }[],
-  files: readonly { path: string; bytes: Buffer }[],
-): string[] {
-  const found: string[] = [];
-  for (const secret of secrets) {
-    for (const form of forms(secret)) {
-      for (const o of outputs) if (o.text.includes(form)) found.push(`${o.what}: ${form}`);
-      const needle = Buffer.from(form, 'utf8');
-      for (const f of files) if (f.bytes.includes(needle)) found.push(`${f.path}: ${form}`);
-    }
-  }
-  return found;
-}
 
 /** The sandbox's Provider document in `dir`, its OpenAPI document read from `spec`. */
 function writeProvider(dir: string, endpoint: string, spec = `${endpoint}/openapi.json`): void {

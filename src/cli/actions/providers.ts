@@ -137,6 +137,21 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
     } else if (t.requestEnvelopeNote !== undefined) {
       row('sends', s.yellow(t.requestEnvelopeNote));
     }
+    const query = t.createQuery?.query ?? [];
+    if (query.length > 0) {
+      row(
+        'create query',
+        list(query.map((q) => (q.param === q.field ? q.param : `${q.param} (field ${q.field})`))),
+      );
+    }
+    for (const q of t.sensitiveInQuery ?? []) {
+      row(
+        'URL secret',
+        s.yellow(
+          `${q.field} is sent as the create's query parameter ${q.param}: the URL carries the secret, and the platform's access logs and proxies may keep it (Tend never prints or stores it); prefer a short-lived secret, and rotate it if those logs are shared`,
+        ),
+      );
+    }
     row(
       'pagination',
       t.pagination !== null

@@ -409,3 +409,98 @@ describe('tend providers inspect --json: the shape of a type (docs/cli.md)', () 
     expect(Object.keys(unmapped).sort()).toEqual(['path', 'reason']);
   });
 });
+
+describe('tend providers inspect: a secret the create sends in its query string', () => {
+  const USER = {
+    type: 'object',
+    properties: { id: { type: 'integer', readOnly: true }, name: { type: 'string' } },
+  };
+  const answer = (schema: unknown) => ({
+    '200': { description: 'ok', content: { 'application/json': { schema } } },
+  });
+  let dir: string;
+  let doc: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tend-inspect-secret-'));
+    doc = join(dir, 'accounts.json');
+    writeFileSync(
+      doc,
+      JSON.stringify({
+        openapi: '3.0.0',
+        info: { title: 'accounts', version: '1' },
+        paths: {
+          '/users': {
+            get: { responses: answer({ type: 'array', items: USER }) },
+            post: {
+              parameters: [
+                { name: 'pw', in: 'query', required: true, 'x-tend-sensitive': true },
+                { name: 'team', in: 'query', required: true, schema: { type: 'string' } },
+              ],
+              requestBody: {
+                content: {
+                  'application/json': {
+                    schema: { type: 'object', required: ['name'], properties: { name: {} } },
+                  },
+                },
+              },
+              responses: answer(USER),
+            },
+          },
+          '/users/{name}': {
+            get: { responses: answer(USER) },
+            delete: { responses: { '204': { description: 'gone' } } },
+          },
+        },
+      }),
+    );
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('text: the query fields, and a warning that the URL carries the secret', async () => {
+    expect(await tend(['inspect', doc])).toBe(0);
+    expect(stdout).toContain('  create query pw, team\n');
+    expect(stdout).toContain(
+      "  URL secret   pw is sent as the create's query parameter pw: the URL carries the secret, and the platform's access logs and proxies may keep it (Tend never prints or stores it); prefer a short-lived secret, and rotate it if those logs are shared\n",
+    );
+  });
+
+  it('--json: sensitiveInQuery, beside the keys every type has', async () => {
+    expect(await tend(['inspect', doc, '--json'])).toBe(0);
+    const users = (JSON.parse(stdout) as InspectReport).types.find((t) => t.name === 'users')!;
+    expect(users.sensitive).toEqual(['pw']);
+    expect(users.sensitiveInQuery).toEqual([{ param: 'pw', field: 'pw' }]);
+    expect(Object.keys(users).sort()).toEqual(
+      [
+        'collectionPath',
+        'create',
+        'createOnly',
+        'createQuery',
+        'delete',
+        'envelope',
+        'fields',
+        'fixed',
+        'idField',
+        'idempotencyKey',
+        'identity',
+        'identityWhy',
+        'importExclude',
+        'itemPath',
+        'lifecycle',
+        'name',
+        'naturalKey',
+        'normalize',
+        'operations',
+        'outputOnly',
+        'pagination',
+        'parameters',
+        'required',
+        'sensitive',
+        'sensitiveInQuery',
+        'serverOwned',
+        'update',
+        'updateMode',
+        'writeOnly',
+      ].sort(),
+    );
+  });
+});

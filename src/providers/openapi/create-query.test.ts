@@ -480,3 +480,146 @@ describe('Docker plugins against a real server: the query and the body sent', ()
     expect(plugins.size).toBe(0);
   });
 });
+
+/** A user created by `POST /users?password=…`: the query parameter `pw` as `param` says. */
+function users(param: Obj, readExtra: Obj = {}): Obj {
+  const USER = {
+    type: 'object',
+    properties: { id: { type: 'integer', readOnly: true }, name: { type: 'string' }, ...readExtra },
+  };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'accounts', version: '1' },
+    paths: {
+      '/users': {
+        get: { responses: ok({ type: 'array', items: USER }) },
+        post: {
+          parameters: [{ name: 'pw', in: 'query', required: true, ...param }],
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['name'],
+                  properties: { name: USER.properties.name },
+                },
+              },
+            },
+          },
+          responses: {
+            '201': { description: 'created', content: { 'application/json': { schema: USER } } },
+          },
+        },
+      },
+      '/users/{name}': {
+        get: { responses: ok(USER) },
+        delete: { responses: { '204': { description: 'gone' } } },
+      },
+    },
+  };
+}
+
+describe('a secret the create sends in its query string', () => {
+  const cases: { name: string; param: Obj; readExtra?: Obj; sensitive: boolean }[] = [
+    {
+      name: 'x-tend-sensitive on the parameter itself makes its field secret',
+      param: { 'x-tend-sensitive': true, schema: { type: 'string' } },
+      sensitive: true,
+    },
+    {
+      name: 'x-tend-sensitive in the parameter’s schema',
+      param: { schema: { type: 'string', 'x-tend-sensitive': true } },
+      sensitive: true,
+    },
+    {
+      name: 'a password format the read never answers: write-only, so secret',
+      param: { schema: { type: 'string', format: 'password' } },
+      sensitive: true,
+    },
+    {
+      name: 'x-ms-secret on the parameter (Azure’s spelling)',
+      param: { 'x-ms-secret': true, schema: { type: 'string' } },
+      sensitive: true,
+    },
+    {
+      name: 'a plain required parameter is no secret',
+      param: { schema: { type: 'string' } },
+      sensitive: false,
+    },
+    {
+      name: 'x-tend-sensitive: false says it is none',
+      param: { 'x-tend-sensitive': false, schema: { type: 'string' } },
+      sensitive: false,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const derived = deriveTypes(users(c.param, c.readExtra));
+      expect(derived.warnings).toEqual([]);
+      const t = derived.types.find((x) => x.info.name === 'users')!;
+      expect(t.createQuery?.params.map((p) => p.param)).toEqual(['pw']);
+      expect(t.info.sensitive).toEqual(c.sensitive ? ['pw'] : []);
+      const file = join(mkdtempSync(join(tmpdir(), 'tend-create-query-')), 'accounts.json');
+      writeFileSync(file, JSON.stringify(users(c.param, c.readExtra)));
+      const inspected = (await inspectOpenApi(file)).types.find((x) => x.name === 'users')!;
+      if (c.sensitive) {
+        expect(inspected.sensitiveInQuery).toEqual([{ param: 'pw', field: 'pw' }]);
+      } else {
+        expect(inspected).not.toHaveProperty('sensitiveInQuery');
+      }
+    });
+  }
+
+  it('names the field, not only the parameter, when a declaration renames it', async () => {
+    const doc = users({ 'x-tend-sensitive': true, schema: { type: 'string' } });
+    const post = (doc['paths'] as Record<string, Record<string, Obj>>)['/users']!['post']!;
+    post['x-tend-query-fields'] = { pw: 'password' };
+    const file = join(mkdtempSync(join(tmpdir(), 'tend-create-query-')), 'accounts.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const inspected = (await inspectOpenApi(file)).types.find((x) => x.name === 'users')!;
+    expect(inspected.sensitive).toEqual(['password']);
+    expect(inspected.sensitiveInQuery).toEqual([{ param: 'pw', field: 'password' }]);
+  });
+});
+
+describe('a secret in the create’s query string, against a real server', () => {
+  let server: RecordingServer;
+  const SECRET = 'query-secret/7&x=y ü';
+  beforeAll(async () => {
+    server = await startRecordingServer();
+  });
+  afterAll(() => server.stop());
+
+  // Without a redactor: the error's own text must not carry the query, whatever the platform says.
+  it.each([
+    [422, 'platform.refused', 'POST /users was refused by the platform (422): too weak'],
+    [400, 'platform.invalid', 'POST /users was rejected as invalid (400): too weak'],
+    [500, 'platform.unavailable', 'POST /users: the platform failed (500): too weak'],
+  ])('a %i names the create by method and path only', async (status, code, message) => {
+    server.clear();
+    server.handle((_req, res) => json(res, status, { message: 'too weak' }));
+    const p = createOpenApiProvider({
+      name: 'acct',
+      document: await prepareOpenApiDocument(
+        users({ 'x-tend-sensitive': true, schema: { type: 'string' } }),
+        'inline',
+      ),
+      endpoint: server.url,
+      workspace: 'w',
+      maxAttempts: 1,
+    });
+    const err = await p
+      .create('users', { name: 'alice', pw: SECRET }, { actor: { actor: 't' } })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toMatchObject({ code });
+    expect((err as Error).message).toContain(message);
+    const sent = server.requests.find((r) => r.method === 'POST')!;
+    expect(new URL(sent.url, 'http://x').searchParams.get('pw')).toBe(SECRET);
+    for (const form of [SECRET, encodeURIComponent(SECRET), 'query-secret']) {
+      expect(JSON.stringify({ message: (err as Error).message, err })).not.toContain(form);
+    }
+  });
+});

@@ -3,6 +3,7 @@
 // spec, and object-access splits them back out when it sends the create. See decision 0030.
 import { setKey } from '../../core/index.js';
 import type { JsonSchema } from '../../core/index.js';
+import { SENSITIVE_ANNOTATIONS } from './annotations.js';
 import { isObject, objectView } from './schema-view.js';
 
 /** One query parameter of a create, and the field of the desired spec holding its value. */
@@ -70,7 +71,10 @@ function readPropertyLike(param: string, readFields: readonly string[]): string 
  * alike but for case, `name` and `Name`, is only noted: the read may show another value), or the ones `x-tend-query-fields` names (`{param: field}`; a declaration replaces the
  * inference); and an array body, held by the field `x-tend-body-field` names (else the name the
  * document gave the body, `x-codegen-request-body-name`, else `body`). A parameter the body already
- * has as a field is never taken. Pure: odd declarations become warnings and are ignored.
+ * has as a field is never taken. A query field's schema is its parameter's, with the parameter's own
+ * secret annotations (`x-tend-sensitive` beside `in: query`): a secret there is a secret field, whose
+ * value the URL carries (inspect says so, decision 0032). Pure: odd declarations become warnings and
+ * are ignored.
  */
 export function createQueryOf(args: {
   readonly typeName: string;
@@ -176,12 +180,22 @@ export function createQueryOf(args: {
     ? { ...base['properties'] }
     : {};
   const required = Array.isArray(base['required']) ? [...(base['required'] as unknown[])] : [];
-  const define = (field: string, schema: unknown, description: unknown, readBack: boolean) => {
+  const define = (
+    field: string,
+    schema: unknown,
+    description: unknown,
+    readBack: boolean,
+    annotations?: Record<string, unknown>,
+  ) => {
     const s: Record<string, unknown> = isObject(schema) ? { ...schema } : { type: 'string' };
     if (typeof description === 'string' && s['description'] === undefined) {
       s['description'] = description;
     }
     if (!readBack) s['writeOnly'] = true;
+    // A parameter marked secret as a whole (`x-tend-sensitive` beside `in: query`) is a secret field.
+    for (const a of SENSITIVE_ANNOTATIONS) {
+      if (annotations?.[a] !== undefined && s[a] === undefined) s[a] = annotations[a];
+    }
     Object.defineProperty(properties, field, { value: s, enumerable: true, writable: true });
   };
   if (bodyField !== undefined) {
@@ -194,7 +208,7 @@ export function createQueryOf(args: {
   }
   for (const f of fields) {
     const p = params.get(f.param)!;
-    define(f.field, p['schema'], p['description'], f.readBack);
+    define(f.field, p['schema'], p['description'], f.readBack, p);
     if (p['required'] === true && !required.includes(f.field)) required.push(f.field);
   }
   const schema: Record<string, unknown> = { ...base, type: 'object', properties };

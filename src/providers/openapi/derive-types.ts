@@ -827,12 +827,15 @@ function buildType(
   ctx: BuildContext,
 ): DerivedType | string {
   const post = operation(collection, 'POST')!;
+  // The path item the create really sits on (its own parameters: `PUT /environments/{name}`'s, not
+  // the collection's), when it was moved onto the collection.
+  const createPathItem = ctx.paths[ctx.realOf.get(post)?.path ?? ''] ?? collection;
   // A JSON body, else a form (request-media.ts); anything else is the reason the type is unmapped.
   // Created at its own item path (PUT /x/{name}): a create without a body sends the name alone.
   const atItem = createdAtItem(ctx.realOf.get(post), itemPath);
   // A create whose fields all travel in the query (create-query.ts) sends no body either.
   const bodyless =
-    post['requestBody'] === undefined && (atItem || queryOnlyCreate(collection, post));
+    post['requestBody'] === undefined && (atItem || queryOnlyCreate(createPathItem, post));
   const body = bodyless
     ? undefined
     : requestMedia(post, `POST ${ctx.realOf.get(post)?.path ?? collectionPath}`);
@@ -884,7 +887,7 @@ function buildType(
   const queried = createQueryOf({
     typeName: name,
     where: createWhere,
-    pathItem: collection,
+    pathItem: createPathItem,
     op: post,
     body: bodySchema,
     readFields: Object.keys(objectView(readSchema).properties),

@@ -112,6 +112,11 @@ export interface InspectedType {
     readonly bodyField?: string;
     readonly skipped: readonly string[];
   };
+  /**
+   * The sensitive fields the create sends in its query string, each with its parameter: the value
+   * travels in the URL, which the platform's access logs and proxies may keep. Absent when none.
+   */
+  readonly sensitiveInQuery?: readonly { readonly param: string; readonly field: string }[];
   /** How the list is paged (null: one answer); `paginationNote` says why a paged look is not followed. */
   readonly pagination: Pagination | null;
   readonly paginationNote?: string;
@@ -234,6 +239,9 @@ function inspectType(t: DerivedType): InspectedType {
     ...(t.envelope?.read !== undefined ? { read: t.envelope.read } : {}),
     ...(t.envelope?.create !== undefined ? { create: t.envelope.create } : {}),
   };
+  const inQuery = (t.createQuery?.params ?? [])
+    .filter((p) => i.sensitive.includes(p.field))
+    .map((p) => ({ param: p.param, field: p.field }));
   const updateMode: InspectedType['updateMode'] = t.embedded
     ? 'through-parent'
     : t.operations.update === undefined
@@ -295,6 +303,7 @@ function inspectType(t: DerivedType): InspectedType {
           },
         }
       : {}),
+    ...(inQuery.length > 0 ? { sensitiveInQuery: inQuery } : {}),
     pagination: t.pagination ?? null,
     ...(t.paginationNote !== undefined ? { paginationNote: t.paginationNote } : {}),
     parameters: providerParams(t),

@@ -124,16 +124,56 @@ describe('the field of a read object holding the item path parameter', () => {
   const view = (...fields: string[]) =>
     objectView({ type: 'object', properties: Object.fromEntries(fields.map((f) => [f, {}])) });
   const NAMES = ['name', 'slug', 'key', 'username', 'login', 'handle', 'code', 'identifier'];
-  it.each<[string, string[], string | undefined]>([
-    ['tagName', ['tagName', 'name'], 'tagName'],
-    ['environment_name', ['id', 'name'], 'name'],
-    ['resourceGroupName', ['id', 'Name'], 'Name'],
-    ['target_username', ['uuid', 'username', 'display_name'], 'username'],
-    ['repo_slug', ['name', 'full_name', 'uuid'], undefined],
-    ['username', ['login', 'id'], undefined],
-    ['name', ['id'], undefined],
-  ])('{%s} in %j: %s', (param, fields, want) => {
-    expect(keyFieldInRead(param, view(...fields), NAMES)).toBe(want);
+  it.each<[string, string, string[], string | undefined, string?]>([
+    ['a field of the same name', 'tagName', ['tagName', 'name'], 'tagName'],
+    ['the name-like word it ends with', 'environment_name', ['id', 'name'], 'name'],
+    ['whatever the case', 'resourceGroupName', ['id', 'Name'], 'Name'],
+    [
+      'the longest word it ends with',
+      'target_username',
+      ['uuid', 'username', 'display_name'],
+      'username',
+    ],
+    ['spelled otherwise', 'username', ['id', 'user_name', 'name'], 'user_name'],
+    [
+      'an account handle is a login, not the display name (GitHub’s team members)',
+      'username',
+      ['name', 'email', 'login', 'id'],
+      'login',
+    ],
+    ['an account handle, with another parent word', 'target_login', ['name', 'handle'], 'handle'],
+    [
+      'a handle field before the display name it ends with',
+      'owner_username',
+      ['name', 'login'],
+      'login',
+    ],
+    ['an account with no handle field: the name it ends with', 'username', ['id', 'name'], 'name'],
+    ['a word not at the end is no hint', 'repo_slug', ['name', 'full_name', 'uuid'], undefined],
+    ['a parameter that is the word itself and no such field', 'name', ['id'], undefined],
+    [
+      'the description names it',
+      'branch',
+      ['name', 'protected'],
+      'name',
+      'The name of the branch.',
+    ],
+    [
+      'the description says it is a handle (GitHub’s {username}: “The handle for the GitHub user account.”)',
+      'account',
+      ['name', 'login'],
+      'login',
+      'The handle for the GitHub user account.',
+    ],
+    [
+      'a description naming no name-like word',
+      'branch',
+      ['name'],
+      undefined,
+      'The branch to protect.',
+    ],
+  ])('%s: {%s} in %j is %s', (_why, param, fields, want, description) => {
+    expect(keyFieldInRead(param, view(...fields), NAMES, description)).toBe(want);
   });
 });
 
@@ -235,6 +275,56 @@ describe('deriving a type created at its item path', () => {
     const { t } = only(JSON.parse(JSON.stringify(doc)) as Obj);
     expect(Object.keys(objectView(t!.info.schema).properties)).toEqual(['environment_name']);
   });
+
+  // The same query splitting as a create on the collection (create-query.ts): the parameters of the
+  // create's own operation and of its own path (the item's), never the collection's.
+  const region = (extra: Obj = {}): Obj => ({
+    name: 'region',
+    in: 'query',
+    required: true,
+    schema: { type: 'string' },
+    ...extra,
+  });
+  it.each<[string, Obj, Obj, Obj, string[]]>([
+    ['a required parameter of the PUT', { parameters: [region()] }, {}, {}, ['region']],
+    [
+      'a parameter of the item path, shared by its operations',
+      {},
+      { parameters: [region()] },
+      {},
+      ['region'],
+    ],
+    [
+      'a parameter of the collection path is not the create’s',
+      {},
+      {},
+      { parameters: [region()] },
+      [],
+    ],
+    [
+      'an optional parameter the read does not answer is not a field',
+      { parameters: [region({ required: false })] },
+      {},
+      {},
+      [],
+    ],
+  ])(
+    'query fields of a create at the item path: %s',
+    (_what, put, extraItem, extraCollection, want) => {
+      const doc = environments(put, extraItem);
+      const paths = doc['paths'] as Record<string, Obj>;
+      Object.assign(paths['/repos/{owner}/{repo}/environments']!, extraCollection);
+      const { derived, t } = only(doc);
+      expect(derived.warnings).toEqual([]);
+      expect(t!.createQuery?.params.map((p) => p.field) ?? []).toEqual(want);
+      expect(Object.keys(objectView(t!.info.schema).properties)).toEqual([
+        'environment_name',
+        'wait_timer',
+        ...want,
+      ]);
+      for (const f of want) expect(t!.info.createOnly).toContain(f);
+    },
+  );
 
   it('has no identity when listed objects carry no field holding the name, and says what to declare', () => {
     const read = { type: 'object', properties: { login: { type: 'string' } } };
@@ -481,6 +571,42 @@ describe('writes of objects created at their item path, against a real server', 
     expect(JSON.parse(server.requests[0]!.body)).toEqual({ wait_timer: 5 });
     expect(created.id).toBe('prod/eu');
     expect(created.fields).toMatchObject({ environment_name: 'prod/eu', name: 'prod/eu' });
+  });
+
+  it('sends the fields the create takes in its query string there, as a create on the collection does', async () => {
+    const p = await provider(
+      environments({
+        parameters: [
+          { name: 'region', in: 'query', required: true, schema: { type: 'string' } },
+          { name: 'dry_run', in: 'query', schema: { type: 'boolean' } },
+        ],
+      }),
+    );
+    const created = await p.create(
+      'environments',
+      { environment_name: 'prod', wait_timer: 5, region: 'eu west/1' },
+      { actor: { actor: 't' } },
+    );
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'PUT /repos/o/r/environments/prod?region=eu+west%2F1',
+    ]);
+    expect(JSON.parse(server.requests[0]!.body)).toEqual({ wait_timer: 5 });
+    expect(created.id).toBe('prod');
+  });
+
+  it('sends the idempotency key of the create where the PUT takes one, as a create on the collection does', async () => {
+    const p = await provider(
+      environments({
+        parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } }],
+      }),
+    );
+    expect(p.describe().types.find((x) => x.name === 'environments')?.idempotencyKey).toBe(true);
+    await p.create(
+      'environments',
+      { environment_name: 'prod', wait_timer: 5 },
+      { actor: { actor: 't' }, idempotencyKey: 'op-123' },
+    );
+    expect(server.requests[0]!.headers['idempotency-key']).toBe('op-123');
   });
 
   it('lists objects with their declared name, so a declared one is found again', async () => {

@@ -393,10 +393,25 @@ export function withItemKey(
 }
 
 /**
+ * Words for an account's handle, the name its owner signs in with and the one a `{username}`
+ * parameter takes. An account's `name` is something else: the name it displays ("Octo Cat").
+ */
+const HANDLE_WORDS = ['username', 'login', 'handle'] as const;
+
+/** A name without case and punctuation: `user_name`, `userName` and `username` are one. */
+function flat(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+/**
  * The field of a read object holding an item path parameter's value: a field named like the
- * parameter, else the name-like field the parameter is named after (`name` for
- * `{environment_name}` and `{resourceGroupName}`, `username` for `{target_username}`). Undefined
- * when the read object carries none: a listed object could then not be matched to a declared one.
+ * parameter (but for case and punctuation: `user_name` for `{username}`); for an account's handle
+ * (`{username}`, `{target_login}`), a field holding one (`username`, `login`, `handle`, in that
+ * order), never the display `name` that `{username}` ends with; else the name-like field the
+ * parameter is named after, the longest such word first (`name` for `{environment_name}` and
+ * `{resourceGroupName}`, `username` for `{target_username}`); else the one its description names
+ * ("The name of the branch.", "The handle for the user account."). Undefined when the read object
+ * carries none: a listed object could then not be matched to a declared one.
  */
 export function keyFieldInRead(
   param: string,
@@ -405,16 +420,29 @@ export function keyFieldInRead(
   description?: string,
 ): string | undefined {
   if (Object.hasOwn(read.properties, param)) return param;
-  const flat = param.toLowerCase().replace(/[^a-z0-9]/g, '');
-  const fieldNamed = (n: string) => Object.keys(read.properties).find((f) => f.toLowerCase() === n);
-  for (const n of nameLike) {
-    if (!flat.endsWith(n) || flat === n) continue;
+  const fields = Object.keys(read.properties);
+  const fieldNamed = (n: string) => fields.find((f) => flat(f) === n);
+  const handleField = () => HANDLE_WORDS.map(fieldNamed).find((f): f is string => f !== undefined);
+  const p = flat(param);
+  const same = fieldNamed(p);
+  if (same !== undefined) return same;
+  if (HANDLE_WORDS.some((w) => p.endsWith(w))) {
+    const handle = handleField();
+    if (handle !== undefined) return handle;
+  }
+  // The longest word first: {target_username} is named after username, not after name.
+  const words = nameLike
+    .filter((n) => p.endsWith(n) && p !== n)
+    .sort((a, b) => b.length - a.length);
+  for (const n of words) {
     const field = fieldNamed(n);
     if (field !== undefined) return field;
   }
   // Described as one ("The name of the branch."): the words before it name what it is of.
-  const said = /^\s*(?:the\s+)?(\w+)\s+of\b/i.exec(description ?? '')?.[1]?.toLowerCase();
-  return said !== undefined && nameLike.includes(said) ? fieldNamed(said) : undefined;
+  const said = /^\s*(?:the\s+)?(\w+)\s+(?:of|for)\b/i.exec(description ?? '')?.[1]?.toLowerCase();
+  if (said === undefined) return undefined;
+  if ((HANDLE_WORDS as readonly string[]).includes(said)) return handleField();
+  return nameLike.includes(said) ? fieldNamed(said) : undefined;
 }
 
 /** How a child type keeps its parent's path parameters apart from the fields of its create body. */

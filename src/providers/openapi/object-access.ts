@@ -11,7 +11,7 @@ import { actorHeaders } from './actor-headers.js';
 import type { Schedule } from './group-commit.js';
 import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
 import type { DerivedType, OperationRef } from './derive-types.js';
-import type { HttpClient } from './http-client.js';
+import type { HttpClient, HttpResponse } from './http-client.js';
 import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
 import type { Scope } from './object-ids.js';
 import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
@@ -455,22 +455,26 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     return out;
   };
 
-  const createRest = async (
+  /**
+   * Sends a create, at the collection or at the object's own address alike: the fields the create
+   * takes in its query string, and an array body, go apart from the rest (create-query.ts); the
+   * rest is the body, in its envelope. A create that takes no body sends none. It carries the
+   * actor's headers, and the idempotency key where the type sends one.
+   */
+  const sendCreate = (
     t: DerivedType,
-    desired: Record<string, unknown>,
+    path: string,
+    fields: Record<string, unknown>,
     ctx: WriteContext,
-  ): Promise<ObservedObject> => {
-    const scope = scopeOfDesired(t, desired);
-    const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
+  ): Promise<HttpResponse> => {
+    const op = t.operations.create;
     const headers = actorHeaders(ctx.actor);
     if (ctx.idempotencyKey !== undefined && t.idempotencyHeader !== undefined) {
       setKey(headers, t.idempotencyHeader, ctx.idempotencyKey);
     }
-    const path = fillPath(t.operations.create.path, aliased(t, scope));
-    // Fields of the query string and an array body are sent apart from the rest (create-query.ts).
-    const sent = splitCreate(t.createQuery, body);
-    const r = await http.request({
-      method: t.operations.create.method,
+    const sent = splitCreate(t.createQuery, fields);
+    return http.request({
+      method: op.method,
       path,
       ...(sent.query !== undefined ? { query: sent.query } : {}),
       ...(sent.body !== undefined
@@ -481,10 +485,21 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
                 : wrapRequest(sent.body as Record<string, unknown>, t.requestEnvelope?.create),
           }
         : {}),
-      ...(t.operations.create.contentType ? { contentType: t.operations.create.contentType } : {}),
+      ...(op.contentType ? { contentType: op.contentType } : {}),
       headers,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
+  };
+
+  const createRest = async (
+    t: DerivedType,
+    desired: Record<string, unknown>,
+    ctx: WriteContext,
+  ): Promise<ObservedObject> => {
+    const scope = scopeOfDesired(t, desired);
+    const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
+    const path = fillPath(t.operations.create.path, aliased(t, scope));
+    const r = await sendCreate(t, path, body, ctx);
     // The object's own key (the last key field, when one field is its whole own key).
     const nk = t.keyFields.length === t.parentFields.length + 1 ? t.keyFields.at(-1) : undefined;
     const naturalId =
@@ -551,14 +566,7 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
     const op = t.operations.create;
     const path = fillItemPath(op.path, aliased(t, scope), key);
     const body = withMarker(t, bodyOf(t, desired), undefined, ctx.marker);
-    const r = await http.request({
-      method: op.method,
-      path,
-      body: wrapRequest(body, t.requestEnvelope?.create),
-      ...(op.contentType ? { contentType: op.contentType } : {}),
-      headers: actorHeaders(ctx.actor),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    const r = await sendCreate(t, path, body, ctx);
     const id = composeId(t, scope, [key]);
     const answer = unwrapAnswer(t, t.envelope?.create, r.body, `${op.method} ${op.path}`);
     const answered =
