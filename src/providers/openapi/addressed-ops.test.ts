@@ -123,6 +123,30 @@ describe('x-tend-path-values: an operation that always takes one value for a pat
       expected: ['/orgs/{org}/list/a%2Fb%20c'],
     },
     {
+      name: 'a number is a value too',
+      paths: { '/users/list/{flag}': { get: { 'x-tend-path-values': { flag: 2 } } } },
+      expected: ['/users/list/2'],
+    },
+    {
+      name: 'a path that has the same path for another method keeps it',
+      paths: { '/users/list/{flag}': get, '/users/list/active': { put: { description: 'x' } } },
+      expected: ['/users/list/active'],
+    },
+    {
+      name: 'a path without parameters has nothing to fill',
+      paths: { '/users/list': { get: { 'x-tend-path-values': { flag: 'active' } } } },
+      expected: ['/users/list'],
+      warning:
+        'GET /users/list: x-tend-path-values names {flag}, which is not a parameter of the path (it has none); ignored',
+    },
+    {
+      name: 'an empty mapping is refused',
+      paths: { '/users/list/{flag}': { get: { 'x-tend-path-values': {} } } },
+      expected: ['/users/list/{flag}'],
+      warning:
+        'GET /users/list/{flag}: x-tend-path-values must map path parameters to values ({flag: <value>}); ignored',
+    },
+    {
       name: 'a parameter the path does not have is refused',
       paths: { '/users/list/{flag}': { get: { 'x-tend-path-values': { kind: 'active' } } } },
       expected: ['/users/list/{flag}'],
@@ -169,6 +193,23 @@ describe('x-tend-path-values: an operation that always takes one value for a pat
     });
   }
 
+  it('takes the path-level parameters along, and keeps what the target path had', () => {
+    const paths: Record<string, Record<string, unknown>> = {
+      '/orgs/{org}/list/{flag}': {
+        parameters: [pathParam('org'), pathParam('flag')],
+        get: { 'x-tend-path-values': { flag: 'all' } },
+      },
+      '/orgs/{org}/list/all': { put: { description: 'kept' }, summary: 'its own' },
+    };
+    fillPathValues(paths, [], () => {});
+    expect(paths['/orgs/{org}/list/all']).toEqual({
+      put: { description: 'kept' },
+      summary: 'its own',
+      parameters: [pathParam('org'), pathParam('flag')],
+      get: { 'x-tend-path-values': { flag: 'all' } },
+    });
+  });
+
   it('never changes the document it was given', () => {
     const doc = forum();
     const before = JSON.stringify(doc);
@@ -200,6 +241,8 @@ describe('a type read and deleted by id, listed with a fixed flag, updated by an
     name: string;
     change: (p: Record<string, Record<string, Obj>>) => void;
     warning: string;
+    /** The update's own declaration stays valid. */
+    keeps?: boolean;
   }[] = [
     {
       name: 'a key field naming a parameter the path does not have',
@@ -213,6 +256,19 @@ describe('a type read and deleted by id, listed with a fixed flag, updated by an
       change: (p) => void (p['/u/{username}.json']!['put']!['x-tend-key-fields'] = { username: 3 }),
       warning:
         'x-tend-type users: PUT /u/{username}.json: x-tend-key-fields gives {username} 3: it must name a field of the object; ignored',
+    },
+    {
+      name: 'a key field with an empty name',
+      change: (p) =>
+        void (p['/u/{username}.json']!['put']!['x-tend-key-fields'] = { username: '' }),
+      warning:
+        'x-tend-type users: PUT /u/{username}.json: x-tend-key-fields gives {username} "": it must name a field of the object; ignored',
+    },
+    {
+      name: 'empty key fields',
+      change: (p) => void (p['/u/{username}.json']!['put']!['x-tend-key-fields'] = {}),
+      warning:
+        'x-tend-type users: PUT /u/{username}.json: x-tend-key-fields on an update must map its path parameters to fields of the object ({username: <field>}); ignored',
     },
     {
       name: 'key fields that are not a mapping',
@@ -236,14 +292,34 @@ describe('a type read and deleted by id, listed with a fixed flag, updated by an
         void (p['/admin/users/{id}.json']!['get']!['x-tend-key-fields'] = { id: 'id' }),
       warning:
         'x-tend-type users: GET /admin/users/{id}.json: x-tend-key-fields on an operation is taken only on the update (Tend reads and deletes an object by its id alone); ignored here',
+      keeps: true,
     },
   ];
   for (const c of refused) {
-    it(`says so for ${c.name}`, () => {
+    it(`says so for ${c.name}, and does not take the declaration`, () => {
       const derived = deriveTypes(forum(c.change));
       expect(derived.warnings).toContain(c.warning);
+      const t = derived.types.find((x) => x.info.name === 'users');
+      expect(t?.operations.read.addressedBy).toBeUndefined();
+      if (c.keeps !== true) expect(t?.operations.update?.addressedBy).toBeUndefined();
     });
   }
+
+  it('an update declared without key fields is not addressed by fields (its id fills the path)', () => {
+    const derived = deriveTypes(
+      forum((p) => {
+        const put = p['/u/{username}.json']!['put']!;
+        delete put['x-tend-key-fields'];
+        delete p['/u/{username}.json'];
+        p['/admin/users/{id}/profile.json'] = {
+          put: { ...put, parameters: [pathParam('id', 'integer')] },
+        };
+      }),
+    );
+    const t = derived.types.find((x) => x.info.name === 'users')!;
+    expect(t.operations.update?.path).toBe('/admin/users/{id}/profile.json');
+    expect(t.operations.update?.addressedBy).toBeUndefined();
+  });
 
   it('warns when the read object has no such field: the path could never be filled', () => {
     const derived = deriveTypes(

@@ -512,11 +512,12 @@ export function fillPathValues(
   warnings: string[],
   moved: (from: string, to: string) => void,
 ): void {
+  const filledOps = new WeakSet<object>();
   for (const path of Object.keys(paths)) {
     for (const method of METHODS) {
       const item = paths[path];
       const op = item?.[method];
-      if (!isObject(op) || op['x-tend-path-values'] === undefined) continue;
+      if (!isObject(op) || op['x-tend-path-values'] === undefined || filledOps.has(op)) continue;
       const where = `${method.toUpperCase()} ${path}`;
       const values = op['x-tend-path-values'];
       if (!isObject(values) || Object.keys(values).length === 0) {
@@ -560,6 +561,7 @@ export function fillPathValues(
       }
       setKey(target, method, op);
       setKey(paths, filled, target);
+      filledOps.add(op); // its new path may come later in this loop: it is done
       moved(path, filled);
     }
   }

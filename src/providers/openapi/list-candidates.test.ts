@@ -62,6 +62,14 @@ describe('GETs that list objects with a create’s fields', () => {
       ],
     },
     {
+      name: 'a body of several properties is read as it is, an object among them included',
+      post: create({
+        type: 'object',
+        properties: { meta: objects('username', 'name'), email: { type: 'string' }, id: {} },
+      }),
+      expected: [{ path: '/admin/users/list/{flag}', shared: ['id', 'email'] }],
+    },
+    {
       name: 'a create of fewer than two fields suggests nothing (one shared name is chance)',
       post: create(objects('name')),
       expected: [],
