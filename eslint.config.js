@@ -90,6 +90,42 @@ const spreadArguments = [
   },
 ];
 
+// Packages that cost every command start-up time and that few commands use are imported with
+// `import()` where they are used (docs/decisions/0033-lazy-modules.md): a static import only in the
+// module that is itself loaded that way (the value: globs of those modules). Type imports are free.
+// src/cli/start.test.ts checks what a command actually loads.
+const LAZY_PACKAGES = {
+  pg: ['src/providers/postgres/**'],
+  qs: ['src/providers/openapi/form-encoding.ts'],
+  swagger2openapi: [],
+  '@readme/openapi-parser': [],
+  'dns-packet': [],
+  diff: [],
+};
+const lazyExempt = [...new Set(Object.values(LAZY_PACKAGES).flat())];
+const lazyImports = (exempt) => [
+  'error',
+  {
+    paths: Object.entries(LAZY_PACKAGES)
+      .filter(([, where]) => !where.includes(exempt))
+      .map(([name]) => ({
+        name,
+        allowTypeImports: true,
+        message: `load ${name} with import() where it is used (docs/decisions/0033-lazy-modules.md).`,
+      })),
+    patterns: [
+      {
+        // The PostgreSQL barrel loads pg: src/app imports it with import() (the connection and the
+        // ids, which need no driver, are in ../providers/index.ts).
+        group: ['**/providers/postgres/*'],
+        allowTypeImports: true,
+        message:
+          'load the PostgreSQL provider with import() where it is used (docs/decisions/0033-lazy-modules.md).',
+      },
+    ],
+  },
+];
+
 const nodeIo = [
   'fs',
   'net',
@@ -212,6 +248,16 @@ export default tseslint.config(
         },
       ],
     },
+  })),
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts', ...lazyExempt],
+    rules: { '@typescript-eslint/no-restricted-imports': lazyImports(undefined) },
+  },
+  ...lazyExempt.map((glob) => ({
+    files: [glob],
+    ignores: ['**/*.test.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': lazyImports(glob) },
   })),
   {
     files: ['src/core/**/*.ts'],

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import type { Address, ResourceDecl, ResourceTypeInfo } from '../core/index.js';
 import {
   canonicalJson,
@@ -444,6 +443,8 @@ async function patchIntent(
       elsewhere: { reason: result.reason, ...(where ? { where } : {}) },
     };
   }
+  // `diff` is loaded by the commands that write a patch (docs/decisions/0033-lazy-modules.md).
+  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await import('diff');
   const diff = createTwoFilesPatch(
     `a/${file}`,
     `b/${file}`,

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY, parsePatch } from 'diff';
 import type { ActorContext, Address, Plan } from '../core/index.js';
 import { blockedReason, nearMatches, parseAddress, TendError } from '../core/index.js';
 import type { FieldDecision } from '../engine/index.js';
@@ -163,6 +162,8 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
   const changed = [...texts.entries()]
     .filter(([, t]) => t.text !== t.original)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // `diff` is loaded by the commands that write or read a patch (docs/decisions/0033-lazy-modules.md).
+  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await import('diff');
   const diff = changed
     .map(([file, t]) =>
       createTwoFilesPatch(
@@ -326,6 +327,7 @@ async function applyDiff(
     new TendError('propose.bad_patch', message, {
       hint: 'give a unified diff of intent files as git diff writes it, paths relative to the intent directory (--- a/app.yaml, +++ b/app.yaml)',
     });
+  const { applyPatch, parsePatch } = await import('diff');
   let parsed;
   try {
     parsed = parsePatch(patch);

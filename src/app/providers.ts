@@ -11,11 +11,7 @@ import type {
 import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
 import type { HttpCall } from '../providers/index.js';
-import {
-  createPostgresProvider,
-  loadOpenApiProvider,
-  resolveConnection,
-} from '../providers/index.js';
+import { loadOpenApiProvider, resolveConnection } from '../providers/index.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../store/index.js';
 
 /** What connecting one declared provider needs. */
@@ -109,39 +105,35 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
 /**
  * The native PostgreSQL provider: the connection URL read now from its secret reference (or the
  * libpq variables), its password registered with the redactor before anything else. Nothing is
- * sent to the server until the first observe.
+ * sent to the server until the first observe. The `pg` driver is loaded here, by the first
+ * PostgreSQL provider a command connects (docs/decisions/0033-lazy-modules.md).
  */
-export function connectPostgresProvider(request: ProviderRequest): Promise<Provider> {
+export async function connectPostgresProvider(request: ProviderRequest): Promise<Provider> {
   const { env, dir, redactor } = request;
   const decl = request.decl as PostgresProviderDecl;
-  try {
-    const url =
-      decl.connection === undefined ? undefined : readSecret(decl.connection, env, dir, redactor);
-    if (url !== undefined) redactor.addUrlCredentials(url);
-    const connection = resolveConnection(
-      {
-        ...(url !== undefined && { url }),
-        ...(decl.sslMode !== undefined && { sslMode: decl.sslMode }),
-        ...(decl.sslRootCert !== undefined && {
-          sslRootCert: readFileSync(decl.sslRootCert, 'utf8'),
-        }),
-        statementTimeoutMs: decl.statementTimeoutMs,
-        lockTimeoutMs: decl.lockTimeoutMs,
-        connectTimeoutMs: decl.connectTimeoutMs,
-      },
-      env,
-      redactor,
-    );
-    return Promise.resolve(
-      createPostgresProvider({
-        name: decl.name,
-        connection,
-        ...(decl.database !== undefined && { database: decl.database }),
+  const url =
+    decl.connection === undefined ? undefined : readSecret(decl.connection, env, dir, redactor);
+  if (url !== undefined) redactor.addUrlCredentials(url);
+  const connection = resolveConnection(
+    {
+      ...(url !== undefined && { url }),
+      ...(decl.sslMode !== undefined && { sslMode: decl.sslMode }),
+      ...(decl.sslRootCert !== undefined && {
+        sslRootCert: readFileSync(decl.sslRootCert, 'utf8'),
       }),
-    );
-  } catch (e) {
-    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-  }
+      statementTimeoutMs: decl.statementTimeoutMs,
+      lockTimeoutMs: decl.lockTimeoutMs,
+      connectTimeoutMs: decl.connectTimeoutMs,
+    },
+    env,
+    redactor,
+  );
+  const { createPostgresProvider } = await import('../providers/postgres/index.js');
+  return createPostgresProvider({
+    name: decl.name,
+    connection,
+    ...(decl.database !== undefined && { database: decl.database }),
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import type { SqlRunner } from '../checks/index.js';
 import type { SecretRegistry } from '../core/index.js';
 import { toTendError } from '../core/index.js';
 import { readSecret } from '../engine/index.js';
-import { resolveConnection, runReadOnlyQuery } from '../providers/index.js';
+import { resolveConnection } from '../providers/index.js';
 
 /** What running `sql` checks needs from the process. */
 export interface SqlRunnerOptions {
@@ -56,6 +56,8 @@ export function sqlRunner(options: SqlRunnerOptions): SqlRunner {
         message: err.hint ? `${err.message} (${err.hint})` : err.message,
       };
     }
+    // The `pg` driver is loaded by the first sql check that runs (docs/decisions/0033-lazy-modules.md).
+    const { runReadOnlyQuery } = await import('../providers/postgres/index.js');
     return runReadOnlyQuery(connection, request.query, {
       timeoutMs: request.timeoutMs,
       ...(request.signal ? { signal: request.signal } : {}),

@@ -1,5 +1,5 @@
-// One DNS question on the wire: UDP first, TCP when the answer comes back truncated.
-import { encode, decode, streamEncode, RECURSION_DESIRED } from 'dns-packet';
+// One DNS question on the wire: UDP first, TCP when the answer comes back truncated. `dns-packet` is
+// loaded by the first question a command asks (docs/decisions/0033-lazy-modules.md).
 import type { Answer, DecodedPacket, RecordType } from 'dns-packet';
 import { randomInt } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -59,6 +59,9 @@ function reason(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** dns-packet's decoder, handed in by queryDns, which loads the package. */
+type Decode = (buf: Buffer) => DecodedPacket;
+
 type Outcome = { ok: true; packet: DecodedPacket } | { ok: false; failure: DnsFailure };
 
 /**
@@ -72,6 +75,7 @@ export async function queryDns(
   type: RecordType,
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<{ ok: true; response: DnsResponse } | { ok: false; failure: DnsFailure }> {
+  const { encode, decode, streamEncode, RECURSION_DESIRED } = await import('dns-packet');
   const id = randomInt(0, 65536);
   const question = {
     type: 'query' as const,
@@ -86,10 +90,10 @@ export async function queryDns(
     failure: options.signal?.aborted ? { kind: 'aborted' } : { kind: 'timeout' },
   });
   if (signal.aborted) return failed();
-  const udp = await overUdp(server, encode(question), id, signal);
+  const udp = await overUdp(server, encode(question), id, signal, decode);
   if (!udp.ok) return udp.failure.kind === 'error' ? udp : failed();
   if (!udp.packet.flag_tc) return { ok: true, response: response(udp.packet, 'udp') };
-  const tcp = await overTcp(server, streamEncode(question), id, signal);
+  const tcp = await overTcp(server, streamEncode(question), id, signal, decode);
   if (!tcp.ok) return tcp.failure.kind === 'error' ? tcp : failed();
   return { ok: true, response: response(tcp.packet, 'tcp') };
 }
@@ -105,6 +109,7 @@ function overUdp(
   message: Buffer,
   id: number,
   signal: AbortSignal,
+  decode: Decode,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = createSocket(isIPv6(server.host) ? 'udp6' : 'udp4');
@@ -145,6 +150,7 @@ function overTcp(
   message: Buffer,
   id: number,
   signal: AbortSignal,
+  decode: Decode,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = connect({ host: server.host, port: server.port });

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../test/support/cli.js';
+import { ROOT, runCli } from '../../test/support/cli.js';
 import { EXPLAIN_ENTRIES } from '../app/index.js';
 import { EXPLAIN_LIMIT } from './commands/explain.js';
 
@@ -99,6 +99,58 @@ describe('tend start-up loads only what the command uses', () => {
     expect(r.code).toBe(1);
     expect(r.dist).toContain('cli/actions/sandbox.js');
     expect(r.dist.filter((f) => /^(app|engine|store|providers|intent)\//.test(f))).toEqual([]);
+  });
+});
+
+// Heavy packages are loaded where they are used (docs/decisions/0033-lazy-modules.md): `pg` by a
+// PostgreSQL provider or a sql check, the Swagger 2.0 converter by a Swagger 2.0 document, `qs` by a
+// form-encoded request, `dns-packet` by a dns check, `diff` by accept and propose. A command on an
+// OpenAPI 3 workspace loads none of them; the PostgreSQL and Swagger 2.0 examples show that the hook
+// sees each package when it is used.
+const LAZY = ['pg', 'swagger2openapi', 'qs', 'dns-packet', 'diff'];
+
+describe('heavy packages load only where they are used', () => {
+  let sandboxIntent: string;
+
+  beforeAll(() => {
+    // The quickstart (an http and a cel check) on the sandbox's OpenAPI 3.1 document, read from a
+    // file: validate reads the document and the intent and sends nothing to the platform.
+    sandboxIntent = join(dir, 'quickstart');
+    cpSync(join(ROOT, 'examples', 'quickstart'), sandboxIntent, { recursive: true });
+    mkdirSync(join(sandboxIntent, 'specs'));
+    cpSync(join(ROOT, 'src', 'sandbox', 'openapi.json'), join(sandboxIntent, 'specs', 'sb.json'));
+    const provider = readFileSync(join(sandboxIntent, 'provider.yaml'), 'utf8');
+    writeFileSync(
+      join(sandboxIntent, 'provider.yaml'),
+      provider.replace(/^spec: .*$/m, 'spec: ./specs/sb.json'),
+    );
+  });
+
+  it('validate of an OpenAPI 3 workspace loads none of them', async () => {
+    const r = await loaded('validate-openapi', ['validate', sandboxIntent, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.packages).toContain('@readme/openapi-parser'); // the document was read
+    expect(r.packages.filter((p) => LAZY.includes(p))).toEqual([]);
+  });
+
+  const usedCases: { name: string; example: string; uses: string; reason: string }[] = [
+    {
+      name: 'validate-postgres',
+      example: 'postgres',
+      uses: 'pg',
+      reason: 'a PostgreSQL provider loads the driver',
+    },
+    {
+      name: 'validate-swagger2',
+      example: 'alertmanager',
+      uses: 'swagger2openapi',
+      reason: 'a Swagger 2.0 document loads the converter',
+    },
+  ];
+  it.each(usedCases)('examples/$example: $reason', async ({ name, example, uses }) => {
+    const r = await loaded(name, ['validate', join(ROOT, 'examples', example), '--json']);
+    expect(r.code).toBe(0);
+    expect(r.packages.filter((p) => LAZY.includes(p))).toEqual([uses]);
   });
 });
 

@@ -35,34 +35,12 @@ export type {
 } from './openapi/http-client.js';
 export { createHttpClient } from './openapi/http-client.js';
 export type { Clock, Sleep } from './openapi/timing.js';
-// PostgreSQL: the one connection module, the DDL audit feed and the read-only query of `sql` checks.
+// PostgreSQL without its driver: the one connection module (it only builds `pg`'s configuration)
+// and the ids. Everything that loads the `pg` driver is in ./postgres/index.ts, which the application
+// layer imports with `import()` where PostgreSQL is used, so that a command that uses no PostgreSQL
+// does not load it (docs/decisions/0033-lazy-modules.md).
 export type { PgConnection, PgConnectionOptions } from './postgres/connection.js';
 export { describeConnection, resolveConnection } from './postgres/connection.js';
-export type {
-  AuditClient,
-  AuditEntry,
-  AuditFeedOptions,
-  AuditInstallation,
-  AuditObjectMapper,
-  AuditTrigger,
-} from './postgres/audit.js';
-export {
-  AUDIT_VERSION,
-  auditInstallStatements,
-  auditUninstallStatements,
-  DEFAULT_AUDIT_SCHEMA,
-  identityNames,
-  installAudit,
-  readAuditEntries,
-  readAuditFeed,
-  readAuditInstallation,
-  uninstallAudit,
-} from './postgres/audit.js';
-export type { ReadOnlyResult } from './postgres/read-only-query.js';
-export { runReadOnlyQuery } from './postgres/read-only-query.js';
-// The native PostgreSQL provider (docs/postgres.md) and its ids.
-export type { PostgresProvider, PostgresProviderOptions } from './postgres/postgres-provider.js';
-export { createPostgresProvider } from './postgres/postgres-provider.js';
 export type { GrantOn, GrantTarget } from './postgres/ids.js';
 export {
   databaseId,

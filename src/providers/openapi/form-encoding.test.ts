@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import qs from 'qs';
 import { describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
-import { encodeForm, encodeRequestBody, isForm } from './form-encoding.js';
+import { encodeForm } from './form-encoding.js';
+import { encodeRequestBody, isForm } from './request-media.js';
 
 interface Case {
   readonly name: string;
@@ -123,12 +124,12 @@ describe('encodeForm', () => {
 });
 
 describe('encodeRequestBody', () => {
-  it('sends JSON unless the media type is a form', () => {
-    expect(encodeRequestBody({ a: [1] }, undefined)).toBe('{"a":[1]}');
-    expect(encodeRequestBody({ a: [1] }, 'application/merge-patch+json')).toBe('{"a":[1]}');
-    expect(encodeRequestBody({ a: [1] }, 'application/x-www-form-urlencoded; charset=utf-8')).toBe(
-      'a[0]=1',
-    );
+  it('sends JSON unless the media type is a form', async () => {
+    expect(await encodeRequestBody({ a: [1] }, undefined)).toBe('{"a":[1]}');
+    expect(await encodeRequestBody({ a: [1] }, 'application/merge-patch+json')).toBe('{"a":[1]}');
+    expect(
+      await encodeRequestBody({ a: [1] }, 'application/x-www-form-urlencoded; charset=utf-8'),
+    ).toBe('a[0]=1');
   });
 
   it('knows a form by its base media type, whatever the case and parameters', () => {

@@ -1,20 +1,7 @@
+// Form-encoded request bodies (docs/decisions/0014). Loaded by request-media.ts's encodeRequestBody
+// for the first form it sends, with `qs` (docs/decisions/0033-lazy-modules.md).
 import qs from 'qs';
 import { TendError, setKey } from '../../core/index.js';
-import { FORM_MEDIA } from './request-media.js';
-
-/**
- * Encodes a request body for its media type: a form (`application/x-www-form-urlencoded`) in bracket
- * notation, anything else as JSON.
- */
-export function encodeRequestBody(body: unknown, contentType: string | undefined): string {
-  if (contentType !== undefined && isForm(contentType)) return encodeForm(body);
-  return JSON.stringify(body);
-}
-
-/** True when a media type is a form (`application/x-www-form-urlencoded`, parameters ignored). */
-export function isForm(contentType: string): boolean {
-  return contentType.split(';')[0]!.trim().toLowerCase() === FORM_MEDIA;
-}
 
 /**
  * A JSON value as a form, the way Rack, PHP and Stripe read nested forms (docs/decisions/0014):

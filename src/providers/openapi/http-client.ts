@@ -3,7 +3,7 @@ import { displayUrl, fetchFollowingRedirects, setKey, TendError } from '../../co
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
 import type { HttpMethod } from './derive-types.js';
-import { encodeRequestBody } from './form-encoding.js';
+import { encodeRequestBody } from './request-media.js';
 import type { Permit } from './rate-limiter.js';
 import { RateLimiter } from './rate-limiter.js';
 import { Semaphore } from './semaphore.js';
@@ -199,7 +199,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
       if (options.auth) setKey(headers, options.auth.header, options.auth.value);
       const body =
-        req.body === undefined ? undefined : encodeRequestBody(req.body, req.contentType);
+        req.body === undefined ? undefined : await encodeRequestBody(req.body, req.contentType);
 
       for (let attempt = 1; ; attempt++) {
         const last = attempt >= maxAttempts;

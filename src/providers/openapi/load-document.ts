@@ -1,7 +1,6 @@
 import { open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dereference } from '@readme/openapi-parser';
 import jsYaml from 'js-yaml';
 import { LineCounter, parseDocument } from 'yaml';
 import {
@@ -259,6 +258,9 @@ async function prepare(
   }
 
   let dereferenced: Record<string, unknown>;
+  // The parser is loaded by the first document a command reads (it brings Ajv, ~70 ms of CPU:
+  // docs/decisions/0033-lazy-modules.md).
+  const { dereference } = await import('@readme/openapi-parser');
   try {
     // Every $ref left is internal (bundle made the confined external ones internal): the parser
     // resolves nothing outside the document, and reads no file and no URL.

@@ -3,6 +3,27 @@ import { isObject, jsonMedia } from './schema-view.js';
 /** The media type of form-encoded request bodies (`a=1&metadata[k]=v`). */
 export const FORM_MEDIA = 'application/x-www-form-urlencoded';
 
+/**
+ * Encodes a request body for its media type: a form (`application/x-www-form-urlencoded`) in bracket
+ * notation (form-encoding.ts, loaded with `qs` for the first form: docs/decisions/0033-lazy-modules.md),
+ * anything else as JSON.
+ */
+export async function encodeRequestBody(
+  body: unknown,
+  contentType: string | undefined,
+): Promise<string> {
+  if (contentType !== undefined && isForm(contentType)) {
+    const { encodeForm } = await import('./form-encoding.js');
+    return encodeForm(body);
+  }
+  return JSON.stringify(body);
+}
+
+/** True when a media type is a form (`application/x-www-form-urlencoded`, parameters ignored). */
+export function isForm(contentType: string): boolean {
+  return contentType.split(';')[0]!.trim().toLowerCase() === FORM_MEDIA;
+}
+
 /** The request body Tend sends to an operation: its media type and schema. */
 export interface RequestMedia {
   /** The media type as the document names it, without parameters (`application/json`). */

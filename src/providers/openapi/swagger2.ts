@@ -1,4 +1,3 @@
-import s2o from 'swagger2openapi';
 import { TendError, assertNoForbiddenKeys } from '../../core/index.js';
 import { isObject } from './schema-view.js';
 
@@ -32,6 +31,9 @@ export async function convertSwagger2(
   // The converter copies the document by key: one that could reach a prototype never gets there.
   assertNoForbiddenKeys(raw, location);
   let converted: Record<string, unknown>;
+  // The converter (and the HTTP client it brings) is loaded only for a Swagger 2.0 document
+  // (docs/decisions/0033-lazy-modules.md).
+  const { default: s2o } = await import('swagger2openapi');
   try {
     const result = await s2o.convertObj(structuredClone(raw), options);
     converted = result.openapi;
