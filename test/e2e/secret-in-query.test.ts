@@ -191,6 +191,9 @@ describe('a secret sent in a create’s query string never reaches Tend’s outp
     // passed, then leaves the create pending (not resent blindly).
     const applied = await tend(outputs, ['apply', '--no-checks', '--json']);
     expect(applied.stdout + applied.stderr).toContain('"outcomeUnknown":true');
+    // Not settled is not done: the apply says so in its exit code (1: an unverified operation).
+    expect(applied.code, applied.stdout + applied.stderr).toBe(1);
+    expect(applied.stdout).toContain('"verdict": "failed"');
     await tend(outputs, ['history', '--json']);
     await tend(outputs, ['status', '--json']);
     sentInQueryOnly();
