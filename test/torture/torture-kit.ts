@@ -177,7 +177,6 @@ function passOptions(mode: 'plan' | 'apply'): PassOptions {
     clock: systemClock,
     report: () => {},
     verifyTimeoutMs: 5000,
-    visibilityWindowMs: 10_000,
     runChecks: false,
   };
 }
