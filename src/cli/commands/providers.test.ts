@@ -344,6 +344,7 @@ describe('tend providers inspect --json: the shape of a type (docs/cli.md)', () 
     expect(await tend(['inspect', SPEC, '--overlay', OVERLAY, '--json'])).toBe(0);
     const report = JSON.parse(stdout) as Record<string, unknown>;
     expect(Object.keys(report).sort()).toEqual([
+      'consistentReads',
       'convertedFrom',
       'ok',
       'overlay',
