@@ -129,7 +129,6 @@ async function applyPass(
       clock: ctx.clock,
       report: request.report ?? (() => {}),
       verifyTimeoutMs: request.verifyTimeoutMs,
-      visibilityWindowMs: 10_000,
       runChecks: request.runChecks,
       signal,
       ...(request.confirm ? { confirm: request.confirm } : {}),

@@ -151,7 +151,7 @@ export async function importObjects(
     );
 
     // What is already declared (and its objects), and what Tend remembers.
-    const obs = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
+    const obs = await observe(ws, { now: ctx.clock.now() });
     const parentId = under === undefined ? undefined : obs.objects.get(under.address)?.id;
     if (under !== undefined && parentId === undefined) {
       throw new TendError(

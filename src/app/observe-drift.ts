@@ -1,9 +1,6 @@
 import type { ArbitrationOutcome, FeedBatch, Observation, Workspace } from '../engine/index.js';
 import { arbitrate, observe, readFeedsOrNothing, tendActor } from '../engine/index.js';
 
-/** How long after its create an invisible object is presumed still appearing (as `plan` uses). */
-const VISIBILITY_WINDOW_MS = 10_000;
-
 /** What the platform shows now and what the policy would decide about it; nothing written. */
 export interface ReadOnlyDecisions {
   readonly observation: Observation;
@@ -15,7 +12,7 @@ export interface ReadOnlyDecisions {
 
 /** What is live now, read-only (as `plan` observes: no journal recovery). */
 export function observeNow(ws: Workspace, now: Date): Promise<Observation> {
-  return observe(ws, { visibilityWindowMs: VISIBILITY_WINDOW_MS, now });
+  return observe(ws, { now });
 }
 
 /**

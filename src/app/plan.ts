@@ -84,7 +84,6 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
       clock: ctx.clock,
       report: request.report ?? (() => {}),
       verifyTimeoutMs: 0,
-      visibilityWindowMs: 10_000,
       runChecks: false,
       ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
     });

@@ -57,7 +57,7 @@ export async function prune(ctx: AppContext, request: PruneRequest): Promise<Pru
       ...(request.signal ? { signal: request.signal } : {}),
     });
     await rememberWorkspaceName(ws, nameSource);
-    const observation = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
+    const observation = await observe(ws, { now: ctx.clock.now() });
     const plan = planPrune(ws, observation, {
       approveDestroy: request.approveDestroy,
       noDelete: (type) => ws.typeOf(type).info.noDelete !== undefined,

@@ -202,7 +202,6 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           clock: ctx.clock,
           report,
           verifyTimeoutMs: request.verifyTimeoutMs,
-          visibilityWindowMs: 10_000,
           runChecks: true,
           intervalMs: request.intervalMs,
           feedWaitMs: request.feedWaitMs ?? 1000,

@@ -59,7 +59,7 @@ export async function status(ctx: AppContext, request: StatusRequest): Promise<S
     };
     if (request.offline) return base;
     try {
-      const obs = await observe(ws, { visibilityWindowMs: 10_000, now: ctx.clock.now() });
+      const obs = await observe(ws, { now: ctx.clock.now() });
       return { ...base, ...liveFindings(obs) };
     } catch (e) {
       return { ...base, platformError: toTendError(e).message };

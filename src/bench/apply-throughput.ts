@@ -75,7 +75,6 @@ export async function runApply(
     clock: systemClock,
     report: probe.report,
     verifyTimeoutMs: 60_000,
-    visibilityWindowMs: 10_000,
     runChecks: false,
   });
   const end = performance.now();

@@ -104,7 +104,6 @@ export async function fillUnsettled(
     clock: systemClock,
     report: () => {},
     verifyTimeoutMs: 60_000,
-    visibilityWindowMs: 10_000,
     runChecks: false,
     crash: (when, point, action) => {
       if (when === 'before' && point === 'twin' && action === 'create') throw new Interrupted();

@@ -48,7 +48,6 @@ export async function runNoDriftPasses(
       clock: systemClock,
       report: probe.report,
       verifyTimeoutMs: 60_000,
-      visibilityWindowMs: 10_000,
       runChecks: false,
     });
     const wallMs = performance.now() - start;

@@ -79,7 +79,6 @@ async function main(): Promise<void> {
     clock: systemClock,
     report: probe.report,
     verifyTimeoutMs: 60_000,
-    visibilityWindowMs: 10_000,
     runChecks: false,
   });
   const passMs = since();

@@ -88,6 +88,15 @@ export interface ProviderDescription {
   readonly types: readonly ResourceTypeInfo[];
   /** True when the provider implements `changes` (an attributed audit feed). */
   readonly auditFeed: boolean;
+  /**
+   * True when the platform's reads see its writes at once (read-your-writes): once a create has
+   * answered, every later `list` and `read` shows the object, so an object Tend created that a list
+   * does not show is gone. Absent or false: the platform may be eventually consistent, and an object
+   * created moments ago that a list does not show yet is waited for (the visibility window) rather
+   * than taken as deleted. Say true only when it always holds: a wrong true makes Tend create a
+   * second object for one that was merely late.
+   */
+  readonly consistentReads?: boolean;
   /** Problems found reading the platform's description (never fatal). */
   readonly warnings: readonly string[];
 }

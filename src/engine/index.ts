@@ -38,7 +38,12 @@ export {
   readFeedsOrNothing,
 } from './arbitrate.js';
 export type { Observation } from './observe.js';
-export { observe } from './observe.js';
+export {
+  awaitsVisibility,
+  DEFAULT_VISIBILITY_WINDOW_MS,
+  observe,
+  visibilityWindowOf,
+} from './observe.js';
 export type { PassOptions, PassResult } from './reconciler.js';
 export { PROVIDER_STATE_KEY, reconcilePass, tendActor } from './reconciler.js';
 export type { ProviderState } from './reconciler.js';

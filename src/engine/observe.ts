@@ -3,6 +3,7 @@ import type {
   Address,
   ObservedObject,
   Operation,
+  Provider,
   RemovedInput,
   ResourceDecl,
 } from '../core/index.js';
@@ -119,12 +120,48 @@ export function explainExtras(
   return { current, leftovers, duplicates };
 }
 
+/**
+ * How long after its create settled an object a list does not show is presumed still appearing on a
+ * platform that may be eventually consistent (DESIGN.md §4), in ms. The one default of every use case.
+ */
+export const DEFAULT_VISIBILITY_WINDOW_MS = 10_000;
+
 /** Options for observe. */
 export interface ObserveOptions {
-  /** How long after its create an invisible object is presumed still appearing. */
-  readonly visibilityWindowMs: number;
+  /**
+   * How long after its create an invisible object is presumed still appearing, on a provider that
+   * does not promise consistent reads (default DEFAULT_VISIBILITY_WINDOW_MS); see visibilityWindowOf.
+   */
+  readonly visibilityWindowMs?: number;
   readonly now: Date;
   readonly signal?: AbortSignal;
+}
+
+/**
+ * The visibility window of a provider's types: 0 when the provider says its reads see its writes at
+ * once (`consistentReads`: an object it does not list is gone), else `windowMs`.
+ */
+export function visibilityWindowOf(provider: Pick<Provider, 'describe'>, windowMs: number): number {
+  return provider.describe().consistentReads === true ? 0 : windowMs;
+}
+
+/**
+ * True when a declared address whose remembered object is not listed waits for it rather than taking
+ * it as deleted: its last operation is a create that settled less than `windowMs` before `now` (the
+ * object may not be visible yet). A window of 0 never waits.
+ */
+export function awaitsVisibility(
+  last: Pick<Operation, 'action' | 'state' | 'settledAt'> | undefined,
+  now: Date,
+  windowMs: number,
+): boolean {
+  return (
+    windowMs > 0 &&
+    last?.action === 'create' &&
+    last.state === 'settled' &&
+    last.settledAt !== undefined &&
+    now.getTime() - Date.parse(last.settledAt) < windowMs
+  );
 }
 
 /**
@@ -348,20 +385,17 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const byAddress = declaredIndex(ws.intent);
   const inOrder = intentGraph(ws.intent).order.map((a) => byAddress.get(a)!);
 
+  const windowMs = options.visibilityWindowMs ?? DEFAULT_VISIBILITY_WINDOW_MS;
   for (const r of inOrder) {
     if (await match(r.address, r.type, r)) continue;
     // A create that settled moments ago may not be visible yet (eventual consistency): wait for it
-    // rather than create a second object.
+    // rather than create a second object. On a platform whose reads see its writes at once, an
+    // object it does not list is gone, however recent its create.
     if (!twin.has(r.address)) continue;
+    const window = visibilityWindowOf(ws.typeOf(r.type).provider, windowMs);
+    if (window <= 0) continue;
     const [last] = await ws.store.operations({ address: r.address, limit: 1 });
-    if (
-      last?.action === 'create' &&
-      last.state === 'settled' &&
-      last.settledAt !== undefined &&
-      options.now.getTime() - Date.parse(last.settledAt) < options.visibilityWindowMs
-    ) {
-      pendingVisibility.add(r.address);
-    }
+    if (awaitsVisibility(last, options.now, window)) pendingVisibility.add(r.address);
   }
 
   const removed: RemovedInput[] = [];

@@ -31,7 +31,12 @@ const docs = { keyed: '', unkeyed: '' };
 
 beforeAll(async () => {
   clock = fakeClock();
-  sb = await startSandbox({ port: 0, now: () => clock.now().getTime() });
+  sb = await startSandbox({
+    port: 0,
+    now: () => clock.now().getTime(),
+    // Eventual consistency is switched on at run time below.
+    consistentReads: false,
+  });
   dir = mkdtempSync(join(tmpdir(), 'tend-operator-'));
   const served = JSON.parse(
     readFileSync(resolve(import.meta.dirname, '../sandbox/openapi.json'), 'utf8'),

@@ -55,7 +55,12 @@ let spec: string;
 
 beforeAll(async () => {
   clock = fakeClock();
-  sb = await startSandbox({ port: 0, now: () => clock.now().getTime() });
+  sb = await startSandbox({
+    port: 0,
+    now: () => clock.now().getTime(),
+    // Eventual consistency is switched on at run time below.
+    consistentReads: false,
+  });
   root = mkdtempSync(join(tmpdir(), 'tend-orphans-'));
   spec = resolve(import.meta.dirname, '../sandbox/openapi.json');
 });

@@ -36,7 +36,12 @@ export interface PassOptions {
   readonly clock: Clock;
   readonly report: Reporter;
   readonly verifyTimeoutMs: number;
-  readonly visibilityWindowMs: number;
+  /**
+   * How long a create that settled is waited for before an object a list does not show counts as
+   * deleted, on providers without consistent reads (default DEFAULT_VISIBILITY_WINDOW_MS; see
+   * observe's visibilityWindowOf).
+   */
+  readonly visibilityWindowMs?: number;
   readonly runChecks: boolean;
   /** Asked before executing a plan with destructive steps; false cancels the apply. */
   readonly confirm?: (plan: Plan) => Promise<boolean>;
@@ -105,7 +110,9 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     if (done) return done;
   }
   const observeOpts = {
-    visibilityWindowMs: options.visibilityWindowMs,
+    ...(options.visibilityWindowMs !== undefined
+      ? { visibilityWindowMs: options.visibilityWindowMs }
+      : {}),
     now: clock.now(),
     ...(options.signal ? { signal: options.signal } : {}),
   };

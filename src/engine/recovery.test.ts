@@ -33,7 +33,12 @@ const docs: Record<'keyed' | 'unkeyed', string> = { keyed: '', unkeyed: '' };
 
 beforeAll(async () => {
   clock = fakeClock();
-  sb = await startSandbox({ port: 0, now: () => clock.now().getTime() });
+  sb = await startSandbox({
+    port: 0,
+    now: () => clock.now().getTime(),
+    // Eventual consistency is switched on at run time below.
+    consistentReads: false,
+  });
   dir = mkdtempSync(join(tmpdir(), 'tend-recovery-'));
   const served = JSON.parse(
     readFileSync(resolve(import.meta.dirname, '../sandbox/openapi.json'), 'utf8'),

@@ -20,6 +20,14 @@ export interface SandboxOptions {
   /** Faults in force at start and after a reset. */
   readonly faults?: Partial<FaultSettings>;
   /**
+   * Whether the sandbox's reads see its writes at once, promised in its OpenAPI document
+   * (`x-tend-consistent-reads: true`, so Tend does not wait for objects it created moments ago). A
+   * sandbox that promises it refuses the eventual-consistency fault: a client keeps the document it
+   * read, and a broken promise would make it create a second object for one that was merely late.
+   * Default: true, unless `faults.eventualConsistencyMs` is above 0.
+   */
+  readonly consistentReads?: boolean;
+  /**
    * When set, API routes and the `/_sandbox/*` admin routes require this value in the X-API-Key
    * header (the OpenAPI document stays public). Never logged.
    */
@@ -70,6 +78,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const initialFaults = mergeFaults(NO_FAULTS, options.faults ?? {});
+  const consistentReads = options.consistentReads ?? initialFaults.eventualConsistencyMs === 0;
+  if (consistentReads && initialFaults.eventualConsistencyMs > 0) {
+    throw new SandboxError(
+      400,
+      'invalid',
+      'eventualConsistencyMs must be 0 on a sandbox that promises consistent reads (consistentReads: true)',
+      'eventualConsistencyMs',
+    );
+  }
   const state = new SandboxState(options.stateFile ? readStateFile(options.stateFile) : undefined);
   const writer = options.stateFile
     ? new StateFileWriter(options.stateFile, () => state.snapshot())
@@ -88,7 +105,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
   });
   const keyDigest = options.apiKey === undefined ? undefined : sha256(options.apiKey);
-  const document = buildOpenApiDocument();
+  const document = buildOpenApiDocument({ consistentReads });
 
   const app = new Hono();
   app.onError((error, c) => {
@@ -211,7 +228,17 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   }
 
   function setFaults(partial: Partial<FaultSettings>): FaultSettings {
-    faults.set(mergeFaults(faults.settings, partial));
+    const merged = mergeFaults(faults.settings, partial);
+    if (consistentReads && merged.eventualConsistencyMs > 0) {
+      // Clients hold the document that promised read-your-writes; it cannot be taken back.
+      throw new SandboxError(
+        409,
+        'conflict',
+        'this sandbox promises consistent reads in its OpenAPI document (x-tend-consistent-reads: true), so eventualConsistencyMs must stay 0; start it with --eventual-consistency <ms> (0 to start without lag) to switch eventual consistency on later',
+        'eventualConsistencyMs',
+      );
+    }
+    faults.set(merged);
     return faults.settings;
   }
 

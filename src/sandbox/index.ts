@@ -1,6 +1,7 @@
 // The sandbox platform: a local HTTP stand-in for a cloud, for demos and tests. It is a separate
 // platform, not part of the engine: it imports nothing of Tend's, and Tend manages it only through
-// the OpenAPI document it serves at /openapi.json (a copy is committed as openapi.json).
+// the OpenAPI document it serves at /openapi.json (a copy is committed as openapi.json: the document
+// of a sandbox that may switch eventual consistency on, which promises nothing about its reads).
 export { createSandbox } from './app.js';
 export type { Sandbox, SandboxOptions, SandboxStats } from './app.js';
 export { startSandbox } from './server.js';

@@ -17,8 +17,10 @@ const schemas = doc.components.schemas;
 describe('the committed openapi.json', () => {
   // To regenerate after changing spec.ts or openapi.ts:
   //   TEND_WRITE_SANDBOX_OPENAPI=1 npx vitest run src/sandbox/openapi.test.ts
-  it('equals the document the sandbox serves', async () => {
-    const served = await sandboxClient(createSandbox().app).get('/openapi.json');
+  it('equals the document a sandbox that may lag serves (it promises nothing about reads)', async () => {
+    const served = await sandboxClient(createSandbox({ consistentReads: false }).app).get(
+      '/openapi.json',
+    );
     expect(served.status).toBe(200);
     if (process.env['TEND_WRITE_SANDBOX_OPENAPI'] === '1') {
       const options = (await resolveConfig(FILE)) ?? {};
@@ -32,6 +34,77 @@ describe('the committed openapi.json', () => {
       served.body,
       'src/sandbox/openapi.json is stale: regenerate it (see the comment above this test)',
     ).toEqual(committed);
+  });
+});
+
+describe('consistent reads: what the served document promises', () => {
+  const served = async (sandbox: ReturnType<typeof createSandbox>) =>
+    (await sandboxClient(sandbox.app).get('/openapi.json')).body as Record<string, unknown>;
+  const committed = () => JSON.parse(readFileSync(FILE, 'utf8')) as Record<string, unknown>;
+
+  it.each([
+    { reason: 'a sandbox without faults: reads see writes at once', options: {}, want: true },
+    {
+      reason: 'started with eventual consistency: no promise',
+      options: { faults: { eventualConsistencyMs: 500 } },
+      want: false,
+    },
+    {
+      reason: 'started able to switch eventual consistency on later: no promise',
+      options: { consistentReads: false },
+      want: false,
+    },
+  ])('$reason', async ({ options, want }) => {
+    const doc = await served(createSandbox(options));
+    const { ['x-tend-consistent-reads']: promise, ...rest } = doc;
+    expect(promise).toBe(want ? true : undefined);
+    // Otherwise the committed document.
+    expect(rest).toEqual(committed());
+  });
+
+  it('a sandbox that promised refuses eventual consistency at run time, and says how to get it', async () => {
+    const sandbox = createSandbox();
+    const api = sandboxClient(sandbox.app);
+    const put = await api.put('/_sandbox/faults', { eventualConsistencyMs: 1000 });
+    expect(put.status).toBe(409);
+    expect(put.body).toEqual({
+      code: 'conflict',
+      field: 'eventualConsistencyMs',
+      message:
+        'this sandbox promises consistent reads in its OpenAPI document (x-tend-consistent-reads: true), so eventualConsistencyMs must stay 0; start it with --eventual-consistency <ms> (0 to start without lag) to switch eventual consistency on later',
+    });
+    expect(sandbox.getFaults().eventualConsistencyMs).toBe(0);
+    // Other faults still switch.
+    expect((await api.put('/_sandbox/faults', { latencyMs: 5 })).status).toBe(200);
+    expect((await api.put('/_sandbox/faults', { eventualConsistencyMs: 0 })).status).toBe(200);
+  });
+
+  it('a sandbox that did not promise switches eventual consistency freely', () => {
+    const sandbox = createSandbox({ consistentReads: false });
+    expect(sandbox.setFaults({ eventualConsistencyMs: 1000 }).eventualConsistencyMs).toBe(1000);
+  });
+
+  it('promising consistent reads with eventual consistency at start is refused, naming the setting', () => {
+    expect(() =>
+      createSandbox({ consistentReads: true, faults: { eventualConsistencyMs: 10 } }),
+    ).toThrow(
+      'eventualConsistencyMs must be 0 on a sandbox that promises consistent reads (consistentReads: true)',
+    );
+  });
+
+  it('reads see writes at once when it promises so: a create is listed, a delete is gone', async () => {
+    const api = sandboxClient(createSandbox().app);
+    for (let i = 0; i < 20; i++) {
+      const created = await api.post('/networks', { name: `n${i}`, cidr: `10.${i}.0.0/16` });
+      expect(created.status).toBe(201);
+      const id = (created.body as { id: string }).id;
+      const listed = (await api.get('/networks')).body as { id: string }[];
+      expect(listed.map((n) => n.id)).toContain(id);
+      expect((await api.get(`/networks/${id}`)).status).toBe(200);
+      expect((await api.delete(`/networks/${id}`)).status).toBe(204);
+      const after = (await api.get('/networks')).body as { id: string }[];
+      expect(after.map((n) => n.id)).not.toContain(id);
+    }
   });
 });
 

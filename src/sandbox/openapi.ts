@@ -213,8 +213,12 @@ const AUDIT_ENTRY: JsonSchema = {
   },
 };
 
-/** The sandbox's OpenAPI 3.1.0 document (a fresh copy each call). */
-export function buildOpenApiDocument(): JsonSchema {
+/**
+ * The sandbox's OpenAPI 3.1.0 document (a fresh copy each call). With `consistentReads` it promises
+ * that reads see writes at once (`x-tend-consistent-reads: true`); without, it promises nothing, which
+ * is true of every sandbox (the committed openapi.json is this one).
+ */
+export function buildOpenApiDocument(options: { consistentReads?: boolean } = {}): JsonSchema {
   const schemas: Record<string, JsonSchema> = {};
   for (const spec of TYPES) {
     schemas[spec.singular] = resourceSchema(spec, 'resource');
@@ -337,6 +341,7 @@ export function buildOpenApiDocument(): JsonSchema {
     },
     'x-tend-lifecycle': { path: '/lifecycle/evaluate' },
     'x-tend-audit': { path: '/audit' },
+    ...(options.consistentReads === true ? { 'x-tend-consistent-reads': true } : {}),
     security: [{ apiKey: [] }, {}],
     tags: [
       ...TYPES.map((t) => ({ name: t.name, description: t.description })),

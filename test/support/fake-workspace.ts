@@ -5,6 +5,7 @@ import type {
   Address,
   LifecycleEvaluation,
   ObservedObject,
+  Operation,
   Provider,
   ResourceDecl,
   ResourceTypeInfo,
@@ -120,6 +121,14 @@ export const twinWith = (address: string, objectId: string, dependsOn: string[])
   dependsOn: dependsOn as Address[],
 });
 
+/** More of the fake workspace's world: what the provider promises, what the journal holds. */
+export interface FakeWorkspaceOptions {
+  /** The provider's `consistentReads` (absent: not said). */
+  readonly consistentReads?: boolean;
+  /** The journal, oldest first; `operations({address, limit})` answers the newest of an address's. */
+  readonly operations?: readonly Operation[];
+}
+
 /** The workspace; `evaluate` answers the lifecycle question (default: every change fits in place). */
 export function fakeWorkspace(
   declared: ResourceDecl[],
@@ -130,10 +139,17 @@ export function fakeWorkspace(
     fields: [],
     source: 'platform',
   }),
+  options: FakeWorkspaceOptions = {},
 ): Workspace {
+  const description = {
+    types: TYPES,
+    auditFeed: false,
+    warnings: [],
+    ...(options.consistentReads !== undefined ? { consistentReads: options.consistentReads } : {}),
+  };
   const provider: Provider = {
     name: 'sb',
-    describe: () => ({ types: TYPES, auditFeed: false, warnings: [] }),
+    describe: () => description,
     list: (type) => Promise.resolve(objects.filter((o) => o.type === type)),
     read: () => Promise.resolve(undefined),
     create: () => Promise.reject(new Error('observe never mutates')),
@@ -143,7 +159,12 @@ export function fakeWorkspace(
   };
   const store = {
     listTwin: () => Promise.resolve(twin),
-    operations: () => Promise.resolve([]),
+    operations: (q: { address?: Address; limit?: number }) =>
+      Promise.resolve(
+        (options.operations ?? [])
+          .filter((o) => q.address === undefined || o.address === q.address)
+          .slice(q.limit === undefined ? 0 : -q.limit),
+      ),
   } as unknown as Store;
   return {
     name: 'w',

@@ -69,7 +69,12 @@ export class SandboxPool {
 
   static async start(size: number): Promise<SandboxPool> {
     const pool = new SandboxPool();
-    const started = await Promise.all(Array.from({ length: size }, () => startSandboxProcess()));
+    const started = await Promise.all(
+      Array.from({ length: size }, () =>
+        // Given, eventual consistency may be switched on per case (no promise of consistent reads).
+        startSandboxProcess(['--eventual-consistency', '0']),
+      ),
+    );
     pool.all.push(...started);
     pool.idle.push(...started);
     return pool;
@@ -177,7 +182,6 @@ function passOptions(mode: 'plan' | 'apply'): PassOptions {
     clock: systemClock,
     report: () => {},
     verifyTimeoutMs: 5000,
-    visibilityWindowMs: 10_000,
     runChecks: false,
   };
 }

@@ -23,6 +23,11 @@ export function renderInspect(out: Output, r: InspectReport): void {
   if (r.lifecycleEndpoint) out.line(`  lifecycle endpoint POST ${r.lifecycleEndpoint}`);
   if (r.auditFeed) out.line(`  audit feed GET ${r.auditFeed}`);
   out.line(
+    r.consistentReads
+      ? '  reads see writes at once (x-tend-consistent-reads): an object missing from a list is gone'
+      : `  reads may lag writes: an object created moments ago is waited for ${s.dim('(x-tend-consistent-reads says otherwise)')}`,
+  );
+  out.line(
     `  ${count(r.types.length, 'resource type')}, ${count(r.unmapped.length, 'path')} not managed, ${count(r.warnings.length, 'warning')}`,
   );
   const idFieldOf = (type: string): string => r.types.find((x) => x.name === type)?.idField ?? 'id';

@@ -265,6 +265,9 @@ export async function sandboxAction(flags: SandboxFlags, command: Command): Prom
       port,
       host: flags.host,
       faults,
+      // Given at all (0 too), eventual consistency may be switched on later: no promise of
+      // consistent reads in the document.
+      consistentReads: flags.eventualConsistency === undefined,
       ...(apiKey === undefined ? {} : { apiKey }),
       ...(flags.state === undefined ? {} : { stateFile: flags.state }),
       ...(flags.log ? { onAudit: (entry: AuditEntry) => print(logLine(entry, flags.json)) } : {}),

@@ -47,6 +47,10 @@ describe('tend providers inspect: PowerDNS', () => {
     expect(stdout).toContain('PowerDNS Authoritative HTTP API');
     expect(stdout).toContain('(swagger 2.0, read as openapi 3.0.0)');
     expect(stdout).toContain('5 resource types, 12 paths not managed, 0 warnings');
+    // The document itself promises nothing about its reads.
+    expect(stdout).toContain(
+      '  reads may lag writes: an object created moments ago is waited for (x-tend-consistent-reads says otherwise)',
+    );
     expect(stdout).toMatch(
       /zones {2}\/servers\/\{server_id\}\/zones\n {2}identity {5}none: no natural key/,
     );
@@ -61,6 +65,8 @@ describe('tend providers inspect: PowerDNS', () => {
     const report = JSON.parse(stdout) as InspectReport & { ok: boolean };
     expect(report.ok).toBe(true);
     expect(report.warnings).toEqual([]);
+    // The overlay promises read-your-writes (x-tend-consistent-reads on $).
+    expect(report.consistentReads).toBe(true);
     const byName = Object.fromEntries(report.types.map((t) => [t.name, t]));
     expect(Object.keys(byName)).toEqual([
       'zones',
@@ -344,6 +350,7 @@ describe('tend providers inspect --json: the shape of a type (docs/cli.md)', () 
     expect(await tend(['inspect', SPEC, '--overlay', OVERLAY, '--json'])).toBe(0);
     const report = JSON.parse(stdout) as Record<string, unknown>;
     expect(Object.keys(report).sort()).toEqual([
+      'consistentReads',
       'convertedFrom',
       'ok',
       'overlay',

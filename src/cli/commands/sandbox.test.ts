@@ -202,6 +202,42 @@ describe.skipIf(!built && process.env['CI'] !== 'true')(
       }
     });
 
+    it.each([
+      {
+        reason: 'without --eventual-consistency its document promises consistent reads',
+        args: [] as string[],
+        promise: true,
+      },
+      {
+        reason: '--eventual-consistency 0: no lag yet, no promise (it may be switched on)',
+        args: ['--eventual-consistency', '0'],
+        promise: false,
+      },
+      {
+        reason: '--eventual-consistency 300: no promise',
+        args: ['--eventual-consistency', '300'],
+        promise: false,
+      },
+    ])('$reason', async ({ args, promise }) => {
+      const sandbox = await startSandboxProcess(args);
+      try {
+        const doc = (await (await fetch(`${sandbox.url}/openapi.json`)).json()) as Record<
+          string,
+          unknown
+        >;
+        expect(doc['x-tend-consistent-reads']).toBe(promise ? true : undefined);
+        const switched = await fetch(`${sandbox.url}/_sandbox/faults`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ eventualConsistencyMs: 1000 }),
+        });
+        // A promise a client may hold is never broken at run time.
+        expect(switched.status).toBe(promise ? 409 : 200);
+      } finally {
+        await sandbox.stop();
+      }
+    });
+
     it('--json prints {"url"} first; --log prints one JSON line per mutation; SIGINT exits 0', async () => {
       const child = spawn(process.execPath, [CLI, 'sandbox', '--port', '0', '--json', '--log'], {
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -42,7 +42,10 @@ export function registerSandboxCommand(program: Command): void {
       '--timeout-after-success <0..1>',
       'chance of committing a mutation, then never answering',
     )
-    .option('--eventual-consistency <ms>', 'how long new objects stay missing from reads')
+    .option(
+      '--eventual-consistency <ms>',
+      'how long new objects stay missing from reads; given (0 too), the document no longer promises consistent reads and the setting may change at run time',
+    )
     .option('--rate-limit <rps>', 'requests per second allowed (burst = the same number)')
     .option('--fault-methods <list>', 'comma-separated HTTP methods faults apply to (default all)')
     .option('--state <file>', 'keep state in this file across restarts')

@@ -37,6 +37,8 @@ export type NormalizeOp = (typeof NORMALIZE_OPS)[number];
 export const TEND_EXTENSIONS = [
   'x-tend-lifecycle',
   'x-tend-audit',
+  // The API's reads see its writes at once: no visibility window (docs/decisions/0034).
+  'x-tend-consistent-reads',
   'x-tend-parent-values',
   'x-tend-type',
   'x-tend-ignore',

@@ -856,6 +856,35 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'consistent reads declared',
+    reason: 'x-tend-consistent-reads: true on the root says reads see writes at once',
+    doc: doc(pair('/volumes'), { 'x-tend-consistent-reads': true }),
+    want: { consistentReads: true, warnings: [] },
+  },
+  {
+    name: 'consistent reads not declared',
+    reason: 'without the annotation the API may be eventually consistent',
+    doc: doc(pair('/volumes')),
+    want: { consistentReads: false, warnings: [] },
+  },
+  {
+    name: 'consistent reads declared false',
+    reason: 'false says what absence says, without a warning',
+    doc: doc(pair('/volumes'), { 'x-tend-consistent-reads': false }),
+    want: { consistentReads: false, warnings: [] },
+  },
+  ...(['yes', 1, { enabled: true }] as const).map((value) => ({
+    name: `consistent reads malformed (${JSON.stringify(value)})`,
+    reason: 'anything but a boolean is a warning and no promise: a wrong promise costs duplicates',
+    doc: doc(pair('/volumes'), { 'x-tend-consistent-reads': value }),
+    want: {
+      consistentReads: false,
+      warnings: [
+        `x-tend-consistent-reads must be true or false, got ${JSON.stringify(value)}; ignored (reads are taken as eventually consistent)`,
+      ],
+    },
+  })),
+  {
     name: 'odd document',
     reason: 'paths that are not objects are warnings',
     doc: doc({ '/a': 'nonsense', '/b': null }),

@@ -274,6 +274,8 @@ export interface DerivedTypes {
   readonly lifecycle?: { readonly path: string };
   /** The platform's attributed audit feed (`x-tend-audit`), when declared and usable. */
   readonly audit?: AuditFeed;
+  /** True when the document says the API's reads see its writes at once (`x-tend-consistent-reads`). */
+  readonly consistentReads: boolean;
   readonly warnings: readonly string[];
 }
 
@@ -294,6 +296,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
 
   const lifecycle = extensionPath(document, 'x-tend-lifecycle', warnings);
   const audit = readAuditFeed(document, warnings);
+  const consistentReads = readConsistentReads(document, warnings);
   const fixedValues = parentValues(document, warnings);
   for (const w of unknownTendExtensions(document)) warnings.push(w);
 
@@ -655,6 +658,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     unmapped,
     ...(lifecycle ? { lifecycle } : {}),
     ...(audit ? { audit } : {}),
+    consistentReads,
     warnings,
   };
 }
@@ -1696,6 +1700,21 @@ function addressedByOf(
     setKey(out, param, field);
   }
   return { addressedBy: out };
+}
+
+/**
+ * `x-tend-consistent-reads` on the root: `true` says every read and list sent after a write has been
+ * answered sees it (read-your-writes), so observe need not wait for an object created moments ago.
+ * Anything but a boolean is a warning and means false: a wrong promise costs duplicates, a missing
+ * one only a wait.
+ */
+function readConsistentReads(document: Record<string, unknown>, warnings: string[]): boolean {
+  const value = document['x-tend-consistent-reads'];
+  if (value === undefined || typeof value === 'boolean') return value === true;
+  warnings.push(
+    `x-tend-consistent-reads must be true or false, got ${JSON.stringify(value)}; ignored (reads are taken as eventually consistent)`,
+  );
+  return false;
 }
 
 /** `x-tend-parent-values`: path parameters that always take the same value. */

@@ -166,6 +166,8 @@ export interface InspectReport {
   readonly unmapped: readonly UnmappedPath[];
   readonly lifecycleEndpoint?: string;
   readonly auditFeed?: string;
+  /** True when the document says the API's reads see its writes at once (`x-tend-consistent-reads`). */
+  readonly consistentReads: boolean;
   readonly warnings: readonly string[];
 }
 
@@ -194,6 +196,7 @@ export async function inspectOpenApi(
       unmapped: derived.unmapped,
       ...(derived.lifecycle ? { lifecycleEndpoint: derived.lifecycle.path } : {}),
       ...(derived.audit ? { auditFeed: derived.audit.path } : {}),
+      consistentReads: derived.consistentReads,
       warnings: [...doc.warnings, ...derived.warnings],
     };
   } catch (e) {

@@ -16,7 +16,7 @@ let provider: OpenApiProvider;
 let served: Record<string, unknown>;
 
 beforeAll(async () => {
-  sb = await startSandbox({ port: 0 });
+  sb = await startSandbox({ port: 0, consistentReads: false });
   provider = await loadOpenApiProvider({
     name: 'sb',
     spec: `${sb.url}/openapi.json`,

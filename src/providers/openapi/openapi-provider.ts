@@ -145,6 +145,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   const description: ProviderDescription = {
     types: derived.types.map((t) => t.info),
     auditFeed: derived.audit !== undefined,
+    consistentReads: derived.consistentReads,
     warnings,
   };
   const access = createObjectAccess({

@@ -166,6 +166,9 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
   const description: ProviderDescription = {
     types: POSTGRES_TYPES,
     auditFeed: false,
+    // One server, the primary Tend writes to: a committed statement is seen by every later one, on
+    // any connection of the pool (each statement of READ COMMITTED takes a new snapshot).
+    consistentReads: true,
     warnings: [],
   };
   // The feed is on once an audit installation has been seen (declared as a `audit` resource).
