@@ -84,6 +84,21 @@ describe('GETs that list objects with a create’s fields', () => {
     });
   }
 
+  it('ranks by fields shared, not by the document’s order; ties keep the document’s order', () => {
+    const reordered: Record<string, Record<string, unknown>> = {
+      '/a': { get: { responses: ok(array('username', 'name')) } },
+      '/b': { get: { responses: ok(array('username', 'email', 'name')) } },
+      '/c': { get: { responses: ok(array('email', 'name')) } },
+    };
+    const found = listCandidates(
+      '/users',
+      paths['/users']!['post'],
+      Object.keys(reordered),
+      listedFieldsOf(reordered),
+    );
+    expect(found.map((c) => c.path)).toEqual(['/b', '/a', '/c']);
+  });
+
   it('never suggests the collection itself, nor a GET already declared as some type’s list', () => {
     const found = listCandidates(
       '/admin/users/list/{flag}',

@@ -60,18 +60,16 @@ export function listCandidates(
   const inner = isObject(only) ? Object.keys(objectView(only).properties) : [];
   const createFields = new Set(inner.length > 0 ? inner : names);
   if (createFields.size < 2) return [];
-  const found: (ListCandidate & { order: number })[] = [];
-  paths.forEach((path, order) => {
-    if (path === collectionPath) return;
+  const found: ListCandidate[] = [];
+  for (const path of paths) {
+    if (path === collectionPath) continue;
     const fields = listed(path);
-    if (fields === undefined) return;
+    if (fields === undefined) continue;
     const shared = fields.filter((f) => createFields.has(f));
-    if (shared.length >= 2) found.push({ path, shared, order });
-  });
-  return found
-    .sort((a, b) => b.shared.length - a.shared.length || a.order - b.order)
-    .slice(0, limit)
-    .map(({ path, shared }) => ({ path, shared }));
+    if (shared.length >= 2) found.push({ path, shared });
+  }
+  // A stable sort: ties keep the document's order.
+  return found.sort((a, b) => b.shared.length - a.shared.length).slice(0, limit);
 }
 
 /** The sentence `inspect` adds to "no GET on …" when there are candidates. */
