@@ -37,6 +37,11 @@ export interface ResourceTypeInfo {
   /** Fields holding secrets: must be a `{ fromEnv | fromFile }` reference in intent; never compared. */
   readonly sensitive: readonly string[];
   /**
+   * Top-level fields the create sends in the URL's query string, not in a body: a secret there is
+   * kept by whatever logs URLs (the platform's access log, a proxy). Absent: none.
+   */
+  readonly sentInUrl?: readonly string[];
+  /**
    * Where Tend's ownership marker goes: a field, or a dotted path to one (`metadata.labels`); absent
    * when the type's objects have no place for it.
    */

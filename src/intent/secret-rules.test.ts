@@ -34,7 +34,37 @@ const accounts: ResourceTypeInfo = {
   idempotencyKey: false,
 };
 
-const DESCRIPTION: ProviderDescription = { auditFeed: false, warnings: [], types: [accounts] };
+/** A type whose create takes `code` and `label` in its URL's query string (create-query.ts). */
+const invites: ResourceTypeInfo = {
+  name: 'invites',
+  schema: {
+    type: 'object',
+    properties: {
+      email: { type: 'string' },
+      code: { type: 'string', writeOnly: true },
+      label: { type: 'string' },
+      password: { type: 'string', format: 'password', writeOnly: true },
+    },
+  },
+  identity: 'marker',
+  idField: 'id',
+  createOnly: [],
+  outputOnly: [],
+  sensitive: ['code', 'password'],
+  sentInUrl: ['code', 'label'],
+  lifecycle: 'annotations',
+  idempotencyKey: false,
+};
+
+const DESCRIPTION: ProviderDescription = {
+  auditFeed: false,
+  warnings: [],
+  types: [accounts, invites],
+};
+
+/** An invites Resource document whose spec lines start at line 5 (`spec:` is line 4). */
+const invite = (...specLines: string[]) =>
+  yaml('kind: Resource', 'type: sb.invites', 'name: i', 'spec:', ...specLines);
 
 const yaml = (...lines: string[]) => lines.join('\n') + '\n';
 
@@ -112,6 +142,49 @@ interface Case extends Setup {
 }
 
 const cases: Case[] = [
+  {
+    name: 'a secret the create sends in its URL',
+    reason:
+      'allowed (the platform takes it nowhere else), but access logs keep URLs: said, not refused',
+    files: { 'main.yaml': invite('  email: a@example.org', '  code: { fromEnv: INVITE_CODE }') },
+    expected: [
+      {
+        code: 'secret.in_url',
+        line: 6,
+        column: 9,
+        path: 'spec.code',
+        severity: 'warning',
+        message: [
+          "`spec.code` is a secret, and invites objects are created with it in the URL's query string",
+          'access logs',
+        ],
+        hint: ['rotate it after the create', 'tend providers inspect'],
+      },
+    ],
+  },
+  {
+    name: 'a field the create sends in its URL, listed in secrets',
+    reason: 'a field the resource makes a secret travels in the URL just the same',
+    files: {
+      'main.yaml': invite('  label: { fromFile: secrets/pw }', 'secrets: [label]'),
+    },
+    expected: [
+      {
+        code: 'secret.in_url',
+        line: 5,
+        column: 10,
+        path: 'spec.label',
+        severity: 'warning',
+        message: ['`spec.label` is a secret'],
+      },
+    ],
+  },
+  {
+    name: 'a secret the create sends in its body',
+    reason: 'no URL, nothing to say',
+    files: { 'main.yaml': invite('  password: { fromEnv: PW }') },
+    expected: [],
+  },
   {
     name: 'fromFile in a tag map',
     reason:

@@ -267,8 +267,10 @@ export function checkSecrets(
     const at: PathSegment[] = ['spec', field];
     if (isSecretRef(value)) {
       exempt.push([field]);
-      if (mayBe.has(field)) checkSource(r, value, at, ctx);
-      else notAllowed(r, info, at, refKey(value), true);
+      if (mayBe.has(field)) {
+        checkSource(r, value, at, ctx);
+        if (info.sentInUrl?.includes(field) === true) inUrl(r, info, at);
+      } else notAllowed(r, info, at, refKey(value), true);
     } else if (mustBe.has(field)) {
       exempt.push([field]);
       // Never print the value: it may be the secret itself.
@@ -298,6 +300,22 @@ export function checkSecrets(
     );
   }
   return exempt;
+}
+
+/**
+ * A secret the create sends in its URL's query string (`POST /users?password=…`): allowed — the
+ * platform takes it nowhere else — but the URL is what access logs and proxies keep, so it is said.
+ */
+function inUrl(r: FieldReader, info: ResourceTypeInfo, at: PathSegment[]): void {
+  r.report(
+    'secret.in_url',
+    `\`${formatPath(at)}\` is a secret, and ${info.name} objects are created with it in the URL's query string, which the platform's access logs and any proxy may keep`,
+    at,
+    {
+      severity: 'warning',
+      hint: 'rotate it after the create, or keep it out of the intent if the API takes it another way (`tend providers inspect` shows the create)',
+    },
+  );
 }
 
 /** The value at a path of field names in a spec, or undefined where the path leaves the objects. */

@@ -148,6 +148,30 @@ function sentInQueryOnly(): void {
 }
 
 describe('a secret sent in a create’s query string never reaches Tend’s output or .tend/', () => {
+  it('validate warns where the secret is written, and it is valid (exit 0)', async () => {
+    platform(() => ({ status: 500, body: {} }));
+    const outputs: { what: string; text: string }[] = [];
+    const checked = await tend(outputs, ['validate']);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    const text = checked.stdout + checked.stderr;
+    expect(text).toContain(`${join(dir, 'provider.yaml')}:12:7`);
+    expect(text).toContain('secret.in_url');
+    expect(text).toContain(
+      "`spec.pw` is a secret, and users objects are created with it in the URL's query string",
+    );
+    const machine = await tend(outputs, ['validate', '--json']);
+    const diagnostics = (
+      JSON.parse(machine.stdout) as {
+        diagnostics: { code: string; severity: string; line: number }[];
+      }
+    ).diagnostics;
+    expect(diagnostics.filter((d) => d.code === 'secret.in_url')).toEqual([
+      expect.objectContaining({ severity: 'warning', line: 12 }),
+    ]);
+    expect(server.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(leaks([SECRET], outputs, [])).toEqual([]);
+  });
+
   // Platforms that quote the request back: the request line as received (URL-encoded), and the
   // parameter decoded.
   const refusals: { name: string; status: number; message: (url: URL, raw: string) => string }[] = [

@@ -1127,6 +1127,9 @@ function buildType(
     createOnly,
     outputOnly,
     sensitive,
+    ...(createQuery !== undefined && createQuery.params.length > 0
+      ? { sentInUrl: createQuery.params.map((q) => q.field) }
+      : {}),
     ...(marker !== undefined ? { markerField: marker.field, markerKind: marker.kind } : {}),
     lifecycle: ctx.lifecycle ? 'platform' : 'annotations',
     idempotencyKey: identity.idempotencyKey,
