@@ -98,6 +98,7 @@ const LAZY_PACKAGES = {
   pg: ['src/providers/postgres/**'],
   qs: ['src/providers/openapi/form-encoding.ts'],
   swagger2openapi: [],
+  '@apidevtools/json-schema-ref-parser': [],
   '@readme/openapi-parser': [],
   'dns-packet': [],
   diff: [],

@@ -129,8 +129,11 @@ describe('heavy packages load only where they are used', () => {
   it('validate of an OpenAPI 3 workspace loads none of them', async () => {
     const r = await loaded('validate-openapi', ['validate', sandboxIntent, '--json']);
     expect(r.code).toBe(0);
-    expect(r.packages).toContain('@readme/openapi-parser'); // the document was read
+    expect(r.packages).toContain('@apidevtools/json-schema-ref-parser'); // the document was read
     expect(r.packages.filter((p) => LAZY.includes(p))).toEqual([]);
+    // Dereferencing no longer loads @readme/openapi-parser and its validator (decision 0035). (The
+    // hook sees ES modules only: Ajv, CommonJS, is loaded by intent validation all the same.)
+    expect(r.packages).not.toContain('@readme/openapi-parser');
   });
 
   const usedCases: { name: string; example: string; uses: string; reason: string }[] = [

@@ -10,6 +10,7 @@ import {
   fetchFollowingRedirects,
   setKey,
 } from '../../core/index.js';
+import { loadDereferencer } from './dereference.js';
 import { applyOverlay, parseOverlay } from './overlay.js';
 import { convertSwagger2 } from './swagger2.js';
 
@@ -258,16 +259,11 @@ async function prepare(
   }
 
   let dereferenced: Record<string, unknown>;
-  // The parser is loaded by the first document a command reads (it brings Ajv, ~70 ms of CPU:
-  // docs/decisions/0033-lazy-modules.md).
-  const { dereference } = await import('@readme/openapi-parser');
+  const dereference = await loadDereferencer();
   try {
-    // Every $ref left is internal (bundle made the confined external ones internal): the parser
-    // resolves nothing outside the document, and reads no file and no URL.
-    const result = (await dereference(doc as never, {
-      resolve: { external: false, file: false },
-    })) as unknown;
-    dereferenced = result as Record<string, unknown>;
+    // Every $ref left is internal (bundle made the confined external ones internal): nothing
+    // outside the document is resolved, and no file and no URL is read.
+    dereferenced = await dereference(doc);
   } catch (e) {
     warnings.push(
       `$refs could not be resolved (${shorten(messageOf(e))}); they are read as empty schemas`,
