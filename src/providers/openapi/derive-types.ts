@@ -555,6 +555,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
     const readable = byList ? { ...item, get: byList } : item;
     const built = buildType(name, collectionPath, creatable, itemPath, readable, params, {
       realOf: assembled.realOf,
+      addressedUpdates: assembled.addressedUpdates,
       copied,
       lifecycle: lifecycle !== undefined,
       warnings,
@@ -799,6 +800,7 @@ function copySchema(
 interface BuildContext {
   /** Where operations moved onto the collection or item path really are. */
   readonly realOf: WeakMap<object, RealOperation>;
+  readonly addressedUpdates: WeakSet<object>;
   /** Objects the schema copies of the document have made so far. */
   readonly copied: { nodes: number };
   readonly lifecycle: boolean;
@@ -1184,7 +1186,14 @@ function buildType(
         ? {
             update: {
               ...ref(updateMethod, itemPath, updateOp),
-              ...addressedByOf(name, updateWhere, updateOp, ctx.realOf, read, ctx.warnings),
+              ...addressedByOf(
+                name,
+                updateWhere,
+                updateOp,
+                ctx.addressedUpdates,
+                read,
+                ctx.warnings,
+              ),
             },
           }
         : byPost
@@ -1685,17 +1694,14 @@ function addressedByOf(
   type: string,
   where: string,
   op: Record<string, unknown>,
-  realOf: WeakMap<object, RealOperation>,
+  addressedUpdates: WeakSet<object>,
   read: ObjectView,
   warnings: string[],
 ): { addressedBy?: Record<string, string> } {
-  const declared = op['x-tend-key-fields'];
-  if (!isObject(declared) || !realOf.get(op)?.source.includes('x-tend-op update')) return {};
+  if (!addressedUpdates.has(op)) return {};
   const out: Record<string, string> = {};
-  for (const [param, field] of Object.entries(declared)) {
-    if (typeof field !== 'string') return {};
-    const top = keyPathSegments(field)[0]!;
-    if (!Object.hasOwn(read.properties, top)) {
+  for (const [param, field] of Object.entries(op['x-tend-key-fields'] as Record<string, string>)) {
+    if (!Object.hasOwn(read.properties, keyPathSegments(field)[0]!)) {
       warnings.push(
         `${type}: ${where} takes {${param}} from the field ${field}, which the object read has no property for; the update will fail unless the platform answers it`,
       );

@@ -66,6 +66,11 @@ export interface AssembledPaths {
    * first uses the second.
    */
   readonly valuedFrom: ReadonlyMap<string, string>;
+  /**
+   * The declared updates taken with `x-tend-key-fields` (checked against the type's item path): their
+   * path parameters are filled from the object's fields, as the declaration maps them.
+   */
+  readonly addressedUpdates: WeakSet<object>;
 }
 
 const ACTION_CREATE = new Set(['create', 'new', 'add']);
@@ -152,6 +157,7 @@ export function assembleOperations(
 
   // --- declared: path parameters one operation always fills with one value ----------------------
   const valuedFrom = new Map<string, string>();
+  const addressedUpdates = new WeakSet<object>();
   fillPathValues(paths, warnings, (from, to) => {
     movedFrom.set(to, [...(movedFrom.get(to) ?? []), from]);
     readAs.set(from, to);
@@ -223,7 +229,10 @@ export function assembleOperations(
     for (const d of ops) {
       const target = d.op === 'list' || d.op === 'create' ? collection : item;
       if (target === undefined) continue;
-      if (addressedByFields(d) && !addressedOk(type, d, target, warnings)) continue;
+      if (addressedByFields(d)) {
+        if (!addressedOk(type, d, target, warnings)) continue;
+        addressedUpdates.add(d.operation);
+      }
       if (
         (d.op === 'read' || d.op === 'delete') &&
         d.operation['x-tend-key-fields'] !== undefined
@@ -306,7 +315,7 @@ export function assembleOperations(
 
   // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
   pairItemPaths(placer, documentPaths);
-  return { paths, realOf, movedFrom, notes, readAs, valuedFrom };
+  return { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates };
 }
 
 /**
