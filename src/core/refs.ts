@@ -134,3 +134,13 @@ export function containsUnknown(value: unknown): boolean {
     return Object.values(value).some(containsUnknown);
   return false;
 }
+
+/** True when a value (deeply) contains the string `id`: how one object references another. */
+export function mentionsId(value: unknown, id: string): boolean {
+  if (value === id) return true;
+  if (Array.isArray(value)) return value.some((v) => mentionsId(v, id));
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).some((v) => mentionsId(v, id));
+  }
+  return false;
+}

@@ -7,7 +7,7 @@ import type {
   ResourceDecl,
   ResourceState,
 } from '../core/index.js';
-import { TendError, toTendError } from '../core/index.js';
+import { TendError, mentionsId, toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -236,7 +236,7 @@ export async function executePlan(
   const referencedBy = (oldId: string): Address | undefined => {
     for (const r of ws.intent.resources) {
       const o = current.get(r.address);
-      if (o && o.id !== oldId && mentions(o.fields, oldId)) return r.address;
+      if (o && o.id !== oldId && mentionsId(o.fields, oldId)) return r.address;
     }
     return undefined;
   };
@@ -559,13 +559,4 @@ export async function executePlan(
     });
   }
   return outcomes;
-}
-/** True when a value (deeply) contains the string `id`. */
-function mentions(value: unknown, id: string): boolean {
-  if (value === id) return true;
-  if (Array.isArray(value)) return value.some((v) => mentions(v, id));
-  if (value !== null && typeof value === 'object') {
-    return Object.values(value).some((v) => mentions(v, id));
-  }
-  return false;
 }

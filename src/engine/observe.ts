@@ -11,6 +11,7 @@ import {
   canonicalJson,
   containsUnknown,
   getPath,
+  mentionsId,
   readMarkerIn,
   resolveReferences,
   toTendError,
@@ -523,14 +524,4 @@ export function referencedAddresses(
     if (other.id !== object.id && mentionsId(object.fields, other.id)) out.push(address);
   }
   return out.sort();
-}
-
-/** True when a value (deeply) contains the string `id`: how one object references another. */
-export function mentionsId(value: unknown, id: string): boolean {
-  if (value === id) return true;
-  if (Array.isArray(value)) return value.some((v) => mentionsId(v, id));
-  if (value !== null && typeof value === 'object') {
-    return Object.values(value).some((v) => mentionsId(v, id));
-  }
-  return false;
 }

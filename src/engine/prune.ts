@@ -1,10 +1,9 @@
 import type { ActorContext, Address, ObservedObject } from '../core/index.js';
-import { TendError, noDeleteReason, toTendError } from '../core/index.js';
+import { TendError, mentionsId, noDeleteReason, toTendError } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { Observation } from './observe.js';
-import { mentionsId } from './observe.js';
 import { Operator } from './operator.js';
 import type { Workspace } from './workspace.js';
 
