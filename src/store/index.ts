@@ -1,5 +1,5 @@
 // Tend's memory: one Store interface, one folder per storage dialect, one shared conformance suite
-// (describe-store.ts, imported directly by tests so vitest stays out of the runtime surface).
+// (test/support/store-contract.ts, beside the provider contract; tests only, not exported here).
 export type {
   ActionRunQuery,
   AnnouncementQuery,

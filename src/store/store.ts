@@ -155,7 +155,7 @@ export interface LedgerCheck {
 
 /**
  * Tend's memory: the twin cache, the operation journal, the change ledger, feed cursors, resource
- * status, announcements and field claims. Every implementation runs the shared suite in `describe-store.ts`. Nothing stored may hold
+ * status, announcements and field claims. Every implementation runs the shared suite in `test/support/store-contract.ts`. Nothing stored may hold
  * a secret: callers pass hashes of desired state, never the resolved values of secret references.
  *
  * Every write is committed, in call order, when its promise resolves. The twin, settle, ledger and

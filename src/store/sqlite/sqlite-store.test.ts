@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NewChange, Operation } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
-import { SUITE_LEDGER_KEY, describeStore } from '../describe-store.js';
+import { SUITE_LEDGER_KEY, describeStore } from '../../../test/support/store-contract.js';
 import { GENESIS_HASH, keyedHash, unkeyedHash } from '../ledger-chain.js';
 import { ledgerKey } from '../ledger-key.js';
 import { MIGRATIONS, migrate } from './migrations.js';

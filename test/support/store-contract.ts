@@ -1,3 +1,6 @@
+// The Store contract's promises (src/store/store.ts) as one suite every store runs: SQLite today
+// (src/store/sqlite/sqlite-store.test.ts), a PostgreSQL store next. Beside it, provider-contract.ts
+// does the same for providers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type {
   Address,
@@ -6,12 +9,16 @@ import type {
   NewChange,
   Operation,
   ResourceStatus,
-} from '../core/index.js';
-import { TendError } from '../core/index.js';
-import { GENESIS_HASH, keyedHash } from './ledger-chain.js';
-import type { LedgerKey } from './ledger-key.js';
-import { ledgerKey } from './ledger-key.js';
-import type { LeaseHolder, LedgerVerification, Store, TwinEntry } from './store.js';
+} from '../../src/core/index.js';
+import { TendError } from '../../src/core/index.js';
+import type {
+  LeaseHolder,
+  LedgerKey,
+  LedgerVerification,
+  Store,
+  TwinEntry,
+} from '../../src/store/index.js';
+import { GENESIS_HASH, keyedHash, ledgerKey } from '../../src/store/index.js';
 
 /** How the suite opens a store: with the key its ledger is signed with, or none. */
 export interface SuiteStoreOptions {
