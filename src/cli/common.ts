@@ -1,5 +1,5 @@
 // What commands share when they run: the process's context and redacted output, diagnostics and
-// errors, signals. Loaded by a command's action (src/cli/actions), never to register commands.
+// errors, signals. Loaded by a command's handler (src/cli/handlers), never to register commands.
 import { resolve } from 'node:path';
 import type { Diagnostic } from '../core/index.js';
 import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Registers every command (flags and help text only) and parses: a command loads what it runs when
-// it runs (its action in src/cli/actions), so `tend --help` and `tend <command> --help` load
+// it runs (its handler in src/cli/handlers), so `tend --help` and `tend <command> --help` load
 // commander and nothing of Tend's engine. `src/cli/start.test.ts` holds that.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';

@@ -8,7 +8,7 @@ import { EXPLAIN_ENTRIES } from '../app/index.js';
 import { EXPLAIN_LIMIT } from './commands/explain.js';
 
 // Fast start (issue 13, item 4): `tend --help` and `tend <command> --help` register every command
-// but load none of what the commands run; a command loads its own action and nothing of another's.
+// but load none of what the commands run; a command loads its own handler and nothing of another's.
 // Drives the built CLI (`npm run build` first) with a module hook that records every file loaded.
 
 const DIST = resolve(import.meta.dirname, '..', '..', 'dist');
@@ -87,17 +87,19 @@ describe('tend start-up loads only what the command uses', () => {
     expect(r.packages).toEqual(['commander']);
   });
 
-  it('a command loads its own action and not the others', async () => {
+  it('a command loads its own handler and not the others', async () => {
     const r = await loaded('validate', ['validate', join(dir, 'no-such-dir'), '--json']);
     expect(r.code).toBe(1);
-    expect(r.dist).toContain('cli/actions/validate.js');
-    expect(r.dist.filter((f) => f.startsWith('cli/actions/'))).toEqual(['cli/actions/validate.js']);
+    expect(r.dist).toContain('cli/handlers/validate.js');
+    expect(r.dist.filter((f) => f.startsWith('cli/handlers/'))).toEqual([
+      'cli/handlers/validate.js',
+    ]);
   });
 
   it('tend sandbox runs without the engine side (app, engine, store, providers)', async () => {
     const r = await loaded('sandbox-bad', ['sandbox', '--port', 'x']);
     expect(r.code).toBe(1);
-    expect(r.dist).toContain('cli/actions/sandbox.js');
+    expect(r.dist).toContain('cli/handlers/sandbox.js');
     expect(r.dist.filter((f) => /^(app|engine|store|providers|intent)\//.test(f))).toEqual([]);
   });
 });

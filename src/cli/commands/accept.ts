@@ -29,6 +29,6 @@ export function registerAcceptCommand(program: Command): void {
     )
     .option('--value <json>', 'accept this value (JSON) instead of reading the platform')
     .action(async (address: string, field: string, dir: string, o: AcceptOptions) =>
-      (await import('../actions/accept.js')).acceptAction(address, field, dir, o),
+      (await import('../handlers/accept.js')).acceptHandler(address, field, dir, o),
     );
 }

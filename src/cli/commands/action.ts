@@ -47,6 +47,6 @@ export function registerActionCommand(program: Command): void {
     ),
   ).action(
     async (address: string, name: string | undefined, dir: string | undefined, o: ActionOptions) =>
-      (await import('../actions/action.js')).actionAction(address, name, dir, o),
+      (await import('../handlers/action.js')).actionHandler(address, name, dir, o),
   );
 }

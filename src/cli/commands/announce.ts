@@ -59,6 +59,6 @@ export function registerAnnounceCommand(program: Command): void {
       .option('--all', 'with --list: expired ones too')
       .option('--json', 'machine-readable output'),
   ).action(async (address: string | undefined, dir: string | undefined, o: AnnounceOptions) =>
-    (await import('../actions/announce.js')).announceAction(address, dir, o),
+    (await import('../handlers/announce.js')).announceHandler(address, dir, o),
   );
 }

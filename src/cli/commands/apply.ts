@@ -45,6 +45,6 @@ export function registerApplyCommand(program: Command): void {
       15_000,
     )
     .action(async (dir: string, o: ApplyOptions) =>
-      (await import('../actions/apply.js')).applyAction(dir, o),
+      (await import('../handlers/apply.js')).applyHandler(dir, o),
     );
 }

@@ -24,6 +24,6 @@ export function registerDriftCommand(program: Command): void {
       throw err.exitCode === 0 ? err : new CommanderError(DRIFT_EXIT.error, err.code, err.message);
     })
     .action(async (dir: string, o: CommonOptions) =>
-      (await import('../actions/drift.js')).driftAction(dir, o),
+      (await import('../handlers/drift.js')).driftHandler(dir, o),
     );
 }

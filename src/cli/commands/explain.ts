@@ -32,6 +32,6 @@ export function registerExplainCommand(program: Command): void {
       '\nExit codes: 0 explained; 2 the address or field names nothing (near matches are suggested); 1 any other error.',
     )
     .action(async (target: string, dir: string, o: ExplainOptions) =>
-      (await import('../actions/explain.js')).explainAction(target, dir, o),
+      (await import('../handlers/explain.js')).explainHandler(target, dir, o),
     );
 }

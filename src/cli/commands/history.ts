@@ -68,6 +68,6 @@ export function registerHistoryCommand(program: Command): void {
     .option('--until <time>', 'only changes before this ISO time, or this long ago')
     .option('--limit <n>', 'most recent n matching entries', intOption('--limit'), 50)
     .action(async (dir: string, o: HistoryOptions) =>
-      (await import('../actions/history.js')).historyAction(dir, o),
+      (await import('../handlers/history.js')).historyHandler(dir, o),
     );
 }

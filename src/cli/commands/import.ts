@@ -47,6 +47,6 @@ export function registerImportCommand(program: Command): void {
         .option('--json', 'machine-readable output'),
     ),
   ).action(async (dir: string, o: ImportOptions) =>
-    (await import('../actions/import.js')).importAction(dir, o),
+    (await import('../handlers/import.js')).importHandler(dir, o),
   );
 }

@@ -37,7 +37,7 @@ export function registerLedgerCommand(program: Command): void {
       )
       .option('--json', 'machine-readable output'),
   ).action(async (dir: string, o: CheckpointOptions) =>
-    (await import('../actions/ledger.js')).checkpointAction(dir, o),
+    (await import('../handlers/ledger.js')).checkpointHandler(dir, o),
   );
 
   workspaceFlags(
@@ -53,6 +53,6 @@ export function registerLedgerCommand(program: Command): void {
       )
       .option('--json', 'machine-readable output'),
   ).action(async (dir: string, o: VerifyOptions) =>
-    (await import('../actions/ledger.js')).verifyAction(dir, o),
+    (await import('../handlers/ledger.js')).verifyHandler(dir, o),
   );
 }

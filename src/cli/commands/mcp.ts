@@ -37,6 +37,6 @@ export function registerMcpCommand(program: Command): void {
       'let propose_change apply a proposal that has no destructive step (off: agents only write saved plans and patches)',
     )
     .action(async (dir: string, o: McpOptions) =>
-      (await import('../actions/mcp.js')).mcpAction(dir, o),
+      (await import('../handlers/mcp.js')).mcpHandler(dir, o),
     );
 }

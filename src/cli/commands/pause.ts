@@ -21,7 +21,7 @@ export function registerPauseCommands(program: Command): void {
   )
     .option('--reason <text>', 'why, shown by tend status')
     .action(async (address: string, dir: string, o: PauseOptions) =>
-      (await import('../actions/pause.js')).pauseAction(address, dir, o, true),
+      (await import('../handlers/pause.js')).pauseHandler(address, dir, o, true),
     );
   workspaceFlags(
     program
@@ -31,6 +31,6 @@ export function registerPauseCommands(program: Command): void {
       .argument('[dir]', 'intent directory', '.')
       .option('--json', 'machine-readable output'),
   ).action(async (address: string, dir: string, o: PauseOptions) =>
-    (await import('../actions/pause.js')).pauseAction(address, dir, o, false),
+    (await import('../handlers/pause.js')).pauseHandler(address, dir, o, false),
   );
 }

@@ -33,6 +33,6 @@ export function registerPlanCommand(program: Command): void {
       'write the plan as a changeset that tend apply <file> carries out exactly (or refuses)',
     )
     .action(async (dir: string, o: PlanOptions) =>
-      (await import('../actions/plan.js')).planAction(dir, o),
+      (await import('../handlers/plan.js')).planHandler(dir, o),
     );
 }

@@ -26,6 +26,6 @@ export function registerProvidersCommand(program: Command): void {
       'write an OpenAPI Overlay 1.0 stub with the decisions inference left open (identity, pagination, envelopes, parameters…) to a new file, or to stdout without one',
     )
     .action(async (spec: string, o: InspectOptions) =>
-      (await import('../actions/providers.js')).inspectAction(spec, o),
+      (await import('../handlers/providers.js')).inspectHandler(spec, o),
     );
 }

@@ -24,6 +24,6 @@ export function registerPruneCommand(program: Command): void {
     .option('-y, --yes', 'delete without asking')
     .option('--approve-destroy', 'also delete orphans known to be stateful')
     .action(async (dir: string, o: PruneOptions) =>
-      (await import('../actions/prune.js')).pruneAction(dir, o),
+      (await import('../handlers/prune.js')).pruneHandler(dir, o),
     );
 }

@@ -44,6 +44,6 @@ export function registerRunCommand(program: Command): void {
     )
     .option('-q, --quiet', 'print changes and problems only, not every pass')
     .action(async (dir: string, o: RunOptions) =>
-      (await import('../actions/run.js')).runAction(dir, o),
+      (await import('../handlers/run.js')).runHandler(dir, o),
     );
 }

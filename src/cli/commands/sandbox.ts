@@ -24,7 +24,7 @@ export interface SandboxFlags {
 
 /**
  * `tend sandbox`: serves the sandbox platform until SIGINT or SIGTERM, then closes cleanly.
- * `tend sandbox actor <name>`: one action of a scripted actor against a running sandbox.
+ * `tend sandbox actor <name>`: one change by a scripted actor against a running sandbox.
  */
 export function registerSandboxCommand(program: Command): void {
   const sandbox = program
@@ -53,7 +53,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--log', 'print one line per mutation')
     .option('--json', 'print machine-readable lines ({"url": ...} first)')
     .action(async (flags: SandboxFlags, command: Command) =>
-      (await import('../actions/sandbox.js')).sandboxAction(flags, command),
+      (await import('../handlers/sandbox.js')).sandboxHandler(flags, command),
     );
   registerActorCommand(sandbox);
 }
@@ -108,6 +108,6 @@ function registerActorCommand(sandbox: Command): void {
     .option('--ttl <duration>', 'autoscaler: how long its reason holds (default 15m)')
     .option('--json', 'print the result as one JSON object')
     .action(async (name: ScriptedActor, local: ActorFlags, command: Command) =>
-      (await import('../actions/sandbox.js')).actorAction(name, local, command),
+      (await import('../handlers/sandbox.js')).actorHandler(name, local, command),
     );
 }

@@ -47,6 +47,6 @@ export function registerServeCommand(program: Command): void {
     )
     .option('--no-loop', 'serve only: do not run the loop (writes take the lease themselves)')
     .action(async (dir: string, o: ServeOptions) =>
-      (await import('../actions/serve.js')).serveAction(dir, o),
+      (await import('../handlers/serve.js')).serveHandler(dir, o),
     );
 }

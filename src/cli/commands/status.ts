@@ -20,6 +20,6 @@ export function registerStatusCommand(program: Command): void {
   )
     .option('--offline', 'do not contact the platform (no orphan listing)')
     .action(async (dir: string, o: StatusOptions) =>
-      (await import('../actions/status.js')).statusAction(dir, o),
+      (await import('../handlers/status.js')).statusHandler(dir, o),
     );
 }

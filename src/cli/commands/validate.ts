@@ -12,6 +12,6 @@ export function registerValidateCommand(program: Command): void {
     .option('--json', 'machine-readable output')
     .option('--workspace <name>', 'workspace name carried in ownership markers')
     .action(async (dir: string, o: CommonOptions) =>
-      (await import('../actions/validate.js')).validateAction(dir, o),
+      (await import('../handlers/validate.js')).validateHandler(dir, o),
     );
 }

@@ -223,7 +223,7 @@ function count(n: number, what: string): string {
 }
 
 /** `tend providers inspect <spec>`, run: the report, or the overlay stub. */
-export async function inspectAction(spec: string, o: InspectOptions): Promise<void> {
+export async function inspectHandler(spec: string, o: InspectOptions): Promise<void> {
   const out = output(o.json);
   // Credentials in a document URL are secrets: never printed, even in a fetch error.
   for (const url of [spec, o.overlay]) if (url) cliContext().redactor.addUrlCredentials(url);

@@ -32,7 +32,7 @@ function failLedger(out: Output, e: unknown): void {
 }
 
 /** `tend ledger checkpoint [dir]`, run. */
-export async function checkpointAction(dir: string, o: CheckpointOptions): Promise<void> {
+export async function checkpointHandler(dir: string, o: CheckpointOptions): Promise<void> {
   const out = output(o.json);
   try {
     const r = await checkpointLedger(cliContext(), {
@@ -60,7 +60,7 @@ export async function checkpointAction(dir: string, o: CheckpointOptions): Promi
 }
 
 /** `tend ledger verify [dir]`, run. */
-export async function verifyAction(dir: string, o: VerifyOptions): Promise<void> {
+export async function verifyHandler(dir: string, o: VerifyOptions): Promise<void> {
   const out = output(o.json);
   try {
     const r = await verifyLedger(cliContext(), {

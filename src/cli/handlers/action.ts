@@ -78,7 +78,7 @@ function renderReport(out: Output, r: ActionReport): void {
 }
 
 /** `tend action <address> <name> [dir]` and `tend action <address> --list [dir]`, run. */
-export async function actionAction(
+export async function actionHandler(
   address: string,
   name: string | undefined,
   dir: string | undefined,

@@ -27,7 +27,7 @@ function scopeText(o: ImportOptions): string {
 }
 
 /** `tend import <dir>`, run: writes the file, validates, adopts. */
-export async function importAction(dir: string, o: ImportOptions): Promise<void> {
+export async function importHandler(dir: string, o: ImportOptions): Promise<void> {
   const out = output(o.json);
   try {
     const r = await importObjects(cliContext(), {

@@ -97,7 +97,7 @@ function renderSummary(out: Output, r: ApplyReport): void {
 }
 
 /** `tend apply [dir]`, run: plan, confirm destructive steps, execute, render the outcome. */
-export async function applyAction(dir: string, o: ApplyOptions): Promise<void> {
+export async function applyHandler(dir: string, o: ApplyOptions): Promise<void> {
   // A command that holds many resources for long: bound the heap's growth (decision 0027).
   tuneHeap();
   const out = output(o.json);

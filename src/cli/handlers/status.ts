@@ -5,7 +5,7 @@ import { EXIT } from '../exit-codes.js';
 import { renderLiveFindings } from '../render/live.js';
 
 /** `tend status [dir]`, run: exit 1 when a resource or provider is in error. */
-export async function statusAction(dir: string, o: StatusOptions): Promise<void> {
+export async function statusHandler(dir: string, o: StatusOptions): Promise<void> {
   const out = output(o.json);
   try {
     const r = await status(cliContext(), {

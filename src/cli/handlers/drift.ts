@@ -5,7 +5,7 @@ import { DRIFT_EXIT } from '../exit-codes.js';
 import { renderDrift } from '../render/drift.js';
 
 /** `tend drift [dir]`, run: exit 0 nothing drifted, 1 drifted, 2 error. */
-export async function driftAction(dir: string, o: CommonOptions): Promise<void> {
+export async function driftHandler(dir: string, o: CommonOptions): Promise<void> {
   const out = output(o.json);
   try {
     const r = await drift(cliContext(), workspaceOptions(dir, o));

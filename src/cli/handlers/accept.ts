@@ -75,7 +75,7 @@ function renderReport(out: Output, r: AcceptReport): void {
 }
 
 /** `tend accept`, run: the patch, written or committed as asked; exit 2 for a usage error. */
-export async function acceptAction(
+export async function acceptHandler(
   address: string,
   field: string,
   dir: string,

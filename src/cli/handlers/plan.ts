@@ -9,7 +9,7 @@ import { renderLiveFindings } from '../render/live.js';
 import { planJson, renderPlan } from '../render/plan.js';
 
 /** `tend plan [dir]`, run: exit 0 = no changes, 2 = changes, 1 = error. */
-export async function planAction(dir: string, o: PlanOptions): Promise<void> {
+export async function planHandler(dir: string, o: PlanOptions): Promise<void> {
   const out = output(o.json);
   try {
     const report = await plan(cliContext(), {

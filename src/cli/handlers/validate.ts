@@ -4,7 +4,7 @@ import { cliContext, fail, output, printDiagnostics } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 
 /** `tend validate [dir]`, run: checks the intent, prints every diagnostic. */
-export async function validateAction(dir: string, o: CommonOptions): Promise<void> {
+export async function validateHandler(dir: string, o: CommonOptions): Promise<void> {
   const out = output(o.json);
   try {
     const r = await validate(cliContext(), {

@@ -25,7 +25,7 @@ export function runExitCode(r: RunReport): number {
 }
 
 /** `tend run [dir]`, run: the loop until a signal or --max-passes, events rendered as they come. */
-export async function runAction(dir: string, o: RunOptions): Promise<void> {
+export async function runHandler(dir: string, o: RunOptions): Promise<void> {
   // A command that holds many resources for long: bound the heap's growth (decision 0027).
   tuneHeap();
   const out = output(o.json);

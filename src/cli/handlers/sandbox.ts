@@ -81,7 +81,7 @@ function actorFlags(
   };
 }
 
-/** The action the flags ask for, checked: a flag the actor needs is there, no flag it ignores. */
+/** The scripted change the flags ask for, checked: a flag the actor needs is there, no flag it ignores. */
 function actorRun(
   name: ScriptedActor,
   flags: ActorFlags,
@@ -242,7 +242,7 @@ function logLine(entry: AuditEntry, json: boolean | undefined): string {
 }
 
 /** `tend sandbox`, run: serves until SIGINT or SIGTERM. */
-export async function sandboxAction(flags: SandboxFlags, command: Command): Promise<void> {
+export async function sandboxHandler(flags: SandboxFlags, command: Command): Promise<void> {
   // Bad flags are usage errors: commander prints them (with help) and exits 1.
   const fail = (message: string): never =>
     command.error(`error: ${message}`, { exitCode: 1, code: 'tend.sandbox' });
@@ -293,8 +293,8 @@ export async function sandboxAction(flags: SandboxFlags, command: Command): Prom
   process.exitCode = 0;
 }
 
-/** `tend sandbox actor <name>`, run: one action of a scripted actor. */
-export async function actorAction(
+/** `tend sandbox actor <name>`, run: one change by a scripted actor. */
+export async function actorHandler(
   name: ScriptedActor,
   local: ActorFlags,
   command: Command,

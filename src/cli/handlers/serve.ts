@@ -18,7 +18,7 @@ function version(): string {
 }
 
 /** `tend serve [dir]`, run: until a signal; exit 1 when it cannot start. */
-export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
+export async function serveHandler(dir: string, o: ServeOptions): Promise<void> {
   // A command that holds many resources for long: bound the heap's growth (decision 0027).
   tuneHeap();
   const out = output(false);

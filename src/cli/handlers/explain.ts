@@ -6,7 +6,11 @@ import { EXIT } from '../exit-codes.js';
 import { renderExplain } from '../render/explain.js';
 
 /** `tend explain`, run: exit 2 when the address or field names nothing. */
-export async function explainAction(target: string, dir: string, o: ExplainOptions): Promise<void> {
+export async function explainHandler(
+  target: string,
+  dir: string,
+  o: ExplainOptions,
+): Promise<void> {
   const out = output(o.json);
   try {
     const r = await explain(cliContext(), {

@@ -63,7 +63,7 @@ function invalid(out: Output, errors: readonly string[]): void {
 }
 
 /** `tend announce`, run: checks the flags (exit 2 and nothing stored when they are wrong), then announces or lists. */
-export async function announceAction(
+export async function announceHandler(
   address: string | undefined,
   dir: string | undefined,
   o: AnnounceOptions,

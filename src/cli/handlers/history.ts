@@ -5,7 +5,7 @@ import { EXIT } from '../exit-codes.js';
 import { renderChange } from '../render/history.js';
 
 /** `tend history [dir]`, run: the filtered ledger and whether its chain holds. */
-export async function historyAction(dir: string, o: HistoryOptions): Promise<void> {
+export async function historyHandler(dir: string, o: HistoryOptions): Promise<void> {
   const out = output(o.json);
   try {
     const { changes, ledger, filter } = await history(cliContext(), {

@@ -12,7 +12,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta
  * `tend mcp [dir]`, run: serves until stdin closes (stdio) or a stop signal (HTTP). In stdio mode
  * stdout carries the protocol only: what Tend has to say goes to stderr.
  */
-export async function mcpAction(dir: string, o: McpOptions): Promise<void> {
+export async function mcpHandler(dir: string, o: McpOptions): Promise<void> {
   const ctx = cliContext();
   const options = {
     selection: workspaceOptions(dir, o),

@@ -13,7 +13,7 @@ function whoAmI(): string {
 }
 
 /** `tend pause|resume <address> [dir]`, run: exit 0 done (or already so), 1 an error. */
-export async function pauseAction(
+export async function pauseHandler(
   address: string,
   dir: string,
   o: PauseOptions,

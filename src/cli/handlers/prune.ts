@@ -27,7 +27,7 @@ export function pruneExitCode(verdict: PruneReport['verdict']): number {
 }
 
 /** `tend prune [dir]`, run: lists the orphans, asks, deletes. */
-export async function pruneAction(dir: string, o: PruneOptions): Promise<void> {
+export async function pruneHandler(dir: string, o: PruneOptions): Promise<void> {
   const out = output(o.json);
   const stop = stopOnSignals(out);
   try {
