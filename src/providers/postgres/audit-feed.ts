@@ -3,8 +3,8 @@
 // object identity; grants have none (PostgreSQL reports only their kind), so their ids are parsed,
 // conservatively, from the statement the client sent: exactly one GRANT/REVOKE/ALTER DEFAULT
 // PRIVILEGES with a single object and a single grantee, or nothing.
-import type { AuditEntry } from './audit.js';
-import { identityNames } from './audit.js';
+import type { AuditEntry } from './ddl-audit.js';
+import { identityNames } from './ddl-audit.js';
 import type { GrantTarget } from './ids.js';
 import { extensionId, grantId, schemaId } from './ids.js';
 

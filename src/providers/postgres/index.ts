@@ -10,7 +10,7 @@ export type {
   AuditInstallation,
   AuditObjectMapper,
   AuditTrigger,
-} from './audit.js';
+} from './ddl-audit.js';
 export {
   AUDIT_VERSION,
   auditInstallStatements,
@@ -22,7 +22,7 @@ export {
   readAuditFeed,
   readAuditInstallation,
   uninstallAudit,
-} from './audit.js';
+} from './ddl-audit.js';
 export type { ReadOnlyResult } from './read-only-query.js';
 export { runReadOnlyQuery } from './read-only-query.js';
 export type { PostgresProvider, PostgresProviderOptions } from './postgres-provider.js';

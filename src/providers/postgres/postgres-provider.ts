@@ -3,7 +3,7 @@
 // (catalog.ts, one query per type), changed with DDL built in sql.ts, each change in one transaction
 // where PostgreSQL allows it (CREATE/DROP DATABASE cannot be in one). Tend's ownership marker is kept
 // at the end of the object's comment (`COMMENT ON`); grants have no comment and are Tend's through
-// its record of creating them. The `audit` type installs Tend's DDL audit (audit.ts); once it is
+// its record of creating them. The `audit` type installs Tend's DDL audit (ddl-audit.ts); once it is
 // installed, `changes()` reads it as the provider's change feed (rows mapped by audit-feed.ts).
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
@@ -27,7 +27,7 @@ import {
 } from '../../core/index.js';
 import { postgresActions } from './actions/rotate-password.js';
 import { scramVerifier } from './actions/generate-secret.js';
-import { installAudit, readAuditFeed, readAuditInstallation, uninstallAudit } from './audit.js';
+import { installAudit, readAuditFeed, readAuditInstallation, uninstallAudit } from './ddl-audit.js';
 import { auditObjectOf } from './audit-feed.js';
 import type { CatalogRow } from './catalog.js';
 import { countInSchema, listCatalog } from './catalog.js';

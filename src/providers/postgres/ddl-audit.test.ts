@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresHandle } from '../../../test/support/postgres.js';
 import { POSTGRES, startPostgres } from '../../../test/support/postgres.js';
-import type { AuditEntry, AuditObjectMapper } from './audit.js';
+import type { AuditEntry, AuditObjectMapper } from './ddl-audit.js';
 import {
   actionOfTag,
   auditInstallStatements,
@@ -16,7 +16,7 @@ import {
   readAuditInstallation,
   toObservedChange,
   uninstallAudit,
-} from './audit.js';
+} from './ddl-audit.js';
 
 // DDL change capture against a real cluster: what the event triggers record (who, from where, the
 // statement, the tend.* settings), that they never make the user's DDL fail, and the feed the
