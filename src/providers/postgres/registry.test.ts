@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPrivileges, normalizeValue } from './types.js';
+import { canonicalPrivileges } from './grant.js';
+import { normalizeValue } from './registry.js';
 
 describe('how PostgreSQL values compare', () => {
   const cases: {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import * as sql from './sql.js';
+import { commentOn } from './comment.js';
+import { createDatabase, dropDatabase } from './database.js';
+import { createExtension, updateExtension } from './extension.js';
+import { grantPrivileges, revokePrivileges } from './grant.js';
+import { alterRole, createRole, grantMembership, revokeMembership } from './role.js';
+import { createSchema } from './schema.js';
 
-// The statements the provider sends, for names that need quoting and values that need escaping.
+// The statements the provider sends (each type's DDL, built in its module), for names that need
+// quoting and values that need escaping.
 
 const INJECTION = 'x"; DROP ROLE postgres; --';
 
@@ -10,7 +16,7 @@ describe('SQL builders', () => {
     {
       reason: 'a plain role with flags, a limit and an expiry',
       got: () =>
-        sql.createRole('app', {
+        createRole('app', {
           login: true,
           superuser: false,
           connection_limit: 5,
@@ -20,69 +26,69 @@ describe('SQL builders', () => {
     },
     {
       reason: 'capitals and spaces stay one identifier, exactly as written',
-      got: () => sql.createRole('Read Only', {}),
+      got: () => createRole('Read Only', {}),
       want: 'CREATE ROLE "Read Only"',
     },
     {
       reason: 'a double quote inside a name is doubled',
-      got: () => sql.createRole('we"ird', {}),
+      got: () => createRole('we"ird', {}),
       want: 'CREATE ROLE "we""ird"',
     },
     {
       reason: 'a name designed as SQL injection is just a name',
-      got: () => sql.createRole(INJECTION, {}),
+      got: () => createRole(INJECTION, {}),
       want: 'CREATE ROLE "x""; DROP ROLE postgres; --"',
     },
     {
       reason: 'a single quote in a value is escaped as a literal',
-      got: () => sql.commentOn('ROLE', 'app', "it's [tend:w/p.role/app]"),
+      got: () => commentOn('ROLE', 'app', "it's [tend:w/p.role/app]"),
       want: `COMMENT ON ROLE "app" IS 'it''s [tend:w/p.role/app]'`,
     },
     {
       reason: 'a backslash makes an E literal',
-      got: () => sql.commentOn('SCHEMA', 's', 'a\\b'),
+      got: () => commentOn('SCHEMA', 's', 'a\\b'),
       // pg.escapeLiteral puts a space before E: two spaces, still one literal.
       want: `COMMENT ON SCHEMA "s" IS  E'a\\\\b'`,
     },
     {
       reason: 'an empty comment removes it',
-      got: () => sql.commentOn('DATABASE', 'd', ''),
+      got: () => commentOn('DATABASE', 'd', ''),
       want: 'COMMENT ON DATABASE "d" IS NULL',
     },
     {
       reason: 'the password is sent as the verifier given',
-      got: () => sql.alterRole('app', { passwordVerifier: 'SCRAM-SHA-256$4096:abc' }),
+      got: () => alterRole('app', { passwordVerifier: 'SCRAM-SHA-256$4096:abc' }),
       want: `ALTER ROLE "app" WITH PASSWORD 'SCRAM-SHA-256$4096:abc'`,
     },
     {
       reason: 'nothing to alter is no statement',
-      got: () => sql.alterRole('app', {}),
+      got: () => alterRole('app', {}),
       want: undefined,
     },
     {
       reason: 'no expiry is infinity',
-      got: () => sql.alterRole('app', { valid_until: null }),
+      got: () => alterRole('app', { valid_until: null }),
       want: `ALTER ROLE "app" WITH VALID UNTIL 'infinity'`,
     },
     {
       reason: 'membership names both roles quoted',
-      got: () => sql.grantMembership('Group A', INJECTION),
+      got: () => grantMembership('Group A', INJECTION),
       want: 'GRANT "Group A" TO "x""; DROP ROLE postgres; --"',
     },
     {
       reason: 'membership revoked',
-      got: () => sql.revokeMembership('g', 'm'),
+      got: () => revokeMembership('g', 'm'),
       want: 'REVOKE "g" FROM "m"',
     },
     {
       reason: 'an encoding other than the template’s needs template0',
-      got: () => sql.createDatabase('App DB', { owner: 'app', encoding: 'LATIN1' }),
+      got: () => createDatabase('App DB', { owner: 'app', encoding: 'LATIN1' }),
       want: `CREATE DATABASE "App DB" OWNER "app" TEMPLATE "template0" ENCODING 'LATIN1'`,
     },
     {
       reason: 'a declared template wins',
       got: () =>
-        sql.createDatabase('d', {
+        createDatabase('d', {
           template: 'tpl',
           lc_collate: 'C',
           lc_ctype: 'C',
@@ -92,44 +98,44 @@ describe('SQL builders', () => {
     },
     {
       reason: 'a bare database',
-      got: () => sql.createDatabase('d', {}),
+      got: () => createDatabase('d', {}),
       want: 'CREATE DATABASE "d"',
     },
     {
       reason: 'drops are IF EXISTS: a missing object is already deleted',
-      got: () => sql.dropDatabase('d'),
+      got: () => dropDatabase('d'),
       want: 'DROP DATABASE IF EXISTS "d"',
     },
     {
       reason: 'schema with owner',
-      got: () => sql.createSchema('My Schema', 'app'),
+      got: () => createSchema('My Schema', 'app'),
       want: 'CREATE SCHEMA "My Schema" AUTHORIZATION "app"',
     },
     {
       reason: 'extension with schema and version',
-      got: () => sql.createExtension('pgcrypto', { schema: 'ext', version: '1.3' }),
+      got: () => createExtension('pgcrypto', { schema: 'ext', version: '1.3' }),
       want: `CREATE EXTENSION "pgcrypto" WITH SCHEMA "ext" VERSION '1.3'`,
     },
     {
       reason: 'extension update',
-      got: () => sql.updateExtension('pgcrypto', "1.3'; --"),
+      got: () => updateExtension('pgcrypto', "1.3'; --"),
       want: `ALTER EXTENSION "pgcrypto" UPDATE TO '1.3''; --'`,
     },
     {
       reason: 'grant on a database',
       got: () =>
-        sql.grantPrivileges({ target: 'database', name: 'App' }, 'app', ['CONNECT', 'TEMPORARY']),
+        grantPrivileges({ target: 'database', name: 'App' }, 'app', ['CONNECT', 'TEMPORARY']),
       want: 'GRANT CONNECT, TEMPORARY ON DATABASE "App" TO "app"',
     },
     {
       reason: 'grant on all tables in a schema',
-      got: () => sql.grantPrivileges({ target: 'allTablesInSchema', name: 's' }, 'r', ['SELECT']),
+      got: () => grantPrivileges({ target: 'allTablesInSchema', name: 's' }, 'r', ['SELECT']),
       want: 'GRANT SELECT ON ALL TABLES IN SCHEMA "s" TO "r"',
     },
     {
       reason: 'default privileges for a role in a schema',
       got: () =>
-        sql.grantPrivileges({ target: 'defaultTablesInSchema', name: 's', forRole: 'Owner' }, 'r', [
+        grantPrivileges({ target: 'defaultTablesInSchema', name: 's', forRole: 'Owner' }, 'r', [
           'SELECT',
           'INSERT',
         ]),
@@ -138,15 +144,14 @@ describe('SQL builders', () => {
     {
       reason: 'default privileges revoked',
       got: () =>
-        sql.revokePrivileges({ target: 'defaultFunctionsInSchema', name: 's', forRole: 'o' }, 'r', [
+        revokePrivileges({ target: 'defaultFunctionsInSchema', name: 's', forRole: 'o' }, 'r', [
           'EXECUTE',
         ]),
       want: 'ALTER DEFAULT PRIVILEGES FOR ROLE "o" IN SCHEMA "s" REVOKE EXECUTE ON FUNCTIONS FROM "r"',
     },
     {
       reason: 'revoke on sequences',
-      got: () =>
-        sql.revokePrivileges({ target: 'allSequencesInSchema', name: 's' }, 'r', ['USAGE']),
+      got: () => revokePrivileges({ target: 'allSequencesInSchema', name: 's' }, 'r', ['USAGE']),
       want: 'REVOKE USAGE ON ALL SEQUENCES IN SCHEMA "s" FROM "r"',
     },
   ];
@@ -159,28 +164,27 @@ describe('SQL builders', () => {
   const refused: { reason: string; got: () => unknown; message: string }[] = [
     {
       reason: 'a privilege the target does not have',
-      got: () => sql.grantPrivileges({ target: 'schema', name: 's' }, 'r', ['SELECT']),
+      got: () => grantPrivileges({ target: 'schema', name: 's' }, 'r', ['SELECT']),
       message: 'SELECT is not a privilege on schema (known: USAGE, CREATE)',
     },
     {
       reason: 'SQL in a privilege never reaches a statement',
-      got: () => sql.grantPrivileges({ target: 'database', name: 'd' }, 'r', ['CONNECT; DROP']),
+      got: () => grantPrivileges({ target: 'database', name: 'd' }, 'r', ['CONNECT; DROP']),
       message: 'CONNECT; DROP is not a privilege on database (known: CREATE, CONNECT, TEMPORARY)',
     },
     {
       reason: 'no privileges',
-      got: () => sql.grantPrivileges({ target: 'database', name: 'd' }, 'r', []),
+      got: () => grantPrivileges({ target: 'database', name: 'd' }, 'r', []),
       message: 'a grant needs at least one privilege',
     },
     {
       reason: 'default privileges without forRole',
-      got: () =>
-        sql.grantPrivileges({ target: 'defaultTablesInSchema', name: 's' }, 'r', ['SELECT']),
+      got: () => grantPrivileges({ target: 'defaultTablesInSchema', name: 's' }, 'r', ['SELECT']),
       message: 'default privileges need forRole: the role whose future objects get them',
     },
     {
       reason: 'a connection limit that is not a whole number',
-      got: () => sql.createRole('r', { connection_limit: 1.5 }),
+      got: () => createRole('r', { connection_limit: 1.5 }),
       message: 'connection_limit must be a whole number >= -1, not 1.5',
     },
   ];
