@@ -1061,7 +1061,7 @@ const cases: Case[] = [
   },
   {
     name: 'moved.from still declared',
-    reason: 'two declared addresses cannot claim one object',
+    reason: 'two declared addresses cannot match one object',
     files: {
       'main.yaml': yaml(
         'kind: Resource',

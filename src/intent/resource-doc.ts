@@ -331,7 +331,7 @@ export function readResourceDoc(
 
 /**
  * Checks `moved.from` across documents: the old address must no longer be declared (otherwise both
- * would claim one object), and two resources cannot move from the same address. `declared` maps each
+ * would match one object), and two resources cannot move from the same address. `declared` maps each
  * address to its first declaration among `drafts`.
  */
 export function checkMoves(

@@ -391,7 +391,7 @@ describe('verifyChain', () => {
     },
     {
       name: 'the key changes in the middle',
-      reason: 'entries after verified ones claim another key: a key change or a forgery',
+      reason: 'entries after verified ones name another key: a key change or a forgery',
       entries: (() => {
         const first = chain(2);
         const third = signed(3, first[1], OTHER);

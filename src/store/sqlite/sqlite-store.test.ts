@@ -757,7 +757,7 @@ describe('SQLite store: tamper evidence', () => {
       reason: 'entry 5 has format 9, which no Tend writes (the entry was edited)',
     },
     {
-      name: 'an entry claiming another key',
+      name: 'an entry naming another key',
       sql: `UPDATE changes SET key_id = '${'b'.repeat(16)}' WHERE seq = 4`,
       brokenAt: 4,
       problem: 'key-changed',
