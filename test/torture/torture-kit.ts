@@ -610,17 +610,17 @@ export async function judgeWorld(
     for (const o of objects) {
       const m = markerOf(o);
       const key = `sb.${o.type}/${o.id}`;
-      const claimedBy = twinIds.get(key);
+      const recordedAs = twinIds.get(key);
       if (m.workspace !== WORKSPACE) {
         out.push({ kind: 'foreign', detail: `${key} carries no marker of ${WORKSPACE}` });
         continue;
       }
-      if (claimedBy && wanted.has(claimedBy)) {
-        seen.add(claimedBy);
-        if (m.address !== claimedBy) {
+      if (recordedAs && wanted.has(recordedAs)) {
+        seen.add(recordedAs);
+        if (m.address !== recordedAs) {
           out.push({
             kind: 'stale-marker',
-            detail: `${key} is ${claimedBy} but marked ${m.address}`,
+            detail: `${key} is ${recordedAs} but marked ${m.address}`,
           });
         }
         continue;
@@ -630,7 +630,7 @@ export async function judgeWorld(
       } else if (twin.get(m.address!)?.objectId !== o.id) {
         out.push({ kind: 'duplicate', detail: `${key} is a second object for ${m.address}` });
       }
-      if (!claimedBy)
+      if (!recordedAs)
         out.push({ kind: 'ghost', detail: `${key} (${m.address}) is in no twin entry` });
     }
     for (const a of wanted) {
