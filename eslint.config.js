@@ -96,7 +96,7 @@ const spreadArguments = [
 // src/cli/start.test.ts checks what a command actually loads.
 const LAZY_PACKAGES = {
   pg: ['src/providers/postgres/**'],
-  qs: ['src/providers/openapi/form-encoding.ts'],
+  qs: ['src/providers/openapi/transport/form-encoding.ts'],
   swagger2openapi: [],
   '@apidevtools/json-schema-ref-parser': [],
   '@readme/openapi-parser': [],

@@ -2,7 +2,7 @@ import type { JsonSchema, ResourceTypeInfo } from '../../core/index.js';
 import { keyPathSegments, setKey } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
-import type { ImportExclusion } from './annotations.js';
+import type { ImportExclusion } from './fields/annotations.js';
 import {
   NORMALIZE_OPS,
   importExclusions,
@@ -14,24 +14,29 @@ import {
   normalizeOps,
   KEYED_FORMATS,
   unknownTendExtensions,
-} from './annotations.js';
-import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './identity.js';
-import { markerLocation } from './marker-location.js';
-import { requestMedia, sendableMedia } from './request-media.js';
-import { requestEnvelopeHint, requestEnvelopeOf } from './request-envelope.js';
-import { postUpdate } from './update-by-post.js';
-import { deletion } from './no-delete.js';
-import type { AbsentWhen } from './object-annotations.js';
-import { readAbsentWhen, readIdField } from './object-annotations.js';
-import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
-import type { RealOperation } from './irregular-ops.js';
-import { assembleOperations } from './irregular-ops.js';
-import { longerName, noItemPathReason } from './path-pairing.js';
-import type { ItemKeyPart } from './item-key.js';
-import { compositeItemPath, itemKeyParts } from './item-key.js';
-import { keyedCollections } from './keyed-collection.js';
-import { listCandidates, listCandidatesHint, listedFieldsOf } from './list-candidates.js';
-import type { ItemCreate, Singleton } from './item-create.js';
+} from './fields/annotations.js';
+import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './fields/identity.js';
+import { markerLocation } from './fields/marker-location.js';
+import { requestMedia, sendableMedia } from './transport/request-media.js';
+import { requestEnvelopeHint, requestEnvelopeOf } from './shapes/request-envelope.js';
+import { postUpdate } from './shapes/update-by-post.js';
+import { deletion } from './shapes/no-delete.js';
+import type { AbsentWhen } from './fields/object-annotations.js';
+import { readAbsentWhen, readIdField } from './fields/object-annotations.js';
+import {
+  inferListEnvelope,
+  inferObjectEnvelope,
+  readEnvelope,
+  schemaAtPath,
+} from './shapes/envelope.js';
+import type { RealOperation } from './shapes/irregular-ops.js';
+import { assembleOperations } from './shapes/irregular-ops.js';
+import { longerName, noItemPathReason } from './shapes/path-pairing.js';
+import type { ItemKeyPart } from './shapes/item-key.js';
+import { compositeItemPath, itemKeyParts } from './shapes/item-key.js';
+import { keyedCollections } from './shapes/keyed-collection.js';
+import { listCandidates, listCandidatesHint, listedFieldsOf } from './shapes/list-candidates.js';
+import type { ItemCreate, Singleton } from './shapes/item-create.js';
 import {
   createdAtItem,
   itemCreateChoice,
@@ -44,13 +49,13 @@ import {
   settleParentClash,
   withItemCreate,
   withItemKey,
-} from './item-create.js';
-import type { Pagination } from './pagination.js';
-import { isCheckOnlyGet, readByListOperation, readByListReason } from './read-by-list.js';
-import { inferPagination, readPagination } from './pagination.js';
-import type { CreateQuery } from './create-query.js';
-import { createQueryOf, queryOnlyCreate } from './create-query.js';
-import type { CutReason, ObjectView } from './schema-view.js';
+} from './shapes/item-create.js';
+import type { Pagination } from './shapes/pagination.js';
+import { isCheckOnlyGet, readByListOperation, readByListReason } from './shapes/read-by-list.js';
+import { inferPagination, readPagination } from './shapes/pagination.js';
+import type { CreateQuery } from './shapes/create-query.js';
+import { createQueryOf, queryOnlyCreate } from './shapes/create-query.js';
+import type { CutReason, ObjectView } from './fields/schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
   SCHEMA_COPY_NODES,
@@ -62,9 +67,9 @@ import {
   successSchema,
   viewHasKeyPath,
   withoutProperties,
-} from './schema-view.js';
+} from './fields/schema-view.js';
 
-export { CREATE_ONLY_ANNOTATIONS, SENSITIVE_ANNOTATIONS } from './annotations.js';
+export { CREATE_ONLY_ANNOTATIONS, SENSITIVE_ANNOTATIONS } from './fields/annotations.js';
 
 /** The HTTP methods a resource type uses. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
