@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Diagnostic, ProviderDecl, ProviderDescription } from '../core/index.js';
 import { TendError, assemblePlan, decideStep } from '../core/index.js';
 import { applyOverlay, loadOpenApiDocument } from '../providers/index.js';
-import type { Overlay } from '../providers/openapi/overlay.js';
+import type { Overlay } from '../providers/openapi/document/overlay.js';
 import { loadIntent } from './index.js';
 import { parseDocuments } from './parse-documents.js';
 

@@ -5,36 +5,36 @@ export type {
   OpenApiProviderOptions,
 } from './openapi/openapi-provider.js';
 export { createOpenApiProvider, loadOpenApiProvider } from './openapi/openapi-provider.js';
-export type { LoadDocumentOptions, OpenApiDocument } from './openapi/load-document.js';
-export { loadOpenApiDocument, prepareOpenApiDocument } from './openapi/load-document.js';
+export type { LoadDocumentOptions, OpenApiDocument } from './openapi/document/load-document.js';
+export { loadOpenApiDocument, prepareOpenApiDocument } from './openapi/document/load-document.js';
 export type {
   DerivedType,
   DerivedTypes,
   EmbeddedAccess,
-  HttpMethod,
   ListShape,
   OperationRef,
-  PathParam,
   UnmappedPath,
 } from './openapi/derive-types.js';
+export type { PathParam } from './openapi/shapes/item-create.js';
 export { deriveTypes } from './openapi/derive-types.js';
 export type { InspectReport, InspectedOperation, InspectedType } from './openapi/inspect.js';
 export { inspectOpenApi } from './openapi/inspect.js';
 export { overlaySkeleton } from './openapi/overlay-skeleton.js';
-export type { Overlay, OverlayAction } from './openapi/overlay.js';
-export { applyOverlay, parseOverlay } from './openapi/overlay.js';
-export type { NormalizeOp } from './openapi/annotations.js';
-export { NORMALIZE_OPS, TEND_EXTENSIONS } from './openapi/annotations.js';
+export type { Overlay, OverlayAction } from './openapi/document/overlay.js';
+export { applyOverlay, parseOverlay } from './openapi/document/overlay.js';
+export type { NormalizeOp } from './openapi/fields/annotations.js';
+export { NORMALIZE_OPS, TEND_EXTENSIONS } from './openapi/fields/annotations.js';
 export type {
   HttpCall,
   HttpCallObserver,
   HttpClient,
   HttpClientOptions,
+  HttpMethod,
   HttpRequest,
   HttpResponse,
-} from './openapi/http-client.js';
-export { createHttpClient } from './openapi/http-client.js';
-export type { Clock, Sleep } from './openapi/timing.js';
+} from './openapi/transport/http-client.js';
+export { createHttpClient } from './openapi/transport/http-client.js';
+export type { Clock, Sleep } from './openapi/transport/timing.js';
 // PostgreSQL without its driver: the one connection module (it only builds `pg`'s configuration)
 // and the ids. Everything that loads the `pg` driver is in ./postgres/index.ts, which the application
 // layer imports with `import()` where PostgreSQL is used, so that a command that uses no PostgreSQL

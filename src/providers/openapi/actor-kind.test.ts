@@ -11,7 +11,7 @@ import {
   startSandbox,
   type RunningSandbox,
 } from '../../sandbox/index.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import {
   actorHeaders,
   createOpenApiProvider,

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordingServer } from '../../../test/support/recording-server.js';
 import { json, startRecordingServer } from '../../../test/support/recording-server.js';
 import { deriveTypes } from './derive-types.js';
-import { fillPathValues } from './irregular-ops.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { fillPathValues } from './shapes/irregular-ops.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 
 // Two declarations for a resource whose operations take different parameters (Discourse's users,

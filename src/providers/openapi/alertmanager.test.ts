@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Marker, WriteContext } from '../../core/index.js';
 import type { AlertmanagerHandle } from '../../../test/support/alertmanager.js';
 import { ALERTMANAGER, startAlertmanager } from '../../../test/support/alertmanager.js';
-import { PAST } from './instants.js';
+import { PAST } from './fields/instants.js';
 import type { OpenApiProvider } from './openapi-provider.js';
 import { loadOpenApiProvider } from './openapi-provider.js';
 

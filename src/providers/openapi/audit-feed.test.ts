@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
 import { cursorAfter, pageOf, parseAuditFeed, toChange } from './audit-feed.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
-import { createVirtualTime } from './timing.js';
+import { createVirtualTime } from './transport/timing.js';
 
 // `x-tend-audit` for event logs of another shape: the declaration (every bad one says what is wrong
 // and is ignored whole), the mapping of entries (hostile ones skipped, never misread), the pages.

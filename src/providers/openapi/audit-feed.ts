@@ -7,7 +7,7 @@
 // and which event kinds are changes of which type, with which action, on which object id.
 import type { ChangesPage, ObservedChange } from '../../core/index.js';
 import { FORBIDDEN_KEYS, checkActorKind } from '../../core/index.js';
-import { isObject } from './schema-view.js';
+import { isObject } from './fields/schema-view.js';
 
 /** The fields of Tend's view of an entry that a declaration can say where to find. */
 export const ENTRY_FIELDS = [

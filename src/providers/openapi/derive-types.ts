@@ -2,7 +2,7 @@ import type { JsonSchema, ResourceTypeInfo } from '../../core/index.js';
 import { keyPathSegments, setKey } from '../../core/index.js';
 import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
-import type { ImportExclusion } from './annotations.js';
+import type { ImportExclusion } from './fields/annotations.js';
 import {
   NORMALIZE_OPS,
   importExclusions,
@@ -14,24 +14,30 @@ import {
   normalizeOps,
   KEYED_FORMATS,
   unknownTendExtensions,
-} from './annotations.js';
-import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './identity.js';
-import { markerLocation } from './marker-location.js';
-import { requestMedia, sendableMedia } from './request-media.js';
-import { requestEnvelopeHint, requestEnvelopeOf } from './request-envelope.js';
-import { postUpdate } from './update-by-post.js';
-import { deletion } from './no-delete.js';
-import type { AbsentWhen } from './object-annotations.js';
-import { readAbsentWhen, readIdField } from './object-annotations.js';
-import { inferListEnvelope, inferObjectEnvelope, readEnvelope, schemaAtPath } from './envelope.js';
-import type { RealOperation } from './irregular-ops.js';
-import { assembleOperations } from './irregular-ops.js';
-import { longerName, noItemPathReason } from './path-pairing.js';
-import type { ItemKeyPart } from './item-key.js';
-import { compositeItemPath, itemKeyParts } from './item-key.js';
-import { keyedCollections } from './keyed-collection.js';
-import { listCandidates, listCandidatesHint, listedFieldsOf } from './list-candidates.js';
-import type { ItemCreate, Singleton } from './item-create.js';
+} from './fields/annotations.js';
+import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './fields/identity.js';
+import { markerLocation } from './fields/marker-location.js';
+import type { HttpMethod } from './transport/http-client.js';
+import { requestMedia, sendableMedia } from './transport/request-media.js';
+import { requestEnvelopeHint, requestEnvelopeOf } from './shapes/request-envelope.js';
+import { postUpdate } from './shapes/update-by-post.js';
+import { deletion } from './shapes/no-delete.js';
+import type { AbsentWhen } from './fields/object-annotations.js';
+import { readAbsentWhen, readIdField } from './fields/object-annotations.js';
+import {
+  inferListEnvelope,
+  inferObjectEnvelope,
+  readEnvelope,
+  schemaAtPath,
+} from './shapes/envelope.js';
+import type { RealOperation } from './shapes/irregular-ops.js';
+import { assembleOperations } from './shapes/irregular-ops.js';
+import { longerName, noItemPathReason } from './shapes/path-pairing.js';
+import type { ItemKeyPart } from './shapes/item-key.js';
+import { compositeItemPath, itemKeyParts } from './shapes/item-key.js';
+import { keyedCollections } from './shapes/keyed-collection.js';
+import { listCandidates, listCandidatesHint, listedFieldsOf } from './shapes/list-candidates.js';
+import type { ItemCreate, PathParam, Singleton } from './shapes/item-create.js';
 import {
   createdAtItem,
   itemCreateChoice,
@@ -44,13 +50,13 @@ import {
   settleParentClash,
   withItemCreate,
   withItemKey,
-} from './item-create.js';
-import type { Pagination } from './pagination.js';
-import { isCheckOnlyGet, readByListOperation, readByListReason } from './read-by-list.js';
-import { inferPagination, readPagination } from './pagination.js';
-import type { CreateQuery } from './create-query.js';
-import { createQueryOf, queryOnlyCreate } from './create-query.js';
-import type { CutReason, ObjectView } from './schema-view.js';
+} from './shapes/item-create.js';
+import type { Pagination } from './shapes/pagination.js';
+import { isCheckOnlyGet, readByListOperation, readByListReason } from './shapes/read-by-list.js';
+import { inferPagination, readPagination } from './shapes/pagination.js';
+import type { CreateQuery } from './shapes/create-query.js';
+import { createQueryOf, queryOnlyCreate } from './shapes/create-query.js';
+import type { CutReason, ObjectView } from './fields/schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
   SCHEMA_COPY_NODES,
@@ -62,12 +68,9 @@ import {
   successSchema,
   viewHasKeyPath,
   withoutProperties,
-} from './schema-view.js';
+} from './fields/schema-view.js';
 
-export { CREATE_ONLY_ANNOTATIONS, SENSITIVE_ANNOTATIONS } from './annotations.js';
-
-/** The HTTP methods a resource type uses. */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export { CREATE_ONLY_ANNOTATIONS, SENSITIVE_ANNOTATIONS } from './fields/annotations.js';
 
 /** One operation of a resource type: what to send where. */
 export interface OperationRef {
@@ -97,21 +100,6 @@ export type ListShape =
   | { readonly kind: 'array' }
   | { readonly kind: 'wrapped'; readonly field: string; readonly declared?: boolean }
   | { readonly kind: 'unknown' };
-
-/**
- * Where the value of a path parameter above the item comes from: a fixed value for every object
- * (`x-tend-parent-values`, e.g. PowerDNS's `server_id: localhost`), or the id of an object of another
- * type (a declared field of the same name, written in intent as a reference to the parent).
- */
-export type PathParam =
-  | { readonly kind: 'fixed'; readonly param: string; readonly value: string }
-  | { readonly kind: 'parent'; readonly param: string; readonly type: string }
-  /**
-   * A parameter above the item that is neither fixed nor the id of a type Tend manages (Keycloak's
-   * `{realm}` when realms are not managed): its value comes from the Provider document's
-   * `parameters:`, one per provider instance. Until it has one, the type cannot be called.
-   */
-  | { readonly kind: 'provider'; readonly param: string };
 
 /**
  * How the objects of a sub-collection embedded in a parent object are read and changed: they are the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
 import { commonHeaders, mergedChangeBody } from './object-access.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 
 // Item changes of one parent (PowerDNS rrsets of one zone) made at the same moment go out as one

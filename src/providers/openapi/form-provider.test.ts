@@ -4,7 +4,7 @@ import qs from 'qs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteContext } from '../../core/index.js';
 import { TendError } from '../../core/index.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import type { OpenApiProvider } from './openapi-provider.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 

@@ -1,15 +1,15 @@
 import type { IdentityStrategy } from '../../core/index.js';
-import type { AbsentWhen } from './object-annotations.js';
+import type { AbsentWhen } from './fields/object-annotations.js';
 import { TendError, assertNoForbiddenKeys, setKey } from '../../core/index.js';
-import type { ImportExclusion, NormalizeOp } from './annotations.js';
-import { normalizeOps } from './annotations.js';
+import type { ImportExclusion, NormalizeOp } from './fields/annotations.js';
+import { normalizeOps } from './fields/annotations.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
-import type { LoadDocumentOptions } from './load-document.js';
-import { loadOpenApiDocument } from './load-document.js';
-import type { Pagination } from './pagination.js';
+import type { LoadDocumentOptions } from './document/load-document.js';
+import { loadOpenApiDocument } from './document/load-document.js';
+import type { Pagination } from './shapes/pagination.js';
 import { providerParams } from './provider-parameters.js';
-import { hasType, isObject, objectView } from './schema-view.js';
+import { hasType, isObject, objectView } from './fields/schema-view.js';
 
 /** One operation of a type as inspect reports it. */
 export interface InspectedOperation {

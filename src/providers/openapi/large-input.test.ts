@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { expectLinear } from '../../../test/support/scaling.js';
 import { deriveTypes } from './derive-types.js';
-import { prepareOpenApiDocument } from './load-document.js';
-import { applyOverlay, parseOverlay } from './overlay.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
+import { applyOverlay, parseOverlay } from './document/overlay.js';
 
 // Issue 10, item 7: large documents cost time linear in their size and never overflow the stack;
 // documents whose $refs expand (a "$ref bomb") or nest too deep are cut with a warning.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 import { itemOnlyCandidates } from './object-access.js';
 

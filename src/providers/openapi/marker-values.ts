@@ -12,7 +12,7 @@ import {
   withoutMarkerIn,
 } from '../../core/index.js';
 import type { DerivedType } from './derive-types.js';
-import { isObject } from './schema-view.js';
+import { isObject } from './fields/schema-view.js';
 
 /**
  * Tend's ownership marker in the values of a type's marker field, whatever its kind (a map of

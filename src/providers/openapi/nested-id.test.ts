@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 
 // An id in a nested field, and a list of another shape than the read (GitHub's organisation

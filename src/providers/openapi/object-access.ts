@@ -7,24 +7,24 @@ import {
   toTendError,
   valueAtKeyPath,
 } from '../../core/index.js';
-import { actorHeaders } from './actor-headers.js';
-import type { Schedule } from './group-commit.js';
-import { GroupCommit, SharedCalls, abortReason } from './group-commit.js';
+import { actorHeaders } from './transport/actor-headers.js';
+import type { Schedule } from './transport/group-commit.js';
+import { GroupCommit, SharedCalls, abortReason } from './transport/group-commit.js';
 import type { DerivedType, OperationRef } from './derive-types.js';
-import type { HttpClient, HttpResponse } from './http-client.js';
-import { canonicalValue, normalizeValue, schemaAt } from './normalize.js';
+import type { HttpClient, HttpResponse } from './transport/http-client.js';
+import { canonicalValue, normalizeValue, schemaAt } from './fields/normalize.js';
 import type { Scope } from './object-ids.js';
 import { composeId, fillPath, fixedScope, splitId } from './object-ids.js';
 import { markerOf, withMarker, withoutMarkerAt } from './marker-values.js';
-import { pastIsNow } from './instants.js';
-import { isAbsent } from './object-annotations.js';
-import { pickListed, pickListedByKey } from './read-by-list.js';
-import { unwrap } from './envelope.js';
-import { splitCreate } from './create-query.js';
-import { wrapRequest } from './request-envelope.js';
-import type { PageAnswer, PageRequest } from './pagination.js';
-import { collectPages, pageUrlRequest } from './pagination.js';
-import { isObject, objectView } from './schema-view.js';
+import { pastIsNow } from './fields/instants.js';
+import { isAbsent } from './fields/object-annotations.js';
+import { pickListed, pickListedByKey } from './shapes/read-by-list.js';
+import { unwrap } from './shapes/envelope.js';
+import { splitCreate } from './shapes/create-query.js';
+import { wrapRequest } from './shapes/request-envelope.js';
+import type { PageAnswer, PageRequest } from './shapes/pagination.js';
+import { collectPages, pageUrlRequest } from './shapes/pagination.js';
+import { isObject, objectView } from './fields/schema-view.js';
 
 /** What object access needs: the HTTP client, the types (to reach parents), a warning sink. */
 export interface ObjectAccessOptions {

@@ -5,7 +5,7 @@ import { startSandbox } from '../../sandbox/index.js';
 import type { RunningSandbox } from '../../sandbox/index.js';
 import type { OpenApiProvider } from './openapi-provider.js';
 import { createOpenApiProvider } from './openapi-provider.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 
 // The provider's part of "one redactor for every output": what the platform returns in a secret
 // field is registered, and what the platform says in an error body is redacted before Tend quotes it.

@@ -3,8 +3,8 @@ import type { Address, Marker, ObservedObject, WriteContext } from '../../core/i
 import { TendError } from '../../core/index.js';
 import { startSandbox } from '../../sandbox/index.js';
 import type { RunningSandbox } from '../../sandbox/index.js';
-import type { OpenApiDocument } from './load-document.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import type { OpenApiDocument } from './document/load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import type { OpenApiProvider, OpenApiProviderOptions } from './openapi-provider.js';
 import { actorHeaders, createOpenApiProvider, loadOpenApiProvider } from './openapi-provider.js';
 

@@ -16,15 +16,15 @@ import {
 } from '../../core/index.js';
 import type { DerivedType, UnmappedPath } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
-import type { HttpCallObserver, HttpClient, HttpClientHealth } from './http-client.js';
-import { createHttpClient } from './http-client.js';
-import type { OpenApiDocument } from './load-document.js';
-import { loadOpenApiDocument } from './load-document.js';
+import type { HttpCallObserver, HttpClient, HttpClientHealth } from './transport/http-client.js';
+import { createHttpClient } from './transport/http-client.js';
+import type { OpenApiDocument } from './document/load-document.js';
+import { loadOpenApiDocument } from './document/load-document.js';
 import { createObjectAccess, badResponse } from './object-access.js';
 import { applyProviderParameters } from './provider-parameters.js';
-import { isObject } from './schema-view.js';
-import type { Clock, Sleep } from './timing.js';
-import { realClock, realSleep } from './timing.js';
+import { isObject } from './fields/schema-view.js';
+import type { Clock, Sleep } from './transport/timing.js';
+import { realClock, realSleep } from './transport/timing.js';
 import { pageOf } from './audit-feed.js';
 
 /** How often a feed that cannot wait (no wait parameter) is read while Tend waits for news. */
@@ -88,7 +88,7 @@ export interface OpenApiProvider extends Provider {
 }
 
 /** The attribution headers of a mutation (re-exported: the provider's public surface). */
-export { actorHeaders } from './actor-headers.js';
+export { actorHeaders } from './transport/actor-headers.js';
 
 /**
  * Manages any REST API from its OpenAPI document: resource types come from `deriveTypes`, calls go

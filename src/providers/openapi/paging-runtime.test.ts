@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordingServer } from '../../../test/support/recording-server.js';
 import { json, startRecordingServer } from '../../../test/support/recording-server.js';
 import { TendError } from '../../core/index.js';
-import { prepareOpenApiDocument } from './load-document.js';
+import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 
 // Envelopes and pagination at run time, against a real HTTP server on 127.0.0.1: every page style
