@@ -84,6 +84,7 @@ export async function serveAction(dir: string, o: ServeOptions): Promise<void> {
         intervalMs: o.interval * 1000,
         approveDestroy: false,
         prune: o.prune !== false,
+        follow: o.follow !== false,
         verifyTimeoutMs: o.verifyTimeout,
         lockTimeoutMs: o.lockTimeout * 1000,
         report: hub.publish,
