@@ -1,7 +1,7 @@
 import type { Address, ResourceState } from '../core/index.js';
 import { readPaused } from '../engine/index.js';
 import type { AppContext } from './context.js';
-import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
+import type { OpenedWorkspace, WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
 
 /** One resource of the twin as a node. */
@@ -41,53 +41,61 @@ export interface TwinGraph {
  * declared).
  */
 export async function twinGraph(ctx: AppContext, request: WorkspaceSelection): Promise<TwinGraph> {
-  const { ws, nameSource } = await openWorkspace(ctx, request, 'read');
+  const opened = await openWorkspace(ctx, request, 'read');
   try {
-    const status = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
-    const twin = new Map((await ws.store.listTwin()).map((t) => [t.address, t] as const));
-    const paused = new Set((await readPaused(ws.store, ws.name)).map((p) => p.address));
-    const nodes: TwinNode[] = [];
-    const edges: TwinEdge[] = [];
-    const declared = new Set<Address>();
-    for (const r of ws.intent.resources) {
-      declared.add(r.address);
-      const s = status.get(r.address);
-      const t = twin.get(r.address);
-      nodes.push({
-        address: r.address,
-        type: r.type,
-        origin: 'declared',
-        state: s?.state ?? 'pending',
-        ...(s ? (s.message ? { message: s.message } : {}) : { message: 'never applied' }),
-        ...(t ? { objectId: t.objectId } : {}),
-        stateful: r.lifecycle.stateful === true,
-        paused: paused.has(r.address),
-      });
-      for (const to of r.dependsOn) edges.push({ from: r.address, to });
-    }
-    for (const t of twin.values()) {
-      if (declared.has(t.address)) continue;
-      nodes.push({
-        address: t.address,
-        type: t.type,
-        origin: 'removed',
-        state: 'pending',
-        message: 'no longer declared; deleted by the next pass that prunes',
-        objectId: t.objectId,
-        stateful: t.stateful,
-        paused: false,
-      });
-      for (const to of t.dependsOn) edges.push({ from: t.address, to });
-    }
-    const states = new Map<string, number>();
-    for (const n of nodes) states.set(n.state, (states.get(n.state) ?? 0) + 1);
-    return {
-      workspace: { name: ws.name, source: nameSource },
-      nodes,
-      edges,
-      states: Object.fromEntries(states),
-    };
+    return await readTwinGraph(opened);
   } finally {
-    await ws.close();
+    await opened.ws.close();
   }
+}
+
+/** `twinGraph` of a workspace already open (one `tend serve` holds, see held-workspace.ts). */
+export async function readTwinGraph(
+  opened: Pick<OpenedWorkspace, 'ws' | 'nameSource'>,
+): Promise<TwinGraph> {
+  const { ws, nameSource } = opened;
+  const status = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
+  const twin = new Map((await ws.store.listTwin()).map((t) => [t.address, t] as const));
+  const paused = new Set((await readPaused(ws.store, ws.name)).map((p) => p.address));
+  const nodes: TwinNode[] = [];
+  const edges: TwinEdge[] = [];
+  const declared = new Set<Address>();
+  for (const r of ws.intent.resources) {
+    declared.add(r.address);
+    const s = status.get(r.address);
+    const t = twin.get(r.address);
+    nodes.push({
+      address: r.address,
+      type: r.type,
+      origin: 'declared',
+      state: s?.state ?? 'pending',
+      ...(s ? (s.message ? { message: s.message } : {}) : { message: 'never applied' }),
+      ...(t ? { objectId: t.objectId } : {}),
+      stateful: r.lifecycle.stateful === true,
+      paused: paused.has(r.address),
+    });
+    for (const to of r.dependsOn) edges.push({ from: r.address, to });
+  }
+  for (const t of twin.values()) {
+    if (declared.has(t.address)) continue;
+    nodes.push({
+      address: t.address,
+      type: t.type,
+      origin: 'removed',
+      state: 'pending',
+      message: 'no longer declared; deleted by the next pass that prunes',
+      objectId: t.objectId,
+      stateful: t.stateful,
+      paused: false,
+    });
+    for (const to of t.dependsOn) edges.push({ from: t.address, to });
+  }
+  const states = new Map<string, number>();
+  for (const n of nodes) states.set(n.state, (states.get(n.state) ?? 0) + 1);
+  return {
+    workspace: { name: ws.name, source: nameSource },
+    nodes,
+    edges,
+    states: Object.fromEntries(states),
+  };
 }

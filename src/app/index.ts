@@ -47,7 +47,9 @@ export type { PruneReport, PruneRequest, PruneVerdict } from './prune.js';
 export { prune } from './prune.js';
 export type { PrunePlan, PruneResult, PruneTarget } from '../engine/index.js';
 export type { StatusReport, StatusRequest } from './status.js';
-export { status } from './status.js';
+export { readStatus, status } from './status.js';
+export type { HeldWorkspace, HoldOptions } from './held-workspace.js';
+export { holdWorkspace } from './held-workspace.js';
 export type { HistoryReport, HistoryRequest, LedgerReader } from './history.js';
 export { history, readChanges } from './history.js';
 export type { ChangeFilter, ChangeFilterInput } from './change-filter.js';
@@ -126,7 +128,7 @@ export type { PauseRequest, PausedReport } from './pause.js';
 export { pauseResource, resumeResource } from './pause.js';
 export type { PausedResource } from '../engine/index.js';
 export type { TwinEdge, TwinGraph, TwinNode } from './graph.js';
-export { twinGraph } from './graph.js';
+export { readTwinGraph, twinGraph } from './graph.js';
 export type { SavedPlan, SavedPlanReport } from './saved-plans.js';
 export {
   applySavedPlan,

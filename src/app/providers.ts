@@ -1,4 +1,4 @@
-import { access, rename, writeFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type {
@@ -12,7 +12,8 @@ import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../
 import { readSecret } from '../engine/index.js';
 import type { HttpCall } from '../providers/index.js';
 import { loadOpenApiProvider, resolveConnection } from '../providers/index.js';
-import { ensurePrivateDir, ensurePrivateFile } from '../store/index.js';
+import { ensurePrivateDir } from '../store/index.js';
+import { writePrivateFileAtomic } from './write-file-atomic.js';
 
 /** What connecting one declared provider needs. */
 export interface ProviderRequest {
@@ -176,16 +177,13 @@ async function cachedSpec(
     );
     if (!res.ok) return decl.spec; // let the loader report the status the way it does
     const text = await res.text();
-    // Tend's own files are private: .tend/ and .tend/cache/ 0700, the copy 0600 (an existing one
-    // keeps its mode through writeFile, so it is tightened after).
+    // Tend's own files are private: .tend/ and .tend/cache/ 0700, the copy 0600.
     ensurePrivateDir(dirname(dirname(file)), true);
     ensurePrivateDir(dirname(file), true);
-    // Written beside it and renamed into place: another `tend` reading the copy at the same moment
-    // (a second apply started together) sees the old copy or the new one, never a half-written one.
-    const partial = `${file}.${process.pid}.partial`;
-    await writeFile(partial, text, { mode: 0o600 });
-    ensurePrivateFile(partial);
-    await rename(partial, file);
+    // Written to a temporary file of its own and renamed into place (left alone when unchanged):
+    // whoever reads the copy at the same moment — another request of `tend serve`, a second
+    // `tend apply` started together — sees the old copy or a new one, never a half-written one.
+    await writePrivateFileAtomic(file, text);
     return file;
   } catch (e) {
     // A refused redirect is the platform's answer, not an outage: no stale copy stands in for it.

@@ -38,6 +38,11 @@ export interface RunRequest extends WorkspaceSelection {
   readonly crash?: CrashHook;
   /** Watch the intent directory for changes (default true; a content hash is checked every pass too). */
   readonly watch?: boolean;
+  /**
+   * Follow edits of the intent (default true). False: the intent loaded when the run started stays
+   * in force until it ends (`tend serve --no-follow`: edits take effect through a saved plan).
+   */
+  readonly follow?: boolean;
   /** Called once the lease is held and the loop is about to start (the workspace's name and size). */
   readonly onStart?: (info: { workspace: string; resources: number; auditFeed: boolean }) => void;
   /** Called after every pass with the journal's unsettled operations (metrics). */
@@ -163,7 +168,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
       }
     })().finally(() => (checking = undefined)));
 
-  if (request.watch !== false) {
+  if (request.watch !== false && request.follow !== false) {
     try {
       let timer: NodeJS.Timeout | undefined;
       watcher = watch(current.intent.dir, () => {
@@ -215,7 +220,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
               const unsettled = (await current.store.unsettled().catch(() => [])).length;
               request.onPassDone({ pass: p.pass, unsettled });
             }
-            await checkIntent();
+            if (request.follow !== false) await checkIntent();
             if (badHash !== undefined) {
               report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });
             }

@@ -6,7 +6,7 @@ import type { Lease } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { LiveFindings } from './plan.js';
 import { liveFindings } from './plan.js';
-import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
+import type { OpenedWorkspace, WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
 
 /** What `status` is asked. */
@@ -31,40 +31,53 @@ export interface StatusReport extends Partial<LiveFindings> {
 
 /** Reads what Tend knows of a workspace; read-only (never waits for a writer's lease). */
 export async function status(ctx: AppContext, request: StatusRequest): Promise<StatusReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request, 'read');
+  const opened = await openWorkspace(ctx, request, 'read');
   try {
-    const stored = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
-    const resources: ResourceStatus[] = ws.intent.resources.map(
-      (r) =>
-        stored.get(r.address) ?? {
-          address: r.address,
-          state: 'pending',
-          message: 'never applied',
-          checks: [],
-          updatedAt: '',
-        },
-    );
-    const providers: ({ name: string } & ProviderState)[] = [];
-    for (const name of ws.providers.keys()) {
-      const raw = await ws.store.getMeta(PROVIDER_STATE_KEY(name));
-      if (raw !== undefined) providers.push({ name, ...(JSON.parse(raw) as ProviderState) });
-    }
-    const lease = await ws.store.getLease(ws.name);
-    const base = {
-      workspace: { name: ws.name, source: nameSource },
-      resources,
-      providers,
-      paused: await readPaused(ws.store, ws.name),
-      ...(lease && Date.parse(lease.expiresAt) > ctx.clock.now().getTime() ? { lease } : {}),
-    };
-    if (request.offline) return base;
-    try {
-      const obs = await observe(ws, { now: ctx.clock.now() });
-      return { ...base, ...liveFindings(obs) };
-    } catch (e) {
-      return { ...base, platformError: toTendError(e).message };
-    }
+    return await readStatus(ctx, opened, request.offline);
   } finally {
-    await ws.close();
+    await opened.ws.close();
+  }
+}
+
+/**
+ * `status` of a workspace already open (one `tend serve` holds, see held-workspace.ts): what the
+ * store says now, and with `offline` false what the platform says.
+ */
+export async function readStatus(
+  ctx: AppContext,
+  opened: Pick<OpenedWorkspace, 'ws' | 'nameSource'>,
+  offline: boolean,
+): Promise<StatusReport> {
+  const { ws, nameSource } = opened;
+  const stored = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
+  const resources: ResourceStatus[] = ws.intent.resources.map(
+    (r) =>
+      stored.get(r.address) ?? {
+        address: r.address,
+        state: 'pending',
+        message: 'never applied',
+        checks: [],
+        updatedAt: '',
+      },
+  );
+  const providers: ({ name: string } & ProviderState)[] = [];
+  for (const name of ws.providers.keys()) {
+    const raw = await ws.store.getMeta(PROVIDER_STATE_KEY(name));
+    if (raw !== undefined) providers.push({ name, ...(JSON.parse(raw) as ProviderState) });
+  }
+  const lease = await ws.store.getLease(ws.name);
+  const base = {
+    workspace: { name: ws.name, source: nameSource },
+    resources,
+    providers,
+    paused: await readPaused(ws.store, ws.name),
+    ...(lease && Date.parse(lease.expiresAt) > ctx.clock.now().getTime() ? { lease } : {}),
+  };
+  if (offline) return base;
+  try {
+    const obs = await observe(ws, { now: ctx.clock.now() });
+    return { ...base, ...liveFindings(obs) };
+  } catch (e) {
+    return { ...base, platformError: toTendError(e).message };
   }
 }

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFileAtomic } from './write-file-atomic.js';
+import { writeFileAtomic, writePrivateFileAtomic } from './write-file-atomic.js';
 
 describe('writeFileAtomic', () => {
   let dir: string;
@@ -49,5 +49,53 @@ describe('writeFileAtomic', () => {
     });
     expect(readFileSync(file, 'utf8')).toBe('a: 3\n');
     expect(readdirSync(dir)).toEqual(['app.yaml']);
+  });
+});
+
+describe('writePrivateFileAtomic', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tend-atomic-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creates the file private (0600) and leaves no temporary file', async () => {
+    const file = join(dir, 'sb.openapi.json');
+    await writePrivateFileAtomic(file, '{"openapi":"3.0.0"}');
+    expect(readFileSync(file, 'utf8')).toBe('{"openapi":"3.0.0"}');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['sb.openapi.json']);
+  });
+
+  it('leaves a file that already holds the text alone', async () => {
+    const file = join(dir, 'sb.openapi.json');
+    await writePrivateFileAtomic(file, 'same');
+    const before = statSync(file).ino;
+    await writePrivateFileAtomic(file, 'same');
+    expect(statSync(file).ino).toBe(before);
+  });
+
+  it('many writers at once: every read sees a whole copy, never an empty or a partial one', async () => {
+    // What `tend serve` did under load (issue 25, item 9): every request wrote the cached document
+    // while others read it; with one temporary name per process, readers saw an empty file.
+    const file = join(dir, 'sb.openapi.json');
+    const texts = Array.from({ length: 8 }, (_, i) => `${String(i).repeat(200_000)}\n`);
+    await writePrivateFileAtomic(file, texts[0]!);
+    const seen = new Set<string>();
+    let writing = true;
+    const reader = (async () => {
+      while (writing) {
+        const text = readFileSync(file, 'utf8');
+        seen.add(texts.includes(text) ? 'whole' : `torn (${text.length} characters)`);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => writePrivateFileAtomic(file, texts[i % texts.length]!)),
+    );
+    writing = false;
+    await reader;
+    expect([...seen]).toEqual(['whole']);
+    expect(readdirSync(dir)).toEqual(['sb.openapi.json']);
   });
 });

@@ -29,6 +29,8 @@ import { runNoDriftPasses } from './no-drift-pass.js';
 import { runPdnsScale } from './pdns-scale.js';
 import { runPlanBench } from './plan-bench.js';
 import { renderReport } from './report.js';
+import type { ServeLoadResult } from './serve-load.js';
+import { measureServeLoad, renderServeLoad } from './serve-load.js';
 import type { ApplyPair, BenchResults, Loaded } from './results.js';
 
 /** The API the throughput is measured against: 20 ms per request, at most 500 requests/s. */
@@ -67,7 +69,15 @@ const SIZES = {
 } as const;
 
 /** The core (in-process) benchmarks. */
-const CORE = ['core-apply', 'core-nodrift', 'core-plan', 'core-recovery', 'input', 'pdns'] as const;
+const CORE = [
+  'core-apply',
+  'core-nodrift',
+  'core-plan',
+  'core-recovery',
+  'input',
+  'pdns',
+  'serve',
+] as const;
 const BENCHES = [...CLI_FIGURES, ...CORE] as const;
 type BenchName = (typeof BENCHES)[number];
 /** Names that stand for several: every CLI figure, every core benchmark. */
@@ -164,6 +174,7 @@ async function main(): Promise<void> {
     apply,
   };
   let converged: Workspace | undefined;
+  let serve: ServeLoadResult | undefined;
   const cli: {
     start?: StartFigures;
     sizes: CliSizeResults[];
@@ -280,6 +291,25 @@ async function main(): Promise<void> {
           : `  pass ${partial.pdns.passMs} ms, ${partial.pdns.patches} PATCH`,
       );
     }
+    if (args.only.has('serve')) {
+      say('serve: tend serve on the quickstart, 20 connections, 15 s per route (3 rounds of 5 s)…');
+      // A sandbox of its own, without latency: the loop converges at once, nothing else is on it.
+      const own = await startBenchSandbox({});
+      try {
+        serve = await measureServeLoad({
+          sandboxUrl: own.url,
+          workDir: work,
+          connections: 20,
+          // 15 s per route as three rounds of 5 s, the order turning: the routes are measured side
+          // by side, so a burst of other work on the machine does not fall on one route only.
+          durationMs: 5_000,
+          rounds: args.quick ? 1 : 3,
+          say,
+        });
+      } finally {
+        await own.stop();
+      }
+    }
   } finally {
     await sandbox.stop();
     if (args.keep) say(`kept ${work}`);
@@ -293,7 +323,10 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${renderReport(results, cliOnly.size > 0 ? renderCli(cli, FAULTS.rateLimit) : undefined)}\n`,
   );
-  if (args.json) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+  if (serve) process.stdout.write(`\n${renderServeLoad(serve)}\n`);
+  if (args.json) {
+    writeFileSync(args.json, `${JSON.stringify({ ...results, serve }, null, 2)}\n`);
+  }
 }
 
 /** The CLI figures: start-up, then one table per size, then the profiles. */

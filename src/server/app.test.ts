@@ -2,8 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppContext } from '../app/index.js';
-import { acquireWorkspaceLease, defaultContext, openWorkspace } from '../app/index.js';
+import type { AppContext, HeldWorkspace, ProviderFactory } from '../app/index.js';
+import {
+  acquireWorkspaceLease,
+  defaultContext,
+  holdWorkspace,
+  openWorkspace,
+} from '../app/index.js';
 import { Redactor } from '../core/index.js';
 import { deriveTypes, loadOpenApiDocument } from '../providers/index.js';
 import { copyExample } from '../../test/support/cli.js';
@@ -36,6 +41,9 @@ let ex: ReturnType<typeof copyExample>;
 let ctx: AppContext;
 let api: Hono;
 let hub: EventHub;
+let held: HeldWorkspace;
+/** Loads of the workspace the server holds (each connects the provider once). */
+let loads = 0;
 const logs: Record<string, unknown>[] = [];
 
 let listening: Listening;
@@ -86,9 +94,21 @@ beforeAll(async () => {
     redactor,
   );
   hub = new EventHub(() => new Date());
+  // As `tend serve` does: reads come from one workspace kept loaded; its loads are counted.
+  const counted = new Map<string, ProviderFactory>(
+    [...ctx.providers].map(([type, connect]) => [
+      type,
+      (request) => {
+        loads++;
+        return connect(request);
+      },
+    ]),
+  );
+  held = holdWorkspace({ ...ctx, providers: counted }, { dir: ex.dir });
   api = app({
     ctx,
     workspace: { dir: ex.dir },
+    held,
     hub,
     metrics: new Metrics(),
     version: '0.0.0-test',
@@ -101,6 +121,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await listening.close();
+  await held.close();
   await sandbox.stop();
   ex.cleanup();
 });
@@ -424,6 +445,60 @@ describe('plan, apply, graph, stop and resume', { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe(
+  'reads from the workspace the server holds (issue 25, item 9)',
+  { timeout: 60_000 },
+  () => {
+    type Status = { resources: { address: string }[] };
+    const addresses = async () =>
+      (await json<Status>(await call('get', '/status', { role: 'viewer' }))).resources.map(
+        (r) => r.address,
+      );
+
+    it('many reads at once load the workspace at most once, and every one answers 200', async () => {
+      await call('get', '/status', { role: 'viewer' });
+      const before = loads;
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          call('get', ['/status', '/graph', '/pauses'][i % 3]!, { role: 'viewer', port: true }),
+        ),
+      );
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+      expect(loads - before).toBeLessThanOrEqual(1);
+    });
+
+    it('an intent edit is seen by the next reads; a broken intent is a 422, not loaded again per read, until fixed', async () => {
+      ex.write(
+        'extra.yaml',
+        'kind: Resource\ntype: sb.buckets\nname: logs\nspec:\n  name: tend-held-logs\n',
+      );
+      await expect.poll(addresses, { timeout: 10_000 }).toContain('sb.buckets/logs');
+      const graph = await json<{ nodes: { address: string; state: string }[] }>(
+        await call('get', '/graph', { role: 'viewer' }),
+      );
+      expect(graph.nodes.find((n) => n.address === 'sb.buckets/logs')?.state).toBe('pending');
+
+      ex.write('extra.yaml', 'kind: Resourse\nname: x\n');
+      await expect
+        .poll(async () => (await call('get', '/status', { role: 'viewer' })).status, {
+          timeout: 10_000,
+        })
+        .toBe(422);
+      const before = loads;
+      for (let i = 0; i < 5; i++) {
+        const r = await call('get', '/graph', { role: 'viewer' });
+        expect(r.status).toBe(422);
+        expect((await json<{ error: { code: string } }>(r)).error.code).toBe('intent.invalid');
+      }
+      expect(loads).toBe(before);
+
+      rmSync(join(ex.dir, 'extra.yaml'));
+      await expect.poll(addresses, { timeout: 10_000 }).not.toContain('sb.buckets/logs');
+      expect((await call('get', '/status', { role: 'viewer' })).status).toBe(200);
+    });
+  },
+);
 
 describe('events, documents and logs', { timeout: 60_000 }, () => {
   it('GET /events streams the events of a plan made after it connected', async () => {

@@ -1,6 +1,12 @@
 import type { Address, Motivation } from '../core/index.js';
 import { checkIntentWord, parseMotivation, TendError } from '../core/index.js';
-import type { AppContext, ServeLoop } from '../app/index.js';
+import type {
+  AppContext,
+  HeldWorkspace,
+  ServeLoop,
+  StatusReport,
+  TwinGraph,
+} from '../app/index.js';
 import {
   accept,
   announce,
@@ -12,6 +18,8 @@ import {
   listAnnouncements,
   pauseResource,
   readSavedPlan,
+  readStatus,
+  readTwinGraph,
   resumeResource,
   runAction,
   savePlan,
@@ -46,6 +54,11 @@ export interface ServerContext {
   readonly workspace: WorkspaceSelection;
   readonly hub: EventHub;
   readonly metrics: Metrics;
+  /**
+   * The workspace `tend serve` keeps loaded for reads (status, graph, pauses, orphans), loaded again
+   * when the intent changes; absent, each such read loads the workspace for itself.
+   */
+  readonly held?: HeldWorkspace;
   /** The loop `tend serve` runs; absent, writes take the lease directly (409 when it is held). */
   readonly loop?: ServeLoop;
   /** How long a write waits for the workspace lease (ms; default 0: answer 409 at once). */
@@ -123,6 +136,18 @@ function exclusive<T>(server: ServerContext, work: () => Promise<T>): Promise<T>
 
 const who = (caller: Caller | undefined) => (caller ? `api:${caller.name}` : 'api');
 
+/** `status`, from the workspace the server holds (else loaded for this request). */
+function statusOf(server: ServerContext, offline: boolean): Promise<StatusReport> {
+  return server.held
+    ? server.held.read((opened) => readStatus(server.ctx, opened, offline))
+    : status(server.ctx, { ...server.workspace, offline });
+}
+
+/** The twin graph, from the workspace the server holds (else loaded for this request). */
+function graphOf(server: ServerContext): Promise<TwinGraph> {
+  return server.held ? server.held.read(readTwinGraph) : twinGraph(server.ctx, server.workspace);
+}
+
 /** The routes of the API, in the order the document lists them. */
 export const ROUTES: readonly Route[] = [
   {
@@ -177,7 +202,7 @@ export const ROUTES: readonly Route[] = [
     },
     response: anyObject,
     handler: async ({ server, query }) => ({
-      body: await status(server.ctx, { ...server.workspace, offline: query['offline'] !== false }),
+      body: await statusOf(server, query['offline'] !== false),
     }),
   },
   {
@@ -191,7 +216,7 @@ export const ROUTES: readonly Route[] = [
       required: ['nodes', 'edges'],
       properties: { nodes: { type: 'array' }, edges: { type: 'array' }, states: anyObject },
     },
-    handler: async ({ server }) => ({ body: await twinGraph(server.ctx, server.workspace) }),
+    handler: async ({ server }) => ({ body: await graphOf(server) }),
   },
   {
     method: 'get',
@@ -286,7 +311,7 @@ export const ROUTES: readonly Route[] = [
     role: 'viewer',
     response: anyObject,
     handler: async ({ server }) => {
-      const r = await status(server.ctx, { ...server.workspace, offline: false });
+      const r = await statusOf(server, false);
       return {
         body: {
           orphans: r.orphans ?? [],
@@ -553,7 +578,7 @@ export const ROUTES: readonly Route[] = [
     role: 'viewer',
     response: { type: 'array', items: anyObject },
     handler: async ({ server }) => ({
-      body: (await status(server.ctx, { ...server.workspace, offline: true })).paused,
+      body: (await statusOf(server, true)).paused,
     }),
   },
   {
@@ -589,7 +614,7 @@ export const ROUTES: readonly Route[] = [
     role: 'viewer',
     response: anyObject,
     handler: async ({ server, params }) => {
-      const r = await status(server.ctx, { ...server.workspace, offline: true });
+      const r = await statusOf(server, true);
       const p = r.paused.find((x) => x.address === params['address']);
       if (!p) {
         throw new TendError('pause.not_found', `${params['address']} is not paused`);

@@ -14,6 +14,7 @@ export interface ServeOptions extends WriterOptions {
   prune?: boolean;
   verifyTimeout: number;
   loop?: boolean;
+  follow?: boolean;
 }
 
 /** `tend serve [dir]`: the continuous loop plus the HTTP API (docs/api.md). */
@@ -46,6 +47,10 @@ export function registerServeCommand(program: Command): void {
       15_000,
     )
     .option('--no-loop', 'serve only: do not run the loop (writes take the lease themselves)')
+    .option(
+      '--no-follow',
+      'the loop does not follow edits of the intent: they take effect through POST /plan and POST /apply (the loop loads the intent again when it resumes after an apply or an action)',
+    )
     .action(async (dir: string, o: ServeOptions) =>
       (await import('../handlers/serve.js')).serveHandler(dir, o),
     );

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { ServeLoop } from '../../app/index.js';
-import { defaultContext, startServeLoop } from '../../app/index.js';
+import type { HeldWorkspace, ServeLoop } from '../../app/index.js';
+import { defaultContext, holdWorkspace, startServeLoop } from '../../app/index.js';
 import { TendError } from '../../core/index.js';
 import { app, EventHub, listen, loadTokens, Metrics } from '../../server/index.js';
 import type { ServeOptions } from '../commands/serve.js';
@@ -28,6 +28,7 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
   const log = (entry: Record<string, unknown>) =>
     process.stderr.write(`${base.redactor.json(entry)}\n`);
   let loop: ServeLoop | undefined;
+  let held: HeldWorkspace | undefined;
   const stop = stopOnSignals(out);
   try {
     if (o.logFormat !== 'text' && o.logFormat !== 'json') {
@@ -83,6 +84,7 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
         intervalMs: o.interval * 1000,
         approveDestroy: false,
         prune: o.prune !== false,
+        follow: o.follow !== false,
         verifyTimeoutMs: o.verifyTimeout,
         lockTimeoutMs: o.lockTimeout * 1000,
         report: hub.publish,
@@ -90,9 +92,12 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
       });
       await loop.started;
     }
+    // Reads (status, graph) are answered from one workspace kept loaded, not a load per request.
+    held = holdWorkspace(ctx, workspace);
     const api = app({
       ctx,
       workspace,
+      held,
       hub,
       metrics,
       ...(loop ? { loop } : {}),
@@ -113,11 +118,13 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
       stop.signal.addEventListener('abort', () => resolve(), { once: true });
     });
     await listening.close();
+    await held.close();
     await loop?.stop();
     loop = undefined;
     if (jsonLog) log({ time: ctx.clock.now().toISOString(), kind: 'stopped' });
     else out.err('stopped cleanly.');
   } catch (e) {
+    await held?.close();
     await loop?.stop();
     fail(out, e);
   } finally {
