@@ -1,27 +1,31 @@
 import type {
   ActorContext,
   Address,
-  CheckResult,
+  DeleteStep,
   ObservedObject,
   PlanStep,
+  ReplaceStep,
   ResourceDecl,
-  ResourceState,
 } from '../core/index.js';
-import { TendError, mentionsId, toTendError } from '../core/index.js';
+import { TendError, mentionsId } from '../core/index.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget } from './operator.js';
 import { Operator } from './operator.js';
 import type { Leftover } from './observe.js';
+import { OutcomeBook } from './outcome-book.js';
+import type { ResourceOutcome } from './outcome-book.js';
 import type { PlannedPass } from './planner.js';
 import { resolveDesired, withOverrides } from './planner.js';
+import type { NodeId, Scheduler } from './scheduler.js';
+import { createScheduler, nodeId } from './scheduler.js';
 import { sendableSpec } from './secrets.js';
 import { executeAdopt } from './steps/adopt.js';
 import { executeCreate } from './steps/create.js';
-import { executeDelete } from './steps/delete.js';
+import { deleteGate, executeDelete } from './steps/delete.js';
 import { executeMove } from './steps/move.js';
-import { deleteReplaced, executeReplace } from './steps/replace.js';
+import { deleteReplaced, executeReplace, replaceGate } from './steps/replace.js';
 import type { StepContext, StepResult } from './steps/step-context.js';
 import { resolvedDesired } from './steps/step-context.js';
 import { executeUpdate } from './steps/update.js';
@@ -29,13 +33,7 @@ import { runChecks, waitConverged } from './verify.js';
 import { sentHashes } from './write-only.js';
 import type { Workspace } from './workspace.js';
 
-/** The outcome of one resource in a pass. */
-export interface ResourceOutcome {
-  readonly state: ResourceState;
-  readonly objectId?: string;
-  readonly message?: string;
-  readonly checks: readonly CheckResult[];
-}
+export type { ResourceOutcome } from './outcome-book.js';
 
 /** Options for executing a plan. */
 export interface ExecuteOptions {
@@ -67,59 +65,14 @@ export interface ExecuteOptions {
 export const MAX_IN_FLIGHT = 512;
 
 /**
- * At most `size` holders at once; the others wait in arrival order. `acquire` answers undefined
- * when a slot is free now (no promise made), else a promise of the slot.
- */
-function slots(size: number): { acquire(): Promise<void> | undefined; release(): void } {
-  let free = Math.max(1, size);
-  // Read from `head` by index: `shift()` of a long array moves every element, and a pass of 100,000
-  // resources queues nearly all of them here (quadratic: 31% of a 100,000 no-drift pass's CPU).
-  const waiting: ((() => void) | undefined)[] = [];
-  let head = 0;
-  return {
-    acquire() {
-      if (free > 0) {
-        free--;
-        return undefined;
-      }
-      return new Promise<void>((resolve) => waiting.push(resolve));
-    },
-    release() {
-      if (head === waiting.length) {
-        free++;
-        return;
-      }
-      const next = waiting[head]!;
-      waiting[head++] = undefined;
-      if (head === waiting.length) {
-        waiting.length = 0;
-        head = 0;
-      }
-      next();
-    },
-  };
-}
-
-class Skip extends Error {}
-/** Thrown by a step stopped at a gate: its dependents wait too (they are blocked, not failed). */
-/** A step stopped before it ran; `why` is what it needs (for what waits on it). */
-class Blocked extends Error {
-  constructor(
-    address: Address,
-    readonly why: string,
-  ) {
-    super(address);
-  }
-}
-
-/**
  * Executes a plan as a graph, carrying out exactly its steps: nothing is diffed or evaluated again,
- * and no step changes kind (the units in `steps/` do one kind each). Each resource starts when what
- * it references is done, independent branches run in parallel (the provider bounds concurrency and
- * rate), and a failure skips only what depends on it. A delete of a removed resource waits for
- * everything that referenced it, old graph and new (`DeleteStep.waitsFor`); the old object of a
- * replace is deleted only after its replacement is verified and every dependent has been repointed.
- * Every step that fails, is blocked, not verified or fails a check has an outcome in the result.
+ * and no step changes kind (the units in `steps/` do one kind each, and decide their own gates). Each
+ * resource starts when what it references is done, independent branches run in parallel (the
+ * provider bounds concurrency and rate), and a failure skips only what depends on it. A delete of a
+ * removed resource waits for everything that referenced it, old graph and new
+ * (`DeleteStep.waitsFor`); the old object of a replace is deleted only after its replacement is
+ * verified and every dependent has been repointed. Every step that fails, is blocked, not verified or
+ * fails a check has an outcome in the result.
  */
 export async function executePlan(
   ws: Workspace,
@@ -137,75 +90,175 @@ export async function executePlan(
       ? { consistencyWindowMs: options.consistencyWindowMs }
       : {},
   );
-  const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const steps = new Map(pass.plan.steps.map((s) => [s.address, s] as const));
   const current = new Map<Address, ObservedObject>(pass.observation.objects);
-  const outcomes = new Map<Address, ResourceOutcome>();
-  const nodes = new Map<string, Promise<void>>();
-  const inFlight = slots(options.maxInFlight ?? MAX_IN_FLIGHT);
+  const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
+  const x: Execution = {
+    ws,
+    pass,
+    options,
+    operator,
+    ctx: stepContext(ws, pass, options, operator, { decls, steps, current }),
+    book: new OutcomeBook(report),
+    decls,
+    steps,
+    current,
+    dependents: dependentsOf(ws.intent.resources),
+    leftoversOf: leftoversByAddress(pass.observation.leftovers),
+    checkedAgainst: new Map(),
+    replacedOld: new Map(),
+  };
+  for (const a of pass.waiting) {
+    x.book.pending(a, pass.held?.get(a) ?? 'created moments ago; waiting for it to become visible');
+  }
+  const scheduler = createScheduler({
+    maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  schedule(x, scheduler);
+  for (const failure of await scheduler.settle()) {
+    x.book.failed(failure, (e) => operator.reported.has(e));
+  }
+  return x.book.outcomes;
+}
+
+/** What the nodes of one execution share. */
+interface Execution {
+  readonly ws: Workspace;
+  readonly pass: PlannedPass;
+  readonly options: ExecuteOptions;
+  readonly operator: Operator;
+  readonly ctx: StepContext;
+  readonly book: OutcomeBook;
+  readonly decls: ReadonlyMap<Address, ResourceDecl>;
+  readonly steps: ReadonlyMap<Address, PlanStep>;
+  /** Each address's object as known now: observed, or as left by a step of this execution. */
+  readonly current: Map<Address, ObservedObject>;
+  /** The declared resources that reference each address. */
+  readonly dependents: ReadonlyMap<Address, Address[]>;
+  /** Observe's leftovers (old objects of unfinished replaces) by address. */
+  readonly leftoversOf: ReadonlyMap<Address, Leftover[]>;
+  /** What each address's checks run against (again after step 2 of a replace). */
+  readonly checkedAgainst: Map<Address, Record<string, unknown>>;
+  /** The old object of each create-before-destroy replace whose step 1 is done. */
+  readonly replacedOld: Map<Address, { old: ObservedObject; group: string }>;
+}
+
+/**
+ * Adds every node of the plan: the step of each declared resource, the delete of each removed one,
+ * step 2 of each create-before-destroy replace that may run, and the finishing of each replace an
+ * earlier pass left unfinished. Replaces interrupted between their steps (see `observe`): the
+ * replacement exists and is the address's object; its old object is deleted as the group's step 2
+ * once the replacement is verified and every dependent is repointed. The replace was approved (and
+ * confirmed) when it started, so this needs no --approve-destroy or --yes again.
+ */
+function schedule(x: Execution, scheduler: Scheduler): void {
+  for (const leftover of x.pass.observation.leftovers) {
+    const step = x.steps.get(leftover.address);
+    if (step && step.kind !== 'delete') {
+      scheduler.add(
+        nodeId('finish-replace', step.address),
+        () => afterDependents(x, step.address),
+        () => finishReplace(x, step, leftover),
+        true,
+      );
+    }
+  }
+  for (const step of x.pass.plan.steps) {
+    // A batched type's changes go out together per parent (ResourceTypeInfo.batched): its steps take
+    // no slot, so that every one ready at the same moment joins the same batch (1,000 rrsets: one PATCH).
+    const bounded = !batched(x.ws, step.type);
+    if (step.kind === 'delete') {
+      // Removed resources that referenced it are deleted first; declared ones that did are updated
+      // away from it (or replaced) first.
+      scheduler.add(
+        nodeId('delete', step.address),
+        () =>
+          step.waitsFor.map((a) =>
+            nodeId(x.steps.get(a)?.kind === 'delete' ? 'delete' : 'step', a),
+          ),
+        () => runDelete(x, step),
+        bounded,
+      );
+      continue;
+    }
+    scheduler.add(
+      nodeId('step', step.address),
+      () => stepNodes(x, step.dependsOn),
+      () => runStep(x, step),
+      bounded,
+    );
+    if (
+      step.kind === 'replace' &&
+      step.strategy === 'create-before-destroy' &&
+      replaceGate(step).kind === 'open'
+    ) {
+      scheduler.add(
+        nodeId('delete-replaced', step.address),
+        () => afterDependents(x, step.address),
+        () => deleteReplacedOld(x, step),
+        bounded,
+      );
+    }
+  }
+}
+
+/** The step nodes of those addresses that have a step in the plan. */
+function stepNodes(x: Execution, addresses: readonly Address[]): NodeId[] {
+  return addresses.filter((d) => x.steps.has(d)).map((d) => nodeId('step', d));
+}
+
+/** An address's own step, and the steps of the declared resources that reference it. */
+function afterDependents(x: Execution, address: Address): NodeId[] {
+  return [nodeId('step', address), ...stepNodes(x, x.dependents.get(address) ?? [])];
+}
+
+/** True when the type's changes go out together per parent; unknown types are not. */
+function batched(ws: Workspace, type: string): boolean {
+  try {
+    return ws.typeOf(type).info.batched === true;
+  } catch {
+    return false;
+  }
+}
+
+/** For each address, the declared resources that reference it. */
+function dependentsOf(resources: readonly ResourceDecl[]): Map<Address, Address[]> {
   const dependents = new Map<Address, Address[]>();
-  for (const r of ws.intent.resources) {
+  for (const r of resources) {
     for (const d of r.dependsOn) dependents.set(d, [...(dependents.get(d) ?? []), r.address]);
   }
+  return dependents;
+}
 
-  for (const a of pass.waiting) {
-    outcomes.set(a, {
-      state: 'pending',
-      message: pass.held?.get(a) ?? 'created moments ago; waiting for it to become visible',
-      checks: [],
-    });
-  }
+/** Observe's leftovers grouped by address. */
+function leftoversByAddress(leftovers: readonly Leftover[]): Map<Address, Leftover[]> {
+  const byAddress = new Map<Address, Leftover[]>();
+  for (const l of leftovers) byAddress.set(l.address, [...(byAddress.get(l.address) ?? []), l]);
+  return byAddress;
+}
 
-  // A batched type's changes go out together per parent (ResourceTypeInfo.batched): its steps take no
-  // slot, so that every one ready at the same moment joins the same batch (1,000 rrsets: one PATCH).
-  const batched = (type: string): boolean => {
-    try {
-      return ws.typeOf(type).info.batched === true;
-    } catch {
-      return false;
-    }
-  };
-  const node = (
-    key: string,
-    deps: () => string[],
-    run: () => Promise<void>,
-    bounded = true,
-  ): Promise<void> => {
-    const existing = nodes.get(key);
-    if (existing) return existing;
-    // Taken when a slot is free (or at once, unbounded): the signal is read as the work starts.
-    const go = (): Promise<void> =>
-      options.signal?.aborted ? Promise.reject(new Skip('stopping')) : run();
-    const start = (): Promise<void> => {
-      if (!bounded) return go();
-      const slot = inFlight.acquire();
-      const body = () => go().finally(() => inFlight.release());
-      return slot ? slot.then(body) : body();
-    };
-    // Every node of the plan is registered before any looks its dependencies up (one microtask).
-    const p = Promise.resolve().then((): Promise<void> => {
-      const waitsFor = deps();
-      // Most resources reference nothing: they wait for no settled-all. A waiting node holds no slot.
-      if (waitsFor.length === 0) return start();
-      return Promise.allSettled(waitsFor.map((d) => nodes.get(d) ?? Promise.resolve())).then(
-        (results) => {
-          const blocked = results.find(
-            (r): r is PromiseRejectedResult =>
-              r.status === 'rejected' && r.reason instanceof Blocked,
-          );
-          if (blocked) {
-            const root = blocked.reason as Blocked;
-            throw new Blocked(root.message as Address, root.why);
-          }
-          if (results.some((r) => r.status === 'rejected')) throw new Skip(key);
-          return start();
-        },
-      );
-    });
-    nodes.set(key, p);
-    return p;
-  };
+function declOf(decls: ReadonlyMap<Address, ResourceDecl>, address: Address): ResourceDecl {
+  const decl = decls.get(address);
+  if (!decl) throw new TendError('plan.undeclared', `${address} is not declared`, { address });
+  return decl;
+}
 
+/** The StepContext of one execution: the operator, and lookups over the objects known now. */
+function stepContext(
+  ws: Workspace,
+  pass: PlannedPass,
+  options: ExecuteOptions,
+  operator: Operator,
+  known: {
+    readonly decls: ReadonlyMap<Address, ResourceDecl>;
+    readonly steps: ReadonlyMap<Address, PlanStep>;
+    readonly current: Map<Address, ObservedObject>;
+  },
+): StepContext {
+  const { clock, report } = options;
+  const { decls, steps, current } = known;
+  const twin = pass.observation.twin;
   const target = (step: PlanStep, extra: Partial<OperationTarget> = {}): OperationTarget => {
     const decl = decls.get(step.address);
     // A create (or a replace's new object) sends the declared write-only values; anything else keeps
@@ -214,47 +267,30 @@ export async function executePlan(
     const sent =
       writeOnly.length > 0 && (step.kind === 'create' || step.kind === 'replace')
         ? sentHashes({ writeOnly }, ctx.desired(step.address))
-        : pass.observation.twin.get(step.address)?.sent;
+        : twin.get(step.address)?.sent;
     return {
       ...(sent ? { sent } : {}),
       address: step.address,
       type: step.type,
-      stateful:
-        decl?.lifecycle.stateful ?? pass.observation.twin.get(step.address)?.stateful ?? false,
+      stateful: decl?.lifecycle.stateful ?? twin.get(step.address)?.stateful ?? false,
       dependsOn: step.dependsOn,
       ...extra,
     };
   };
-
-  const declOf = (address: Address): ResourceDecl => {
-    const decl = decls.get(address);
-    if (!decl) throw new TendError('plan.undeclared', `${address} is not declared`, { address });
-    return decl;
-  };
-
-  /** Why an old object must not be deleted yet: something declared still references it. */
-  const referencedBy = (oldId: string): Address | undefined => {
-    for (const r of ws.intent.resources) {
-      const o = current.get(r.address);
-      if (o && o.id !== oldId && mentionsId(o.fields, oldId)) return r.address;
-    }
-    return undefined;
-  };
-
   const ctx: StepContext = {
     ops: operator,
     target,
     object: (a) => current.get(a),
     desired: (a) => {
-      const resolved = resolveDesired(declOf(a), (t) => current.get(t));
+      const resolved = resolveDesired(declOf(decls, a), (t) => current.get(t));
       const overrides = pass.overrides?.get(a);
       return overrides ? withOverrides(resolved, overrides) : resolved;
     },
     sendable: (a, desired) =>
-      sendableSpec(declOf(a).spec, desired, ws.env, ws.intent.dir, ws.secrets),
+      sendableSpec(declOf(decls, a).spec, desired, ws.env, ws.intent.dir, ws.secrets),
     verify: async (a, objectId, desired) => {
       const t0 = clock.now().getTime();
-      const decl = declOf(a);
+      const decl = declOf(decls, a);
       const verified = await waitConverged(
         ws,
         decl,
@@ -272,291 +308,140 @@ export async function executePlan(
       const { provider, info } = ws.typeOf(type);
       return provider.read(info.name, objectId);
     },
-    remembered: (a) => pass.observation.twin.get(a)?.fields,
-    referencedBy,
+    remembered: (a) => twin.get(a)?.fields,
+    // Why an old object must not be deleted yet: something declared still references it.
+    referencedBy: (oldId) => {
+      for (const r of ws.intent.resources) {
+        const o = current.get(r.address);
+        if (o && o.id !== oldId && mentionsId(o.fields, oldId)) return r.address;
+      }
+      return undefined;
+    },
     now: () => clock.now().getTime(),
     verifyTimeoutMs: options.verifyTimeoutMs,
     report,
   };
+  return ctx;
+}
 
-  /** Runs a resource's checks against its current object and records its outcome. */
-  const check = async (
-    decl: ResourceDecl,
-    obj: ObservedObject,
-    desired: Record<string, unknown>,
-  ) => {
-    const checks = options.runChecks
-      ? await runChecks(ws, decl, obj, desired, (a) => current.get(a), clock)
-      : [];
-    for (const result of checks) report({ kind: 'check', address: decl.address, result });
-    const failing = checks.filter((c) => !c.ok);
-    outcomes.set(decl.address, {
-      state: failing.length > 0 ? 'failing' : 'converged',
-      objectId: obj.id,
-      ...(failing.length > 0
-        ? { message: failing.map((c) => `${c.name}: ${c.message}`).join('; ') }
-        : {}),
-      checks,
-    });
-  };
+/** Carries out one declared resource's step, exactly as planned, and records what it left. */
+async function runStep(x: Execution, step: PlanStep): Promise<void> {
+  const result = await carryOut(x, step);
+  if (result) await finish(x, step.address, result);
+}
 
-  /** Records what a step left: the address's object, and its checks (now, or after step 2). */
-  const finish = async (address: Address, result: StepResult) => {
-    current.set(address, result.object);
-    checked.set(address, result.desired);
-    if (result.checkNow) await check(declOf(address), result.object, result.desired);
-    else {
-      outcomes.set(address, { state: 'converged', objectId: result.object.id, checks: [] });
-    }
-  };
-  const checked = new Map<Address, Record<string, unknown>>();
-
-  /** Checks a replaced resource again once its old object is gone (both would answer until then). */
-  const recheck = async (address: Address) => {
-    const decl = decls.get(address);
-    const obj = current.get(address);
-    const desired = checked.get(address);
-    if (decl && obj && desired) await check(decl, obj, desired);
-  };
-
-  /**
-   * Records a step stopped at a gate (or one that cannot happen: `why` says what it needs); the
-   * returned error blocks what waits on it.
-   */
-  const block = (
-    address: Address,
-    objectId: string,
-    reason: string,
-    why = 'which needs --approve-destroy',
-  ): Blocked => {
-    report({ kind: 'blocked', address, reason });
-    outcomes.set(address, { state: 'blocked', objectId, message: reason, checks: [] });
-    return new Blocked(address, why);
-  };
-
-  const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
-
-  /** Forgets the record of an address a resource moved from, once nothing of it is left. */
-  const forget = async (from: Address) => {
-    await ws.store.deleteTwin(from);
-    await ws.store.deleteStatus(from);
-  };
-
-  /** Carries out one declared resource's step, exactly as planned. */
-  const carryOut = async (step: PlanStep): Promise<StepResult | undefined> => {
-    switch (step.kind) {
-      case 'create':
-        return executeCreate(step, ctx);
-      case 'update':
-        return executeUpdate(step, ctx);
-      case 'move':
-        return executeMove(step, ctx);
-      case 'adopt':
-        return executeAdopt(step, ctx);
-      case 'replace': {
-        if (step.blocked !== undefined) {
-          throw block(
-            step.address,
-            step.objectId,
-            `replacing ${step.address} (${step.forcedBy.join(', ')}) cannot happen: ${step.blocked}`,
-            'whose replacement cannot happen',
-          );
-        }
-        if (step.gated) {
-          throw block(
-            step.address,
-            step.objectId,
-            `replacing ${step.address} (${step.forcedBy.join(', ')}) is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`,
-          );
-        }
-        const result = await executeReplace(step, ctx);
-        if (result.replaced) replacedOld.set(step.address, result.replaced);
-        else if (step.movedFrom) await forget(step.movedFrom);
-        return result;
+/** Carries out one declared resource's step, exactly as planned. */
+async function carryOut(x: Execution, step: PlanStep): Promise<StepResult | undefined> {
+  switch (step.kind) {
+    case 'create':
+      return executeCreate(step, x.ctx);
+    case 'update':
+      return executeUpdate(step, x.ctx);
+    case 'move':
+      return executeMove(step, x.ctx);
+    case 'adopt':
+      return executeAdopt(step, x.ctx);
+    case 'replace': {
+      const gate = replaceGate(step);
+      if (gate.kind === 'blocked') {
+        throw x.book.blocked(step.address, step.objectId, gate.reason, gate.why);
       }
-      case 'conflict':
-        throw new TendError(
-          'ownership.conflict',
-          `${step.address}: the object ${step.objectId} with this resource's natural key belongs to workspace \`${step.owner}\`; Tend never takes over another workspace's object`,
-          {
-            address: step.address,
-            phase: 'apply',
-            hint: "change the resource's natural key, or remove the object from the other workspace first",
-          },
-        );
-      case 'noop': {
-        const obj = current.get(step.address);
-        if (!obj) return undefined;
-        if (pass.observation.twin.get(step.address)?.objectId !== obj.id) {
-          // Tend's record names another id (an object found by its marker after a replace Tend did
-          // not see finish): remember the one found, so a later removal deletes it, not orphans it.
-          await operator.remember(target(step), obj);
-        }
-        return { object: obj, desired: resolvedDesired(ctx, step.address), checkNow: true };
+      const result = await executeReplace(step, x.ctx);
+      if (result.replaced) x.replacedOld.set(step.address, result.replaced);
+      else if (step.movedFrom) await forget(x.ws, step.movedFrom);
+      return result;
+    }
+    case 'conflict':
+      throw new TendError(
+        'ownership.conflict',
+        `${step.address}: the object ${step.objectId} with this resource's natural key belongs to workspace \`${step.owner}\`; Tend never takes over another workspace's object`,
+        {
+          address: step.address,
+          phase: 'apply',
+          hint: "change the resource's natural key, or remove the object from the other workspace first",
+        },
+      );
+    case 'noop': {
+      const obj = x.current.get(step.address);
+      if (!obj) return undefined;
+      if (x.pass.observation.twin.get(step.address)?.objectId !== obj.id) {
+        // Tend's record names another id (an object found by its marker after a replace Tend did
+        // not see finish): remember the one found, so a later removal deletes it, not orphans it.
+        await x.operator.remember(x.ctx.target(step), obj);
       }
-      case 'delete':
-        return undefined; // deletes run as their own nodes (runDelete)
+      return { object: obj, desired: resolvedDesired(x.ctx, step.address), checkNow: true };
     }
-  };
-
-  const mainKey = (a: Address) => `main:${a}`;
-  const runMain = (step: PlanStep) =>
-    node(
-      mainKey(step.address),
-      () => step.dependsOn.filter((d) => steps.has(d)).map(mainKey),
-      async () => {
-        const result = await carryOut(step);
-        if (result) await finish(step.address, result);
-      },
-      !batched(step.type),
-    );
-
-  const leftoversOf = new Map<Address, Leftover[]>();
-  for (const l of pass.observation.leftovers) {
-    leftoversOf.set(l.address, [...(leftoversOf.get(l.address) ?? []), l]);
+    case 'delete':
+      return undefined; // deletes run as their own nodes (runDelete)
   }
-  const delKey = (a: Address) => `del:${a}`;
-  const runDelete = (step: PlanStep) =>
-    node(
-      delKey(step.address),
-      () =>
-        step.kind === 'delete'
-          ? // Removed resources that referenced it are deleted first; declared ones that did are
-            // updated away from it (or replaced) first.
-            step.waitsFor.map((a) => {
-              const s = steps.get(a);
-              return s?.kind === 'delete' ? delKey(a) : mainKey(a);
-            })
-          : [
-              mainKey(step.address),
-              ...(dependents.get(step.address) ?? []).filter((d) => steps.has(d)).map(mainKey),
-            ],
-      async () => {
-        if (step.kind === 'delete') {
-          if (step.blocked !== undefined) {
-            // Never sent: the API has no DELETE. What it depends on stays too (still in use).
-            throw block(
-              step.address,
-              step.objectId,
-              `deleting ${step.address} cannot happen: ${step.blocked}`,
-              'whose deletion cannot happen',
-            );
-          }
-          if (step.gated) {
-            // What this resource depends on is not deleted either (it would still be in use).
-            throw block(
-              step.address,
-              step.objectId,
-              step.gatedBy !== undefined
-                ? `deleting ${step.address} waits for the deletion of ${step.gatedBy}, a stateful resource it lives under: approve with --approve-destroy`
-                : `deleting ${step.address} destroys a stateful resource: approve with --approve-destroy`,
-            );
-          }
-          await executeDelete(step, ctx, leftoversOf.get(step.address) ?? []);
-          return;
-        }
-        const replaced = replacedOld.get(step.address);
-        if (!replaced) return;
-        const done = await deleteReplaced(step, replaced.old, replaced.group, ctx);
-        // A moved resource's old record goes once its old object is gone; until then it is what
-        // finds that object again (a removed address, deleted by the next plan) after a crash.
-        if (done.kind === 'deleted' && step.kind === 'replace' && step.movedFrom) {
-          await forget(step.movedFrom);
-        }
-        await recheck(step.address);
-      },
-      !batched(step.type),
-    );
+}
 
-  // Replaces interrupted between their steps (see `observe`): the replacement exists and is the
-  // address's object; its old object is deleted as the group's step 2 once the replacement is verified
-  // and every dependent is repointed. The replace was approved (and confirmed) when it started, so
-  // this needs no --approve-destroy or --yes again.
-  const leftKey = (a: Address) => `left:${a}`;
-  const finishReplace = (step: PlanStep, leftover: Leftover) =>
-    node(
-      leftKey(step.address),
-      () => [
-        mainKey(step.address),
-        ...(dependents.get(step.address) ?? []).filter((d) => steps.has(d)).map(mainKey),
-      ],
-      async () => {
-        const now = current.get(step.address);
-        const state = outcomes.get(step.address)?.state;
-        if (!now || now.id === leftover.old.id || (state !== 'converged' && state !== 'failing')) {
-          return;
-        }
-        const done = await deleteReplaced(step, leftover.old, leftover.group, ctx, 'replace');
-        if (done.kind === 'deleted') await recheck(step.address);
-      },
-    );
+/** Records what a step left: the address's object, and its checks (now, or after step 2). */
+async function finish(x: Execution, address: Address, result: StepResult): Promise<void> {
+  x.current.set(address, result.object);
+  x.checkedAgainst.set(address, result.desired);
+  if (result.checkNow) await check(x, declOf(x.decls, address), result.object, result.desired);
+  else x.book.converged(address, result.object.id);
+}
 
-  const all: Promise<void>[] = [];
-  for (const leftover of pass.observation.leftovers) {
-    const step = steps.get(leftover.address);
-    if (step && step.kind !== 'delete') all.push(finishReplace(step, leftover));
+/** Runs a resource's checks against its current object and records its outcome. */
+async function check(
+  x: Execution,
+  decl: ResourceDecl,
+  obj: ObservedObject,
+  desired: Record<string, unknown>,
+): Promise<void> {
+  const checks = x.options.runChecks
+    ? await runChecks(x.ws, decl, obj, desired, (a) => x.current.get(a), x.options.clock)
+    : [];
+  for (const result of checks) x.options.report({ kind: 'check', address: decl.address, result });
+  x.book.checked(decl.address, obj.id, checks);
+}
+
+/** Checks a replaced resource again once its old object is gone (both would answer until then). */
+async function recheck(x: Execution, address: Address): Promise<void> {
+  const decl = x.decls.get(address);
+  const obj = x.current.get(address);
+  const desired = x.checkedAgainst.get(address);
+  if (decl && obj && desired) await check(x, decl, obj, desired);
+}
+
+/** The delete of a removed resource, with the leftovers of its unfinished replaces, unless gated. */
+async function runDelete(x: Execution, step: DeleteStep): Promise<void> {
+  const gate = deleteGate(step);
+  if (gate.kind === 'blocked') {
+    throw x.book.blocked(step.address, step.objectId, gate.reason, gate.why);
   }
-  for (const step of pass.plan.steps) {
-    if (step.kind === 'delete') all.push(runDelete(step));
-    else {
-      all.push(runMain(step));
-      if (
-        step.kind === 'replace' &&
-        step.strategy === 'create-before-destroy' &&
-        !step.gated &&
-        step.blocked === undefined
-      )
-        all.push(runDelete(step));
-    }
+  await executeDelete(step, x.ctx, x.leftoversOf.get(step.address) ?? []);
+}
+
+/** Step 2 of a create-before-destroy replace: deletes the old object its step 1 left. */
+async function deleteReplacedOld(x: Execution, step: ReplaceStep): Promise<void> {
+  const replaced = x.replacedOld.get(step.address);
+  if (!replaced) return;
+  const done = await deleteReplaced(step, replaced.old, replaced.group, x.ctx);
+  // A moved resource's old record goes once its old object is gone; until then it is what finds that
+  // object again (a removed address, deleted by the next plan) after a crash.
+  if (done.kind === 'deleted' && step.movedFrom) await forget(x.ws, step.movedFrom);
+  await recheck(x, step.address);
+}
+
+/**
+ * Deletes the old object of a replace an earlier pass left unfinished, once the address's step left
+ * it converged (or failing its checks) on another object.
+ */
+async function finishReplace(x: Execution, step: PlanStep, leftover: Leftover): Promise<void> {
+  const now = x.current.get(step.address);
+  const state = x.book.stateOf(step.address);
+  if (!now || now.id === leftover.old.id || (state !== 'converged' && state !== 'failing')) {
+    return;
   }
-  await Promise.allSettled(all);
-  // Record failures and skips per resource. A failure overrides what an earlier node of the same
-  // resource recorded (step 2 of a replace fails after step 1 recorded the address converged);
-  // otherwise the first reason wins.
-  const failed = new Set<Address>();
-  for (const [key, p] of nodes) {
-    const address = key.slice(key.indexOf(':') + 1) as Address;
-    const r = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    if (r === undefined) continue;
-    if (r instanceof Blocked) {
-      if (outcomes.has(address)) continue;
-      const reason = `waits for ${r.message}, ${r.why}`;
-      report({ kind: 'blocked', address, reason });
-      outcomes.set(address, { state: 'blocked', message: reason, checks: [] });
-      continue;
-    }
-    if (r instanceof Skip) {
-      if (outcomes.has(address)) continue;
-      const msg =
-        r.message === 'stopping'
-          ? 'not started: tend is stopping'
-          : 'not attempted: a resource it depends on failed';
-      report({ kind: 'skipped', address, reason: msg });
-      outcomes.set(address, { state: 'pending', message: msg, checks: [] });
-      continue;
-    }
-    if (failed.has(address)) continue;
-    failed.add(address);
-    const err = toTendError(r);
-    if (!operator.reported.has(r as object)) {
-      report({ kind: 'error', error: err.address ? err : err.at(address, 'apply') });
-    }
-    const prior = outcomes.get(address);
-    const what =
-      key.startsWith('del:') && steps.get(address)?.kind === 'replace'
-        ? 'step 2 of the replace (delete the old object): '
-        : key.startsWith('left:')
-          ? 'finishing an interrupted replace: '
-          : '';
-    outcomes.set(address, {
-      state: 'error',
-      ...(prior?.objectId ? { objectId: prior.objectId } : {}),
-      message: `${what}${err.code}: ${err.message}`,
-      checks: prior?.checks ?? [],
-    });
-  }
-  return outcomes;
+  const done = await deleteReplaced(step, leftover.old, leftover.group, x.ctx, 'replace');
+  if (done.kind === 'deleted') await recheck(x, step.address);
+}
+
+/** Forgets the record of an address a resource moved from, once nothing of it is left. */
+async function forget(ws: Workspace, from: Address): Promise<void> {
+  await ws.store.deleteTwin(from);
+  await ws.store.deleteStatus(from);
 }

@@ -18,6 +18,7 @@ import {
   valueAtKeyPath,
 } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
+import { ObjectIndex } from './object-index.js';
 import type { Workspace } from './workspace.js';
 import { declaredIndex, intentGraph } from './workspace.js';
 
@@ -168,14 +169,46 @@ export function awaitsVisibility(
 /**
  * Lists every type of every provider the intent uses (one list call per type) and matches objects
  * to addresses: by the id Tend remembers, else by ownership marker, else (natural-key types) by name.
- * Observe never mutates anything.
+ * Three phases, in this order because each claims objects the next must not match again: the
+ * declared resources (in reference order), the remembered resources no longer declared, then the
+ * unclaimed objects carrying our marker, sorted into orphans and what the journal explains. Observe
+ * never mutates anything.
  */
 export async function observe(ws: Workspace, options: ObserveOptions): Promise<Observation> {
   const twinEntries = await ws.store.listTwin();
   const twin = new Map(twinEntries.map((t) => [t.address, t] as const));
-  const declared = ws.intent.resources;
-  const declaredSet: { has(a: Address): boolean } = declaredIndex(ws.intent);
+  const { lists, failures } = await listTypes(ws, twinEntries, options.signal);
+  const m = matching(ws, twin, new ObjectIndex(ws.name, lists));
+  const pendingVisibility = await matchDeclared(m, options);
+  const removed = await matchRemoved(m, twinEntries);
+  const orphans = await sortUnclaimed(m, removed);
+  return {
+    objects: m.objects,
+    pendingVisibility,
+    removed,
+    orphans,
+    duplicates: m.duplicates,
+    leftovers: m.leftovers,
+    moves: m.moves,
+    adoptions: m.adoptions,
+    conflicts: m.conflicts,
+    failures,
+    twin,
+  };
+}
 
+/**
+ * Lists every type of every provider, and every type Tend remembers an object of. A type nobody
+ * declares or remembers is listed only to find orphans: its failure is recorded, not thrown.
+ */
+async function listTypes(
+  ws: Workspace,
+  twinEntries: readonly TwinEntry[],
+  signal: AbortSignal | undefined,
+): Promise<{
+  lists: Map<string, ObservedObject[]>;
+  failures: { type: string; message: string }[];
+}> {
   const types = new Set<string>();
   for (const [pname, provider] of ws.providers) {
     for (const t of provider.describe().types) types.add(`${pname}.${t.name}`);
@@ -184,227 +217,109 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
 
   const lists = new Map<string, ObservedObject[]>();
   const failures: { type: string; message: string }[] = [];
-  const neededTypes = new Set([...declared.map((r) => r.type), ...twinEntries.map((t) => t.type)]);
+  const neededTypes = new Set([
+    ...ws.intent.resources.map((r) => r.type),
+    ...twinEntries.map((t) => t.type),
+  ]);
   await Promise.all(
     [...types].map(async (type) => {
       try {
         const { provider, info } = ws.typeOf(type);
-        lists.set(type, await provider.list(info.name, options.signal));
+        lists.set(type, await provider.list(info.name, signal));
       } catch (e) {
         const err = toTendError(e);
-        // Types nobody declares are listed only to find orphans; their failure is not fatal.
         if (neededTypes.has(type)) throw err.at(type, 'observe');
         failures.push({ type, message: err.message });
       }
     }),
   );
+  return { lists, failures };
+}
 
-  const objects = new Map<Address, ObservedObject>();
-  const pendingVisibility = new Set<Address>();
-  // Objects already matched to an address, per type (by id): never matched again.
-  const claimedByType = new Map<string, Set<string>>();
-  const isClaimed = (type: string, id: string): boolean =>
-    claimedByType.get(type)?.has(id) ?? false;
-  const claim = (type: string, id: string): void => {
-    let ids = claimedByType.get(type);
-    if (!ids) claimedByType.set(type, (ids = new Set()));
-    ids.add(id);
-  };
-  const duplicates: { address: Address; objectIds: string[] }[] = [];
-  const leftovers: Leftover[] = [];
-  const key = (type: string, id: string) => `${type}\u0000${id}`;
-
+/** What the phases of one observation share, and what matching builds up. */
+interface Matching {
+  readonly ws: Workspace;
+  readonly twin: ReadonlyMap<Address, TwinEntry>;
+  readonly declared: { has(a: Address): boolean };
+  readonly index: ObjectIndex;
   /**
-   * Per-type indexes of the listed objects, built on first use: by id, by the address in our marker,
-   * and (for natural-key types) by normalised key. Matching is then linear in the number of objects.
+   * Remembered objects of addresses no longer declared, by `type\0id`: a declared address that finds
+   * one of them took over a removed address's object (a move), which must never be deleted.
    */
-  interface TypeIndex {
-    readonly byId: Map<string, ObservedObject>;
-    readonly byMarker: Map<string, ObservedObject[]>;
-    byKey?: Map<string, ObservedObject[]>;
-  }
-  const indexes = new Map<string, TypeIndex>();
-  const indexOf = (type: string): TypeIndex => {
-    let ix = indexes.get(type);
-    if (ix) return ix;
-    ix = { byId: new Map(), byMarker: new Map() };
-    for (const o of lists.get(type) ?? []) {
-      if (!ix.byId.has(o.id)) ix.byId.set(o.id, o);
-      if (o.marker?.workspace === ws.name) {
-        const l = ix.byMarker.get(o.marker.address);
-        if (l) l.push(o);
-        else ix.byMarker.set(o.marker.address, [o]);
-      }
-    }
-    indexes.set(type, ix);
-    return ix;
-  };
+  readonly removedById: ReadonlyMap<string, Address>;
+  readonly objects: Map<Address, ObservedObject>;
+  readonly moves: Map<Address, Address>;
+  readonly adoptions: Map<Address, FoundBy>;
+  readonly conflicts: Map<Address, { objectId: string; owner: string }>;
+  readonly duplicates: { address: Address; objectIds: string[] }[];
+  readonly leftovers: Leftover[];
+}
 
-  const moves = new Map<Address, Address>();
-  const adoptions = new Map<Address, FoundBy>();
-  const conflicts = new Map<Address, { objectId: string; owner: string }>();
-  // Remembered objects of addresses no longer declared, by type and id: a declared address that finds
-  // one of them took over a removed address's object (a move), which must never be deleted.
+const key = (type: string, id: string) => `${type}\u0000${id}`;
+
+function matching(
+  ws: Workspace,
+  twin: ReadonlyMap<Address, TwinEntry>,
+  index: ObjectIndex,
+): Matching {
+  const declared = declaredIndex(ws.intent);
   const removedById = new Map<string, Address>();
-  for (const t of twinEntries) {
-    if (!declaredSet.has(t.address)) removedById.set(key(t.type, t.objectId), t.address);
+  for (const t of twin.values()) {
+    if (!declared.has(t.address)) removedById.set(key(t.type, t.objectId), t.address);
   }
-
-  /**
-   * Matches an address to its object: the id Tend remembers, else our marker for the address, else
-   * (declared only) the address it `moved` from, else the natural key. Objects another address
-   * already claimed are never matched again, so no object is ever both kept and deleted.
-   */
-  const match = async (address: Address, type: string, decl: ResourceDecl | undefined) => {
-    const ix = indexOf(type);
-    // Every object matched comes from the type's list: none listed, none found.
-    if (ix.byId.size === 0) return undefined;
-    const remembered = twin.get(address);
-    const free = (o: ObservedObject | undefined) => (o && !isClaimed(type, o.id) ? o : undefined);
-    const mine = (ix.byMarker.get(address) ?? []).filter((o) => !isClaimed(type, o.id));
-    let found = remembered ? free(ix.byId.get(remembered.objectId)) : undefined;
-    let foundBy: 'marker' | 'natural-key' = 'marker';
-    let movedFrom: Address | undefined;
-    if (!found && mine.length > 0) found = mine[0];
-    const from = decl?.moved?.from;
-    if (!found && from !== undefined && !declaredSet.has(from)) {
-      const old = twin.get(from);
-      found =
-        (old && old.type === type ? free(ix.byId.get(old.objectId)) : undefined) ??
-        (ix.byMarker.get(from) ?? []).find((o) => !isClaimed(type, o.id));
-      if (found) movedFrom = from;
-    }
-    if (!found && decl) {
-      found = byNaturalKey(decl);
-      foundBy = 'natural-key';
-      if (found?.marker && found.marker.address !== address) {
-        // Our marker for an address nothing declares any more: the resource was renamed.
-        movedFrom = found.marker.address;
-      }
-    }
-    if (!found) return undefined;
-    if (decl && movedFrom === undefined) {
-      // A removed address still recorded with this object: moved (also after a crash that wrote the
-      // new record but had not yet forgotten the old one).
-      movedFrom = removedById.get(key(type, found.id));
-    }
-    if (decl && movedFrom !== undefined) moves.set(address, movedFrom);
-    else if (decl && !remembered) adoptions.set(address, foundBy);
-    else if (decl && remembered && found.id === remembered.objectId && markerLost(found, address)) {
-      // Someone removed or altered Tend's marker on an object Tend knows by its id: put it back.
-      adoptions.set(address, 'record');
-    }
-    let current = found;
-    let extra = mine.filter((o) => o.id !== current.id);
-    if (extra.length > 0) {
-      // Several objects carry this address's marker: only the journal can tell an interrupted
-      // replace or an abandoned create (finish it: delete Tend's extra object, also when the address
-      // was removed from the intent since) from a duplicate (report it). Rare, so the journal is read
-      // only here.
-      const history = await ws.store.operations({ address, limit: REPLACE_HISTORY });
-      const explained = explainExtras(current, mine, history);
-      current = explained.current;
-      extra = [];
-      for (const o of explained.duplicates) {
-        const abandoned = await abandonedCreate(o, address, current.id);
-        if (abandoned) explained.leftovers.push({ old: o, group: abandoned });
-        else extra.push(o);
-      }
-      for (const l of explained.leftovers) {
-        leftovers.push({ address, type, old: l.old, group: l.group });
-        claim(type, l.old.id);
-      }
-    }
-    objects.set(address, current);
-    claim(type, current.id);
-    if (extra.length > 0) {
-      duplicates.push({ address, objectIds: extra.map((o) => o.id) });
-      for (const o of extra) claim(type, o.id);
-    }
-    return current;
+  return {
+    ws,
+    twin,
+    declared,
+    index,
+    removedById,
+    objects: new Map(),
+    moves: new Map(),
+    adoptions: new Map(),
+    conflicts: new Map(),
+    duplicates: [],
+    leftovers: [],
   };
+}
 
-  /** True when the type carries markers and the object's does not name this workspace and address. */
-  const markerLost = (o: ObservedObject, address: Address): boolean => {
-    const remembered = twin.get(address);
-    return remembered !== undefined && markerRemoved(ws, remembered, o);
-  };
-
-  /**
-   * A natural-key type is found by its key fields (several for nested types: zone, name, type),
-   * compared after the provider's normalisation. Key values may reference a parent (`zone_id:
-   * ${pdns.zones/example.id}`), resolved against the objects matched so far: declared resources are
-   * matched in dependency order, and a child whose parent does not exist yet matches nothing.
-   */
-  const byNaturalKey = (decl: ResourceDecl) => {
-    const { provider, info } = ws.typeOf(decl.type);
-    if (info.identity !== 'natural-key') return undefined;
-    const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
-    if (keys.length === 0) return undefined;
-    const norm = (field: string, v: unknown) =>
-      canonicalJson(provider.normalize ? provider.normalize(info.name, field, v) : v);
-    const wanted: string[] = [];
-    for (const field of keys) {
-      const v = resolveReferences(valueAtKeyPath(decl.spec, field), (target, path) => {
-        const o = objects.get(target);
-        const value = o ? getPath(o.fields, path) : undefined;
-        return value === undefined ? undefined : { value };
-      });
-      if (v === undefined || containsUnknown(v)) return undefined;
-      wanted.push(norm(field, v));
-    }
-    const ix = indexOf(decl.type);
-    if (!ix.byKey) {
-      ix.byKey = new Map();
-      for (const o of lists.get(decl.type) ?? []) {
-        const k = keys.map((field) => norm(field, valueAtKeyPath(o.fields, field))).join('\u0000');
-        const l = ix.byKey.get(k);
-        if (l) l.push(o);
-        else ix.byKey.set(k, [o]);
-      }
-    }
-    const candidates = (ix.byKey.get(wanted.join('\u0000')) ?? []).filter(
-      (o) =>
-        !isClaimed(decl.type, o.id) &&
-        // An object marked for another declared address is that address's, not this one's.
-        !(
-          o.marker?.workspace === ws.name &&
-          o.marker.address !== decl.address &&
-          declaredSet.has(o.marker.address)
-        ),
-    );
-    const own = candidates.find((o) => !o.marker || o.marker.workspace === ws.name);
-    if (own) return own;
-    // Only objects another workspace marked have this key: theirs, never taken over.
-    const theirs = candidates[0];
-    if (theirs?.marker) {
-      conflicts.set(decl.address, { objectId: theirs.id, owner: theirs.marker.workspace });
-    }
-    return undefined;
-  };
-
+/**
+ * Phase 1: matches every declared resource, in reference order (a natural key may reference a
+ * parent matched before it). Answers the declared addresses left unmatched whose object is presumed
+ * still appearing: a create that settled moments ago may not be visible yet (eventual consistency),
+ * so wait for it rather than create a second object. On a platform whose reads see its writes at
+ * once, an object it does not list is gone, however recent its create.
+ */
+async function matchDeclared(m: Matching, options: ObserveOptions): Promise<Set<Address>> {
+  const { ws } = m;
   const byAddress = declaredIndex(ws.intent);
-  const inOrder = intentGraph(ws.intent).order.map((a) => byAddress.get(a)!);
-
+  const pendingVisibility = new Set<Address>();
   const windowMs = options.visibilityWindowMs ?? DEFAULT_VISIBILITY_WINDOW_MS;
-  for (const r of inOrder) {
-    if (await match(r.address, r.type, r)) continue;
-    // A create that settled moments ago may not be visible yet (eventual consistency): wait for it
-    // rather than create a second object. On a platform whose reads see its writes at once, an
-    // object it does not list is gone, however recent its create.
-    if (!twin.has(r.address)) continue;
+  for (const address of intentGraph(ws.intent).order) {
+    const r = byAddress.get(address)!;
+    if (await match(m, r.address, r.type, r)) continue;
+    if (!m.twin.has(r.address)) continue;
     const window = visibilityWindowOf(ws.typeOf(r.type).provider, windowMs);
     if (window <= 0) continue;
     const [last] = await ws.store.operations({ address: r.address, limit: 1 });
     if (awaitsVisibility(last, options.now, window)) pendingVisibility.add(r.address);
   }
+  return pendingVisibility;
+}
 
+/**
+ * Phase 2: matches every remembered address no longer declared to what is left of its object. Only
+ * objects that carry our marker are ever deleted. On a platform without tags the natural key is the
+ * marker: an object Tend remembers managing (created or imported) may be deleted.
+ */
+async function matchRemoved(
+  m: Matching,
+  twinEntries: readonly TwinEntry[],
+): Promise<RemovedInput[]> {
+  const { ws } = m;
   const removed: RemovedInput[] = [];
   for (const t of twinEntries) {
-    if (declaredSet.has(t.address)) continue;
-    const found = await match(t.address, t.type, undefined);
-    // Only objects that carry our marker are ever deleted. On a platform without tags the natural
-    // key is the marker: an object Tend remembers managing (created or imported) may be deleted.
+    if (m.declared.has(t.address)) continue;
+    const found = await match(m, t.address, t.type, undefined);
     const tagless = ws.typeOf(t.type).info.markerField === undefined;
     if (
       found &&
@@ -419,44 +334,52 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       });
     }
   }
+  return removed;
+}
 
-  // Objects with our marker for an address that is neither declared nor remembered. Those the journal
-  // says Tend created for that address (a create given up as superseded whose object showed up late,
-  // the leftovers of an interrupted replace whose twin entry is gone) are Tend's own: the normal
-  // plan deletes them like any removed resource. The rest are orphans (after a lost store, every
-  // one): listed, and deleted only by `prune`.
+/**
+ * Phase 3: sorts the objects with our marker that no address claimed (their address is neither
+ * declared nor remembered). Those the journal says Tend created for that address (a create given up
+ * as superseded whose object showed up late, the leftovers of an interrupted replace whose twin entry
+ * is gone) are Tend's own: added to `removed` (and their extra objects to the leftovers), so the
+ * normal plan deletes them like any removed resource. The rest are answered: orphans (after a lost
+ * store, every one), listed, and deleted only by `prune`.
+ */
+async function sortUnclaimed(
+  m: Matching,
+  removed: RemovedInput[],
+): Promise<{ type: string; object: ObservedObject }[]> {
+  const { ws } = m;
   const orphans: { type: string; object: ObservedObject }[] = [];
   const journaled = new Map<
     Address,
     { type: string; object: ObservedObject; settled: boolean }[]
   >();
-  for (const [type, list] of lists) {
-    for (const o of list) {
-      if (o.marker?.workspace !== ws.name || isClaimed(type, o.id)) continue;
-      const op = o.marker.op ? await ws.store.getOperation(o.marker.op) : undefined;
-      if (op?.action !== 'create' || op.address !== o.marker.address || op.type !== type) {
-        orphans.push({ type, object: o });
-        continue;
-      }
-      const settled = op.state === 'settled' && op.objectId === o.id;
-      const l = journaled.get(op.address);
-      if (l) l.push({ type, object: o, settled });
-      else journaled.set(op.address, [{ type, object: o, settled }]);
+  for (const unclaimed of m.index.unclaimedMarked()) {
+    const { type, object: o } = unclaimed;
+    const op = o.marker?.op ? await ws.store.getOperation(o.marker.op) : undefined;
+    if (op?.action !== 'create' || op.address !== o.marker?.address || op.type !== type) {
+      orphans.push(unclaimed);
+      continue;
     }
+    const settled = op.state === 'settled' && op.objectId === o.id;
+    const l = journaled.get(op.address);
+    if (l) l.push({ type, object: o, settled });
+    else journaled.set(op.address, [{ type, object: o, settled }]);
   }
   const journaledRemoved: Address[] = [];
   for (const [address, found] of journaled) {
     // The object a create settled with is the address's; any other is a leftover deleted with it.
     found.sort((a, b) => Number(b.settled) - Number(a.settled));
     const [first, ...rest] = found;
-    objects.set(address, first!.object);
+    m.objects.set(address, first!.object);
     journaledRemoved.push(address);
     for (const r of rest) {
-      leftovers.push({ address, type: r.type, old: r.object, group: `abandoned-${r.object.id}` });
+      m.leftovers.push({ address, type: r.type, old: r.object, group: `abandoned-${r.object.id}` });
     }
   }
   for (const address of journaledRemoved) {
-    const object = objects.get(address)!;
+    const object = m.objects.get(address)!;
     removed.push({
       address,
       type: journaled.get(address)![0]!.type,
@@ -465,40 +388,168 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
       // treated as not stateful (it never was, or no longer is, the object of a declared resource).
       stateful: false,
       // What it references, by id among everything matched (for the order of deletes).
-      dependsOn: referencedAddresses(object, objects),
+      dependsOn: referencedAddresses(object, m.objects),
     });
   }
-  return {
-    objects,
-    pendingVisibility,
-    removed,
-    orphans,
-    duplicates,
-    leftovers,
-    moves,
-    adoptions,
-    conflicts,
-    failures,
-    twin,
-  };
+  return orphans;
+}
 
-  /**
-   * The group to delete an extra object of an address under, when the journal says Tend created it
-   * for that address by a create that never made it the address's object (a create given up as
-   * superseded whose object showed up late, or a step 1 of a replace that failed): such an object
-   * holds nothing anyone was told about, and deleting it is finishing Tend's own work.
-   */
-  async function abandonedCreate(
-    o: ObservedObject,
-    address: Address,
-    currentId: string,
-  ): Promise<string | undefined> {
-    if (!o.marker?.op || o.id === currentId) return undefined;
-    const op = await ws.store.getOperation(o.marker.op);
-    if (op?.action !== 'create' || op.address !== address) return undefined;
-    if (op.state === 'settled' && op.objectId === o.id) return undefined;
-    return op.group ?? `abandoned-${op.id}`;
+/**
+ * Matches an address to its object: the id Tend remembers, else our marker for the address, else
+ * (declared only) the address it `moved` from, else the natural key. Objects another address already
+ * claimed are never matched again, so no object is ever both kept and deleted. Records a move, an
+ * adoption, the leftovers and duplicates the journal tells apart among several marked objects.
+ */
+async function match(
+  m: Matching,
+  address: Address,
+  type: string,
+  decl: ResourceDecl | undefined,
+): Promise<ObservedObject | undefined> {
+  const { index } = m;
+  // Every object matched comes from the type's list: none listed, none found.
+  if (index.listedNone(type)) return undefined;
+  const remembered = m.twin.get(address);
+  const free = (o: ObservedObject | undefined) =>
+    o && !index.isClaimed(type, o.id) ? o : undefined;
+  const mine = index.marked(type, address).filter((o) => !index.isClaimed(type, o.id));
+  let found = remembered ? free(index.byId(type, remembered.objectId)) : undefined;
+  let foundBy: 'marker' | 'natural-key' = 'marker';
+  let movedFrom: Address | undefined;
+  if (!found && mine.length > 0) found = mine[0];
+  const from = decl?.moved?.from;
+  if (!found && from !== undefined && !m.declared.has(from)) {
+    const old = m.twin.get(from);
+    found =
+      (old && old.type === type ? free(index.byId(type, old.objectId)) : undefined) ??
+      index.marked(type, from).find((o) => !index.isClaimed(type, o.id));
+    if (found) movedFrom = from;
   }
+  if (!found && decl) {
+    found = byNaturalKey(m, decl);
+    foundBy = 'natural-key';
+    if (found?.marker && found.marker.address !== address) {
+      // Our marker for an address nothing declares any more: the resource was renamed.
+      movedFrom = found.marker.address;
+    }
+  }
+  if (!found) return undefined;
+  if (decl && movedFrom === undefined) {
+    // A removed address still recorded with this object: moved (also after a crash that wrote the
+    // new record but had not yet forgotten the old one).
+    movedFrom = m.removedById.get(key(type, found.id));
+  }
+  if (decl && movedFrom !== undefined) m.moves.set(address, movedFrom);
+  else if (decl && !remembered) m.adoptions.set(address, foundBy);
+  else if (decl && remembered && found.id === remembered.objectId) {
+    // Someone removed or altered Tend's marker on an object Tend knows by its id: put it back.
+    if (markerRemoved(m.ws, remembered, found)) m.adoptions.set(address, 'record');
+  }
+  const current = await sortExtras(m, address, type, found, mine);
+  index.claim(type, current.id);
+  m.objects.set(address, current);
+  return current;
+}
+
+/**
+ * Several objects carrying an address's marker: only the journal can tell an interrupted replace or
+ * an abandoned create (finish it: delete Tend's extra object, also when the address was removed from
+ * the intent since) from a duplicate (report it). Claims every extra object, records the leftovers and
+ * duplicates, and answers the address's object. Rare, so the journal is read only here.
+ */
+async function sortExtras(
+  m: Matching,
+  address: Address,
+  type: string,
+  found: ObservedObject,
+  mine: readonly ObservedObject[],
+): Promise<ObservedObject> {
+  let extra = mine.filter((o) => o.id !== found.id);
+  if (extra.length === 0) return found;
+  const history = await m.ws.store.operations({ address, limit: REPLACE_HISTORY });
+  const explained = explainExtras(found, mine, history);
+  const current = explained.current;
+  extra = [];
+  for (const o of explained.duplicates) {
+    const abandoned = await abandonedCreate(m.ws, o, address, current.id);
+    if (abandoned) explained.leftovers.push({ old: o, group: abandoned });
+    else extra.push(o);
+  }
+  for (const l of explained.leftovers) {
+    m.leftovers.push({ address, type, old: l.old, group: l.group });
+    m.index.claim(type, l.old.id);
+  }
+  if (extra.length > 0) {
+    m.duplicates.push({ address, objectIds: extra.map((o) => o.id) });
+    for (const o of extra) m.index.claim(type, o.id);
+  }
+  return current;
+}
+
+/**
+ * A natural-key type is found by its key fields (several for nested types: zone, name, type),
+ * compared after the provider's normalisation. Key values may reference a parent (`zone_id:
+ * ${pdns.zones/example.id}`), resolved against the objects matched so far: declared resources are
+ * matched in dependency order, and a child whose parent does not exist yet matches nothing. Records
+ * a conflict when only another workspace's objects have the key.
+ */
+function byNaturalKey(m: Matching, decl: ResourceDecl): ObservedObject | undefined {
+  const { ws, index } = m;
+  const { provider, info } = ws.typeOf(decl.type);
+  if (info.identity !== 'natural-key') return undefined;
+  const keys = info.naturalKeyFields ?? (info.naturalKey ? [info.naturalKey] : []);
+  if (keys.length === 0) return undefined;
+  const norm = (field: string, v: unknown) =>
+    canonicalJson(provider.normalize ? provider.normalize(info.name, field, v) : v);
+  const wanted: string[] = [];
+  for (const field of keys) {
+    const v = resolveReferences(valueAtKeyPath(decl.spec, field), (target, path) => {
+      const o = m.objects.get(target);
+      const value = o ? getPath(o.fields, path) : undefined;
+      return value === undefined ? undefined : { value };
+    });
+    if (v === undefined || containsUnknown(v)) return undefined;
+    wanted.push(norm(field, v));
+  }
+  const keyOf = (o: ObservedObject) =>
+    keys.map((field) => norm(field, valueAtKeyPath(o.fields, field))).join('\u0000');
+  const candidates = index.withKey(decl.type, wanted.join('\u0000'), keyOf).filter(
+    (o) =>
+      !index.isClaimed(decl.type, o.id) &&
+      // An object marked for another declared address is that address's, not this one's.
+      !(
+        o.marker?.workspace === ws.name &&
+        o.marker.address !== decl.address &&
+        m.declared.has(o.marker.address)
+      ),
+  );
+  const own = candidates.find((o) => !o.marker || o.marker.workspace === ws.name);
+  if (own) return own;
+  // Only objects another workspace marked have this key: theirs, never taken over.
+  const theirs = candidates[0];
+  if (theirs?.marker) {
+    m.conflicts.set(decl.address, { objectId: theirs.id, owner: theirs.marker.workspace });
+  }
+  return undefined;
+}
+
+/**
+ * The group to delete an extra object of an address under, when the journal says Tend created it
+ * for that address by a create that never made it the address's object (a create given up as
+ * superseded whose object showed up late, or a step 1 of a replace that failed): such an object
+ * holds nothing anyone was told about, and deleting it is finishing Tend's own work.
+ */
+async function abandonedCreate(
+  ws: Workspace,
+  o: ObservedObject,
+  address: Address,
+  currentId: string,
+): Promise<string | undefined> {
+  if (!o.marker?.op || o.id === currentId) return undefined;
+  const op = await ws.store.getOperation(o.marker.op);
+  if (op?.action !== 'create' || op.address !== address) return undefined;
+  if (op.state === 'settled' && op.objectId === o.id) return undefined;
+  return op.group ?? `abandoned-${op.id}`;
 }
 
 /**

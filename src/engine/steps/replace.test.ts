@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Address, Operation, ReplaceStep } from '../../core/index.js';
 import type { FakeWorld, OpCall } from '../../../test/support/step-fakes.js';
 import { fakeContext, obj, outcome } from '../../../test/support/step-fakes.js';
-import { deleteReplaced, executeReplace } from './replace.js';
+import type { Gate } from './gate.js';
+import { deleteReplaced, executeReplace, replaceGate } from './replace.js';
 
 const A = 'sb.volumes/data' as Address;
 const step = (strategy: ReplaceStep['strategy']): ReplaceStep => ({
@@ -137,6 +138,59 @@ describe('deleteReplaced (step 2)', () => {
         calls,
       );
       expect(got).toEqual(c.want);
+    });
+  }
+});
+
+describe('replaceGate', () => {
+  const cases: {
+    name: string;
+    reason: string;
+    step: Partial<ReplaceStep>;
+    want: Gate;
+  }[] = [
+    {
+      name: 'open',
+      reason: 'a replace the plan neither gated nor found impossible runs',
+      step: {},
+      want: { kind: 'open' },
+    },
+    {
+      name: 'gated',
+      reason: 'a gated replace waits for --approve-destroy, and says why the plan gated it',
+      step: { gated: true, gate: 'delete before create' },
+      want: {
+        kind: 'blocked',
+        reason: `replacing ${A} (size) is gated (delete before create): approve with --approve-destroy`,
+        why: 'which needs --approve-destroy',
+      },
+    },
+    {
+      name: 'gated, stateful',
+      reason: 'without a gate of its own, the plan gated it as a stateful resource',
+      step: { gated: true },
+      want: {
+        kind: 'blocked',
+        reason: `replacing ${A} (size) is gated (stateful resource): approve with --approve-destroy`,
+        why: 'which needs --approve-destroy',
+      },
+    },
+    {
+      name: 'cannot happen',
+      reason: 'a replace whose old object cannot be deleted never runs, approved or not',
+      step: { gated: true, blocked: 'the API offers no DELETE for sb.volumes' },
+      want: {
+        kind: 'blocked',
+        reason: `replacing ${A} (size) cannot happen: the API offers no DELETE for sb.volumes`,
+        why: 'whose replacement cannot happen',
+      },
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.reason}`, () => {
+      const got = replaceGate({ ...step('create-before-destroy'), ...c.step });
+      expect(got).toEqual(c.want);
+      expect(Object.isFrozen(got)).toBe(true);
     });
   }
 });

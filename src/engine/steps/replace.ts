@@ -1,11 +1,33 @@
 import type { Address, ObservedObject, PlanStep, ReplaceStep } from '../../core/index.js';
 import { hashValue } from '../../core/index.js';
 import type { OperationTarget } from '../operator.js';
+import type { Gate } from './gate.js';
+import { blocked, NEEDS_APPROVAL, OPEN } from './gate.js';
 import type { StepContext, StepResult } from './step-context.js';
 import { assertAsPlanned, planned, resolvedDesired } from './step-context.js';
 
 /**
- * Carries out a replace with the planned strategy (the executor stops a gated one first).
+ * Whether a replace may run: never when it cannot happen at all (`step.blocked`: the type's objects
+ * cannot be deleted, so the old one would stay), not without --approve-destroy when the plan gated it
+ * (a stateful resource, or one that must delete before it creates). Otherwise open.
+ */
+export function replaceGate(step: ReplaceStep): Gate {
+  const what = `replacing ${step.address} (${step.forcedBy.join(', ')})`;
+  if (step.blocked !== undefined) {
+    return blocked(`${what} cannot happen: ${step.blocked}`, 'whose replacement cannot happen');
+  }
+  if (step.gated) {
+    return blocked(
+      `${what} is gated (${step.gate ?? 'stateful resource'}): approve with --approve-destroy`,
+      NEEDS_APPROVAL,
+    );
+  }
+  return OPEN;
+}
+
+/**
+ * Carries out a replace with the planned strategy (the executor stops one whose `replaceGate` is
+ * not open first).
  * Create-before-destroy: step 1 creates the replacement (or resumes one a crashed pass already
  * created) and verifies it; the old object is returned in `replaced`, and deleted as step 2 by
  * `deleteReplaced` once every dependent has been repointed. Delete-before-create: step 1 deletes the
