@@ -12,7 +12,7 @@ import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget } from './operator.js';
-import { Operator } from './operator.js';
+import { Recorder } from './recorder.js';
 import type { Leftover } from './observe.js';
 import type { PlannedPass } from './planner.js';
 import { resolveDesired, withOverrides } from './planner.js';
@@ -51,6 +51,8 @@ export interface ExecuteOptions {
   readonly crash?: CrashHook;
   /** See OperatorOptions.consistencyWindowMs. */
   readonly consistencyWindowMs?: number;
+  /** The pass's recorder, which makes every store write (else one is made from these options). */
+  readonly recorder?: Recorder;
   /**
    * How many resources' steps are carried out at once (default MAX_IN_FLIGHT). The providers bound
    * their own concurrency and rate; this bounds the work started ahead of them, so that a plan of
@@ -127,16 +129,18 @@ export async function executePlan(
   options: ExecuteOptions,
 ): Promise<Map<Address, ResourceOutcome>> {
   const { clock, report } = options;
-  const operator = new Operator(
-    ws,
-    options.actor,
-    clock,
-    report,
-    options.crash,
-    options.consistencyWindowMs !== undefined
-      ? { consistencyWindowMs: options.consistencyWindowMs }
-      : {},
-  );
+  const operator =
+    options.recorder ??
+    new Recorder(
+      ws,
+      options.actor,
+      clock,
+      report,
+      options.crash,
+      options.consistencyWindowMs !== undefined
+        ? { consistencyWindowMs: options.consistencyWindowMs }
+        : {},
+    );
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const steps = new Map(pass.plan.steps.map((s) => [s.address, s] as const));
   const current = new Map<Address, ObservedObject>(pass.observation.objects);
@@ -337,10 +341,7 @@ export async function executePlan(
   const replacedOld = new Map<Address, { old: ObservedObject; group: string }>();
 
   /** Forgets the record of an address a resource moved from, once nothing of it is left. */
-  const forget = async (from: Address) => {
-    await ws.store.deleteTwin(from);
-    await ws.store.deleteStatus(from);
-  };
+  const forget = (from: Address) => operator.forget(from);
 
   /** Carries out one declared resource's step, exactly as planned. */
   const carryOut = async (step: PlanStep): Promise<StepResult | undefined> => {
