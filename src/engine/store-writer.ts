@@ -22,29 +22,28 @@ const WRITES = [
 ] as const satisfies readonly (keyof Store)[];
 
 /** The methods of a Store that only read, or close it. */
-const READS = [
-  'getTwin',
-  'getTwins',
-  'listTwin',
-  'getOperation',
-  'unsettled',
-  'operations',
-  'changes',
-  'verifyLedger',
-  'getCursor',
-  'listStatus',
-  'announcements',
-  'claims',
-  'getLease',
-  'getMeta',
-  'getActionRun',
-  'actionRuns',
-  'close',
-] as const satisfies readonly (keyof Store)[];
+type Read =
+  | 'getTwin'
+  | 'getTwins'
+  | 'listTwin'
+  | 'getOperation'
+  | 'unsettled'
+  | 'operations'
+  | 'changes'
+  | 'verifyLedger'
+  | 'getCursor'
+  | 'listStatus'
+  | 'announcements'
+  | 'claims'
+  | 'getLease'
+  | 'getMeta'
+  | 'getActionRun'
+  | 'actionRuns'
+  | 'close';
 
-/** Every method of Store is sorted above: a new one fails to compile until it is. */
-type Unsorted = Exclude<keyof Store, (typeof WRITES)[number] | (typeof READS)[number]>;
-const sorted: Unsorted extends never ? true : Unsorted = true;
+/** Every method of Store is sorted above: a new one fails to compile here until it is. */
+type Unsorted = Exclude<keyof Store, (typeof WRITES)[number] | Read>;
+const sorted: [Unsorted] extends [never] ? true : Unsorted = true;
 void sorted;
 
 const writers = new WeakMap<Store, Store>();
