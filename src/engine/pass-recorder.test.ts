@@ -8,6 +8,7 @@ import type { RunningSandbox } from '../sandbox/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import { makeChangeset } from './changeset.js';
 import { steppedClock } from './clock.js';
+import type { CrashHook } from './crash-points.js';
 import type { EngineEvent } from './events.js';
 import type { PassOptions } from './reconciler.js';
 import { reconcilePass, tendActor } from './reconciler.js';
@@ -239,5 +240,46 @@ describe('every store write of a pass is the recorder’s (the store refuses all
     } finally {
       await opened.close();
     }
+  });
+});
+
+/** A hook that stops the pass at a named point, as a kill there would (nothing after it runs). */
+class Killed extends Error {}
+function killAt(spec: string): CrashHook {
+  return (when, point, action) => {
+    if (`${when}:${point}:${action}` === spec) throw new Killed(spec);
+  };
+}
+
+describe('the arbitrate phase’s writes have crash points: killed at one, the next pass finishes', () => {
+  it.each([
+    'after:claim:arbitrate',
+    'after:ledger:arbitrate',
+    'after:twin:arbitrate',
+    'before:cursor:arbitrate',
+    'after:cursor:arbitrate',
+  ])('%s', async (spec) => {
+    sb.sandbox.reset();
+    dir = mkdtempSync(join(root, 'intent-'));
+    await guarded(BASE, (ws) => reconcilePass(ws, options([])));
+    await guarded(BASE, (ws) => hpaScales(ws, 'api', 5));
+    await expect(
+      guarded(BASE, (ws) => reconcilePass(ws, options([], { crash: killAt(spec) }))),
+    ).rejects.toThrow(Killed);
+    const events: EngineEvent[] = [];
+    await guarded(BASE, async (ws) => {
+      const r = await reconcilePass(ws, options(events));
+      expect(r.outcomes.get(service('api'))?.state).toBe('converged');
+      expect((await ws.store.claims()).map((c) => [c.address, c.field, c.value])).toEqual([
+        [service('api'), 'replicas', 5],
+      ]);
+      const hpa = (await ws.store.changes()).filter((c) => c.actor === 'hpa');
+      expect(hpa.length).toBeGreaterThanOrEqual(1);
+    });
+    expect(errors(events)).toEqual([]);
+    const api = sb.sandbox.state
+      .all()
+      .find((o) => o.type === 'services' && o.fields['name'] === 'api');
+    expect(api?.fields['replicas']).toBe(5);
   });
 });
