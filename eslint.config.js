@@ -98,6 +98,8 @@ const OPENAPI_GROUPS = {
   shapes: ['document'],
   document: ['transport', 'shapes'],
 };
+// The engine's modules that decide (what drifted and who wins; what to do): no store (see below).
+const DECISION_MODULES = ['src/engine/arbitrate.ts', 'src/engine/planner.ts'];
 
 // Spreading a list into a call's arguments overflows the stack at ~120,000 elements (a document
 // or an intent of that size is an input, not a bug): loop instead (issue 10, item 7).
@@ -293,6 +295,40 @@ export default tseslint.config(
       ],
     },
   })),
+  // The engine's decision modules decide; they neither read nor write Tend's memory (issue 25,
+  // docs/decisions/0036-pass-recorder.md): arbitrate is handed what it decides with and returns the
+  // writes it wants, the planner plans from the observation. Every write of a pass is the Recorder's
+  // (src/engine/recorder.ts; src/engine/recorder-only.test.ts and pass-recorder.test.ts check it).
+  {
+    files: DECISION_MODULES,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...LAYERS.engine.map((layer) => ({
+              group: [`../${layer}/*`, `../../${layer}/*`, `../${layer}`, `../../${layer}`],
+              message: `engine must not import ${layer} (docs/architecture.md: the import direction is the architecture).`,
+            })),
+            {
+              group: ['../store/*', '../store', './recorder.js', './store-writer.js'],
+              message:
+                'a decision module imports no store and no recorder: it returns what it decided, the Recorder writes it (docs/decisions/0036-pass-recorder.md).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        ...spreadArguments,
+        {
+          selector: "MemberExpression[property.name='store']",
+          message:
+            'a decision module reads no store: it is handed what it decides with (docs/decisions/0036-pass-recorder.md).',
+        },
+      ],
+    },
+  },
   {
     files: ['src/**/*.ts'],
     ignores: ['**/*.test.ts', ...lazyExempt],

@@ -178,7 +178,9 @@ async function observed(
   } catch (e) {
     return recorded(ws, decl, toTendError(e).message, notes);
   }
-  const { arbitration, warnings } = await decideReadOnly(ws, observation, now);
+  const decided = await decideReadOnly(ws, observation, now);
+  observation = decided.observation;
+  const { arbitration, warnings } = decided;
   for (const w of warnings) notes.push(w);
   const obj = observation.objects.get(decl.address);
   const known = (a: Address) => observation.objects.get(a);

@@ -8,7 +8,7 @@ import type {
   ResourceTypeInfo,
 } from '../core/index.js';
 import { TendError } from '../core/index.js';
-import { closeProviders, observe } from '../engine/index.js';
+import { closeProviders, observe, Recorder, tendActor } from '../engine/index.js';
 import { createSpecValidator } from '../intent/index.js';
 import type { AppContext } from './context.js';
 import type { ImportCandidate, ImportType, KnownObject } from './import-intent.js';
@@ -278,8 +278,9 @@ export async function importObjects(
         problems,
       };
     }
+    const recorder = new Recorder(ws, tendActor('import'), ctx.clock, () => {});
     for (const r of resources) {
-      await ws.store.putTwin({
+      await recorder.recordImported({
         address: r.address,
         type: r.type,
         objectId: r.objectId,

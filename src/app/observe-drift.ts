@@ -1,5 +1,12 @@
 import type { ArbitrationOutcome, FeedBatch, Observation, Workspace } from '../engine/index.js';
-import { arbitrate, observe, readFeedsOrNothing, tendActor } from '../engine/index.js';
+import {
+  arbitrate,
+  observationAfter,
+  observe,
+  readArbitrationMemory,
+  readFeedsOrNothing,
+  tendActor,
+} from '../engine/index.js';
 
 /** What the platform shows now and what the policy would decide about it; nothing written. */
 export interface ReadOnlyDecisions {
@@ -25,15 +32,15 @@ export async function decideReadOnly(
   ws: Workspace,
   observation: Observation,
   now: Date,
-): Promise<Omit<ReadOnlyDecisions, 'observation'>> {
+): Promise<ReadOnlyDecisions> {
   const warnings: string[] = [];
   const feed = await readFeedsOrNothing(ws, tendActor().actor, (w) => warnings.push(w));
-  const arbitration = await arbitrate(ws, observation, { now, record: false, feed });
-  return { feed, arbitration, warnings };
+  const memory = await readArbitrationMemory(ws, now);
+  const arbitration = arbitrate(ws, observation, { now, feed, memory });
+  return { observation: observationAfter(observation, arbitration), feed, arbitration, warnings };
 }
 
 /** Observes the platform and decides read-only (`observeNow`, then `decideReadOnly`); no lease. */
 export async function observeAndDecide(ws: Workspace, now: Date): Promise<ReadOnlyDecisions> {
-  const observation = await observeNow(ws, now);
-  return { observation, ...(await decideReadOnly(ws, observation, now)) };
+  return decideReadOnly(ws, await observeNow(ws, now), now);
 }

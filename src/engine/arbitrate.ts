@@ -1,5 +1,6 @@
 import type {
   Address,
+  Announcement,
   ArbitrationPolicy,
   Attribution,
   Change,
@@ -7,7 +8,6 @@ import type {
   Decision,
   DecisionKind,
   FieldChange,
-  Marker,
   FieldClaim,
   NewChange,
   ObservedChange,
@@ -26,114 +26,19 @@ import {
   motivationRank,
   parseMotivation,
   policyOf,
-  readMarkerIn,
   setKey,
-  toTendError,
 } from '../core/index.js';
-import type { Announcement } from '../core/index.js';
+import type { ArbitrationMemory, FeedBatch, FeedEvent } from './arbitration-inputs.js';
 import type { Observation } from './observe.js';
 import { changedFields, redact } from './operator.js';
 import { diffOptionsFor, resolveDesired } from './planner.js';
 import type { Workspace } from './workspace.js';
 import { secretFields } from './workspace.js';
 
-/** One audit-feed entry about an object Tend manages. */
-export interface FeedEvent {
-  readonly provider: string;
-  readonly address: Address;
-  /** `provider.resourceType`. */
-  readonly type: string;
-  readonly change: ObservedChange;
-}
+export type { FeedBatch, FeedEvent } from './arbitration-inputs.js';
 
-/** What the feeds brought since the stored cursors, and the cursors to store once it is recorded. */
-export interface FeedBatch {
-  readonly events: readonly FeedEvent[];
-  /** Entries about objects Tend does not manage are counted, never recorded. */
-  readonly ignored: number;
-  readonly cursors: ReadonlyMap<string, string>;
-}
-
-/** Most feed pages read in one pass (per provider); the rest waits for the next pass. */
-const MAX_FEED_PAGES = 50;
-
-/**
- * Reads every provider's audit feed from its stored cursor, without waiting and without advancing the
- * cursor (see `commitFeeds`): the entries about managed objects by actors other than `ownActor`.
- */
-export async function readFeeds(
-  ws: Workspace,
-  ownActor: string,
-  signal?: AbortSignal,
-): Promise<FeedBatch> {
-  const events: FeedEvent[] = [];
-  const cursors = new Map<string, string>();
-  let ignored = 0;
-  const twin = await ws.store.listTwin();
-  const byObject = new Map(twin.map((t) => [`${t.type}\u0000${t.objectId}`, t.address] as const));
-  for (const [name, provider] of ws.providers) {
-    if (!provider.changes) continue;
-    const stored = await ws.store.getCursor(name);
-    let cursor = stored;
-    for (let page = 0; page < MAX_FEED_PAGES; page++) {
-      const got = await provider.changes(cursor, { waitMs: 0, ...(signal ? { signal } : {}) });
-      for (const c of got.changes) {
-        if (c.actor === ownActor) continue;
-        const type = `${name}.${c.type}`;
-        const marker = markerOfChange(ws, type, c.after ?? c.before);
-        const address =
-          byObject.get(`${type}\u0000${c.id}`) ??
-          (marker?.workspace === ws.name ? marker.address : undefined);
-        if (address === undefined) ignored++;
-        else events.push({ provider: name, address, type, change: c });
-      }
-      if (got.cursor === cursor || got.changes.length === 0) break;
-      cursor = got.cursor;
-    }
-    if (cursor !== undefined && cursor !== stored) cursors.set(name, cursor);
-  }
-  return { events, ignored, cursors };
-}
-
-/** The marker in the fields an audit entry shows, read where the type keeps it. */
-function markerOfChange(
-  ws: Workspace,
-  type: string,
-  fields: Readonly<Record<string, unknown>> | undefined,
-): Marker | undefined {
-  if (!fields) return undefined;
-  let info;
-  try {
-    info = ws.typeOf(type).info;
-  } catch {
-    return undefined; // a type this workspace does not know: not Tend's
-  }
-  if (info.markerField === undefined) return undefined;
-  return readMarkerIn(info.markerKind, getPath(fields, info.markerField));
-}
-
-/** Stores the cursors of a batch once its entries are in the ledger. */
-export async function commitFeeds(ws: Workspace, batch: FeedBatch): Promise<void> {
-  for (const [name, cursor] of batch.cursors) await ws.store.setCursor(name, cursor);
-}
-
-/**
- * The feeds' news since the stored cursors, or — when a feed cannot be read — nothing, with the
- * reason given to `warn`: changes are then attributed from what Tend last saw.
- */
-export async function readFeedsOrNothing(
-  ws: Workspace,
-  ownActor: string,
-  warn: (message: string) => void,
-  signal?: AbortSignal,
-): Promise<FeedBatch> {
-  try {
-    return await readFeeds(ws, ownActor, signal);
-  } catch (e) {
-    warn(`audit feed: ${toTendError(e).message}; changes are attributed from what Tend last saw`);
-    return { events: [], ignored: 0, cursors: new Map() };
-  }
-}
+/** What Tend remembers of an object (the twin entry), as observe hands it over. */
+type Remembered = NonNullable<ReturnType<Observation['twin']['get']>>;
 
 /**
  * The drifted declared fields of one resource against the fields of its object, as the arbitrate
@@ -173,7 +78,21 @@ export interface FieldDecision {
   readonly fresh: boolean;
 }
 
-/** The result of arbitrating one pass. */
+/**
+ * One store write recording what arbitration decided, in the order they are made (the recorder's
+ * `recordDecisions`): a ledger entry; an object deleted behind Tend's back (its twin entry and the
+ * claims on it go; its status stays until the pass writes the next); a claim stored or released; an
+ * announcement marked as used; the twin entry of an object that changed, refreshed.
+ */
+export type ArbitrationWrite =
+  | { readonly kind: 'ledger'; readonly entry: NewChange }
+  | { readonly kind: 'gone'; readonly address: Address; readonly claims: readonly string[] }
+  | { readonly kind: 'claim'; readonly claim: FieldClaim }
+  | { readonly kind: 'release'; readonly address: Address; readonly field: string }
+  | { readonly kind: 'announcement-used'; readonly id: string; readonly at: string }
+  | { readonly kind: 'twin'; readonly entry: Remembered };
+
+/** The result of arbitrating one pass: frozen data, nothing written. */
 export interface ArbitrationOutcome {
   /** Per address, the values the plan wants instead of the declared ones. */
   readonly overrides: ReadonlyMap<Address, readonly FieldOverride[]>;
@@ -183,7 +102,14 @@ export interface ArbitrationOutcome {
     { readonly state: 'drifted' | 'blocked'; readonly message: string }
   >;
   readonly decisions: readonly FieldDecision[];
-  /** Ledger entries written (none in plan mode). */
+  /**
+   * Addresses observe found waiting to become visible whose deletion the audit feed reports: they
+   * are not waited for (`observationAfter`).
+   */
+  readonly deletedWhileWaiting: ReadonlySet<Address>;
+  /** The writes that record the decisions (made by the recorder in apply mode; a plan makes none). */
+  readonly writes: readonly ArbitrationWrite[];
+  /** Ledger entries written (none until the recorder has recorded `writes`; none in plan mode). */
   readonly recorded: readonly Change[];
 }
 
@@ -192,9 +118,6 @@ export function policyOfWorkspace(ws: Workspace): ArbitrationPolicy {
   const docs = ws.intent.arbitration ?? [];
   return docs.length > 0 ? policyOf(docs) : DEFAULT_POLICY;
 }
-
-/** The meta key marking an announcement as used to explain a change (`announcement-used:<id>`). */
-const USED = (id: string) => `announcement-used:${id}`;
 
 /** The attribution an audit entry carries (its motivation parsed; an unparsable one kept as a ref). */
 export function attributionOf(c: ObservedChange): Attribution {
@@ -220,47 +143,56 @@ interface Explanation {
   readonly event?: FeedEvent;
   readonly announcement?: Announcement;
 }
+/** The state of one arbitration while it runs: what it was handed, and what it decided so far. */
+interface Arbitration {
+  readonly ws: Workspace;
+  readonly observation: Observation;
+  readonly policy: ArbitrationPolicy;
+  readonly nowIso: string;
+  /** Per address and field, the claims held (a copy: released ones are taken out of it). */
+  readonly claims: Map<Address, Map<string, FieldClaim>>;
+  readonly announcements: readonly Announcement[];
+  readonly eventsOf: ReadonlyMap<Address, readonly FeedEvent[]>;
+  readonly failedTypes: ReadonlySet<string>;
+  /** Feed entries an entry of the ledger already covers. */
+  readonly explained: Set<FeedEvent>;
+  readonly overrides: Map<Address, FieldOverride[]>;
+  readonly notes: Map<Address, { state: 'drifted' | 'blocked'; message: string }>;
+  readonly decisions: FieldDecision[];
+  readonly deletedWhileWaiting: Set<Address>;
+  readonly writes: ArbitrationWrite[];
+}
 
 /**
  * The arbitrate step of the loop (DESIGN.md §4): for every declared field whose observed value
  * differs from the declared one because someone changed it on the platform (an audit-feed entry, an
  * announcement, or a difference from what Tend last saw), find who changed it and why, ask the policy
  * (`decide`, pure) and keep to the decision: the claims of actors whose change was accepted, yielded
- * to, held or escalated are remembered (field ownership), and the plan wants their values instead of
- * the declared ones. With `record`, decisions and every change of a managed object go to the ledger,
- * deletions included; without it (a plan) nothing is written.
+ * to, held or escalated are kept (field ownership), and the plan wants their values instead of the
+ * declared ones. Every change of a managed object, deletions included, becomes a ledger entry.
+ *
+ * Deciding only: it reads no store and changes nothing it is handed (the observation included). What
+ * recording the decisions takes is returned as `writes`, which the recorder makes in apply mode
+ * (`Recorder.recordDecisions`); a plan, a saved plan's check and `tend drift` make none. The one side
+ * effect is the redactor learning the secret values it leaves out of entries.
  */
-export async function arbitrate(
+export function arbitrate(
   ws: Workspace,
   observation: Observation,
   options: {
     readonly now: Date;
-    readonly record: boolean;
     readonly feed: FeedBatch;
+    /** The claims and announcements to decide with (`readArbitrationMemory`). */
+    readonly memory: ArbitrationMemory;
     /** Arbitrate only these resources (a focused pass observed only them). */
     readonly only?: ReadonlySet<Address>;
   },
-): Promise<ArbitrationOutcome> {
-  const { now, record } = options;
-  const nowIso = now.toISOString();
-  const policy = policyOfWorkspace(ws);
-  const overrides = new Map<Address, FieldOverride[]>();
-  const notes = new Map<Address, { state: 'drifted' | 'blocked'; message: string }>();
-  const decisions: FieldDecision[] = [];
-  const recorded: Change[] = [];
-
+): ArbitrationOutcome {
   const claims = new Map<Address, Map<string, FieldClaim>>();
-  const stored = options.only
-    ? (await Promise.all([...options.only].map((a) => ws.store.claims(a)))).flat()
-    : await ws.store.claims();
-  for (const c of stored) {
+  for (const c of options.memory.claims) {
     let m = claims.get(c.address);
     if (!m) claims.set(c.address, (m = new Map<string, FieldClaim>()));
     m.set(c.field, c);
-  }
-  const active: Announcement[] = [];
-  for (const a of await ws.store.announcements({ activeAt: nowIso })) {
-    if ((await ws.store.getMeta(USED(a.id))) === undefined) active.push(a);
   }
   const eventsOf = new Map<Address, FeedEvent[]>();
   for (const e of options.feed.events) {
@@ -268,279 +200,376 @@ export async function arbitrate(
     if (l) l.push(e);
     else eventsOf.set(e.address, [e]);
   }
-  const failedTypes = new Set(observation.failures.map((f) => f.type));
-  const explained = new Set<FeedEvent>();
-  const append = async (entry: NewChange): Promise<void> => {
-    if (record) recorded.push(await ws.store.appendChange(entry));
+  const run: Arbitration = {
+    ws,
+    observation,
+    policy: policyOfWorkspace(ws),
+    nowIso: options.now.toISOString(),
+    claims,
+    announcements: options.memory.announcements,
+    eventsOf,
+    failedTypes: new Set(observation.failures.map((f) => f.type)),
+    explained: new Set<FeedEvent>(),
+    overrides: new Map(),
+    notes: new Map(),
+    decisions: [],
+    deletedWhileWaiting: new Set(),
+    writes: [],
+  };
+  for (const decl of ws.intent.resources) {
+    if (options.only && !options.only.has(decl.address)) continue;
+    const obj = observation.objects.get(decl.address);
+    if (obj) arbitrateObject(run, decl, obj);
+    else arbitrateMissing(run, decl);
+  }
+  recordUnexplained(run, options.feed);
+  return Object.freeze({
+    overrides: run.overrides,
+    notes: run.notes,
+    decisions: Object.freeze(run.decisions),
+    deletedWhileWaiting: run.deletedWhileWaiting,
+    writes: Object.freeze(run.writes),
+    recorded: Object.freeze([]),
+  });
+}
+
+/**
+ * The observation a pass plans from once arbitration decided: a create the feed says was deleted is
+ * no longer waited for (`deletedWhileWaiting`). The observation itself is left as it was.
+ */
+export function observationAfter(
+  observation: Observation,
+  arbitration: ArbitrationOutcome,
+): Observation {
+  if (arbitration.deletedWhileWaiting.size === 0) return observation;
+  const waiting = new Set(observation.pendingVisibility);
+  for (const a of arbitration.deletedWhileWaiting) waiting.delete(a);
+  return { ...observation, pendingVisibility: waiting };
+}
+
+/** A declared resource without an object: deleted by someone (recorded), or not there yet. */
+function arbitrateMissing(run: Arbitration, decl: ResourceDecl): void {
+  const { ws, observation, nowIso } = run;
+  const address = decl.address;
+  const twin = observation.twin.get(address);
+  const events = run.eventsOf.get(address) ?? [];
+  const event = events.find((e) => e.change.action === 'delete' && e.change.id === twin?.objectId);
+  // The platform's own feed saying the object was deleted outweighs waiting for a create that
+  // settled moments ago to become visible: it was visible, and it is gone.
+  const waiting = observation.pendingVisibility.has(address);
+  if (event && waiting) run.deletedWhileWaiting.add(address);
+  const gone =
+    twin !== undefined &&
+    (!waiting || event !== undefined) &&
+    !run.failedTypes.has(decl.type) &&
+    !observation.conflicts.has(address);
+  if (!gone) return;
+  if (event) run.explained.add(event);
+  const by = event
+    ? { ...attributionOf(event.change), source: 'audit' as const }
+    : { actor: 'unknown', source: 'unknown' as const };
+  const who =
+    by.actor === 'unknown' ? 'someone (no audit entry or announcement says who)' : by.actor;
+  run.writes.push({
+    kind: 'ledger',
+    entry: {
+      time: event?.change.time || nowIso,
+      ...by,
+      address,
+      type: decl.type,
+      objectId: twin.objectId,
+      action: 'delete',
+      fields: [],
+      before: redact(secretFields(ws, decl.type, address), twin.fields, ws.secrets),
+      decision: {
+        decision: 'enforce',
+        rule: 'declared',
+        reason: `${address} was deleted by ${who}; the intent still declares it, so Tend creates it again`,
+        restore: 'declared',
+        fields: [],
+      },
+    },
+  });
+  run.writes.push({ kind: 'gone', address, claims: [...(run.claims.get(address)?.keys() ?? [])] });
+}
+
+/** Entries to write for one object, keyed by who explains them and what was decided. */
+type Groups = Map<string, { explanation: Explanation; decision?: Decision; fields: string[] }>;
+
+/** How one object's fields are compared: the provider's normalisation applied. */
+type Same = (path: string, a: unknown, b: unknown) => boolean;
+
+/** A declared resource whose object was observed: its drifted fields decided, its changes recorded. */
+function arbitrateObject(run: Arbitration, decl: ResourceDecl, obj: ObservedObject): void {
+  const { ws, observation, nowIso } = run;
+  const address = decl.address;
+  const twin = observation.twin.get(address);
+  const events = run.eventsOf.get(address) ?? [];
+  const hidden = secretFields(ws, decl.type, address);
+  const { provider, info } = ws.typeOf(decl.type);
+  const diffOptions = diffOptionsFor(provider, info);
+  const norm = diffOptions.normalize ?? ((_p: string, v: unknown) => v);
+  const same: Same = (path, a, b) =>
+    a === b || canonicalJson(norm(path, a) ?? null) === canonicalJson(norm(path, b) ?? null);
+  const { desired, drift } = declaredDrift(ws, decl, obj.fields, (a) => observation.objects.get(a));
+  const drifted = new Set(drift.map((c) => c.path));
+  const mine = run.claims.get(address) ?? new Map<string, FieldClaim>();
+  // A claim on a field that is no longer drifted (the platform went back, or the intent now says
+  // the same): the intent owns the field again.
+  for (const [field] of mine) {
+    if (drifted.has(field)) continue;
+    mine.delete(field);
+    run.writes.push({ kind: 'release', address, field });
+  }
+
+  const groups: Groups = new Map();
+  const group = (explanation: Explanation, decision: Decision | undefined, field: string) => {
+    const key = `${explanation.event?.change.cursor ?? ''}\u0000${explanation.announcement?.id ?? ''}\u0000${explanation.by.actor}\u0000${decision?.decision ?? ''}\u0000${decision?.rule ?? ''}`;
+    const g = groups.get(key);
+    if (g) g.fields.push(field);
+    else groups.set(key, { explanation, ...(decision ? { decision } : {}), fields: [field] });
   };
 
-  for (const decl of ws.intent.resources) {
-    const address = decl.address;
-    if (options.only && !options.only.has(address)) continue;
-    const obj = observation.objects.get(address);
-    const twin = observation.twin.get(address);
-    const events = eventsOf.get(address) ?? [];
-    const hidden = secretFields(ws, decl.type, address);
-    if (!obj) {
-      const event = events.find(
-        (e) => e.change.action === 'delete' && e.change.id === twin?.objectId,
-      );
-      // The platform's own feed saying the object was deleted outweighs waiting for a create that
-      // settled moments ago to become visible: it was visible, and it is gone.
-      if (event) observation.pendingVisibility.delete(address);
-      const gone =
-        twin !== undefined &&
-        !observation.pendingVisibility.has(address) &&
-        !failedTypes.has(decl.type) &&
-        !observation.conflicts.has(address);
-      if (!gone) continue;
-      if (event) explained.add(event);
-      const by = event
-        ? { ...attributionOf(event.change), source: 'audit' as const }
-        : { actor: 'unknown', source: 'unknown' as const };
-      const who =
-        by.actor === 'unknown' ? 'someone (no audit entry or announcement says who)' : by.actor;
-      await append({
-        time: event?.change.time || nowIso,
-        ...by,
-        address,
-        type: decl.type,
-        objectId: twin.objectId,
-        action: 'delete',
-        fields: [],
-        before: redact(hidden, twin.fields, ws.secrets),
-        decision: {
-          decision: 'enforce',
-          rule: 'declared',
-          reason: `${address} was deleted by ${who}; the intent still declares it, so Tend creates it again`,
-          restore: 'declared',
-          fields: [],
-        },
-      });
-      if (record) {
-        await ws.store.deleteTwin(address);
-        for (const field of claims.get(address)?.keys() ?? [])
-          await ws.store.deleteClaim(address, field);
-      }
-      continue;
-    }
+  let platformChanged = false;
+  for (const change of drift) {
+    if (decideField(run, decl, change, twin, events, mine, same, group)) platformChanged = true;
+  }
+  if (observation.adoptions.get(address) === 'record' && info.markerField !== undefined) {
+    markerPutBack(run, address, info.markerField, events, group);
+    platformChanged = true;
+  }
 
-    const { provider, info } = ws.typeOf(decl.type);
-    const diffOptions = diffOptionsFor(provider, info);
-    const norm = diffOptions.normalize ?? ((_p: string, v: unknown) => v);
-    const same = (path: string, a: unknown, b: unknown): boolean =>
-      a === b || canonicalJson(norm(path, a) ?? null) === canonicalJson(norm(path, b) ?? null);
-    const { desired, drift } = declaredDrift(ws, decl, obj.fields, (a) =>
-      observation.objects.get(a),
+  // Entries that explain nothing drifted are history too: changes to fields the intent does not
+  // declare, or to declared fields that are as declared again.
+  for (const e of events) {
+    if (run.explained.has(e)) continue;
+    run.explained.add(e);
+    group(
+      { by: { ...attributionOf(e.change), source: 'audit' }, at: e.change.time, event: e },
+      undefined,
+      '',
     );
-    const drifted = new Set(drift.map((c) => c.path));
-    const mine = claims.get(address) ?? new Map<string, FieldClaim>();
-    // A claim on a field that is no longer drifted (the platform went back, or the intent now says
-    // the same): the intent owns the field again.
-    for (const [field] of mine) {
-      if (drifted.has(field)) continue;
-      mine.delete(field);
-      if (record) await ws.store.deleteClaim(address, field);
+  }
+  if (!provider.changes && twin !== undefined && events.length === 0) {
+    // No feed: changes to declared fields seen since the last pass, actor unknown.
+    for (const c of diffDeclared(pickDeclared(twin.fields, desired), obj.fields, diffOptions)) {
+      if (drifted.has(c.path) || hidden.includes(c.path.split('.')[0]!)) continue;
+      platformChanged = true;
+      group({ by: { actor: 'unknown', source: 'unknown' }, at: nowIso }, undefined, c.path);
     }
+  }
 
-    /** Entries to write for this object, keyed by who explains them and what was decided. */
-    const groups = new Map<
-      string,
-      { explanation: Explanation; decision?: Decision; fields: string[] }
-    >();
-    const group = (explanation: Explanation, decision: Decision | undefined, field: string) => {
-      const key = `${explanation.event?.change.cursor ?? ''}\u0000${explanation.announcement?.id ?? ''}\u0000${explanation.by.actor}\u0000${decision?.decision ?? ''}\u0000${decision?.rule ?? ''}`;
-      const g = groups.get(key);
-      if (g) g.fields.push(field);
-      else groups.set(key, { explanation, ...(decision ? { decision } : {}), fields: [field] });
-    };
+  recordGroups(run, decl, obj, twin, groups);
+  if (twin && (platformChanged || groups.size > 0)) {
+    run.writes.push({
+      kind: 'twin',
+      entry: {
+        ...twin,
+        objectId: obj.id,
+        fields: redact(hidden, obj.fields, ws.secrets),
+        observedAt: nowIso,
+      },
+    });
+  }
+}
 
-    let platformChanged = false;
-    for (const change of drift) {
-      const path = change.path;
-      const observed = change.before;
-      const declared = change.after;
-      let claim = mine.get(path);
-      if (
-        claim &&
-        claim.declaredHash !== undefined &&
-        claim.declaredHash !== hashValue(declared ?? null)
-      ) {
-        // The intent now declares another value: its author took the field back.
-        mine.delete(path);
-        if (record) await ws.store.deleteClaim(address, path);
-        claim = undefined;
-      }
-      const seen = twin === undefined ? undefined : getPath(twin.fields, path);
-      const changedHere = twin !== undefined && !same(path, seen, observed);
-      if (changedHere) platformChanged = true;
-      const explanation = explain(
-        policy,
-        address,
-        path,
-        observed,
-        events,
-        active,
-        // A field an actor holds that no longer has the actor's value was changed by someone, even
-        // when Tend already saw that value (a pass whose correction failed).
-        changedHere || (claim !== undefined && !same(path, claim.value, observed)),
-        same,
-        nowIso,
-      );
-      if (explanation?.event) explained.add(explanation.event);
+/**
+ * Decides one drifted field of an object: keeps to a claim an actor holds, asks the policy about a
+ * change someone made, or leaves a field nobody changed to the plan. True when the platform changed
+ * the field since Tend last saw it.
+ */
+function decideField(
+  run: Arbitration,
+  decl: ResourceDecl,
+  change: FieldChange,
+  twin: Remembered | undefined,
+  events: readonly FeedEvent[],
+  mine: Map<string, FieldClaim>,
+  same: Same,
+  group: (explanation: Explanation, decision: Decision | undefined, field: string) => void,
+): boolean {
+  const { nowIso, policy } = run;
+  const address = decl.address;
+  const path = change.path;
+  const observed = change.before;
+  const declared = change.after;
+  let claim = mine.get(path);
+  if (
+    claim &&
+    claim.declaredHash !== undefined &&
+    claim.declaredHash !== hashValue(declared ?? null)
+  ) {
+    // The intent now declares another value: its author took the field back.
+    mine.delete(path);
+    run.writes.push({ kind: 'release', address, field: path });
+    claim = undefined;
+  }
+  const seen = twin === undefined ? undefined : getPath(twin.fields, path);
+  const changedHere = twin !== undefined && !same(path, seen, observed);
+  const explanation = explain(
+    policy,
+    address,
+    path,
+    observed,
+    events,
+    run.announcements,
+    // A field an actor holds that no longer has the actor's value was changed by someone, even
+    // when Tend already saw that value (a pass whose correction failed).
+    changedHere || (claim !== undefined && !same(path, claim.value, observed)),
+    same,
+    nowIso,
+  );
+  if (explanation?.event) run.explained.add(explanation.event);
 
-      let decision: Decision;
-      let fresh = true;
-      const keepsClaim = claim !== undefined && same(path, claim.value, observed);
-      if (keepsClaim && (!explanation || explanation.by.source === 'unknown')) {
-        // Nothing new happened to a field an actor holds: keep to the decision made, unless a hold ended.
-        const ended =
-          claim!.decision === 'hold' && claim!.until !== undefined && claim!.until <= nowIso;
-        if (!ended) {
-          keep(address, claim!.decision, claim!.value, path);
-          decisions.push({
-            address,
-            field: path,
-            observed,
-            declared,
-            by: { ...claimAttribution(claim!), source: 'tend' },
-            decision: { decision: claim!.decision, rule: claim!.rule, reason: claimReason(claim!) },
-            fresh: false,
-          });
-          continue;
-        }
-        decision = decide(
-          policy,
-          factsOf(decl, path, declared, observed, claimAsChange(claim!), claim, nowIso),
-        );
-        fresh = true;
-        group({ by: { ...claimAttribution(claim!), source: 'tend' }, at: nowIso }, decision, path);
-      } else if (!explanation) {
-        // No sign that anyone changed the platform (the intent changed, or the field never matched):
-        // the plan makes it as declared, as always.
-        continue;
-      } else {
-        decision = decide(
-          policy,
-          factsOf(
-            decl,
-            path,
-            declared,
-            observed,
-            { ...explanation.by, at: explanation.at },
-            claim,
-            nowIso,
-          ),
-        );
-        group(explanation, decision, path);
-      }
-      decisions.push({
+  let decision: Decision;
+  const keepsClaim = claim !== undefined && same(path, claim.value, observed);
+  if (keepsClaim && (!explanation || explanation.by.source === 'unknown')) {
+    // Nothing new happened to a field an actor holds: keep to the decision made, unless a hold ended.
+    const ended =
+      claim!.decision === 'hold' && claim!.until !== undefined && claim!.until <= nowIso;
+    if (!ended) {
+      keep(run, address, claim!.decision, claim!.value, path);
+      run.decisions.push({
         address,
         field: path,
         observed,
         declared,
-        by: explanation?.by ?? { actor: 'unknown', source: 'unknown' },
-        decision,
-        fresh,
+        by: { ...claimAttribution(claim!), source: 'tend' },
+        decision: { decision: claim!.decision, rule: claim!.rule, reason: claimReason(claim!) },
+        fresh: false,
       });
-
-      if (decision.decision === 'enforce') {
-        if (decision.restore === 'claim' && claim) {
-          setOverride(address, path, claim.value);
-        } else if (claim) {
-          mine.delete(path);
-          if (record) await ws.store.deleteClaim(address, path);
-        }
-        continue;
-      }
-      keep(address, decision.decision, observed, path);
-      if (record) {
-        const by = explanation?.by ?? claimAttribution(claim!);
-        const next: FieldClaim = {
-          address,
-          field: path,
-          value: observed,
-          actor: by.actor,
-          ...(by.actorKind ? { actorKind: by.actorKind } : {}),
-          ...(by.intent ? { intent: by.intent } : {}),
-          ...(by.motivation ? { motivation: by.motivation } : {}),
-          decision: decision.decision,
-          rule: decision.rule,
-          since: nowIso,
-          ...(decision.until ? { until: decision.until } : {}),
-          ...(decision.then ? { then: decision.then } : {}),
-          declaredHash: hashValue(declared ?? null),
-        };
-        await ws.store.putClaim(next);
-      }
+      return changedHere;
     }
+    decision = decide(
+      policy,
+      factsOf(decl, path, declared, observed, claimAsChange(claim!), claim, nowIso),
+    );
+    group({ by: { ...claimAttribution(claim!), source: 'tend' }, at: nowIso }, decision, path);
+  } else if (!explanation) {
+    // No sign that anyone changed the platform (the intent changed, or the field never matched):
+    // the plan makes it as declared, as always.
+    return changedHere;
+  } else {
+    decision = decide(
+      policy,
+      factsOf(
+        decl,
+        path,
+        declared,
+        observed,
+        { ...explanation.by, at: explanation.at },
+        claim,
+        nowIso,
+      ),
+    );
+    group(explanation, decision, path);
+  }
+  run.decisions.push({
+    address,
+    field: path,
+    observed,
+    declared,
+    by: explanation?.by ?? { actor: 'unknown', source: 'unknown' },
+    decision,
+    fresh: true,
+  });
 
-    if (observation.adoptions.get(address) === 'record' && info.markerField !== undefined) {
-      // The ownership marker was removed or altered: always put back (the plan adopts the object
-      // again by Tend's record), whoever did it and whatever the policy says about other fields.
-      const field = info.markerField;
-      // The feed entry that changed the marker (it may also have explained a drifted field).
-      const event = [...events]
-        .reverse()
-        .find(
-          (e) =>
-            e.change.action === 'update' &&
-            canonicalJson(getPath(e.change.before, field) ?? null) !==
-              canonicalJson(getPath(e.change.after, field) ?? null),
-        );
-      if (event) explained.add(event);
-      const by = event
-        ? { ...attributionOf(event.change), source: 'audit' as const }
-        : { actor: 'unknown', source: 'unknown' as const };
-      platformChanged = true;
-      group(
-        { by, at: event?.change.time || nowIso, ...(event ? { event } : {}) },
-        {
-          decision: 'enforce',
-          rule: 'marker',
-          reason: `the ownership marker on ${address} was removed or altered by ${by.actor}: Tend always puts it back`,
-          restore: 'declared',
-        },
-        field,
-      );
+  if (decision.decision === 'enforce') {
+    if (decision.restore === 'claim' && claim) {
+      setOverride(run, address, path, claim.value);
+    } else if (claim) {
+      mine.delete(path);
+      run.writes.push({ kind: 'release', address, field: path });
     }
+    return changedHere;
+  }
+  keep(run, address, decision.decision, observed, path);
+  const by = explanation?.by ?? claimAttribution(claim!);
+  run.writes.push({
+    kind: 'claim',
+    claim: {
+      address,
+      field: path,
+      value: observed,
+      actor: by.actor,
+      ...(by.actorKind ? { actorKind: by.actorKind } : {}),
+      ...(by.intent ? { intent: by.intent } : {}),
+      ...(by.motivation ? { motivation: by.motivation } : {}),
+      decision: decision.decision,
+      rule: decision.rule,
+      since: nowIso,
+      ...(decision.until ? { until: decision.until } : {}),
+      ...(decision.then ? { then: decision.then } : {}),
+      declaredHash: hashValue(declared ?? null),
+    },
+  });
+  return changedHere;
+}
 
-    // Entries that explain nothing drifted are history too: changes to fields the intent does not
-    // declare, or to declared fields that are as declared again.
-    for (const e of events) {
-      if (explained.has(e)) continue;
-      explained.add(e);
-      group(
-        { by: { ...attributionOf(e.change), source: 'audit' }, at: e.change.time, event: e },
-        undefined,
-        '',
-      );
-    }
-    if (!provider.changes && twin !== undefined && events.length === 0) {
-      // No feed: changes to declared fields seen since the last pass, actor unknown.
-      for (const c of diffDeclared(pickDeclared(twin.fields, desired), obj.fields, diffOptions)) {
-        if (drifted.has(c.path) || hidden.includes(c.path.split('.')[0]!)) continue;
-        platformChanged = true;
-        group({ by: { actor: 'unknown', source: 'unknown' }, at: nowIso }, undefined, c.path);
-      }
-    }
+/**
+ * The ownership marker was removed or altered: always put back (the plan adopts the object again by
+ * Tend's record), whoever did it and whatever the policy says about other fields.
+ */
+function markerPutBack(
+  run: Arbitration,
+  address: Address,
+  field: string,
+  events: readonly FeedEvent[],
+  group: (explanation: Explanation, decision: Decision | undefined, field: string) => void,
+): void {
+  // The feed entry that changed the marker (it may also have explained a drifted field).
+  const event = [...events]
+    .reverse()
+    .find(
+      (e) =>
+        e.change.action === 'update' &&
+        canonicalJson(getPath(e.change.before, field) ?? null) !==
+          canonicalJson(getPath(e.change.after, field) ?? null),
+    );
+  if (event) run.explained.add(event);
+  const by = event
+    ? { ...attributionOf(event.change), source: 'audit' as const }
+    : { actor: 'unknown', source: 'unknown' as const };
+  group(
+    { by, at: event?.change.time || run.nowIso, ...(event ? { event } : {}) },
+    {
+      decision: 'enforce',
+      rule: 'marker',
+      reason: `the ownership marker on ${address} was removed or altered by ${by.actor}: Tend always puts it back`,
+      restore: 'declared',
+    },
+    field,
+  );
+}
 
-    for (const g of groups.values()) {
-      const e = g.explanation.event?.change;
-      const fields = g.fields.filter((f) => f !== '');
-      const before = e?.before
-        ? redact(hidden, e.before, ws.secrets)
-        : twin
-          ? pick(redact(hidden, twin.fields, ws.secrets), fields)
-          : undefined;
-      const after = e?.after
-        ? redact(hidden, e.after, ws.secrets)
-        : pick(redact(hidden, obj.fields, ws.secrets), fields);
-      const action = e?.action ?? 'update';
-      await append({
+/** The ledger entries of one object's groups (and the announcements they used). */
+function recordGroups(
+  run: Arbitration,
+  decl: ResourceDecl,
+  obj: ObservedObject,
+  twin: Remembered | undefined,
+  groups: Groups,
+): void {
+  const { ws, nowIso } = run;
+  const hidden = secretFields(ws, decl.type, decl.address);
+  for (const g of groups.values()) {
+    const e = g.explanation.event?.change;
+    const fields = g.fields.filter((f) => f !== '');
+    const before = e?.before
+      ? redact(hidden, e.before, ws.secrets)
+      : twin
+        ? pick(redact(hidden, twin.fields, ws.secrets), fields)
+        : undefined;
+    const after = e?.after
+      ? redact(hidden, e.after, ws.secrets)
+      : pick(redact(hidden, obj.fields, ws.secrets), fields);
+    const action = e?.action ?? 'update';
+    run.writes.push({
+      kind: 'ledger',
+      entry: {
         time: g.explanation.at || nowIso,
         ...g.explanation.by,
-        address,
+        address: decl.address,
         type: decl.type,
         objectId: obj.id,
         action,
@@ -549,62 +578,65 @@ export async function arbitrate(
         ...(before ? { before } : {}),
         ...(after ? { after } : {}),
         ...(g.decision ? { decision: { ...g.decision, fields } } : {}),
-      });
-      if (record && g.explanation.announcement) {
-        await ws.store.setMeta(USED(g.explanation.announcement.id), nowIso);
-      }
-    }
-    if (record && twin && (platformChanged || groups.size > 0)) {
-      await ws.store.putTwin({
-        ...twin,
-        objectId: obj.id,
-        fields: redact(hidden, obj.fields, ws.secrets),
-        observedAt: nowIso,
-      });
+      },
+    });
+    if (g.explanation.announcement) {
+      run.writes.push({ kind: 'announcement-used', id: g.explanation.announcement.id, at: nowIso });
     }
   }
+}
 
-  // Feed entries about managed objects no declared resource covers (removed resources, unmatched).
-  for (const e of options.feed.events) {
-    if (explained.has(e)) continue;
+/** Feed entries about managed objects no declared resource covers (removed resources, unmatched). */
+function recordUnexplained(run: Arbitration, feed: FeedBatch): void {
+  const { ws, nowIso } = run;
+  for (const e of feed.events) {
+    if (run.explained.has(e)) continue;
     const hidden = secretFields(ws, e.type, e.address);
     const before = e.change.before ? redact(hidden, e.change.before, ws.secrets) : undefined;
     const after = e.change.after ? redact(hidden, e.change.after, ws.secrets) : undefined;
-    await append({
-      time: e.change.time || nowIso,
-      ...attributionOf(e.change),
-      source: 'audit',
-      address: e.address,
-      type: e.type,
-      objectId: e.change.id,
-      action: e.change.action,
-      fields: changedFields(before, after),
-      ...(before ? { before } : {}),
-      ...(after ? { after } : {}),
+    run.writes.push({
+      kind: 'ledger',
+      entry: {
+        time: e.change.time || nowIso,
+        ...attributionOf(e.change),
+        source: 'audit',
+        address: e.address,
+        type: e.type,
+        objectId: e.change.id,
+        action: e.change.action,
+        fields: changedFields(before, after),
+        ...(before ? { before } : {}),
+        ...(after ? { after } : {}),
+      },
     });
   }
-  return { overrides, notes, decisions, recorded };
+}
 
-  function setOverride(address: Address, path: string, value: unknown): void {
-    const l = overrides.get(address);
-    if (l) l.push({ path, value });
-    else overrides.set(address, [{ path, value }]);
-  }
+function setOverride(run: Arbitration, address: Address, path: string, value: unknown): void {
+  const l = run.overrides.get(address);
+  if (l) l.push({ path, value });
+  else run.overrides.set(address, [{ path, value }]);
+}
 
-  /** Keeps the observed value of a field an actor holds, and notes what it means for the status. */
-  function keep(address: Address, kind: DecisionKind, value: unknown, path: string): void {
-    setOverride(address, path, value);
-    if (kind === 'hold' || kind === 'escalate' || kind === 'accept') {
-      const prev = notes.get(address);
-      const state = kind === 'escalate' || prev?.state === 'blocked' ? 'blocked' : 'drifted';
-      const text =
-        kind === 'escalate'
-          ? `${path}: escalated for a human (tend explain ${address})`
-          : kind === 'hold'
-            ? `${path}: held (tend explain ${address})`
-            : `${path}: accepted; take it into the intent with tend accept ${address} ${path} --write`;
-      notes.set(address, { state, message: prev ? `${prev.message}; ${text}` : text });
-    }
+/** Keeps the observed value of a field an actor holds, and notes what it means for the status. */
+function keep(
+  run: Arbitration,
+  address: Address,
+  kind: DecisionKind,
+  value: unknown,
+  path: string,
+): void {
+  setOverride(run, address, path, value);
+  if (kind === 'hold' || kind === 'escalate' || kind === 'accept') {
+    const prev = run.notes.get(address);
+    const state = kind === 'escalate' || prev?.state === 'blocked' ? 'blocked' : 'drifted';
+    const text =
+      kind === 'escalate'
+        ? `${path}: escalated for a human (tend explain ${address})`
+        : kind === 'hold'
+          ? `${path}: held (tend explain ${address})`
+          : `${path}: accepted; take it into the intent with tend accept ${address} ${path} --write`;
+    run.notes.set(address, { state, message: prev ? `${prev.message}; ${text}` : text });
   }
 }
 

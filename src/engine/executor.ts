@@ -12,7 +12,7 @@ import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget } from './operator.js';
-import { Operator } from './operator.js';
+import { Recorder } from './recorder.js';
 import type { Leftover } from './observe.js';
 import { OutcomeBook } from './outcome-book.js';
 import type { ResourceOutcome } from './outcome-book.js';
@@ -49,6 +49,8 @@ export interface ExecuteOptions {
   readonly crash?: CrashHook;
   /** See OperatorOptions.consistencyWindowMs. */
   readonly consistencyWindowMs?: number;
+  /** The pass's recorder, which makes every store write (else one is made from these options). */
+  readonly recorder?: Recorder;
   /**
    * How many resources' steps are carried out at once (default MAX_IN_FLIGHT). The providers bound
    * their own concurrency and rate; this bounds the work started ahead of them, so that a plan of
@@ -80,16 +82,18 @@ export async function executePlan(
   options: ExecuteOptions,
 ): Promise<Map<Address, ResourceOutcome>> {
   const { clock, report } = options;
-  const operator = new Operator(
-    ws,
-    options.actor,
-    clock,
-    report,
-    options.crash,
-    options.consistencyWindowMs !== undefined
-      ? { consistencyWindowMs: options.consistencyWindowMs }
-      : {},
-  );
+  const operator =
+    options.recorder ??
+    new Recorder(
+      ws,
+      options.actor,
+      clock,
+      report,
+      options.crash,
+      options.consistencyWindowMs !== undefined
+        ? { consistencyWindowMs: options.consistencyWindowMs }
+        : {},
+    );
   const steps = new Map(pass.plan.steps.map((s) => [s.address, s] as const));
   const current = new Map<Address, ObservedObject>(pass.observation.objects);
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
@@ -127,7 +131,7 @@ interface Execution {
   readonly ws: Workspace;
   readonly pass: PlannedPass;
   readonly options: ExecuteOptions;
-  readonly operator: Operator;
+  readonly operator: Recorder;
   readonly ctx: StepContext;
   readonly book: OutcomeBook;
   readonly decls: ReadonlyMap<Address, ResourceDecl>;
@@ -249,7 +253,7 @@ function stepContext(
   ws: Workspace,
   pass: PlannedPass,
   options: ExecuteOptions,
-  operator: Operator,
+  operator: Recorder,
   known: {
     readonly decls: ReadonlyMap<Address, ResourceDecl>;
     readonly steps: ReadonlyMap<Address, PlanStep>;
@@ -348,7 +352,7 @@ async function carryOut(x: Execution, step: PlanStep): Promise<StepResult | unde
       }
       const result = await executeReplace(step, x.ctx);
       if (result.replaced) x.replacedOld.set(step.address, result.replaced);
-      else if (step.movedFrom) await forget(x.ws, step.movedFrom);
+      else if (step.movedFrom) await x.operator.forget(step.movedFrom);
       return result;
     }
     case 'conflict':
@@ -422,7 +426,7 @@ async function deleteReplacedOld(x: Execution, step: ReplaceStep): Promise<void>
   const done = await deleteReplaced(step, replaced.old, replaced.group, x.ctx);
   // A moved resource's old record goes once its old object is gone; until then it is what finds that
   // object again (a removed address, deleted by the next plan) after a crash.
-  if (done.kind === 'deleted' && step.movedFrom) await forget(x.ws, step.movedFrom);
+  if (done.kind === 'deleted' && step.movedFrom) await x.operator.forget(step.movedFrom);
   await recheck(x, step.address);
 }
 
@@ -438,10 +442,4 @@ async function finishReplace(x: Execution, step: PlanStep, leftover: Leftover): 
   }
   const done = await deleteReplaced(step, leftover.old, leftover.group, x.ctx, 'replace');
   if (done.kind === 'deleted') await recheck(x, step.address);
-}
-
-/** Forgets the record of an address a resource moved from, once nothing of it is left. */
-async function forget(ws: Workspace, from: Address): Promise<void> {
-  await ws.store.deleteTwin(from);
-  await ws.store.deleteStatus(from);
 }

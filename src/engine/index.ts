@@ -17,26 +17,37 @@ export {
   readChangeset,
   writeChangeset,
 } from './changeset-file.js';
-export type { CrashHook, CrashWhen, WritePoint } from './crash-points.js';
-export { CRASH_ACTIONS, crashHookFrom, noCrash, WRITE_POINTS } from './crash-points.js';
+export type {
+  CrashHook,
+  CrashPoint,
+  CrashWhen,
+  PassWritePoint,
+  WritePoint,
+} from './crash-points.js';
+export {
+  CRASH_ACTIONS,
+  crashHookFrom,
+  noCrash,
+  PASS_WRITE_POINTS,
+  WRITE_POINTS,
+} from './crash-points.js';
 export type { EngineEvent, Reporter } from './events.js';
 export type { ResourceOutcome } from './executor.js';
 export type {
   ArbitrationOutcome,
-  FeedBatch,
-  FeedEvent,
+  ArbitrationWrite,
   FieldDecision,
   FieldOverride,
 } from './arbitrate.js';
 export {
   arbitrate,
   attributionOf,
-  commitFeeds,
   declaredDrift,
+  observationAfter,
   policyOfWorkspace,
-  readFeeds,
-  readFeedsOrNothing,
 } from './arbitrate.js';
+export type { ArbitrationMemory, FeedBatch, FeedEvent } from './arbitration-inputs.js';
+export { readArbitrationMemory, readFeeds, readFeedsOrNothing } from './arbitration-inputs.js';
 export type { Observation } from './observe.js';
 export {
   awaitsVisibility,
@@ -45,8 +56,10 @@ export {
   visibilityWindowOf,
 } from './observe.js';
 export type { PassOptions, PassResult } from './reconciler.js';
-export { PROVIDER_STATE_KEY, reconcilePass, tendActor } from './reconciler.js';
-export type { ProviderState } from './reconciler.js';
+export { reconcilePass, tendActor } from './reconciler.js';
+export type { ProviderState } from './recorder.js';
+export { PROVIDER_STATE_KEY, Recorder } from './recorder.js';
+export { onlyTheRecorderWrites } from './store-writer.js';
 export type { PassReport, RunOptions, RunOutcome } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';

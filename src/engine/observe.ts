@@ -27,7 +27,7 @@ export interface Observation {
   /** The object of each declared (or remembered) address that exists. */
   readonly objects: Map<Address, ObservedObject>;
   /** Declared addresses whose object was just created but is not visible yet (do not re-create). */
-  readonly pendingVisibility: Set<Address>;
+  readonly pendingVisibility: ReadonlySet<Address>;
   /** Remembered resources no longer declared whose object still exists and carries our marker. */
   readonly removed: RemovedInput[];
   /** Objects carrying our marker that neither the intent nor the store knows: listed, never deleted. */

@@ -20,9 +20,11 @@ import {
   valueAtKeyPath,
 } from '../core/index.js';
 import type { Clock } from './clock.js';
+import type { Store } from '../store/index.js';
 import type { CrashHook, WritePoint } from './crash-points.js';
 import { noCrash } from './crash-points.js';
 import type { Reporter } from './events.js';
+import { writerOf } from './store-writer.js';
 import type { Workspace } from './workspace.js';
 import { secretFields } from './workspace.js';
 
@@ -115,14 +117,19 @@ export function changedFields(
  * is resolved by looking the object up, never by blindly sending again.
  */
 export class Operator {
+  /** The store every write goes to (see `writerOf`); reads go through the workspace's. */
+  protected readonly store: Store;
+
   constructor(
-    private readonly ws: Workspace,
-    private readonly actor: ActorContext,
-    private readonly clock: Clock,
-    private readonly report: Reporter,
-    private readonly crash: CrashHook = noCrash,
+    protected readonly ws: Workspace,
+    protected readonly actor: ActorContext,
+    protected readonly clock: Clock,
+    protected readonly report: Reporter,
+    protected readonly crash: CrashHook = noCrash,
     private readonly options: OperatorOptions = {},
-  ) {}
+  ) {
+    this.store = writerOf(ws.store);
+  }
 
   /** The consistency window in force. */
   get consistencyWindowMs(): number {
@@ -203,14 +210,14 @@ export class Operator {
         ...(target.group ? { group: target.group, step: target.step ?? 1 } : {}),
         ...(target.replaces ? { replaces: target.replaces } : {}),
       };
-      await this.write('journal', op, () => this.ws.store.journal(op));
+      await this.write('journal', op, () => this.store.journal(op));
       return op;
     }
   }
 
   async settle(op: Operation, objectId: string | undefined): Promise<void> {
     await this.write('settle', op, () =>
-      this.ws.store.settle(op.id, {
+      this.store.settle(op.id, {
         state: 'settled',
         at: this.clock.now().toISOString(),
         ...(objectId ? { objectId } : {}),
@@ -225,7 +232,7 @@ export class Operator {
     const err = toTendError(e).at(op.address, 'apply');
     this.reported.add(err);
     await this.write('settle', op, () =>
-      this.ws.store.settle(op.id, {
+      this.store.settle(op.id, {
         state: 'failed',
         at: this.clock.now().toISOString(),
         error: `${err.code}: ${err.message}`,
@@ -247,11 +254,31 @@ export class Operator {
     });
   }
 
+  /**
+   * Tend no longer remembers an object at `address`: its twin entry and its status go (a delete, a
+   * move's old address, a finished replace of a moved resource). Within the operation's `twin` crash
+   * points when one is given, else the `forget` action's.
+   */
+  async forget(address: Address, op?: Operation): Promise<void> {
+    if (op) await this.write('twin', op, () => this.forgetNow(address));
+    else {
+      this.crash('before', 'twin', 'forget');
+      await this.forgetNow(address);
+      this.crash('after', 'twin', 'forget');
+    }
+  }
+
+  /** The writes of `forget`, without crash points (the caller is between its own). */
+  protected async forgetNow(address: Address): Promise<void> {
+    await this.store.deleteTwin(address);
+    await this.store.deleteStatus(address);
+  }
+
   /** Remembers an object as the one managing an address. */
   async remember(target: OperationTarget, object: ObservedObject, op?: Operation): Promise<void> {
     const hidden = secretFields(this.ws, target.type, target.address);
     const put = () =>
-      this.ws.store.putTwin({
+      this.store.putTwin({
         address: target.address,
         type: target.type,
         objectId: object.id,
@@ -277,7 +304,7 @@ export class Operator {
     const b = before ? redact(hidden, before, this.ws.secrets) : undefined;
     const a = after ? redact(hidden, after, this.ws.secrets) : undefined;
     await this.write('ledger', op, () =>
-      this.ws.store.appendChange({
+      this.store.appendChange({
         time: this.clock.now().toISOString(),
         actor: this.actor.actor,
         ...(this.actor.intent ? { intent: this.actor.intent } : {}),
@@ -552,7 +579,7 @@ export class Operator {
     }
     const hidden = secretFields(this.ws, target.type, target.address);
     await this.write('twin', op, async () => {
-      await this.ws.store.putTwin({
+      await this.store.putTwin({
         address: target.address,
         type: target.type,
         objectId: claimed.id,
@@ -562,10 +589,7 @@ export class Operator {
         observedAt: this.clock.now().toISOString(),
         ...(target.sent ? { sent: target.sent } : {}),
       });
-      if (from !== undefined && from !== target.address) {
-        await this.ws.store.deleteTwin(from);
-        await this.ws.store.deleteStatus(from);
-      }
+      if (from !== undefined && from !== target.address) await this.forgetNow(from);
     });
     await this.settle(op, claimed.id);
     const note = from ? `move from ${from}` : motivation;
@@ -601,10 +625,7 @@ export class Operator {
       const still = await provider.read(info.name, current.id).catch(() => current);
       if (still) throw await this.fail(op, e);
     }
-    if (forget) {
-      await this.write('twin', op, () => this.ws.store.deleteTwin(target.address));
-      await this.ws.store.deleteStatus(target.address);
-    }
+    if (forget) await this.forget(target.address, op);
     await this.settle(op, current.id);
     await this.record(op, target, 'delete', current.id, current.fields, undefined, motivation);
     this.done(op, current.id, started);

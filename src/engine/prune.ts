@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { Observation } from './observe.js';
-import { Operator } from './operator.js';
+import { Recorder } from './recorder.js';
 import type { Workspace } from './workspace.js';
 
 // `tend prune`: the deliberate way to delete what carries this workspace's marker and the intent does
@@ -195,7 +195,7 @@ export async function executePrune(
   plan: PrunePlan,
   options: PruneOptions,
 ): Promise<PruneResult> {
-  const operator = new Operator(ws, options.actor, options.clock, options.report, options.crash);
+  const operator = new Recorder(ws, options.actor, options.clock, options.report, options.crash);
   const deleted: PruneTarget[] = [];
   const failed: { target: PruneTarget; code: string; message: string }[] = [];
   const skipped: HeldTarget[] = [];

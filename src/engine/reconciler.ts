@@ -4,26 +4,32 @@ import type {
   Changeset,
   Plan,
   ResourceState,
+  ResourceStatus,
   StaleObject,
 } from '../core/index.js';
 import { TendError, toTendError } from '../core/index.js';
+import type { ArbitrationOutcome } from './arbitrate.js';
+import { arbitrate, observationAfter } from './arbitrate.js';
+import type { FeedBatch } from './arbitration-inputs.js';
+import { readArbitrationMemory, readFeedsOrNothing } from './arbitration-inputs.js';
 import { checkChangeset } from './changeset.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { ResourceOutcome } from './executor.js';
 import { executePlan } from './executor.js';
+import { dependencyClosure, needsFullPass, observeFocused } from './focus.js';
 import type { Observation } from './observe.js';
 import { observe } from './observe.js';
-import type { ArbitrationOutcome } from './arbitrate.js';
-import { arbitrate, commitFeeds, readFeedsOrNothing } from './arbitrate.js';
+import { pausedReasons, readPaused } from './paused.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
-import { dependencyClosure, needsFullPass, observeFocused } from './focus.js';
-import { pausedReasons, readPaused } from './paused.js';
+import { Recorder } from './recorder.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
-import { declaredIndex } from './workspace.js';
+
+export type { ProviderState } from './recorder.js';
+export { PROVIDER_STATE_KEY } from './recorder.js';
 
 /** Options for one pass of the loop. */
 export interface PassOptions {
@@ -97,91 +103,99 @@ export function tendActor(motivation = 'apply'): ActorContext {
 }
 
 /**
- * One turn of the loop: observe → (recover the journal) → plan → execute (journaled) → verify and
- * check → record status. Level-triggered: it re-reads the world every time and needs nothing but the
- * intent and the platform to know what to do.
+ * One turn of the loop, as named phases in order:
+ *
+ *   observe → recover → arbitrate → hold → plan → (record the decisions) → execute → record
+ *
+ * - observe: read the platform (a provider that cannot be read marks its resources `error`);
+ * - recover: resolve what the journal left pending (apply only), and observe again if it did;
+ * - arbitrate: read the audit feeds from their cursors and decide every drifted field (pure);
+ * - hold: the addresses left alone this pass (paused, or with an operation still unresolved);
+ * - plan: the steps that bring the platform to the intent, decisions and holds applied;
+ * - the decisions are recorded (ledger, claims, cursors) before anything is sent, so the ledger
+ *   shows a drift before Tend's correction of it;
+ * - execute: carry out the plan, each step verified (re-read until it matches) and checked;
+ * - record: every resource's status.
+ *
+ * Three front halves lead to the same back half (execute → record): the full pass above, a saved
+ * plan (`changeset`: its recover refuses a journal with unfinished operations, its decisions are made
+ * again to check the plan but not recorded, its plan is the saved one once checked), and a focused
+ * pass (`focused`: observe reads only what the feed names; a sign that only a full pass can sort
+ * out sends it back to one before anything is recorded). Every write goes through the pass's
+ * Recorder; a plan has none, and records nothing. Level-triggered: it re-reads the world every time
+ * and needs nothing but the intent and the platform to know what to do.
  */
 export async function reconcilePass(ws: Workspace, options: PassOptions): Promise<PassResult> {
   const { clock, report } = options;
   const t0 = clock.now().getTime();
   report({ kind: 'pass-start', pass: options.pass ?? 1, trigger: options.trigger ?? options.mode });
-  if (options.focused && options.mode === 'apply' && !options.changeset) {
-    const done = await focusedPass(ws, options, t0);
-    if (done) return done;
+  const recorder =
+    options.mode === 'apply'
+      ? new Recorder(ws, options.actor, clock, report, options.crash)
+      : undefined;
+  const front =
+    recorder && options.changeset
+      ? await savedPlanFront(ws, options, recorder, options.changeset, t0)
+      : ((recorder && options.focused
+          ? await focusedFront(ws, options, recorder, t0)
+          : undefined) ?? (await fullFront(ws, options, recorder, t0)));
+  if ('result' in front) return front.result;
+  let arbitration = front.arbitration;
+  if (recorder && front.recordDecisions) {
+    const recorded = await recorder.recordDecisions(arbitration, front.feed);
+    arbitration = { ...arbitration, recorded };
+    for (const change of recorded) report({ kind: 'change-observed', change });
   }
-  const observeOpts = {
-    ...(options.visibilityWindowMs !== undefined
-      ? { visibilityWindowMs: options.visibilityWindowMs }
-      : {}),
-    now: clock.now(),
-    ...(options.signal ? { signal: options.signal } : {}),
-  };
-  let observation: Observation;
-  try {
-    observation = await observe(ws, observeOpts);
-  } catch (e) {
-    // The platform could not be read (down, circuit open, unauthorised): nothing can be known about
-    // its resources, so their status says why instead of keeping a stale "converged".
-    if (options.mode === 'apply') await markUnobservable(ws, toTendError(e), clock);
-    throw e;
-  }
-  if (options.mode === 'apply') await markObservable(ws, clock);
-  report({ kind: 'observed', objects: observation.objects.size, ms: clock.now().getTime() - t0 });
+  report({ kind: 'plan', plan: front.planned.plan });
+  const decided = { ...front, arbitration };
+  if (!recorder) return notApplied(decided);
+  return backHalf(ws, options, recorder, decided, t0);
+}
 
-  if (options.changeset && options.mode === 'apply') {
-    // A saved plan was made with the arbitration decisions of its time: the same are made (not
-    // recorded) to check it; the next pass records them.
-    const feed = await readFeedsOrNothing(
-      ws,
-      options.actor.actor,
-      (message) => options.report({ kind: 'warning', message }),
-      options.signal,
-    );
-    const arbitration = await arbitrate(ws, observation, { now: clock.now(), record: false, feed });
-    return applyChangeset(ws, options, observation, options.changeset, t0, arbitration);
-  }
+/** What a front half hands the back half: the plan to carry out and what led to it. */
+interface Front {
+  readonly planned: PlannedPass;
+  readonly recovered: number;
+  readonly arbitration: ArbitrationOutcome;
+  /** What the feeds brought (their cursors are stored with the decisions). */
+  readonly feed: FeedBatch;
+  /** False for a saved plan: its decisions are made to check it, and recorded by the next pass. */
+  readonly recordDecisions: boolean;
+  readonly focused?: true;
+}
 
+/** A pass that ended in its front half (a refused saved plan). */
+interface Ended {
+  readonly result: PassResult;
+}
+
+/** The full pass's front half: observe → recover → arbitrate → hold → plan. */
+async function fullFront(
+  ws: Workspace,
+  options: PassOptions,
+  recorder: Recorder | undefined,
+  t0: number,
+): Promise<Front> {
+  // observe
+  let observation = await observeAll(ws, options, recorder, t0);
+  // recover: what the journal left pending is resolved before anything new is planned
   let recovered = 0;
-  if (options.mode === 'apply') {
-    recovered = await recoverJournal(
-      ws,
-      observation.objects,
-      options.actor,
-      clock,
-      report,
-      options.crash,
-    );
-    if (recovered > 0) observation = await observe(ws, { ...observeOpts, now: clock.now() });
-  }
-  const feed = await readFeedsOrNothing(
-    ws,
-    options.actor.actor,
-    (message) => options.report({ kind: 'warning', message }),
-    options.signal,
-  );
-  const arbitration = await arbitrate(ws, observation, {
-    now: clock.now(),
-    record: options.mode === 'apply',
-    feed,
-  });
-  if (options.mode === 'apply') {
-    await commitFeeds(ws, feed);
-    for (const change of arbitration.recorded) report({ kind: 'change-observed', change });
-  }
-  // An operation recovery could not resolve (the platform did not answer the lookup) may still
-  // have landed: its address is left alone this pass, never acted on twice. So is a resource whose
-  // reconciling was stopped by hand (paused.ts).
-  const held = pausedReasons(await readPaused(ws.store, ws.name));
-  if (recovered > 0) {
-    for (const op of await ws.store.unsettled()) {
-      held.set(
-        op.address,
-        `journal operation ${op.id} (${op.action}) is still unresolved; retried next pass before anything else is done to it`,
-      );
+  if (recorder) {
+    const { actor, clock, report, crash } = options;
+    recovered = await recoverJournal(ws, observation.objects, actor, clock, report, crash, {
+      recorder,
+    });
+    if (recovered > 0) {
+      observation = await observe(ws, { ...observeOptions(options), now: options.clock.now() });
     }
   }
-
-  const planned: PlannedPass = await planPass(ws, observation, {
+  // arbitrate
+  const feed = await readFeeds(ws, options);
+  const arbitration = await decide(ws, observation, feed, options.clock.now());
+  // hold
+  const held = await holds(ws, recovered);
+  // plan
+  const planned = await planPass(ws, observationAfter(observation, arbitration), {
     approveDestroy: options.approveDestroy,
     prune: options.prune,
     ...(held.size > 0 ? { held } : {}),
@@ -189,106 +203,102 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     ...(options.targets ? { targets: options.targets } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  report({ kind: 'plan', plan: planned.plan });
-  if (options.mode === 'plan') return notApplied(planned, recovered, arbitration);
-  return executePlanned(ws, options, planned, recovered, t0, arbitration);
+  return { planned, recovered, arbitration, feed, recordDecisions: true };
 }
 
 /** The steps a focused pass may carry out (an adopt only re-marks an object Tend knows by its id). */
 const FOCUSED_STEPS: ReadonlySet<string> = new Set(['update', 'noop', 'adopt']);
 
 /**
- * A focused pass (see `PassOptions.focused`), or undefined when a full pass must run instead; the
- * feed is then read again by the full pass (nothing was recorded, no cursor moved).
+ * A focused pass's front half (see `PassOptions.focused`), or undefined when a full pass must run
+ * instead — decided before anything is recorded (the full pass reads the feed again: no cursor
+ * moved). observe: what the feed names since the stored cursors, one GET each (what they reference
+ * from Tend's record); recover: none — an unsettled journal needs the full pass; arbitrate, hold and
+ * plan only the focus.
  */
-async function focusedPass(
+async function focusedFront(
   ws: Workspace,
   options: PassOptions,
+  recorder: Recorder,
   t0: number,
-): Promise<PassResult | undefined> {
+): Promise<Front | undefined> {
   const { clock, report } = options;
-  const feed = await readFeedsOrNothing(
-    ws,
-    options.actor.actor,
-    (message) => options.report({ kind: 'warning', message }),
-    options.signal,
-  );
+  // observe
+  const feed = await readFeeds(ws, options);
   if (await needsFullPass(ws, feed)) return undefined;
   const focus = new Set<Address>(feed.events.map((e) => e.address));
-  const observation = await observeFocused(
-    ws,
-    focus,
-    dependencyClosure(ws.intent, focus),
-    options.signal,
-  );
+  const closure = dependencyClosure(ws.intent, focus);
+  const observation = await observeFocused(ws, focus, closure, options.signal);
   if (!observation) return undefined;
+  // arbitrate
+  const now = clock.now();
+  const memory = await readArbitrationMemory(ws, now, focus);
+  const arbitration = arbitrate(ws, observation, { now, feed, memory, only: focus });
+  // hold
   const paused = pausedReasons(await readPaused(ws.store, ws.name));
-  const planOptions = {
+  // plan
+  const planned = await planPass(ws, observationAfter(observation, arbitration), {
     approveDestroy: options.approveDestroy,
     prune: false,
     targets: [...focus],
     ...(paused.size > 0 ? { held: paused } : {}),
+    ...(arbitration.overrides.size > 0 ? { overrides: arbitration.overrides } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
-  };
+  });
   // Only corrections of objects that exist where Tend left them are made here; a create (someone
   // deleted it: another may have made one since), a replace (its dependents must move) or anything
-  // found by matching needs what only a full observation sees. Decided before anything is recorded.
-  const trial = await planPass(ws, observation, planOptions);
-  if (trial.plan.steps.some((s) => focus.has(s.address) && !FOCUSED_STEPS.has(s.kind))) {
+  // found by matching needs what only a full observation sees.
+  if (planned.plan.steps.some((s) => focus.has(s.address) && !FOCUSED_STEPS.has(s.kind))) {
     return undefined;
   }
-  await markObservable(ws, clock);
+  await recorder.markObservable();
   report({
     kind: 'observed',
     objects: observation.objects.size,
     ms: clock.now().getTime() - t0,
     focused: true,
   });
-  const arbitration = await arbitrate(ws, observation, {
-    now: clock.now(),
-    record: true,
-    feed,
-    only: focus,
-  });
-  await commitFeeds(ws, feed);
-  for (const change of arbitration.recorded) report({ kind: 'change-observed', change });
-  let planned = await planPass(ws, observation, {
-    ...planOptions,
-    ...(arbitration.overrides.size > 0 ? { overrides: arbitration.overrides } : {}),
-  });
   // What the focus references was planned only to resolve references (from Tend's record of it):
   // it is not acted on, nor its status rewritten.
   const steps = planned.plan.steps.filter((s) => focus.has(s.address));
-  planned = { ...planned, plan: { ...planned.plan, steps } };
-  report({ kind: 'plan', plan: planned.plan });
-  return { ...(await executePlanned(ws, options, planned, 0, t0, arbitration)), focused: true };
+  return {
+    planned: { ...planned, plan: { ...planned.plan, steps } },
+    recovered: 0,
+    arbitration,
+    feed,
+    recordDecisions: true,
+    focused: true,
+  };
 }
 
 /**
- * A saved plan: refused (nothing sent) unless the journal is settled and `checkChangeset` finds
- * every pinned object as it was and the saved steps the ones the intent gives now; then carried out
- * exactly as saved.
+ * A saved plan's front half: observe → recover → arbitrate → plan. Refused (nothing sent) unless the
+ * journal is settled and `checkChangeset` finds every pinned object as it was and the saved steps
+ * the ones the intent gives now; then carried out exactly as saved.
  */
-async function applyChangeset(
+async function savedPlanFront(
   ws: Workspace,
   options: PassOptions,
-  observation: Observation,
+  recorder: Recorder,
   changeset: Changeset,
   t0: number,
-  arbitration: ArbitrationOutcome,
-): Promise<PassResult> {
-  const refuse = (refused: ChangesetRefusal): PassResult => ({
-    plan: changeset.plan,
-    observation,
-    outcomes: new Map(),
-    applied: false,
-    recovered: 0,
-    refused,
+): Promise<Front | Ended> {
+  // observe
+  const observation = await observeAll(ws, options, recorder, t0);
+  const refuse = (seen: Observation, refused: ChangesetRefusal): Ended => ({
+    result: {
+      plan: changeset.plan,
+      observation: seen,
+      outcomes: new Map(),
+      applied: false,
+      recovered: 0,
+      refused,
+    },
   });
-  // Recovering the journal may send requests; a saved plan must send nothing but itself.
+  // recover: recovering the journal may send requests, and a saved plan sends nothing but itself
   const pending = await ws.store.unsettled();
   if (pending.length > 0) {
-    return refuse({
+    return refuse(observation, {
       error: new TendError(
         'changeset.journal_pending',
         `the journal holds ${pending.length} unfinished operation${pending.length === 1 ? '' : 's'} from an interrupted run; nothing was sent`,
@@ -301,52 +311,160 @@ async function applyChangeset(
       unexpected: [],
     });
   }
-  const verdict = await checkChangeset(ws, changeset, observation, arbitration.overrides);
+  // arbitrate: the plan was made with the decisions of its time; the same are made (not recorded)
+  // to check it, and the next pass records them
+  const feed = await readFeeds(ws, options);
+  const arbitration = await decide(ws, observation, feed, options.clock.now());
+  // plan: the saved one, checked
+  const seen = observationAfter(observation, arbitration);
+  const verdict = await checkChangeset(ws, changeset, seen, arbitration.overrides);
   if (verdict.kind === 'refused') {
-    return refuse({
+    return refuse(seen, {
       error: verdict.error,
       stale: verdict.stale,
       unexpected: verdict.unexpected,
     });
   }
-  options.report({ kind: 'plan', plan: verdict.plan });
   const planned: PlannedPass = {
     plan: verdict.plan,
-    observation,
-    waiting: [...observation.pendingVisibility],
+    observation: seen,
+    waiting: [...seen.pendingVisibility],
     ...(arbitration.overrides.size > 0 ? { overrides: arbitration.overrides } : {}),
   };
-  return executePlanned(ws, options, planned, 0, t0, arbitration);
+  return { planned, recovered: 0, arbitration, feed, recordDecisions: false };
 }
 
-/** Asks before destructive steps, executes the plan, records each resource's status. */
-async function executePlanned(
+/** The back half every pass shares: asks before destructive steps, executes, records statuses. */
+async function backHalf(
   ws: Workspace,
   options: PassOptions,
-  planned: PlannedPass,
-  recovered: number,
+  recorder: Recorder,
+  front: Front,
   t0: number,
-  arbitration: ArbitrationOutcome,
 ): Promise<PassResult> {
   const { clock, report } = options;
-  const observation = planned.observation;
+  const { planned, recovered, arbitration } = front;
   const destructive = planned.plan.steps.some(
     (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated && s.blocked === undefined,
   );
   if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
-    return notApplied(planned, recovered, arbitration);
+    return notApplied(front);
   }
-
+  // execute: every step verified (re-read until observed matches declared) and checked
   const executed = await executePlan(ws, planned, {
     actor: options.actor,
     clock,
     report,
     verifyTimeoutMs: options.verifyTimeoutMs,
     runChecks: options.runChecks,
+    recorder,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.crash ? { crash: options.crash } : {}),
   });
   const outcomes = withDecisions(executed, arbitration);
+  // record
+  const { statuses, states } = statusesOf(ws, planned, outcomes, clock.now().toISOString());
+  await recorder.recordStatuses(statuses);
+  report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
+  return {
+    plan: planned.plan,
+    observation: planned.observation,
+    outcomes,
+    applied: true,
+    recovered,
+    arbitration,
+    ...(front.focused ? { focused: true } : {}),
+  };
+}
+
+/** What observe is asked for in a pass. */
+function observeOptions(options: PassOptions) {
+  return {
+    ...(options.visibilityWindowMs !== undefined
+      ? { visibilityWindowMs: options.visibilityWindowMs }
+      : {}),
+    now: options.clock.now(),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+}
+
+/**
+ * The observe phase of a full pass and of a saved plan: every provider listed. A platform that could
+ * not be read (down, circuit open, unauthorised) leaves nothing known about its resources, so (apply)
+ * their status says why instead of keeping a stale "converged"; one that answered is `ok` again.
+ */
+async function observeAll(
+  ws: Workspace,
+  options: PassOptions,
+  recorder: Recorder | undefined,
+  t0: number,
+): Promise<Observation> {
+  let observation: Observation;
+  try {
+    observation = await observe(ws, observeOptions(options));
+  } catch (e) {
+    const error = toTendError(e);
+    await recorder?.markUnobservable(error, providerOf(ws, error));
+    throw e;
+  }
+  await recorder?.markObservable();
+  options.report({
+    kind: 'observed',
+    objects: observation.objects.size,
+    ms: options.clock.now().getTime() - t0,
+  });
+  return observation;
+}
+
+/** The feeds' news since the stored cursors (a feed that cannot be read is a warning). */
+function readFeeds(ws: Workspace, options: PassOptions): Promise<FeedBatch> {
+  return readFeedsOrNothing(
+    ws,
+    options.actor.actor,
+    (message) => options.report({ kind: 'warning', message }),
+    options.signal,
+  );
+}
+
+/** The arbitrate phase's decisions, made with what Tend remembers now (nothing is written). */
+async function decide(
+  ws: Workspace,
+  observation: Observation,
+  feed: FeedBatch,
+  now: Date,
+): Promise<ArbitrationOutcome> {
+  const memory = await readArbitrationMemory(ws, now);
+  return arbitrate(ws, observation, { now, feed, memory });
+}
+
+/**
+ * The hold phase: the addresses left alone this pass, with why. A resource whose reconciling was
+ * stopped by hand (paused.ts); after a recovery, one with an operation it could not resolve (the
+ * platform did not answer the lookup): it may still have landed, and is never acted on twice.
+ */
+async function holds(ws: Workspace, recovered: number): Promise<Map<Address, string>> {
+  const held = pausedReasons(await readPaused(ws.store, ws.name));
+  if (recovered > 0) {
+    for (const op of await ws.store.unsettled()) {
+      held.set(
+        op.address,
+        `journal operation ${op.id} (${op.action}) is still unresolved; retried next pass before anything else is done to it`,
+      );
+    }
+  }
+  return held;
+}
+
+/**
+ * The statuses a pass records (every declared resource it planned or has an outcome for: a targeted
+ * or saved plan leaves the rest alone), and how many resources are in each state.
+ */
+function statusesOf(
+  ws: Workspace,
+  planned: PlannedPass,
+  outcomes: ReadonlyMap<Address, ResourceOutcome>,
+  at: string,
+): { statuses: ResourceStatus[]; states: Record<ResourceState, number> } {
   const states: Record<ResourceState, number> = {
     converged: 0,
     drifted: 0,
@@ -355,59 +473,37 @@ async function executePlanned(
     blocked: 0,
     error: 0,
   };
-  const at = clock.now().toISOString();
   const inPlan = new Set<Address>(planned.plan.steps.map((s) => s.address));
-  // A status is written when it changes: a pass of a converged workspace writes nothing (its
-  // `updatedAt` is when the resource came to be in that state). What this process wrote last is
-  // remembered, since it holds the lease: nobody else writes statuses meanwhile.
-  const last = writtenStatus.get(ws.store) ?? new Map<Address, string>();
-  const writes: Promise<void>[] = [];
-  const written: [Address, string][] = [];
+  const statuses: ResourceStatus[] = [];
   for (const r of ws.intent.resources) {
-    // A targeted or saved plan leaves the rest alone: their status stays what it was.
     if (!outcomes.has(r.address) && !inPlan.has(r.address)) continue;
     const o = outcomes.get(r.address) ?? { state: 'pending' as const, checks: [] };
     states[o.state]++;
-    const same = JSON.stringify([o.state, o.objectId, o.message, o.checks]);
-    if (last.get(r.address) === same) continue;
-    written.push([r.address, same]);
-    // Written all at once, so the store commits them together (one disk sync, not one per resource).
-    writes.push(
-      ws.store.putStatus({
-        address: r.address,
-        state: o.state,
-        ...(o.objectId ? { objectId: o.objectId } : {}),
-        ...(o.message ? { message: o.message } : {}),
-        checks: o.checks,
-        updatedAt: at,
-      }),
-    );
+    statuses.push({
+      address: r.address,
+      state: o.state,
+      ...(o.objectId ? { objectId: o.objectId } : {}),
+      ...(o.message ? { message: o.message } : {}),
+      checks: o.checks,
+      updatedAt: at,
+    });
   }
-  await Promise.all(writes);
-  for (const [address, same] of written) last.set(address, same);
-  // An address no longer declared may have its status deleted (a move, a delete) and come back
-  // later: it must then be written again, whatever it was.
-  const declared = declaredIndex(ws.intent);
-  for (const address of last.keys()) if (!declared.has(address)) last.delete(address);
-  writtenStatus.set(ws.store, last);
-  report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
-  return { plan: planned.plan, observation, outcomes, applied: true, recovered, arbitration };
+  return { statuses, states };
 }
 
-/**
- * Per store, what the passes of this process last wrote as each resource's status (see above): by
- * store, so that a workspace opened again on a changed intent keeps it.
- */
-const writtenStatus = new WeakMap<object, Map<Address, string>>();
-
 /** The result of a pass that planned and changed nothing (a plan, or an apply the user declined). */
-function notApplied(
-  planned: PlannedPass,
-  recovered: number,
-  arbitration: ArbitrationOutcome,
-): PassResult {
+function notApplied(front: Front): PassResult {
+  const { planned, recovered, arbitration } = front;
   const { plan, observation } = planned;
-  return { plan, observation, outcomes: new Map(), applied: false, recovered, arbitration };
+  return {
+    plan,
+    observation,
+    outcomes: new Map(),
+    applied: false,
+    recovered,
+    arbitration,
+    ...(front.focused ? { focused: true } : {}),
+  };
 }
 
 /**
@@ -429,62 +525,8 @@ function withDecisions(
   return out;
 }
 
-/** The store setting holding a provider's state after the last pass: `provider-state:<name>`. */
-export const PROVIDER_STATE_KEY = (provider: string) => `provider-state:${provider}`;
-
-/** How a provider answered the last pass that tried to observe it. */
-export interface ProviderState {
-  readonly state: 'ok' | 'unauthorized' | 'unreachable';
-  readonly message?: string;
-  readonly at: string;
-}
-
 /** The provider named by an observe error's address (`provider.type`), if any. */
 function providerOf(ws: Workspace, error: TendError): string | undefined {
   const name = error.address?.split('.')[0];
   return name !== undefined && ws.providers.has(name) ? name : undefined;
-}
-
-/** Every provider answered: their state is `ok` again (written only when it was not). */
-async function markObservable(ws: Workspace, clock: Clock): Promise<void> {
-  for (const name of ws.providers.keys()) {
-    const prev = await ws.store.getMeta(PROVIDER_STATE_KEY(name));
-    if (prev === undefined || (JSON.parse(prev) as ProviderState).state === 'ok') continue;
-    const state: ProviderState = { state: 'ok', at: clock.now().toISOString() };
-    await ws.store.setMeta(PROVIDER_STATE_KEY(name), JSON.stringify(state));
-  }
-}
-
-/** Marks every declared resource `error` with the reason its platform could not be observed. */
-async function markUnobservable(ws: Workspace, error: TendError, clock: Clock): Promise<void> {
-  const at = clock.now().toISOString();
-  const failed = providerOf(ws, error);
-  if (failed !== undefined) {
-    const state: ProviderState = {
-      state: error.code === 'platform.unauthorized' ? 'unauthorized' : 'unreachable',
-      message: error.message,
-      at,
-    };
-    await ws.store.setMeta(PROVIDER_STATE_KEY(failed), JSON.stringify(state));
-  }
-  // Every status is written here: what a pass remembers having written no longer holds.
-  writtenStatus.delete(ws.store);
-  const previous = new Map((await ws.store.listStatus()).map((s) => [s.address, s] as const));
-  for (const r of ws.intent.resources) {
-    const health = ws.providers.get(r.provider)?.health?.();
-    const circuit = health && health.circuit !== 'closed' ? ` (circuit ${health.circuit})` : '';
-    const prev = previous.get(r.address);
-    const why =
-      error.code === 'platform.unauthorized' && (failed === undefined || failed === r.provider)
-        ? 'unauthorized: '
-        : '';
-    await ws.store.putStatus({
-      address: r.address,
-      state: 'error',
-      ...(prev?.objectId ? { objectId: prev.objectId } : {}),
-      message: `${why}cannot observe ${r.provider}${circuit}: ${error.message}`,
-      checks: prev?.checks ?? [],
-      updatedAt: at,
-    });
-  }
 }

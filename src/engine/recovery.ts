@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
 import type { OperationTarget, OperatorOptions } from './operator.js';
-import { Operator } from './operator.js';
+import { Recorder } from './recorder.js';
 import { resolveDesired } from './planner.js';
 import { sendableSpec } from './secrets.js';
 import type { Workspace } from './workspace.js';
@@ -17,6 +17,8 @@ export interface RecoveryOptions extends OperatorOptions {
    * 64), `local` from what the pass already knows (default 512). Tests compare with 1 and 1.
    */
   readonly concurrency?: { readonly local?: number; readonly remote?: number };
+  /** The pass's recorder, which makes every store write (else one is made from these arguments). */
+  readonly recorder?: Recorder;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function recoverJournal(
 ): Promise<number> {
   const pending = await ws.store.unsettled();
   if (pending.length === 0) return 0;
-  const operator = new Operator(ws, actor, clock, report, crash, options);
+  const operator = options.recorder ?? new Recorder(ws, actor, clock, report, crash, options);
   const decls = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
   const twin = new Map((await ws.store.listTwin()).map((t) => [t.address, t] as const));
   const resolve = async (op: Operation) => {
@@ -153,7 +155,7 @@ const LOCAL_CONCURRENCY = 512;
 
 async function recoverCreate(
   ws: Workspace,
-  operator: Operator,
+  operator: Recorder,
   known: ReadonlyMap<Address, ObservedObject>,
   op: Operation,
   target: OperationTarget,
@@ -191,7 +193,7 @@ async function recoverCreate(
 
 async function recoverDelete(
   ws: Workspace,
-  operator: Operator,
+  operator: Recorder,
   op: Operation,
   declared: boolean,
   actor: ActorContext,
@@ -218,10 +220,7 @@ async function recoverDelete(
     }
   }
   await operator.settle(op, op.objectId);
-  if (!op.group) {
-    await ws.store.deleteTwin(op.address);
-    await ws.store.deleteStatus(op.address);
-  }
+  if (!op.group) await operator.forget(op.address);
   return still ? 'delete resent' : 'already deleted';
 }
 
