@@ -174,12 +174,12 @@ export async function importObjects(
     let outOfScope = 0;
     const declared = new Set<string>(ws.intent.resources.map((r) => r.address));
     const byAddress = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
-    const claimed = new Set<string>();
+    const matched = new Set<string>();
     const known: KnownObject[] = [];
     for (const [addr, object] of obs.objects) {
       const r = byAddress.get(addr);
       if (!r) continue;
-      claimed.add(objectKey(r.type, object.id));
+      matched.add(objectKey(r.type, object.id));
       known.push({ address: addr, info: ws.typeOf(r.type).info, object });
     }
     // An object Tend remembers (or marked) under an address no longer declared gets that name back.
@@ -202,7 +202,7 @@ export async function importObjects(
           outOfScope++;
           continue;
         }
-        if (claimed.has(objectKey(type, object.id))) {
+        if (matched.has(objectKey(type, object.id))) {
           if (!matches(matchTexts(info, object))) continue;
           skipped.push({ type, id: object.id });
           continue;

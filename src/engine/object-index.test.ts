@@ -77,17 +77,17 @@ describe('ObjectIndex', () => {
       name: 'claims',
       reason: 'a claim is per type and id',
       got: (ix) => {
-        ix.claim('sb.buckets', 'b2');
-        return [ix.isClaimed('sb.buckets', 'b2'), ix.isClaimed('sb.networks', 'b2')];
+        ix.markMatched('sb.buckets', 'b2');
+        return [ix.isMatched('sb.buckets', 'b2'), ix.isMatched('sb.networks', 'b2')];
       },
       want: [true, false],
     },
     {
-      name: 'unclaimed marked',
-      reason: "what carries this workspace's marker and nothing claimed: orphan candidates",
+      name: 'unmatched marked',
+      reason: "what carries this workspace's marker and nothing matched: orphan candidates",
       got: (ix) => {
-        ix.claim('sb.buckets', 'b1');
-        return ix.unclaimedMarked().map((u) => `${u.type} ${u.object.id}`);
+        ix.markMatched('sb.buckets', 'b1');
+        return ix.unmatchedMarked().map((u) => `${u.type} ${u.object.id}`);
       },
       want: ['sb.buckets b2'],
     },

@@ -1,5 +1,5 @@
 // The objects one observation listed, looked up per type by id, by the address in this workspace's
-// marker and by natural key, and which of them an address has already claimed. Each type's index is
+// marker and by natural key, and which of them an address has already matched. Each type's index is
 // built on first use, in one pass over its list, so matching stays linear in the number of objects.
 import type { Address, ObservedObject } from '../core/index.js';
 
@@ -13,16 +13,16 @@ interface TypeIndex {
 const NONE: readonly ObservedObject[] = Object.freeze([]);
 
 /**
- * The listed objects of one observation by type (`provider.resourceType`), and the ones claimed: an
- * object is matched to one address at most, so once claimed it is never matched again.
+ * The listed objects of one observation by type (`provider.resourceType`), and the ones matched: an
+ * object is matched to one address at most, so once matched it is never matched again.
  */
 export class ObjectIndex {
   readonly #types = new Map<string, TypeIndex>();
-  /** Claimed object ids, per type. */
-  readonly #claimed = new Map<string, Set<string>>();
+  /** Matched object ids, per type. */
+  readonly #matched = new Map<string, Set<string>>();
 
   /**
-   * @param workspace whose marker `marked` and `unclaimedMarked` look for
+   * @param workspace whose marker `marked` and `unmatchedMarked` look for
    * @param lists every listed object, by type, in the order the platform listed them
    */
   constructor(
@@ -68,24 +68,24 @@ export class ObjectIndex {
     return ix.byKey.get(key) ?? NONE;
   }
 
-  /** True when an address has claimed the object. */
-  isClaimed(type: string, id: string): boolean {
-    return this.#claimed.get(type)?.has(id) ?? false;
+  /** True when an address has matched the object. */
+  isMatched(type: string, id: string): boolean {
+    return this.#matched.get(type)?.has(id) ?? false;
   }
 
-  /** Claims the object for an address: it is never matched again. */
-  claim(type: string, id: string): void {
-    let ids = this.#claimed.get(type);
-    if (!ids) this.#claimed.set(type, (ids = new Set()));
+  /** Marks the object matched by an address: it is never matched again. */
+  markMatched(type: string, id: string): void {
+    let ids = this.#matched.get(type);
+    if (!ids) this.#matched.set(type, (ids = new Set()));
     ids.add(id);
   }
 
-  /** The listed objects carrying this workspace's marker that nothing claimed, type by type, in list order. */
-  unclaimedMarked(): { readonly type: string; readonly object: ObservedObject }[] {
+  /** The listed objects carrying this workspace's marker that nothing matched, type by type, in list order. */
+  unmatchedMarked(): { readonly type: string; readonly object: ObservedObject }[] {
     const out: { readonly type: string; readonly object: ObservedObject }[] = [];
     for (const [type, list] of this.lists) {
       for (const o of list) {
-        if (o.marker?.workspace !== this.workspace || this.isClaimed(type, o.id)) continue;
+        if (o.marker?.workspace !== this.workspace || this.isMatched(type, o.id)) continue;
         out.push(Object.freeze({ type, object: o }));
       }
     }

@@ -169,9 +169,9 @@ export function awaitsVisibility(
 /**
  * Lists every type of every provider the intent uses (one list call per type) and matches objects
  * to addresses: by the id Tend remembers, else by ownership marker, else (natural-key types) by name.
- * Three phases, in this order because each claims objects the next must not match again: the
+ * Three phases, in this order because each matches objects the next must not match again: the
  * declared resources (in reference order), the remembered resources no longer declared, then the
- * unclaimed objects carrying our marker, sorted into orphans and what the journal explains. Observe
+ * unmatched objects carrying our marker, sorted into orphans and what the journal explains. Observe
  * never mutates anything.
  */
 export async function observe(ws: Workspace, options: ObserveOptions): Promise<Observation> {
@@ -181,7 +181,7 @@ export async function observe(ws: Workspace, options: ObserveOptions): Promise<O
   const m = matching(ws, twin, new ObjectIndex(ws.name, lists));
   const pendingVisibility = await matchDeclared(m, options);
   const removed = await matchRemoved(m, twinEntries);
-  const orphans = await sortUnclaimed(m, removed);
+  const orphans = await sortUnmatched(m, removed);
   return {
     objects: m.objects,
     pendingVisibility,
@@ -338,14 +338,14 @@ async function matchRemoved(
 }
 
 /**
- * Phase 3: sorts the objects with our marker that no address claimed (their address is neither
+ * Phase 3: sorts the objects with our marker that no address matched (their address is neither
  * declared nor remembered). Those the journal says Tend created for that address (a create given up
  * as superseded whose object showed up late, the leftovers of an interrupted replace whose twin entry
  * is gone) are Tend's own: added to `removed` (and their extra objects to the leftovers), so the
  * normal plan deletes them like any removed resource. The rest are answered: orphans (after a lost
  * store, every one), listed, and deleted only by `prune`.
  */
-async function sortUnclaimed(
+async function sortUnmatched(
   m: Matching,
   removed: RemovedInput[],
 ): Promise<{ type: string; object: ObservedObject }[]> {
@@ -355,11 +355,11 @@ async function sortUnclaimed(
     Address,
     { type: string; object: ObservedObject; settled: boolean }[]
   >();
-  for (const unclaimed of m.index.unclaimedMarked()) {
-    const { type, object: o } = unclaimed;
+  for (const unmatched of m.index.unmatchedMarked()) {
+    const { type, object: o } = unmatched;
     const op = o.marker?.op ? await ws.store.getOperation(o.marker.op) : undefined;
     if (op?.action !== 'create' || op.address !== o.marker?.address || op.type !== type) {
-      orphans.push(unclaimed);
+      orphans.push(unmatched);
       continue;
     }
     const settled = op.state === 'settled' && op.objectId === o.id;
@@ -397,7 +397,7 @@ async function sortUnclaimed(
 /**
  * Matches an address to its object: the id Tend remembers, else our marker for the address, else
  * (declared only) the address it `moved` from, else the natural key. Objects another address already
- * claimed are never matched again, so no object is ever both kept and deleted. Records a move, an
+ * matched are never matched again, so no object is ever both kept and deleted. Records a move, an
  * adoption, the leftovers and duplicates the journal tells apart among several marked objects.
  */
 async function match(
@@ -411,8 +411,8 @@ async function match(
   if (index.listedNone(type)) return undefined;
   const remembered = m.twin.get(address);
   const free = (o: ObservedObject | undefined) =>
-    o && !index.isClaimed(type, o.id) ? o : undefined;
-  const mine = index.marked(type, address).filter((o) => !index.isClaimed(type, o.id));
+    o && !index.isMatched(type, o.id) ? o : undefined;
+  const mine = index.marked(type, address).filter((o) => !index.isMatched(type, o.id));
   let found = remembered ? free(index.byId(type, remembered.objectId)) : undefined;
   let foundBy: 'marker' | 'natural-key' = 'marker';
   let movedFrom: Address | undefined;
@@ -422,7 +422,7 @@ async function match(
     const old = m.twin.get(from);
     found =
       (old && old.type === type ? free(index.byId(type, old.objectId)) : undefined) ??
-      index.marked(type, from).find((o) => !index.isClaimed(type, o.id));
+      index.marked(type, from).find((o) => !index.isMatched(type, o.id));
     if (found) movedFrom = from;
   }
   if (!found && decl) {
@@ -446,7 +446,7 @@ async function match(
     if (markerRemoved(m.ws, remembered, found)) m.adoptions.set(address, 'record');
   }
   const current = await sortExtras(m, address, type, found, mine);
-  index.claim(type, current.id);
+  index.markMatched(type, current.id);
   m.objects.set(address, current);
   return current;
 }
@@ -454,7 +454,7 @@ async function match(
 /**
  * Several objects carrying an address's marker: only the journal can tell an interrupted replace or
  * an abandoned create (finish it: delete Tend's extra object, also when the address was removed from
- * the intent since) from a duplicate (report it). Claims every extra object, records the leftovers and
+ * the intent since) from a duplicate (report it). Marks every extra object matched, records the leftovers and
  * duplicates, and answers the address's object. Rare, so the journal is read only here.
  */
 async function sortExtras(
@@ -477,11 +477,11 @@ async function sortExtras(
   }
   for (const l of explained.leftovers) {
     m.leftovers.push({ address, type, old: l.old, group: l.group });
-    m.index.claim(type, l.old.id);
+    m.index.markMatched(type, l.old.id);
   }
   if (extra.length > 0) {
     m.duplicates.push({ address, objectIds: extra.map((o) => o.id) });
-    for (const o of extra) m.index.claim(type, o.id);
+    for (const o of extra) m.index.markMatched(type, o.id);
   }
   return current;
 }
@@ -515,7 +515,7 @@ function byNaturalKey(m: Matching, decl: ResourceDecl): ObservedObject | undefin
     keys.map((field) => norm(field, valueAtKeyPath(o.fields, field))).join('\u0000');
   const candidates = index.withKey(decl.type, wanted.join('\u0000'), keyOf).filter(
     (o) =>
-      !index.isClaimed(decl.type, o.id) &&
+      !index.isMatched(decl.type, o.id) &&
       // An object marked for another declared address is that address's, not this one's.
       !(
         o.marker?.workspace === ws.name &&

@@ -544,7 +544,7 @@ export class Operator {
    * and the record of `from` forgotten, in one write point. Journaled as an update, so a crash
    * anywhere leaves either the old record (the next plan moves again) or the new one.
    */
-  async claim(
+  async takeOver(
     target: OperationTarget,
     current: ObservedObject,
     motivation: string,
@@ -565,16 +565,16 @@ export class Operator {
     const remark =
       info.markerField !== undefined &&
       (current.marker?.workspace !== marker.workspace || current.marker.address !== marker.address);
-    let claimed = current;
+    let taken = current;
     if (remark) {
       const actor = { ...this.actor, motivation };
       try {
-        claimed = await provider.update(info.name, current.id, {}, current, { marker, actor });
+        taken = await provider.update(info.name, current.id, {}, current, { marker, actor });
       } catch (e) {
         if (!toTendError(e).outcomeUnknown) throw await this.fail(op, e);
         const again = await provider.read(info.name, current.id).catch(() => undefined);
         if (!again) throw await this.fail(op, e);
-        claimed = again;
+        taken = again;
       }
     }
     const hidden = secretFields(this.ws, target.type, target.address);
@@ -582,8 +582,8 @@ export class Operator {
       await this.store.putTwin({
         address: target.address,
         type: target.type,
-        objectId: claimed.id,
-        fields: redact(hidden, claimed.fields, this.ws.secrets),
+        objectId: taken.id,
+        fields: redact(hidden, taken.fields, this.ws.secrets),
         stateful: target.stateful,
         dependsOn: target.dependsOn,
         observedAt: this.clock.now().toISOString(),
@@ -591,20 +591,20 @@ export class Operator {
       });
       if (from !== undefined && from !== target.address) await this.forgetNow(from);
     });
-    await this.settle(op, claimed.id);
+    await this.settle(op, taken.id);
     const note = from ? `move from ${from}` : motivation;
     const moved = from !== undefined && from !== target.address;
     await this.record(
       op,
       target,
       moved ? 'move' : 'update',
-      claimed.id,
+      taken.id,
       current.fields,
-      claimed.fields,
+      taken.fields,
       note,
     );
-    this.done(op, claimed.id, started);
-    return claimed;
+    this.done(op, taken.id, started);
+    return taken;
   }
 
   /** Deletes an object (only ever one that carries Tend's marker; callers check). */

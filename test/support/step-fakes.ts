@@ -11,7 +11,7 @@ export type OpCall =
   | { op: 'create'; address: Address; group?: string; step?: number; body: Record<string, unknown> }
   | { op: 'update'; address: Address; id: string; body: Record<string, unknown>; why: string }
   | { op: 'delete'; address: Address; id: string; forget: boolean; group?: string; step?: number }
-  | { op: 'claim'; address: Address; id: string; from?: Address };
+  | { op: 'takeOver'; address: Address; id: string; from?: Address };
 
 /** What a fake context starts from. */
 export interface FakeWorld {
@@ -66,8 +66,8 @@ export function fakeContext(world: FakeWorld = {}): {
       record({ op: 'delete', address: t.address, id: current.id, forget, ...extra(t) });
       return Promise.resolve();
     },
-    claim: (t, current, _why, from) => {
-      record({ op: 'claim', address: t.address, id: current.id, ...(from ? { from } : {}) });
+    takeOver: (t, current, _why, from) => {
+      record({ op: 'takeOver', address: t.address, id: current.id, ...(from ? { from } : {}) });
       return Promise.resolve({
         ...current,
         marker: { workspace: 'w', address: t.address },

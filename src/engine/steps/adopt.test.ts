@@ -29,7 +29,7 @@ describe('executeAdopt', () => {
       reason: 'adopting records the object; nothing else is sent',
       step: step(),
       world: { objects: { [A]: found }, specs: { [A]: { name: 'logs', versioning: false } } },
-      want: { calls: [{ op: 'claim', address: A, id: 'logs' }] },
+      want: { calls: [{ op: 'takeOver', address: A, id: 'logs' }] },
     },
     {
       name: 'record and correct',
@@ -38,7 +38,7 @@ describe('executeAdopt', () => {
       world: { objects: { [A]: found }, specs: { [A]: { name: 'logs', versioning: true } } },
       want: {
         calls: [
-          { op: 'claim', address: A, id: 'logs' },
+          { op: 'takeOver', address: A, id: 'logs' },
           {
             op: 'update',
             address: A,
@@ -56,9 +56,9 @@ describe('executeAdopt', () => {
       world: {
         objects: { [A]: found },
         specs: { [A]: { name: 'logs', versioning: true } },
-        fail: (c) => (c.op === 'claim' ? new Error('store down') : undefined),
+        fail: (c) => (c.op === 'takeOver' ? new Error('store down') : undefined),
       },
-      want: { calls: [{ op: 'claim', address: A, id: 'logs' }], error: 'store down' },
+      want: { calls: [{ op: 'takeOver', address: A, id: 'logs' }], error: 'store down' },
     },
   ];
   for (const c of cases) {

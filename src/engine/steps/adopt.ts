@@ -10,7 +10,7 @@ import { sendChanges } from './update.js';
 export async function executeAdopt(step: AdoptStep, ctx: StepContext): Promise<StepResult> {
   const observed = planned(ctx, step.address, step.objectId);
   const why = step.foundBy === 'record' ? 'restore-marker' : 'adopt';
-  const adopted = await ctx.ops.claim(ctx.target(step), observed, why);
+  const adopted = await ctx.ops.takeOver(ctx.target(step), observed, why);
   if (step.changes.length > 0) return sendChanges(step, adopted, step.changes, ctx);
   return { object: adopted, desired: resolvedDesired(ctx, step.address), checkNow: true };
 }

@@ -30,7 +30,7 @@ describe('executeMove', () => {
       reason: 'a move re-records the object under the new address and nothing else',
       step: step(),
       world: { objects: { [A]: bucket }, specs: { [A]: { name: 'b-1', versioning: true } } },
-      want: { calls: [{ op: 'claim', address: A, id: 'b-1', from: OLD }] },
+      want: { calls: [{ op: 'takeOver', address: A, id: 'b-1', from: OLD }] },
     },
     {
       name: 'rename and change',
@@ -39,7 +39,7 @@ describe('executeMove', () => {
       world: { objects: { [A]: bucket }, specs: { [A]: { name: 'b-1', versioning: false } } },
       want: {
         calls: [
-          { op: 'claim', address: A, id: 'b-1', from: OLD },
+          { op: 'takeOver', address: A, id: 'b-1', from: OLD },
           {
             op: 'update',
             address: A,

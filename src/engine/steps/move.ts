@@ -9,7 +9,7 @@ import { sendChanges } from './update.js';
  */
 export async function executeMove(step: MoveStep, ctx: StepContext): Promise<StepResult> {
   const observed = planned(ctx, step.address, step.objectId);
-  const moved = await ctx.ops.claim(ctx.target(step), observed, 'move', step.from);
+  const moved = await ctx.ops.takeOver(ctx.target(step), observed, 'move', step.from);
   if (step.changes.length > 0) return sendChanges(step, moved, step.changes, ctx);
   return { object: moved, desired: resolvedDesired(ctx, step.address), checkNow: true };
 }

@@ -31,8 +31,8 @@ export interface StepOps {
     forget: boolean,
     motivation?: string,
   ): Promise<void>;
-  /** Records an object under the target's address (see `Operator.claim`). */
-  claim(
+  /** Records an object under the target's address (see `Operator.takeOver`). */
+  takeOver(
     target: OperationTarget,
     current: ObservedObject,
     motivation: string,
