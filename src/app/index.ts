@@ -38,6 +38,8 @@ export type { ValidateReport, ValidateRequest } from './validate.js';
 export { validate } from './validate.js';
 export type { LiveFindings, Orphan, PlanReport, PlanRequest } from './plan.js';
 export { liveFindings, plan } from './plan.js';
+export type { PlanStepsView, PlanView } from './plan-view.js';
+export { planStepsView, planView } from './plan-view.js';
 export type { ApplyChangesetRequest, ApplyReport, ApplyRequest } from './apply.js';
 export { apply, applyChangeset } from './apply.js';
 export { isChangesetPath } from '../engine/index.js';
@@ -128,13 +130,6 @@ export type { PausedResource } from '../engine/index.js';
 export type { TwinEdge, TwinGraph, TwinNode } from './graph.js';
 export { twinGraph } from './graph.js';
 export type { SavedPlan, SavedPlanReport } from './saved-plans.js';
-export {
-  applySavedPlan,
-  destructiveSteps,
-  lastSavedPlan,
-  plansDir,
-  readSavedPlan,
-  savePlan,
-} from './saved-plans.js';
+export { applySavedPlan, lastSavedPlan, plansDir, readSavedPlan, savePlan } from './saved-plans.js';
 export type { ServeLoop } from './serve-loop.js';
 export { startServeLoop } from './serve-loop.js';
