@@ -11,8 +11,12 @@ import { openWorkspace } from './workspace.js';
 
 /** What `status` is asked. */
 export interface StatusRequest extends WorkspaceSelection {
-  /** Do not contact the platform (no orphans, duplicates or replaces in progress). */
-  readonly offline: boolean;
+  /**
+   * Do not contact the platform (no orphans, duplicates or replaces in progress). Default false: read
+   * it, as `tend status` does — every adapter (CLI, `GET /status`, the MCP `status` tool) leaves the
+   * default to this one definition.
+   */
+  readonly offline?: boolean;
 }
 
 /** Each resource's state after the last pass, each provider's, the lease, and what is live. */

@@ -12,17 +12,13 @@ import {
   history,
   IntentError,
   plan,
+  planStepsView,
+  planView,
   propose,
   status,
 } from '../app/index.js';
-import type { Address, Plan, Redactor } from '../core/index.js';
-import {
-  blockedReason,
-  formatDiagnostic,
-  sortDiagnostics,
-  TendError,
-  toTendError,
-} from '../core/index.js';
+import type { Address, Redactor } from '../core/index.js';
+import { formatDiagnostic, sortDiagnostics, TendError, toTendError } from '../core/index.js';
 import {
   announceInput,
   announceOutput,
@@ -73,21 +69,6 @@ const byKey =
     return x < y ? -1 : x > y ? 1 : 0;
   };
 
-/** A plan as `tend plan --json` gives it. */
-function planView(p: Plan) {
-  return {
-    changes: p.steps.some((s) => s.kind !== 'noop'),
-    counts: p.counts,
-    gated: p.gated,
-    blocked: p.steps.flatMap((s) => {
-      const reason = blockedReason(s);
-      return reason !== undefined ? [{ address: s.address, reason }] : [];
-    }),
-    blastRadius: p.blastRadius,
-    steps: p.steps,
-  };
-}
-
 /**
  * Builds the MCP server of one workspace. Every result passes through the context's redactor; every
  * failure is a tool error (`isError`) whose text says what went wrong and what to do.
@@ -137,7 +118,10 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       annotations: readOnly,
     },
     run(async (a: { offline?: boolean | undefined }) => {
-      const r = await status(ctx, { ...selection, offline: a.offline ?? false });
+      const r = await status(ctx, {
+        ...selection,
+        ...(a.offline !== undefined ? { offline: a.offline } : {}),
+      });
       return {
         workspace: r.workspace,
         resources: [...r.resources].sort(byKey((x) => x.address)),
@@ -171,15 +155,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
         prune: a.prune ?? true,
         ...(a.targets ? { targets: a.targets as Address[] } : {}),
       });
-      return {
-        workspace: r.workspace,
-        ...planView(r.plan),
-        decisions: r.decisions,
-        orphans: [...r.orphans].sort(byKey((o) => `${o.type}\u0000${o.id}`)),
-        duplicates: r.duplicates,
-        replacing: r.replacing,
-        unlisted: r.unlisted,
-      };
+      return { ...planView(r) };
     }),
   );
 
@@ -335,9 +311,8 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
           diff: r.diff,
           patchFile: r.patchFile ?? null,
           planFile: r.planFile,
-          ...planView(r.plan),
+          ...planStepsView(r.plan),
           decisions: r.decisions,
-          destructive: r.destructive,
           applied: r.applied
             ? {
                 verdict: r.applied.verdict,
