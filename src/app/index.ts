@@ -30,6 +30,8 @@ export {
 } from './workspace.js';
 export type { HeldLease, LeaseOptions } from './lease.js';
 export { acquireWorkspaceLease, LEASE_TTL_MS, workspaceLockedError } from './lease.js';
+export type { HeldWorkspace, WithWorkspaceOptions } from './with-workspace.js';
+export { withWorkspace } from './with-workspace.js';
 export type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
 export { summarizeOutcomes, verdictOf } from './outcomes.js';
 export type { SqlRunnerOptions } from './sql-runner.js';
