@@ -11,6 +11,7 @@ import {
   setKey,
   TendError,
   toTendError,
+  valueAt,
 } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
 import type { PatchLocation } from '../intent/index.js';
@@ -85,18 +86,6 @@ export const ACCEPT_USAGE_ERRORS: ReadonlySet<string> = new Set([
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** The value at a path of keys (and list indexes) in plain data; undefined where it leads nowhere. */
-function valueAtPath(data: unknown, segments: readonly string[]): unknown {
-  let cur = data;
-  for (const seg of segments) {
-    if (Array.isArray(cur)) cur = /^\d+$/.test(seg) ? (cur as unknown[])[Number(seg)] : undefined;
-    else if (isPlainObject(cur)) {
-      cur = Object.prototype.hasOwnProperty.call(cur, seg) ? cur[seg] : undefined;
-    } else return undefined;
-  }
-  return cur;
 }
 
 /**
@@ -233,7 +222,7 @@ async function valueToAccept(
   request: Omit<AcceptRequest, keyof WorkspaceSelection>,
   notes: string[],
 ): Promise<Observed> {
-  const declared = valueAtPath(decl.spec, segments);
+  const declared = valueAt(decl.spec, segments);
   const top = segments[0]!;
   const inSchema = Object.prototype.hasOwnProperty.call(schemaProperties(info), top);
   const field = segments.join('.');
@@ -258,7 +247,7 @@ async function valueToAccept(
     return { value: request.value, source: 'explicit' };
   }
   const { fields, source } = await observedFields(ws, decl, notes);
-  const observed = valueAtPath(fields, segments);
+  const observed = valueAt(fields, segments);
   if (observed === undefined) {
     if (declared === undefined && !inSchema) throw unknownField(Object.keys(fields));
     throw new TendError(
@@ -380,7 +369,7 @@ function sameOnceNormalised(
   value: unknown,
 ): boolean {
   const { provider, info } = ws.typeOf(decl.type);
-  const declared = valueAtPath(decl.spec, segments);
+  const declared = valueAt(decl.spec, segments);
   if (!provider.normalize || declared === undefined) return false;
   const a = canonicalJson(declared);
   if (a === canonicalJson(value) || a.includes('${')) return false;
@@ -425,7 +414,7 @@ async function patchIntent(
       // The referenced field where the target declares it, else the target's document.
       const targetFile = relativeTo(dir, target.source.file);
       const segments = parseFieldPath(ref.path);
-      const declared = segments !== undefined && valueAtPath(target.spec, segments) !== undefined;
+      const declared = segments !== undefined && valueAt(target.spec, segments) !== undefined;
       where = declared
         ? fieldPosition(await readFile(target.source.file, 'utf8'), targetFile, target, ref.path)
         : undefined;

@@ -11,10 +11,9 @@ import { nearMatches, readActionParams, TendError } from '../core/index.js';
 import type { ActionCrashHook, ActionEvent, Workspace } from '../engine/index.js';
 import { carryOutRun } from '../engine/index.js';
 import type { AppContext } from './context.js';
-import type { HeldLease } from './lease.js';
-import { acquireWorkspaceLease } from './lease.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { openWorkspace, rememberWorkspaceName } from './workspace.js';
+import { openWorkspace } from './workspace.js';
+import { withWorkspace } from './with-workspace.js';
 
 /** What `listActions` is asked: the resource whose type's actions to show. */
 export interface ListActionsRequest extends WorkspaceSelection {
@@ -205,9 +204,14 @@ function sameParams(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
  * parameters.
  */
 export async function runAction(ctx: AppContext, request: ActionRequest): Promise<ActionReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request);
-  let lease: HeldLease | undefined;
-  try {
+  const leaseOptions = {
+    command: request.command ?? 'tend action',
+    waitMs: request.lockTimeoutMs,
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
+  // The resource, the action and its parameters are checked before the lease is taken: a mistake is
+  // reported at once, not after waiting for another writer.
+  const prepare = (ws: Workspace) => {
     const { decl, resourceType, actions } = actionsOf(ws, request.address);
     const definition = actions.find((a) => a.name === request.action);
     if (!definition) {
@@ -224,118 +228,116 @@ export async function runAction(ctx: AppContext, request: ActionRequest): Promis
       );
     }
     const read = readActionParams(definition.params, request.params);
-    lease = await acquireWorkspaceLease(ctx, ws, {
-      command: request.command ?? 'tend action',
-      waitMs: request.lockTimeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-    });
-    await rememberWorkspaceName(ws, nameSource);
-    // Under the lease: no other writer can be carrying the same run on.
-    const [unfinished] = await ws.store.actionRuns({
-      address: decl.address,
-      action: definition.name,
-      unfinished: true,
-      limit: 1,
-    });
-    // Resuming with no parameters takes the run's own; anything given is checked as for a new run.
-    const resumeAsIs = unfinished !== undefined && request.params.length === 0;
-    if (!resumeAsIs && !read.ok) {
-      throw new ActionUsageError(
-        'action.invalid_params',
-        read.problems.map((p) => p.message),
-        'nothing was run; fix every parameter listed and run the action again',
-      );
-    }
-    const given = read.ok ? read.params : {};
-    if (unfinished && !resumeAsIs && !sameParams(unfinished.params, given)) {
-      throw new ActionUsageError(
-        'action.unfinished',
-        [
-          `run ${unfinished.id} of ${definition.name} on ${decl.address} (started ${unfinished.createdAt}) is unfinished, with other parameters: ${JSON.stringify(unfinished.params)}`,
-        ],
-        'an interrupted run is finished before another starts: run the action again with its parameters, or with none, to resume it',
-      );
-    }
-    const actor: ActionActor = request.actor ?? { actor: 'tend', actorKind: 'tend' };
-    const twin = await ws.store.getTwin(decl.address);
-    const at = ctx.clock.now().toISOString();
-    const run: ActionRun = unfinished ?? {
-      id: `act-${randomBytes(8).toString('hex')}`,
-      address: decl.address,
-      type: decl.type,
-      action: definition.name,
-      params: given,
-      actor,
-      state: 'running',
-      createdAt: at,
-      steps: [],
-    };
-    // Recorded before its first step: a crash from here on leaves a run to resume.
-    if (!unfinished) await ws.store.putActionRun(run);
-    const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
-    const { run: ended, interrupted } = await carryOutRun(run, {
-      store: ws.store,
-      definition,
-      clock: ctx.clock,
-      context: {
+    return { decl, resourceType, definition, read };
+  };
+  return withWorkspace(
+    ctx,
+    request,
+    { lease: leaseOptions, prepare },
+    async ({ ws, nameSource, lease, signal }, { decl, resourceType, definition, read }) => {
+      // Under the lease: no other writer can be carrying the same run on.
+      const [unfinished] = await ws.store.actionRuns({
         address: decl.address,
-        type: decl.type,
-        resourceType,
-        spec: decl.spec,
-        ...(twin ? { objectId: twin.objectId } : {}),
-        params: run.params,
-        dir: ws.intent.dir,
-        env: ctx.env,
-        secrets: ctx.redactor,
-        signal,
-      },
-      ...(request.report ? { report: request.report } : {}),
-      signal,
-      ...(request.crash ? { crash: request.crash } : {}),
-    });
-    let ledgerSeq: number | undefined;
-    if (ended.state !== 'running') {
-      // Who ran it and why: the run's own actor (a resumed run keeps the one that started it).
-      const who = ended.actor;
-      const change = await ws.store.appendChange({
-        time: ended.finishedAt ?? ctx.clock.now().toISOString(),
-        actor: who.actor,
-        ...(who.actorKind ? { actorKind: who.actorKind } : {}),
-        ...(who.intent ? { intent: who.intent } : {}),
-        motivation: who.motivation ?? {
-          kind: 'maintenance',
-          ref: `action ${definition.name} (${ended.id})`,
-        },
-        source: 'tend',
-        address: decl.address,
-        type: decl.type,
-        objectId: twin?.objectId ?? decl.name,
-        action: 'update',
-        fields: ended.state === 'done' ? definition.changes : [],
-        after: {
-          action: definition.name,
-          run: ended.id,
-          outcome: ended.state,
-          ...(ended.error ? { error: ended.error } : {}),
-        },
+        action: definition.name,
+        unfinished: true,
+        limit: 1,
       });
-      ledgerSeq = change.seq;
-    }
-    return {
-      workspace: { name: ws.name, source: nameSource },
-      runId: ended.id,
-      address: decl.address,
-      action: definition.name,
-      resumed: unfinished !== undefined,
-      state: ended.state === 'running' || interrupted ? 'interrupted' : ended.state,
-      params: ended.params,
-      steps: stepReports(ended, definition),
-      ...(ended.error ? { error: ended.error } : {}),
-      ...(ledgerSeq !== undefined ? { ledgerSeq } : {}),
-      epoch: lease.lease.epoch,
-    };
-  } finally {
-    await lease?.release();
-    await ws.close();
-  }
+      // Resuming with no parameters takes the run's own; anything given is checked as for a new run.
+      const resumeAsIs = unfinished !== undefined && request.params.length === 0;
+      if (!resumeAsIs && !read.ok) {
+        throw new ActionUsageError(
+          'action.invalid_params',
+          read.problems.map((p) => p.message),
+          'nothing was run; fix every parameter listed and run the action again',
+        );
+      }
+      const given = read.ok ? read.params : {};
+      if (unfinished && !resumeAsIs && !sameParams(unfinished.params, given)) {
+        throw new ActionUsageError(
+          'action.unfinished',
+          [
+            `run ${unfinished.id} of ${definition.name} on ${decl.address} (started ${unfinished.createdAt}) is unfinished, with other parameters: ${JSON.stringify(unfinished.params)}`,
+          ],
+          'an interrupted run is finished before another starts: run the action again with its parameters, or with none, to resume it',
+        );
+      }
+      const actor: ActionActor = request.actor ?? { actor: 'tend', actorKind: 'tend' };
+      const twin = await ws.store.getTwin(decl.address);
+      const at = ctx.clock.now().toISOString();
+      const run: ActionRun = unfinished ?? {
+        id: `act-${randomBytes(8).toString('hex')}`,
+        address: decl.address,
+        type: decl.type,
+        action: definition.name,
+        params: given,
+        actor,
+        state: 'running',
+        createdAt: at,
+        steps: [],
+      };
+      // Recorded before its first step: a crash from here on leaves a run to resume.
+      if (!unfinished) await ws.store.putActionRun(run);
+      const { run: ended, interrupted } = await carryOutRun(run, {
+        store: ws.store,
+        definition,
+        clock: ctx.clock,
+        context: {
+          address: decl.address,
+          type: decl.type,
+          resourceType,
+          spec: decl.spec,
+          ...(twin ? { objectId: twin.objectId } : {}),
+          params: run.params,
+          dir: ws.intent.dir,
+          env: ctx.env,
+          secrets: ctx.redactor,
+          signal,
+        },
+        ...(request.report ? { report: request.report } : {}),
+        signal,
+        ...(request.crash ? { crash: request.crash } : {}),
+      });
+      let ledgerSeq: number | undefined;
+      if (ended.state !== 'running') {
+        // Who ran it and why: the run's own actor (a resumed run keeps the one that started it).
+        const who = ended.actor;
+        const change = await ws.store.appendChange({
+          time: ended.finishedAt ?? ctx.clock.now().toISOString(),
+          actor: who.actor,
+          ...(who.actorKind ? { actorKind: who.actorKind } : {}),
+          ...(who.intent ? { intent: who.intent } : {}),
+          motivation: who.motivation ?? {
+            kind: 'maintenance',
+            ref: `action ${definition.name} (${ended.id})`,
+          },
+          source: 'tend',
+          address: decl.address,
+          type: decl.type,
+          objectId: twin?.objectId ?? decl.name,
+          action: 'update',
+          fields: ended.state === 'done' ? definition.changes : [],
+          after: {
+            action: definition.name,
+            run: ended.id,
+            outcome: ended.state,
+            ...(ended.error ? { error: ended.error } : {}),
+          },
+        });
+        ledgerSeq = change.seq;
+      }
+      return {
+        workspace: { name: ws.name, source: nameSource },
+        runId: ended.id,
+        address: decl.address,
+        action: definition.name,
+        resumed: unfinished !== undefined,
+        state: ended.state === 'running' || interrupted ? 'interrupted' : ended.state,
+        params: ended.params,
+        steps: stepReports(ended, definition),
+        ...(ended.error ? { error: ended.error } : {}),
+        ...(ledgerSeq !== undefined ? { ledgerSeq } : {}),
+        epoch: lease.lease.epoch,
+      };
+    },
+  );
 }

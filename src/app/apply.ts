@@ -5,14 +5,12 @@ import { readChangeset, reconcilePass, tendActor } from '../engine/index.js';
 import type { AcceptReport } from './accept.js';
 import { acceptIn } from './accept.js';
 import type { AppContext } from './context.js';
-import type { HeldLease } from './lease.js';
-import { acquireWorkspaceLease } from './lease.js';
+import { withWorkspace } from './with-workspace.js';
 import type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
 import type { LiveFindings } from './plan.js';
 import { liveFindings } from './plan.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** What `apply` is asked. */
 export interface ApplyRequest extends WorkspaceSelection {
@@ -111,78 +109,76 @@ async function applyPass(
   request: ApplyRequest,
   changeset?: Changeset,
 ): Promise<ApplyReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request);
-  let lease: HeldLease | undefined;
-  try {
-    lease = await acquireWorkspaceLease(ctx, ws, {
-      command: request.command ?? 'tend apply',
-      waitMs: request.lockTimeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-    });
-    await rememberWorkspaceName(ws, nameSource);
-    const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
-    const result = await reconcilePass(ws, {
-      mode: 'apply',
-      approveDestroy: request.approveDestroy,
-      prune: request.prune,
-      actor: request.actor ?? tendActor('apply'),
-      clock: ctx.clock,
-      report: request.report ?? (() => {}),
-      verifyTimeoutMs: request.verifyTimeoutMs,
-      runChecks: request.runChecks,
-      signal,
-      ...(request.confirm ? { confirm: request.confirm } : {}),
-      ...(request.crash ? { crash: request.crash } : {}),
-      ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
-      ...(changeset ? { changeset } : {}),
-    });
-    const accepted: AcceptReport[] = [];
-    for (const d of result.arbitration?.decisions ?? []) {
-      if (!d.fresh || d.decision.decision !== 'accept') continue;
-      try {
-        accepted.push(
-          await acceptIn(ctx, ws, { address: d.address, field: d.field, value: d.observed }),
-        );
-      } catch (e) {
-        request.report?.({
-          kind: 'warning',
-          message: `${d.address}.${d.field}: accepted, but no patch could be made: ${toTendError(e).message}`,
-        });
+  const leaseOptions = {
+    command: request.command ?? 'tend apply',
+    waitMs: request.lockTimeoutMs,
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
+  return withWorkspace(
+    ctx,
+    request,
+    { lease: leaseOptions },
+    async ({ ws, nameSource, lease, signal }) => {
+      const result = await reconcilePass(ws, {
+        mode: 'apply',
+        approveDestroy: request.approveDestroy,
+        prune: request.prune,
+        actor: request.actor ?? tendActor('apply'),
+        clock: ctx.clock,
+        report: request.report ?? (() => {}),
+        verifyTimeoutMs: request.verifyTimeoutMs,
+        runChecks: request.runChecks,
+        signal,
+        ...(request.confirm ? { confirm: request.confirm } : {}),
+        ...(request.crash ? { crash: request.crash } : {}),
+        ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
+        ...(changeset ? { changeset } : {}),
+      });
+      const accepted: AcceptReport[] = [];
+      for (const d of result.arbitration?.decisions ?? []) {
+        if (!d.fresh || d.decision.decision !== 'accept') continue;
+        try {
+          accepted.push(
+            await acceptIn(ctx, ws, { address: d.address, field: d.field, value: d.observed }),
+          );
+        } catch (e) {
+          request.report?.({
+            kind: 'warning',
+            message: `${d.address}.${d.field}: accepted, but no patch could be made: ${toTendError(e).message}`,
+          });
+        }
       }
-    }
-    const summary = summarizeOutcomes(result.outcomes);
-    const verdict: ApplyVerdict = result.refused
-      ? 'refused'
-      : request.signal?.aborted
-        ? 'interrupted'
-        : !result.applied
-          ? 'cancelled'
-          : verdictOf(summary);
-    return {
-      workspace: { name: ws.name, source: nameSource },
-      verdict,
-      applied: result.applied,
-      plan: result.plan,
-      outcomes: Object.fromEntries(result.outcomes),
-      recovered: result.recovered,
-      epoch: lease.lease.epoch,
-      accepted,
-      ...(result.refused
-        ? {
-            refused: {
-              code: result.refused.error.code,
-              message: result.refused.error.message,
-              ...(result.refused.error.hint ? { hint: result.refused.error.hint } : {}),
-              stale: result.refused.stale,
-              unexpected: result.refused.unexpected,
-            },
-          }
-        : {}),
-      ...summary,
-      ...liveFindings(result.observation),
-    };
-  } finally {
-    await lease?.release();
-    await ws.close();
-  }
+      const summary = summarizeOutcomes(result.outcomes);
+      const verdict: ApplyVerdict = result.refused
+        ? 'refused'
+        : request.signal?.aborted
+          ? 'interrupted'
+          : !result.applied
+            ? 'cancelled'
+            : verdictOf(summary);
+      return {
+        workspace: { name: ws.name, source: nameSource },
+        verdict,
+        applied: result.applied,
+        plan: result.plan,
+        outcomes: Object.fromEntries(result.outcomes),
+        recovered: result.recovered,
+        epoch: lease.lease.epoch,
+        accepted,
+        ...(result.refused
+          ? {
+              refused: {
+                code: result.refused.error.code,
+                message: result.refused.error.message,
+                ...(result.refused.error.hint ? { hint: result.refused.error.hint } : {}),
+                stale: result.refused.stale,
+                unexpected: result.refused.unexpected,
+              },
+            }
+          : {}),
+        ...summary,
+        ...liveFindings(result.observation),
+      };
+    },
+  );
 }

@@ -4,10 +4,12 @@ import type {
   Address,
   Diagnostic,
   ObservedObject,
+  Provider,
   ResourceDecl,
   ResourceTypeInfo,
 } from '../core/index.js';
 import { TendError } from '../core/index.js';
+import type { Workspace } from '../engine/index.js';
 import { closeProviders, observe, Recorder, tendActor } from '../engine/index.js';
 import { createSpecValidator } from '../intent/index.js';
 import type { AppContext } from './context.js';
@@ -20,9 +22,9 @@ import {
   objectKey,
   renderImport,
 } from './import-intent.js';
-import { acquireWorkspaceLease } from './lease.js';
 import type { WorkspaceSelection } from './workspace.js';
-import { loadIntentWithProviders, openWorkspace, rememberWorkspaceName } from './workspace.js';
+import { withWorkspace } from './with-workspace.js';
+import { loadIntentWithProviders } from './workspace.js';
 
 /** What `import` is asked. */
 export interface ImportRequest extends WorkspaceSelection {
@@ -94,176 +96,33 @@ export async function importObjects(
       hint: 'choose another file with --out, or remove it',
     });
   }
-  const { ws, nameSource } = await openWorkspace(ctx, request);
-  let lease;
-  try {
-    lease = await acquireWorkspaceLease(ctx, ws, {
-      command: 'tend import',
-      waitMs: request.lockTimeoutMs,
-    });
-    await rememberWorkspaceName(ws, nameSource);
-    const provider = ws.providers.get(request.provider);
-    if (!provider) {
-      const names = [...ws.providers.keys()];
-      throw new TendError(
-        'import.unknown_provider',
-        `no provider named ${request.provider} in ${dir}; declared: ${names.join(', ') || '(none)'}`,
-        { hint: 'add a kind: Provider document to the directory, or fix --provider' },
-      );
-    }
-    const all = provider.describe().types;
-    const wanted = request.types.map((t) =>
-      t.startsWith(`${request.provider}.`) ? t.slice(request.provider.length + 1) : t,
-    );
-    for (const t of wanted) {
-      if (!all.some((i) => i.name === t)) {
-        throw new TendError(
-          'import.unknown_type',
-          `provider ${request.provider} has no resource type ${t}; its types: ${all.map((i) => i.name).join(', ')}`,
-        );
-      }
-    }
-    const matchers = (request.match ?? []).map((m) => {
-      if (m.trim() === '') {
-        throw new TendError('import.bad_match', '--match needs a pattern, got an empty one', {
-          hint: 'e.g. --match "*.example.org." (* for any characters, ? for one)',
-        });
-      }
-      return globMatcher(m);
-    });
-    const under =
-      request.under === undefined
-        ? undefined
-        : underScope(request.under, request.provider, all, ws.intent.resources, dir);
-    if (under) {
-      for (const t of wanted) {
-        if (!under.fields.has(t)) {
-          throw new TendError(
-            'import.bad_scope',
-            `--type ${request.provider}.${t} does not live under ${under.address}: nothing of it can be its child; types under it: ${[...under.fields.keys()].map((n) => `${request.provider}.${n}`).join(', ')}`,
-            { hint: 'drop --type, or pick one of the types under it' },
-          );
-        }
-      }
-    }
-    const infos = (wanted.length > 0 ? all.filter((i) => wanted.includes(i.name)) : all).filter(
-      (i) => under === undefined || under.fields.has(i.name),
-    );
-
-    // What is already declared (and its objects), and what Tend remembers.
-    const obs = await observe(ws, { now: ctx.clock.now() });
-    const parentId = under === undefined ? undefined : obs.objects.get(under.address)?.id;
-    if (under !== undefined && parentId === undefined) {
-      throw new TendError(
-        'import.bad_scope',
-        `--under ${under.address}: its object does not exist on ${request.provider} yet, so nothing lives under it`,
-        {
-          hint: `apply the intent first (tend apply ${request.dir}), then import what is under it`,
-        },
-      );
-    }
-    /** Whether an object is in the --under scope (its field naming the parent holds the parent's id). */
-    const isUnder = (info: ResourceTypeInfo, object: ObservedObject): boolean => {
-      if (under === undefined) return true;
-      const field = under.fields.get(info.name);
-      return field !== undefined && object.fields[field] === parentId;
-    };
-    /** Whether a --match pattern matches one of the texts (all pass without --match). */
-    const matches = (texts: readonly string[]): boolean =>
-      matchers.length === 0 || matchers.some((m) => texts.some((t) => m(t)));
-    let outOfScope = 0;
-    const declared = new Set<string>(ws.intent.resources.map((r) => r.address));
-    const byAddress = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
-    const matched = new Set<string>();
-    const known: KnownObject[] = [];
-    for (const [addr, object] of obs.objects) {
-      const r = byAddress.get(addr);
-      if (!r) continue;
-      matched.add(objectKey(r.type, object.id));
-      known.push({ address: addr, info: ws.typeOf(r.type).info, object });
-    }
-    // An object Tend remembers (or marked) under an address no longer declared gets that name back.
-    const names = new Map<string, string>();
-    const reused = new Set<string>();
-    for (const t of obs.twin.values()) {
-      if (declared.has(t.address)) continue;
-      names.set(objectKey(t.type, t.objectId), t.address.slice(t.address.indexOf('/') + 1));
-      reused.add(t.address);
-    }
-    const types: ImportType[] = [];
-    const skipped: { type: string; id: string }[] = [];
-    // Objects the platform owns (x-tend-import-exclude): never written as intent.
-    const excluded: ExcludedObject[] = [];
-    for (const info of infos) {
-      const type = `${request.provider}.${info.name}`;
-      const objects = [];
-      for (const object of await provider.list(info.name)) {
-        if (!isUnder(info, object)) {
-          outOfScope++;
-          continue;
-        }
-        if (matched.has(objectKey(type, object.id))) {
-          if (!matches(matchTexts(info, object))) continue;
-          skipped.push({ type, id: object.id });
-          continue;
-        }
-        const reason = importExclusion(info, object);
-        if (reason !== undefined) {
-          if (!matches(matchTexts(info, object))) continue;
-          excluded.push({ type, id: object.id, reason });
-          continue;
-        }
-        const marked = object.marker;
-        if (marked?.workspace === ws.name && marked.address.startsWith(`${type}/`)) {
-          const name = marked.address.slice(type.length + 1);
-          if (!declared.has(marked.address) && !names.has(objectKey(type, object.id))) {
-            names.set(objectKey(type, object.id), name);
-            reused.add(marked.address);
-          }
-        }
-        objects.push(object);
-      }
-      types.push({ type, info, objects });
-    }
-    const taken = new Set<string>([...declared, ...obs.twin.keys()].filter((a) => !reused.has(a)));
+  const lease = { command: 'tend import', waitMs: request.lockTimeoutMs };
+  return withWorkspace(ctx, request, { lease }, async ({ ws }) => {
+    const scope = importScope(ws, request, dir);
+    const found = await findCandidates(ctx, ws, request, scope);
     const { resources, problems } = buildImport({
-      types,
-      taken,
-      known,
+      types: found.types,
+      taken: found.taken,
+      known: found.known,
       validator: createSpecValidator(),
-      names,
-      ...(matchers.length > 0
+      names: found.names,
+      ...(scope.matchers.length > 0
         ? {
             keep: (c: ImportCandidate) => {
-              const ok = matches([c.address, c.name, ...matchTexts(c.info, c.object)]);
-              if (!ok) outOfScope++;
+              const ok = scope.matches([c.address, c.name, ...matchTexts(c.info, c.object)]);
+              if (!ok) found.outOfScope++;
               return ok;
             },
           }
         : {}),
     });
+    const { skipped, excluded, outOfScope } = found;
     if (resources.length === 0) {
       return { ok: true, file: null, imported: [], skipped, excluded, outOfScope, secrets: [] };
     }
-
     const now = ctx.clock.now().toISOString();
     const secrets = resources.flatMap((r) => r.secrets);
-    const command = [
-      `tend import --provider ${request.provider}`,
-      ...wanted.map((t) => `--type ${t}`),
-      ...(request.match ?? []).map((m) => `--match '${m}'`),
-      ...(request.under !== undefined ? [`--under ${request.under}`] : []),
-    ].join(' ');
-    const header = [
-      `Imported by \`${command}\` on ${now}: ${resources.length} object${resources.length === 1 ? '' : 's'}.`,
-      'Tend adopted these objects (its store remembers each one): `tend plan` shows no change, and',
-      'they are managed like objects Tend created. Removing a resource from the intent deletes its',
-      'object where the type has no tags, and where it has them once Tend has written its marker.',
-      ...(secrets.length > 0
-        ? ['', `Secrets are never read back: set ${secrets.join(', ')} before the next apply.`]
-        : []),
-    ].join('\n');
-    writeFileSync(file, renderImport(resources, header));
+    writeFileSync(file, renderImport(resources, importHeader(request, scope, resources, now)));
 
     // The written intent must validate (with the rest of the directory) before anything is adopted.
     const check = await loadIntentWithProviders(ctx, dir, ws.name);
@@ -278,18 +137,7 @@ export async function importObjects(
         problems,
       };
     }
-    const recorder = new Recorder(ws, tendActor('import'), ctx.clock, () => {});
-    for (const r of resources) {
-      await recorder.recordImported({
-        address: r.address,
-        type: r.type,
-        objectId: r.objectId,
-        fields: r.object.fields,
-        stateful: false,
-        dependsOn: r.dependsOn,
-        observedAt: now,
-      });
-    }
+    await adoptImported(ctx, ws, resources, now);
     return {
       ok: true,
       file,
@@ -303,9 +151,224 @@ export async function importObjects(
       outOfScope,
       secrets,
     };
-  } finally {
-    await lease?.release();
-    await ws.close();
+  });
+}
+
+/** What an import reads: the provider, its types asked for, the `--match` and `--under` scopes. */
+interface ImportScope {
+  readonly provider: Provider;
+  /** The type names asked for (`--type`, without the provider prefix). */
+  readonly wanted: readonly string[];
+  /** The types read: those asked for, or all, that live under `--under` when it is given. */
+  readonly infos: readonly ResourceTypeInfo[];
+  readonly matchers: readonly ((text: string) => boolean)[];
+  /** Whether a --match pattern matches one of the texts (all pass without --match). */
+  readonly matches: (texts: readonly string[]) => boolean;
+  readonly under: UnderScope | undefined;
+}
+
+/** Step 1: checks the request against the workspace's providers and intent (every mistake named). */
+function importScope(ws: Workspace, request: ImportRequest, dir: string): ImportScope {
+  const provider = ws.providers.get(request.provider);
+  if (!provider) {
+    const names = [...ws.providers.keys()];
+    throw new TendError(
+      'import.unknown_provider',
+      `no provider named ${request.provider} in ${dir}; declared: ${names.join(', ') || '(none)'}`,
+      { hint: 'add a kind: Provider document to the directory, or fix --provider' },
+    );
+  }
+  const all = provider.describe().types;
+  const wanted = request.types.map((t) =>
+    t.startsWith(`${request.provider}.`) ? t.slice(request.provider.length + 1) : t,
+  );
+  for (const t of wanted) {
+    if (!all.some((i) => i.name === t)) {
+      throw new TendError(
+        'import.unknown_type',
+        `provider ${request.provider} has no resource type ${t}; its types: ${all.map((i) => i.name).join(', ')}`,
+      );
+    }
+  }
+  const matchers = (request.match ?? []).map((m) => {
+    if (m.trim() === '') {
+      throw new TendError('import.bad_match', '--match needs a pattern, got an empty one', {
+        hint: 'e.g. --match "*.example.org." (* for any characters, ? for one)',
+      });
+    }
+    return globMatcher(m);
+  });
+  const under =
+    request.under === undefined
+      ? undefined
+      : underScope(request.under, request.provider, all, ws.intent.resources, dir);
+  if (under) {
+    for (const t of wanted) {
+      if (!under.fields.has(t)) {
+        throw new TendError(
+          'import.bad_scope',
+          `--type ${request.provider}.${t} does not live under ${under.address}: nothing of it can be its child; types under it: ${[...under.fields.keys()].map((n) => `${request.provider}.${n}`).join(', ')}`,
+          { hint: 'drop --type, or pick one of the types under it' },
+        );
+      }
+    }
+  }
+  const infos = (wanted.length > 0 ? all.filter((i) => wanted.includes(i.name)) : all).filter(
+    (i) => under === undefined || under.fields.has(i.name),
+  );
+  const matches = (texts: readonly string[]): boolean =>
+    matchers.length === 0 || matchers.some((m) => texts.some((t) => m(t)));
+  return { provider, wanted, infos, matchers, matches, under };
+}
+
+/** What step 2 found on the platform, for `buildImport`. */
+interface Candidates {
+  readonly types: ImportType[];
+  readonly skipped: { type: string; id: string }[];
+  /** Objects the platform owns (x-tend-import-exclude): never written as intent. */
+  readonly excluded: ExcludedObject[];
+  /** Objects of the types read that a scope left out (buildImport's `keep` adds to it). */
+  outOfScope: number;
+  readonly known: KnownObject[];
+  /** Names to reuse, by object key: an address Tend remembers (or marked) and no longer declares. */
+  readonly names: Map<string, string>;
+  /** Addresses imported names must avoid. */
+  readonly taken: Set<string>;
+}
+
+/**
+ * Step 2: observes the workspace (what is declared and its objects, what Tend remembers) and lists
+ * the provider's objects of the types read: those not declared yet are candidates; declared ones are
+ * skipped, platform-owned ones excluded, out-of-scope ones counted.
+ */
+async function findCandidates(
+  ctx: AppContext,
+  ws: Workspace,
+  request: ImportRequest,
+  scope: ImportScope,
+): Promise<Candidates> {
+  const { under, matches } = scope;
+  const obs = await observe(ws, { now: ctx.clock.now() });
+  const parentId = under === undefined ? undefined : obs.objects.get(under.address)?.id;
+  if (under !== undefined && parentId === undefined) {
+    throw new TendError(
+      'import.bad_scope',
+      `--under ${under.address}: its object does not exist on ${request.provider} yet, so nothing lives under it`,
+      { hint: `apply the intent first (tend apply ${request.dir}), then import what is under it` },
+    );
+  }
+  /** Whether an object is in the --under scope (its field naming the parent holds the parent's id). */
+  const isUnder = (info: ResourceTypeInfo, object: ObservedObject): boolean => {
+    if (under === undefined) return true;
+    const field = under.fields.get(info.name);
+    return field !== undefined && object.fields[field] === parentId;
+  };
+  const declared = new Set<string>(ws.intent.resources.map((r) => r.address));
+  const byAddress = new Map(ws.intent.resources.map((r) => [r.address, r] as const));
+  const matched = new Set<string>();
+  const known: KnownObject[] = [];
+  for (const [addr, object] of obs.objects) {
+    const r = byAddress.get(addr);
+    if (!r) continue;
+    matched.add(objectKey(r.type, object.id));
+    known.push({ address: addr, info: ws.typeOf(r.type).info, object });
+  }
+  // An object Tend remembers (or marked) under an address no longer declared gets that name back.
+  const names = new Map<string, string>();
+  const reused = new Set<string>();
+  for (const t of obs.twin.values()) {
+    if (declared.has(t.address)) continue;
+    names.set(objectKey(t.type, t.objectId), t.address.slice(t.address.indexOf('/') + 1));
+    reused.add(t.address);
+  }
+  const found: Candidates = {
+    types: [],
+    skipped: [],
+    excluded: [],
+    outOfScope: 0,
+    known,
+    names,
+    taken: new Set(),
+  };
+  for (const info of scope.infos) {
+    const type = `${request.provider}.${info.name}`;
+    const objects = [];
+    for (const object of await scope.provider.list(info.name)) {
+      if (!isUnder(info, object)) {
+        found.outOfScope++;
+        continue;
+      }
+      if (matched.has(objectKey(type, object.id))) {
+        if (matches(matchTexts(info, object))) found.skipped.push({ type, id: object.id });
+        continue;
+      }
+      const reason = importExclusion(info, object);
+      if (reason !== undefined) {
+        if (matches(matchTexts(info, object))) found.excluded.push({ type, id: object.id, reason });
+        continue;
+      }
+      const marked = object.marker;
+      if (marked?.workspace === ws.name && marked.address.startsWith(`${type}/`)) {
+        const name = marked.address.slice(type.length + 1);
+        if (!declared.has(marked.address) && !names.has(objectKey(type, object.id))) {
+          names.set(objectKey(type, object.id), name);
+          reused.add(marked.address);
+        }
+      }
+      objects.push(object);
+    }
+    found.types.push({ type, info, objects });
+  }
+  for (const a of [...declared, ...obs.twin.keys()]) if (!reused.has(a)) found.taken.add(a);
+  return found;
+}
+
+/** Step 3: the comment at the top of the written file: the command, and what to do next. */
+function importHeader(
+  request: ImportRequest,
+  scope: ImportScope,
+  resources: readonly { secrets: readonly string[] }[],
+  now: string,
+): string {
+  const secrets = resources.flatMap((r) => r.secrets);
+  const command = [
+    `tend import --provider ${request.provider}`,
+    ...scope.wanted.map((t) => `--type ${t}`),
+    ...(request.match ?? []).map((m) => `--match '${m}'`),
+    ...(request.under !== undefined ? [`--under ${request.under}`] : []),
+  ].join(' ');
+  return [
+    `Imported by \`${command}\` on ${now}: ${resources.length} object${resources.length === 1 ? '' : 's'}.`,
+    'Tend adopted these objects (its store remembers each one): `tend plan` shows no change, and',
+    'they are managed like objects Tend created. Removing a resource from the intent deletes its',
+    'object where the type has no tags, and where it has them once Tend has written its marker.',
+    ...(secrets.length > 0
+      ? ['', `Secrets are never read back: set ${secrets.join(', ')} before the next apply.`]
+      : []),
+  ].join('\n');
+}
+
+/**
+ * Step 4, the twin write: records each imported object in the store as if Tend had created it
+ * (adoption), so that `tend plan` is empty. The only write of an import besides the file.
+ */
+async function adoptImported(
+  ctx: AppContext,
+  ws: Workspace,
+  resources: ReturnType<typeof buildImport>['resources'],
+  now: string,
+): Promise<void> {
+  const recorder = new Recorder(ws, tendActor('import'), ctx.clock, () => {});
+  for (const r of resources) {
+    await recorder.recordImported({
+      address: r.address,
+      type: r.type,
+      objectId: r.objectId,
+      fields: r.object.fields,
+      stateful: false,
+      dependsOn: r.dependsOn,
+      observedAt: now,
+    });
   }
 }
 

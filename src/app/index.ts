@@ -30,6 +30,8 @@ export {
 } from './workspace.js';
 export type { HeldLease, LeaseOptions } from './lease.js';
 export { acquireWorkspaceLease, LEASE_TTL_MS, workspaceLockedError } from './lease.js';
+export type { LeasedWorkspace, WithWorkspaceOptions } from './with-workspace.js';
+export { withWorkspace } from './with-workspace.js';
 export type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
 export { summarizeOutcomes, verdictOf } from './outcomes.js';
 export type { SqlRunnerOptions } from './sql-runner.js';
@@ -38,6 +40,8 @@ export type { ValidateReport, ValidateRequest } from './validate.js';
 export { validate } from './validate.js';
 export type { LiveFindings, Orphan, PlanReport, PlanRequest } from './plan.js';
 export { liveFindings, plan } from './plan.js';
+export type { PlanStepsView, PlanView } from './plan-view.js';
+export { planStepsView, planView } from './plan-view.js';
 export type { ApplyChangesetRequest, ApplyReport, ApplyRequest } from './apply.js';
 export { apply, applyChangeset } from './apply.js';
 export { isChangesetPath } from '../engine/index.js';
@@ -47,7 +51,7 @@ export type { PruneReport, PruneRequest, PruneVerdict } from './prune.js';
 export { prune } from './prune.js';
 export type { PrunePlan, PruneResult, PruneTarget } from '../engine/index.js';
 export type { StatusReport, StatusRequest } from './status.js';
-export { readStatus, status } from './status.js';
+export { readStatus, SERVED_STATUS_OFFLINE, status } from './status.js';
 export type { HeldWorkspace, HoldOptions } from './held-workspace.js';
 export { holdWorkspace } from './held-workspace.js';
 export type { HistoryReport, HistoryRequest, LedgerReader } from './history.js';
@@ -130,13 +134,6 @@ export type { PausedResource } from '../engine/index.js';
 export type { TwinEdge, TwinGraph, TwinNode } from './graph.js';
 export { readTwinGraph, twinGraph } from './graph.js';
 export type { SavedPlan, SavedPlanReport } from './saved-plans.js';
-export {
-  applySavedPlan,
-  destructiveSteps,
-  lastSavedPlan,
-  plansDir,
-  readSavedPlan,
-  savePlan,
-} from './saved-plans.js';
+export { applySavedPlan, lastSavedPlan, plansDir, readSavedPlan, savePlan } from './saved-plans.js';
 export type { ServeLoop } from './serve-loop.js';
 export { startServeLoop } from './serve-loop.js';

@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import type { ActorContext, Address, Plan } from '../core/index.js';
-import { blockedReason, nearMatches, parseAddress, TendError } from '../core/index.js';
+import type { ActorContext, Address, Plan, ResourceDecl } from '../core/index.js';
+import { nearMatches, parseAddress, TendError } from '../core/index.js';
 import type { FieldDecision } from '../engine/index.js';
 import { parseFieldPath, patchResourceField } from '../intent/index.js';
 import type { ApplyReport } from './apply.js';
 import { applyChangeset } from './apply.js';
 import type { AppContext } from './context.js';
 import { plan } from './plan.js';
+import { planStepsView } from './plan-view.js';
 import type { WorkspaceSelection } from './workspace.js';
 import { defaultStorePath, IntentError, openWorkspace } from './workspace.js';
 import { writeFileAtomic } from './write-file-atomic.js';
@@ -94,10 +95,75 @@ const NOT_INTENT = new Set(['.tend', '.git', 'node_modules']);
  */
 export async function propose(ctx: AppContext, request: ProposeRequest): Promise<ProposeReport> {
   const dir = resolve(request.dir);
-  const store = request.store ?? defaultStorePath(dir);
+  const { name, changed } = await patchIntent(ctx, request, dir);
+  const diff = await unifiedDiff(changed);
+  const id = createHash('sha256')
+    .update(JSON.stringify({ diff, targets: [...(request.targets ?? [])].sort() }))
+    .digest('hex')
+    .slice(0, 12);
+  const outDir = resolve(request.outDir ?? join(dir, '.tend', 'proposals'));
+  await mkdir(outDir, { recursive: true, mode: 0o700 });
+  const planFile = join(outDir, `${id}.plan.json`);
+  const patchFile = diff === '' ? undefined : join(outDir, `${id}.patch`);
+  const planned = await planPatchedCopy(ctx, dir, changed, {
+    store: request.store ?? defaultStorePath(dir),
+    workspace: name,
+    approveDestroy: false,
+    prune: true,
+    out: planFile,
+    intentDir: dir,
+    ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
+  });
+  // Private like everything under .tend/ (a plan names objects and values).
+  await chmod(planFile, 0o600);
+  if (patchFile) await writeFile(patchFile, ctx.redactor.text(diff), { mode: 0o600 });
+
+  const view = planStepsView(planned.plan);
+  const report: ProposeReport = {
+    workspace: { name },
+    id,
+    diff,
+    files: changed.map(([file]) => file),
+    ...(patchFile ? { patchFile } : {}),
+    planFile,
+    plan: planned.plan,
+    decisions: planned.decisions,
+    destructive: view.destructive,
+    blocked: view.blocked,
+  };
+  if (!request.apply) return report;
+  if (report.destructive.length > 0) {
+    throw new TendError(
+      'propose.destructive',
+      `the proposal replaces or deletes ${report.destructive.join(', ')}: a proposal is never applied with a destructive step`,
+      {
+        hint: `a human reviews ${patchFile ?? 'the intent'} and runs tend apply ${planFile} --approve-destroy`,
+      },
+    );
+  }
+  return {
+    ...report,
+    applied: await applyProposal(ctx, request, request.apply, dir, changed, planFile),
+  };
+}
+
+/** An intent file's text as read (`original`, undefined for a new file) and as proposed. */
+interface FileText {
+  readonly original: string | undefined;
+  readonly text: string;
+}
+
+/**
+ * Step 1: the proposed texts of the intent files — `set` patched into the YAML of each resource's
+ * file, then the unified diff — and the workspace's name. Only the files that change, sorted.
+ */
+async function patchIntent(
+  ctx: AppContext,
+  request: ProposeRequest,
+  dir: string,
+): Promise<{ name: string; changed: [string, FileText][] }> {
   const { ws } = await openWorkspace(ctx, request, 'read');
-  const name = ws.name;
-  const texts = new Map<string, { original: string | undefined; text: string }>();
+  const texts = new Map<string, FileText>();
   const textOf = async (file: string): Promise<string | undefined> => {
     const known = texts.get(file);
     if (known) return known.text;
@@ -110,61 +176,86 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
     }
   };
   try {
-    for (const [i, change] of (request.set ?? []).entries()) {
-      const where = (request.set ?? []).length > 1 ? `set[${i}]: ` : '';
-      const decl = ws.intent.resources.find((r) => r.address === change.address);
-      if (!decl) {
-        const near = nearMatches(
-          change.address,
-          ws.intent.resources.map((r) => r.address),
-        );
-        throw new TendError(
-          'propose.unknown_address',
-          `${where}${change.address} is not a resource of the intent${parseAddress(change.address) ? '' : ' (write provider.type/name)'}`,
-          {
-            hint: near.length > 0 ? `did you mean ${near.join(', ')}?` : 'tend status lists them',
-          },
-        );
-      }
-      if (!parseFieldPath(change.field)) {
-        throw new TendError(
-          'propose.invalid_field',
-          `${where}\`${change.field}\` is not a field path`,
-          { hint: 'name a field below spec: replicas, tags.team, ports[0]' },
-        );
-      }
-      const file = relativeTo(dir, decl.source.file);
-      const text = (await textOf(file)) ?? '';
-      const result = patchResourceField(text, file, decl, change.field, change.value);
-      if (result.kind === 'not-found') {
-        throw new TendError('propose.invalid_field', `${where}${result.reason}`, {
-          address: decl.address,
-        });
-      }
-      if (result.kind === 'elsewhere') {
-        throw new TendError(
-          'propose.field_elsewhere',
-          `${where}${decl.address} ${change.field}: ${result.reason}`,
-          {
-            address: decl.address,
-            hint: 'propose the change where the value lives, or give it as a patch',
-          },
-        );
-      }
-      if (result.kind === 'patched')
-        texts.set(file, { original: texts.get(file)?.original, text: result.text });
+    const set = request.set ?? [];
+    for (const [i, change] of set.entries()) {
+      const where = set.length > 1 ? `set[${i}]: ` : '';
+      const { file, text } = await setField(ws.intent.resources, dir, change, where, textOf);
+      if (text !== undefined) texts.set(file, { original: texts.get(file)?.original, text });
     }
     if (request.patch !== undefined) await applyDiff(dir, request.patch, textOf, texts);
   } finally {
     await ws.close();
   }
-
   const changed = [...texts.entries()]
     .filter(([, t]) => t.text !== t.original)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { name: ws.name, changed };
+}
+
+/**
+ * One field of `set` patched into the text of its resource's file (`text` undefined when the file
+ * already declares that value). Throws the caller's mistakes: an unknown address, a bad field path,
+ * a field whose value lives elsewhere (a reference, an anchor, a secret reference).
+ */
+async function setField(
+  resources: readonly ResourceDecl[],
+  dir: string,
+  change: ProposedField,
+  where: string,
+  textOf: (file: string) => Promise<string | undefined>,
+): Promise<{ file: string; text: string | undefined }> {
+  const decl = resources.find((r) => r.address === change.address);
+  if (!decl) {
+    const near = nearMatches(
+      change.address,
+      resources.map((r) => r.address),
+    );
+    throw new TendError(
+      'propose.unknown_address',
+      `${where}${change.address} is not a resource of the intent${parseAddress(change.address) ? '' : ' (write provider.type/name)'}`,
+      { hint: near.length > 0 ? `did you mean ${near.join(', ')}?` : 'tend status lists them' },
+    );
+  }
+  if (!parseFieldPath(change.field)) {
+    throw new TendError(
+      'propose.invalid_field',
+      `${where}\`${change.field}\` is not a field path`,
+      {
+        hint: 'name a field below spec: replicas, tags.team, ports[0]',
+      },
+    );
+  }
+  const file = relativeTo(dir, decl.source.file);
+  const result = patchResourceField(
+    (await textOf(file)) ?? '',
+    file,
+    decl,
+    change.field,
+    change.value,
+  );
+  if (result.kind === 'not-found') {
+    throw new TendError('propose.invalid_field', `${where}${result.reason}`, {
+      address: decl.address,
+    });
+  }
+  if (result.kind === 'elsewhere') {
+    throw new TendError(
+      'propose.field_elsewhere',
+      `${where}${decl.address} ${change.field}: ${result.reason}`,
+      {
+        address: decl.address,
+        hint: 'propose the change where the value lives, or give it as a patch',
+      },
+    );
+  }
+  return { file, text: result.kind === 'patched' ? result.text : undefined };
+}
+
+/** Step 2: the unified diff of the changed files, as `git diff` writes it. */
+async function unifiedDiff(changed: readonly [string, FileText][]): Promise<string> {
   // `diff` is loaded by the commands that write or read a patch (docs/decisions/0033-lazy-modules.md).
   const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await import('diff');
-  const diff = changed
+  return changed
     .map(([file, t]) =>
       createTwoFilesPatch(
         t.original === undefined ? '/dev/null' : `a/${file}`,
@@ -177,17 +268,19 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
       ),
     )
     .join('');
-  const id = createHash('sha256')
-    .update(JSON.stringify({ diff, targets: [...(request.targets ?? [])].sort() }))
-    .digest('hex')
-    .slice(0, 12);
-  const outDir = resolve(request.outDir ?? join(dir, '.tend', 'proposals'));
-  await mkdir(outDir, { recursive: true, mode: 0o700 });
-  const planFile = join(outDir, `${id}.plan.json`);
-  const patchFile = diff === '' ? undefined : join(outDir, `${id}.patch`);
+}
 
+/**
+ * Step 3: plans a copy of the intent directory with the changed files written into it, against the
+ * workspace's store and platform (read-only), saving the plan to `request.out`.
+ */
+async function planPatchedCopy(
+  ctx: AppContext,
+  dir: string,
+  changed: readonly [string, FileText][],
+  request: Omit<Parameters<typeof plan>[1], 'dir'>,
+): Promise<Awaited<ReturnType<typeof plan>>> {
   const copy = await mkdtemp(join(tmpdir(), 'tend-proposal-'));
-  let planned;
   try {
     const intentCopy = join(copy, basename(dir));
     await cp(dir, intentCopy, {
@@ -198,56 +291,25 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
       await mkdir(dirname(join(intentCopy, file)), { recursive: true });
       await writeFile(join(intentCopy, file), t.text);
     }
-    planned = await planCopy(ctx, intentCopy, dir, {
-      dir: intentCopy,
-      store,
-      workspace: name,
-      approveDestroy: false,
-      prune: true,
-      out: planFile,
-      intentDir: dir,
-      ...(request.targets && request.targets.length > 0 ? { targets: request.targets } : {}),
-    });
+    return await planCopy(ctx, intentCopy, dir, { ...request, dir: intentCopy });
   } finally {
     await rm(copy, { recursive: true, force: true });
   }
-  // Private like everything under .tend/ (a plan names objects and values).
-  await chmod(planFile, 0o600);
-  if (patchFile) await writeFile(patchFile, ctx.redactor.text(diff), { mode: 0o600 });
+}
 
-  const destructive = [
-    ...new Set([
-      ...planned.plan.steps
-        .filter((s) => s.kind === 'replace' || s.kind === 'delete')
-        .map((s) => s.address),
-      ...planned.plan.gated,
-    ]),
-  ].sort();
-  const report: ProposeReport = {
-    workspace: { name },
-    id,
-    diff,
-    files: changed.map(([file]) => file),
-    ...(patchFile ? { patchFile } : {}),
-    planFile,
-    plan: planned.plan,
-    decisions: planned.decisions,
-    destructive,
-    blocked: planned.plan.steps.flatMap((s) => {
-      const reason = blockedReason(s);
-      return reason !== undefined ? [{ address: s.address, reason }] : [];
-    }),
-  };
-  if (!request.apply) return report;
-  if (destructive.length > 0) {
-    throw new TendError(
-      'propose.destructive',
-      `the proposal replaces or deletes ${destructive.join(', ')}: a proposal is never applied with a destructive step`,
-      {
-        hint: `a human reviews ${patchFile ?? 'the intent'} and runs tend apply ${planFile} --approve-destroy`,
-      },
-    );
-  }
+/**
+ * Step 4 (with `apply`): writes the changed files into the intent directory and applies the saved
+ * plan. A proposal that was not carried out leaves the intent as it was: a running `tend run` would
+ * otherwise apply the patched intent itself.
+ */
+async function applyProposal(
+  ctx: AppContext,
+  request: ProposeRequest,
+  apply: NonNullable<ProposeRequest['apply']>,
+  dir: string,
+  changed: readonly [string, FileText][],
+  planFile: string,
+): Promise<ApplyReport> {
   for (const [file, t] of changed) {
     const path = join(dir, file);
     if (t.original === undefined) {
@@ -255,8 +317,6 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
       await writeFile(path, t.text, { flag: 'wx' });
     } else await writeFileAtomic(path, t.text, t.original);
   }
-  // A proposal that was not carried out leaves the intent as it was: a running `tend run` would
-  // otherwise apply the patched intent itself.
   const restore = async () => {
     for (const [file, t] of changed) {
       const path = join(dir, file);
@@ -270,10 +330,10 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
       changeset: planFile,
       ...(request.store !== undefined ? { store: request.store } : {}),
       ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
-      actor: request.apply.actor,
-      command: `tend mcp (${request.apply.actor.actor})`,
-      lockTimeoutMs: request.apply.lockTimeoutMs,
-      verifyTimeoutMs: request.apply.verifyTimeoutMs,
+      actor: apply.actor,
+      command: `tend mcp (${apply.actor.actor})`,
+      lockTimeoutMs: apply.lockTimeoutMs,
+      verifyTimeoutMs: apply.verifyTimeoutMs,
       runChecks: true,
     });
   } catch (e) {
@@ -281,7 +341,7 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
     throw e;
   }
   if (applied.verdict === 'refused') await restore();
-  return { ...report, applied };
+  return applied;
 }
 
 /**
@@ -321,7 +381,7 @@ async function applyDiff(
   dir: string,
   patch: string,
   textOf: (file: string) => Promise<string | undefined>,
-  texts: Map<string, { original: string | undefined; text: string }>,
+  texts: Map<string, FileText>,
 ): Promise<void> {
   const bad = (message: string) =>
     new TendError('propose.bad_patch', message, {

@@ -2,9 +2,8 @@ import type { ActorContext } from '../core/index.js';
 import type { CrashHook, PrunePlan, PruneResult, Reporter } from '../engine/index.js';
 import { executePrune, observe, planPrune, tendActor } from '../engine/index.js';
 import type { AppContext } from './context.js';
-import { acquireWorkspaceLease } from './lease.js';
+import { withWorkspace } from './with-workspace.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { openWorkspace, rememberWorkspaceName } from './workspace.js';
 
 /** What `prune` is asked. */
 export interface PruneRequest extends WorkspaceSelection {
@@ -48,39 +47,37 @@ export interface PruneReport {
  * `confirm` with the list first; stateful ones only with `approveDestroy`; each delete journaled.
  */
 export async function prune(ctx: AppContext, request: PruneRequest): Promise<PruneReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request);
-  let lease;
-  try {
-    lease = await acquireWorkspaceLease(ctx, ws, {
-      command: 'tend prune',
-      waitMs: request.lockTimeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-    });
-    await rememberWorkspaceName(ws, nameSource);
-    const observation = await observe(ws, { now: ctx.clock.now() });
-    const plan = planPrune(ws, observation, {
-      approveDestroy: request.approveDestroy,
-      noDelete: (type) => ws.typeOf(type).info.noDelete !== undefined,
-    });
-    const workspace = { name: ws.name, source: nameSource };
-    const held: PruneVerdict = plan.gated.length > 0 ? 'blocked' : 'ok';
-    if (plan.toDelete.length === 0) return { workspace, plan, verdict: held };
-    if (!request.confirm || !(await request.confirm(plan))) {
-      return { workspace, plan, verdict: 'cancelled' };
-    }
-    const signal = request.signal ? AbortSignal.any([request.signal, lease.signal]) : lease.signal;
-    const result = await executePrune(ws, plan, {
-      actor: request.actor ?? tendActor('prune'),
-      clock: ctx.clock,
-      report: request.report ?? (() => {}),
-      signal,
-      ...(request.crash ? { crash: request.crash } : {}),
-    });
-    const verdict: PruneVerdict =
-      result.failed.length > 0 ? 'failed' : result.gated.length > 0 ? 'blocked' : 'ok';
-    return { workspace, plan, result, verdict };
-  } finally {
-    await lease?.release();
-    await ws.close();
-  }
+  const leaseOptions = {
+    command: 'tend prune',
+    waitMs: request.lockTimeoutMs,
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
+  return withWorkspace(
+    ctx,
+    request,
+    { lease: leaseOptions },
+    async ({ ws, nameSource, signal }) => {
+      const observation = await observe(ws, { now: ctx.clock.now() });
+      const plan = planPrune(ws, observation, {
+        approveDestroy: request.approveDestroy,
+        noDelete: (type) => ws.typeOf(type).info.noDelete !== undefined,
+      });
+      const workspace = { name: ws.name, source: nameSource };
+      const held: PruneVerdict = plan.gated.length > 0 ? 'blocked' : 'ok';
+      if (plan.toDelete.length === 0) return { workspace, plan, verdict: held };
+      if (!request.confirm || !(await request.confirm(plan))) {
+        return { workspace, plan, verdict: 'cancelled' };
+      }
+      const result = await executePrune(ws, plan, {
+        actor: request.actor ?? tendActor('prune'),
+        clock: ctx.clock,
+        report: request.report ?? (() => {}),
+        signal,
+        ...(request.crash ? { crash: request.crash } : {}),
+      });
+      const verdict: PruneVerdict =
+        result.failed.length > 0 ? 'failed' : result.gated.length > 0 ? 'blocked' : 'ok';
+      return { workspace, plan, result, verdict };
+    },
+  );
 }

@@ -9,6 +9,7 @@ import { intentContentHash, readIntentFiles } from '../intent/index.js';
 import type { AppContext } from './context.js';
 import type { AppReporter } from './events.js';
 import { sqlRunner } from './sql-runner.js';
+import type { HeldLease } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
@@ -85,7 +86,6 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
   // A changed intent is loaded again with the store's cache: only the files that changed are parsed.
   const cache = intentCacheFor(request.store ?? defaultStorePath(resolve(request.dir)));
   let current: Workspace = opened.ws;
-  const store = current.store;
   let lease;
   try {
     lease = await acquireWorkspaceLease(ctx, current, {
@@ -97,90 +97,19 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
     await current.close();
     throw e;
   }
-  report({
-    kind: 'lease',
-    workspace: current.name,
-    epoch: lease.lease.epoch,
-    ...(lease.tookOver
-      ? {
-          tookOver: {
-            command: lease.tookOver.holder.command,
-            pid: lease.tookOver.holder.pid,
-            host: lease.tookOver.holder.host,
-          },
-        }
-      : {}),
-  });
+  reportLease(report, current.name, lease);
 
-  let watcher: FSWatcher | undefined;
   let reloads = 0;
   let passes = 0;
   let last: LastPass | undefined;
   let restart = new AbortController();
-  let next: Workspace | undefined;
-  let badHash: string | undefined;
-  let badDiagnostics: readonly Diagnostic[] = [];
-  let checking: Promise<void> | undefined;
-
-  /** Compares the files with the intent in force; loads a changed intent (once per change). */
-  const checkIntent = (): Promise<void> =>
-    (checking ??= (async () => {
-      try {
-        const files = await readIntentFiles(current.intent.dir);
-        const hash = intentContentHash(files.files);
-        const inForce = next?.intent.contentHash ?? current.intent.contentHash;
-        if (hash === inForce) {
-          badHash = undefined;
-          return;
-        }
-        if (hash === badHash) return;
-        const loaded = await loadIntentWithProviders(ctx, current.intent.dir, current.name, cache);
-        const problems: Diagnostic[] = [...loaded.diagnostics];
-        if (loaded.intent && (loaded.intent.workspace?.name ?? current.name) !== current.name) {
-          problems.push({
-            code: 'workspace.renamed',
-            severity: 'error',
-            message: `the intent now names workspace ${loaded.intent.workspace?.name}, but this run holds ${current.name}`,
-            hint: 'stop tend run and start it again to manage the other workspace',
-          });
-        }
-        if (!loaded.intent || problems.some((d) => d.severity === 'error')) {
-          await closeProviders(loaded.providers.values());
-          badHash = hash;
-          badDiagnostics = problems;
-          report({ kind: 'intent-invalid', diagnostics: problems, contentHash: hash });
-          return;
-        }
-        badHash = undefined;
-        if (next) await closeProviders(next.providers.values());
-        next = createWorkspace({
-          name: current.name,
-          intent: loaded.intent,
-          providers: loaded.providers,
-          store,
-          env: ctx.env,
-          secrets: ctx.redactor,
-          sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
-        });
-        restart.abort();
-      } catch (e) {
-        report({ kind: 'warning', message: `cannot check the intent: ${toTendError(e).message}` });
-      }
-    })().finally(() => (checking = undefined)));
-
-  if (request.watch !== false && request.follow !== false) {
-    try {
-      let timer: NodeJS.Timeout | undefined;
-      watcher = watch(current.intent.dir, () => {
-        // Editors write in several steps: wait for the burst to end.
-        clearTimeout(timer);
-        timer = setTimeout(() => void checkIntent(), 150);
-      });
-      watcher.on('error', () => watcher?.close());
-    } catch {
-      // No watch (some file systems): the content hash checked every pass still follows the intent.
-    }
-  }
+  const intent = followIntent(ctx, {
+    current: () => current,
+    cache,
+    report,
+    watch: request.watch !== false && request.follow !== false,
+    onValid: () => restart.abort(),
+  });
 
   let stoppedBy: RunReport['stoppedBy'] = 'signal';
   let trigger = 'start';
@@ -220,10 +149,8 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
               const unsettled = (await current.store.unsettled().catch(() => [])).length;
               request.onPassDone({ pass: p.pass, unsettled });
             }
-            if (request.follow !== false) await checkIntent();
-            if (badHash !== undefined) {
-              report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });
-            }
+            if (request.follow !== false) await intent.check();
+            intent.reportInvalid();
           },
         },
         AbortSignal.any([request.signal, lease.signal, restart.signal]),
@@ -234,10 +161,10 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
         break;
       }
       if (request.signal.aborted) break;
+      const next = intent.takeNext();
       if (next) {
         await closeProviders(current.providers.values());
         current = next;
-        next = undefined;
         restart = new AbortController();
         reloads++;
         trigger = 'intent changed';
@@ -252,9 +179,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
       break;
     }
   } finally {
-    watcher?.close();
-    await checking;
-    if (next) await closeProviders(next.providers.values());
+    await intent.close();
     await lease.release();
     await current.close();
   }
@@ -264,5 +189,146 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
     ...(last ? { last } : {}),
     stoppedBy,
     reloads,
+  };
+}
+
+/** The `lease` event: this run holds the workspace (and whom it took it over from). */
+function reportLease(report: AppReporter, workspace: string, lease: HeldLease): void {
+  report({
+    kind: 'lease',
+    workspace,
+    epoch: lease.lease.epoch,
+    ...(lease.tookOver
+      ? {
+          tookOver: {
+            command: lease.tookOver.holder.command,
+            pid: lease.tookOver.holder.pid,
+            host: lease.tookOver.holder.host,
+          },
+        }
+      : {}),
+  });
+}
+
+/** How `run` follows its intent files (see `followIntent`). */
+interface IntentFollower {
+  /** Compares the files with the intent in force; loads a changed intent (once per change). */
+  check(): Promise<void>;
+  /** Reports the invalid intent again, while the files stay invalid (every pass). */
+  reportInvalid(): void;
+  /** The workspace of a valid new intent, once (undefined when there is none). */
+  takeNext(): Workspace | undefined;
+  /** Stops watching, waits for a check in progress, closes a new intent's providers not taken. */
+  close(): Promise<void>;
+}
+
+/**
+ * Follows the intent of a run: a watch of its directory (when asked and the file system allows) and
+ * a content hash compared on every check. A valid changed intent becomes a new workspace on the same
+ * store (`onValid` then stops the passes in progress); an invalid one is reported and the intent in
+ * force stays.
+ */
+function followIntent(
+  ctx: AppContext,
+  options: {
+    readonly current: () => Workspace;
+    readonly cache: ReturnType<typeof intentCacheFor>;
+    readonly report: AppReporter;
+    readonly watch: boolean;
+    readonly onValid: () => void;
+  },
+): IntentFollower {
+  const { report } = options;
+  let watcher: FSWatcher | undefined;
+  let next: Workspace | undefined;
+  let badHash: string | undefined;
+  let badDiagnostics: readonly Diagnostic[] = [];
+  let checking: Promise<void> | undefined;
+
+  const checkIntent = (): Promise<void> =>
+    (checking ??= (async () => {
+      try {
+        const files = await readIntentFiles(options.current().intent.dir);
+        const hash = intentContentHash(files.files);
+        const inForce = next?.intent.contentHash ?? options.current().intent.contentHash;
+        if (hash === inForce) {
+          badHash = undefined;
+          return;
+        }
+        if (hash === badHash) return;
+        const current = options.current();
+        const loaded = await loadIntentWithProviders(
+          ctx,
+          current.intent.dir,
+          current.name,
+          options.cache,
+        );
+        const problems: Diagnostic[] = [...loaded.diagnostics];
+        if (
+          loaded.intent &&
+          (loaded.intent.workspace?.name ?? options.current().name) !== options.current().name
+        ) {
+          problems.push({
+            code: 'workspace.renamed',
+            severity: 'error',
+            message: `the intent now names workspace ${loaded.intent.workspace?.name}, but this run holds ${options.current().name}`,
+            hint: 'stop tend run and start it again to manage the other workspace',
+          });
+        }
+        if (!loaded.intent || problems.some((d) => d.severity === 'error')) {
+          await closeProviders(loaded.providers.values());
+          badHash = hash;
+          badDiagnostics = problems;
+          report({ kind: 'intent-invalid', diagnostics: problems, contentHash: hash });
+          return;
+        }
+        badHash = undefined;
+        if (next) await closeProviders(next.providers.values());
+        next = createWorkspace({
+          name: options.current().name,
+          intent: loaded.intent,
+          providers: loaded.providers,
+          store: options.current().store,
+          env: ctx.env,
+          secrets: ctx.redactor,
+          sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
+        });
+        options.onValid();
+      } catch (e) {
+        report({ kind: 'warning', message: `cannot check the intent: ${toTendError(e).message}` });
+      }
+    })().finally(() => (checking = undefined)));
+
+  if (options.watch) {
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      watcher = watch(options.current().intent.dir, () => {
+        // Editors write in several steps: wait for the burst to end.
+        clearTimeout(timer);
+        timer = setTimeout(() => void checkIntent(), 150);
+      });
+      watcher.on('error', () => watcher?.close());
+    } catch {
+      // No watch (some file systems): the content hash checked every pass still follows the intent.
+    }
+  }
+
+  return {
+    check: checkIntent,
+    reportInvalid: () => {
+      if (badHash !== undefined) {
+        report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });
+      }
+    },
+    takeNext: () => {
+      const n = next;
+      next = undefined;
+      return n;
+    },
+    close: async () => {
+      watcher?.close();
+      await checking;
+      if (next) await closeProviders(next.providers.values());
+    },
   };
 }

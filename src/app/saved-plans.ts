@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Address, ChangesetOptions, Plan } from '../core/index.js';
-import { TendError } from '../core/index.js';
+import { destructive, TendError } from '../core/index.js';
 import { readChangeset } from '../engine/index.js';
 import { ensurePrivateDir } from '../store/index.js';
 import type { ApplyChangesetRequest, ApplyReport } from './apply.js';
@@ -38,11 +38,6 @@ export interface SavedPlanReport extends PlanReport {
 /** Where a workspace's saved plans live. */
 export function plansDir(selection: WorkspaceSelection): string {
   return join(resolve(selection.dir), '.tend', 'plans');
-}
-
-/** The replaces and deletes of a plan (what makes it destructive). */
-export function destructiveSteps(p: Plan): Address[] {
-  return p.steps.filter((s) => s.kind === 'replace' || s.kind === 'delete').map((s) => s.address);
 }
 
 function checkId(id: string): void {
@@ -87,7 +82,7 @@ export async function readSavedPlan(selection: WorkspaceSelection, id: string): 
     createdAt: changeset.createdAt,
     options: changeset.options,
     plan: changeset.plan,
-    destructive: destructiveSteps(changeset.plan),
+    destructive: destructive(changeset.plan),
   };
 }
 

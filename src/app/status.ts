@@ -11,9 +11,20 @@ import { openWorkspace } from './workspace.js';
 
 /** What `status` is asked. */
 export interface StatusRequest extends WorkspaceSelection {
-  /** Do not contact the platform (no orphans, duplicates or replaces in progress). */
-  readonly offline: boolean;
+  /**
+   * Do not contact the platform (no orphans, duplicates or replaces in progress). Default false: read
+   * it, as `tend status` does. A server's answers default to SERVED_STATUS_OFFLINE instead.
+   */
+  readonly offline?: boolean;
 }
+
+/**
+ * The default of `offline` for a server's answers, the same for `GET /status` and the MCP `status`
+ * tool: what Tend knows (the loop observes the platform every pass), without listing the platform
+ * on every request — a server answers many readers at once (issue 25, item 9). `offline: false`
+ * also reads the platform.
+ */
+export const SERVED_STATUS_OFFLINE = true;
 
 /** Each resource's state after the last pass, each provider's, the lease, and what is live. */
 export interface StatusReport extends Partial<LiveFindings> {
@@ -33,7 +44,7 @@ export interface StatusReport extends Partial<LiveFindings> {
 export async function status(ctx: AppContext, request: StatusRequest): Promise<StatusReport> {
   const opened = await openWorkspace(ctx, request, 'read');
   try {
-    return await readStatus(ctx, opened, request.offline);
+    return await readStatus(ctx, opened, request.offline ?? false);
   } finally {
     await opened.ws.close();
   }

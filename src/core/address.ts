@@ -4,8 +4,21 @@
  */
 export type Address = `${string}/${string}`;
 
-const NAME = /^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$/;
-const TYPE = /^([a-z0-9][a-z0-9_-]*)\.([A-Za-z0-9][A-Za-z0-9_-]*)$/;
+const NAME_SOURCE = '[a-z0-9]([a-z0-9_-]*[a-z0-9])?';
+const TYPE_SOURCE = '([a-z0-9][a-z0-9_-]*)\\.([A-Za-z0-9][A-Za-z0-9_-]*)';
+const NAME = new RegExp(`^${NAME_SOURCE}$`);
+const TYPE = new RegExp(`^${TYPE_SOURCE}$`);
+
+/**
+ * The grammar of an address as the source of one regular expression, for the schemas of the HTTP API
+ * and the MCP tools (JSON Schema `pattern`, zod `regex`): exactly what `parseAddress` accepts. A name
+ * holds no `/`.
+ */
+export const ADDRESS_PATTERN = `^${TYPE_SOURCE}/${NAME_SOURCE}$`;
+
+/** What is wrong with a text that does not match `ADDRESS_PATTERN`, as every adapter says it. */
+export const NOT_AN_ADDRESS =
+  'is not an address: write provider.type/name (lower-case letters, digits, - and _; a name holds no /), e.g. sb.services/api';
 
 /** The parts of an address. */
 export interface AddressParts {

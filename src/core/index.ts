@@ -14,6 +14,7 @@ export * from './marker.js';
 export * from './provider.js';
 export * from './redirects.js';
 export * from './key-path.js';
+export * from './value-at.js';
 export * from './refs.js';
 export * from './status.js';
 export * from './diff.js';

@@ -56,7 +56,7 @@ describe('valueAtKeyPath', () => {
     { path: 'a.b', want: undefined, reason: 'unescaped, the dot goes down into a missing a' },
     { path: 'spec.missing', want: undefined, reason: 'a missing nested field' },
     { path: 'id.x', want: undefined, reason: 'below a scalar there is nothing' },
-    { path: 'list.0.x', want: undefined, reason: 'arrays are not stepped into' },
+    { path: 'list.0.x', want: 1, reason: 'a list is stepped into by index, as valueAt does' },
     { path: 'spec.constructor', want: undefined, reason: 'own properties only' },
   ])('$path: $reason', ({ path, want }) => {
     expect(valueAtKeyPath(app, path)).toBe(want);

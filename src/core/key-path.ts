@@ -1,4 +1,4 @@
-import { ownValue } from './safe-keys.js';
+import { valueAt } from './value-at.js';
 
 /**
  * Key fields given as paths into an object (docs/onboard-rest-api.md, "Keys in nested fields"): a
@@ -37,15 +37,7 @@ export function isNestedKeyPath(path: string): boolean {
   return keyPathSegments(path).length > 1;
 }
 
-/**
- * The value at a key path of an object, reading own properties only (a field named `constructor`
- * is not the prototype's); undefined when a step is missing or not an object.
- */
+/** The value at a key path of an object: `valueAt` of its field names (own properties only). */
 export function valueAtKeyPath(value: unknown, path: string): unknown {
-  let cur: unknown = value;
-  for (const segment of keyPathSegments(path)) {
-    if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return undefined;
-    cur = ownValue(cur, segment);
-  }
-  return cur;
+  return valueAt(value, keyPathSegments(path));
 }

@@ -5,9 +5,13 @@ import {
   canHoldBoth,
   decideStep,
   blockedReason,
+  destructive,
   gateOf,
+  isDestructive,
   hasChanges,
   noDeleteReason,
+  type Plan,
+  type PlanStep,
   type StepInput,
 } from './plan.js';
 
@@ -667,4 +671,36 @@ describe('gateOf', () => {
       expect(gateOf(...c.args)).toBe(c.want);
     });
   }
+});
+
+describe('destructive', () => {
+  const step = (kind: PlanStep['kind'], address: Address): PlanStep =>
+    ({ kind, address, type: 'sb.services', dependsOn: [], objectId: 'x' }) as unknown as PlanStep;
+  it.each([
+    {
+      kinds: ['create', 'update', 'move', 'adopt', 'conflict', 'noop'],
+      want: [],
+      reason: 'nothing deleted',
+    },
+    { kinds: ['replace'], want: ['sb.services/a'], reason: 'a replace deletes the old object' },
+    { kinds: ['delete'], want: ['sb.services/a'], reason: 'a delete' },
+  ] as const)('$reason', ({ kinds, want }) => {
+    const plan = {
+      steps: kinds.map((k) => step(k, 'sb.services/a')),
+      counts: {} as Plan['counts'],
+      gated: [],
+      blastRadius: [],
+    } satisfies Plan;
+    expect(destructive(plan)).toEqual(want);
+  });
+  it('is sorted, so the same plan always names them in the same order', () => {
+    const plan: Plan = {
+      steps: [step('delete', 'sb.services/b'), step('replace', 'sb.services/a')],
+      counts: {} as Plan['counts'],
+      gated: [],
+      blastRadius: [],
+    };
+    expect(destructive(plan)).toEqual(['sb.services/a', 'sb.services/b']);
+    expect(plan.steps.filter(isDestructive).map((s) => s.kind)).toEqual(['delete', 'replace']);
+  });
 });

@@ -279,6 +279,24 @@ export function noDeleteReplaceReason(type: string): string {
   return `replacing it would delete the old object, but the API offers no DELETE for ${type}: declare the old value again, or remove the object in the platform first (Tend then creates it anew)`;
 }
 
+/**
+ * True for a step that deletes a platform object: a replace (the old object goes) or a delete. This
+ * is what "destructive" means everywhere in Tend: what the admin role and an explicit approval guard.
+ */
+export function isDestructive(step: PlanStep): step is ReplaceStep | DeleteStep {
+  return step.kind === 'replace' || step.kind === 'delete';
+}
+
+/**
+ * The addresses of a plan's destructive steps (`isDestructive`), sorted: what a saved plan, the HTTP
+ * API, a proposal and `tend plan --json` call `destructive`. Gated and blocked ones included.
+ */
+export function destructive(plan: Plan): Address[] {
+  const out: Address[] = [];
+  for (const s of plan.steps) if (isDestructive(s)) out.push(s.address);
+  return out.sort();
+}
+
 /** Why a delete or replace step can never be carried out, if it cannot (see `noDeleteReason`). */
 export function blockedReason(step: PlanStep): string | undefined {
   return step.kind === 'delete' || step.kind === 'replace' ? step.blocked : undefined;
@@ -380,8 +398,9 @@ export function assemblePlan(
   const blast = new Set<Address>();
   for (const s of steps) {
     counts[s.kind]++;
-    if ((s.kind === 'replace' || s.kind === 'delete') && s.gated) gated.push(s.address);
-    if (s.kind === 'replace' || s.kind === 'delete') s.blastRadius.forEach((b) => blast.add(b));
+    if (!isDestructive(s)) continue;
+    if (s.gated) gated.push(s.address);
+    s.blastRadius.forEach((b) => blast.add(b));
   }
   return { steps, counts, gated, blastRadius: [...blast].sort() };
 }

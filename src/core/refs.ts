@@ -1,6 +1,7 @@
 import type { Address } from './address.js';
 import { parseAddress } from './address.js';
 import { setKey } from './safe-keys.js';
+import { valueAt } from './value-at.js';
 
 /**
  * A reference `${type/name.path}` inside a declared value: the value depends on a field of another
@@ -71,14 +72,9 @@ export function isUnknown(v: unknown): v is Unknown {
   return v !== null && typeof v === 'object' && typeof (v as Unknown).$unknown === 'string';
 }
 
-/** Reads `a.b.c` from a value; undefined when any step is missing. */
+/** Reads `a.b.c` (or `ports.0`) from a value: `valueAt` of the dotted path's parts. */
 export function getPath(value: unknown, path: string): unknown {
-  let cur: unknown = value;
-  for (const part of path.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
+  return valueAt(value, path.split('.'));
 }
 
 /**

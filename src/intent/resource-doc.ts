@@ -1,4 +1,10 @@
-import { address as makeAddress, isValidName, parseAddress, parseType } from '../core/index.js';
+import {
+  address as makeAddress,
+  isValidName,
+  parseAddress,
+  parseType,
+  valueAt,
+} from '../core/index.js';
 import type {
   Address,
   CheckDecl,
@@ -13,7 +19,7 @@ import { readLabels } from './labels.js';
 import type { ParsedDocument } from './parse-documents.js';
 import { reportAt, sourceOf } from './report.js';
 import type { SpecValidator } from './schema-validate.js';
-import { checkSecrets, readSecretsList, valueAt } from './secret-rules.js';
+import { checkSecrets, readSecretsList } from './secret-rules.js';
 import type { SecretContext } from './secret-rules.js';
 import { didYouMean, listOf } from './suggest.js';
 

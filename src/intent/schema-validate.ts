@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type formatsModule from 'ajv-formats';
-import { findReferences } from '../core/index.js';
+import { findReferences, valueAt } from '../core/index.js';
 import type { JsonSchema, ResourceTypeInfo } from '../core/index.js';
 import { allowedProperties, closeSchema } from './close-schema.js';
 import type { PathSegment } from './positions.js';
@@ -75,15 +75,6 @@ function given(v: unknown): string {
   if (typeof v === 'number') return `${Number.isInteger(v) ? 'integer' : 'number'} ${show(v)}`;
   if (typeof v === 'object') return 'object';
   return `${typeof v} ${show(v)}`;
-}
-
-function valueAt(spec: unknown, path: readonly PathSegment[]): unknown {
-  let cur = spec;
-  for (const seg of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[String(seg)];
-  }
-  return cur;
 }
 
 /** Paths where schema errors are not the user's problem (see `validate`). */

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { JsonSchema, ResourceTypeInfo } from '../core/index.js';
+import { valueAt } from '../core/index.js';
 import { allowedProperties } from './close-schema.js';
 import type { TrustedDirs } from './confine.js';
 import { fileKind, locate, trustedDirsHint } from './confine.js';
@@ -316,16 +317,6 @@ function inUrl(r: FieldReader, info: ResourceTypeInfo, at: PathSegment[]): void 
       hint: 'rotate it after the create, or keep it out of the intent if the API takes it another way (`tend providers inspect` shows the create)',
     },
   );
-}
-
-/** The value at a path of field names in a spec, or undefined where the path leaves the objects. */
-export function valueAt(spec: unknown, path: readonly string[]): unknown {
-  let cur = spec;
-  for (const seg of path) {
-    if (!isRecord(cur)) return undefined;
-    cur = cur[seg];
-  }
-  return cur;
 }
 
 /** Secret references below a top-level field (iteratively: specs may be deep). */

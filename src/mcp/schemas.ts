@@ -1,8 +1,22 @@
 // The input and output schemas of every tool (zod, which the MCP SDK turns into the JSON Schemas
 // `tools/list` gives and validates calls and results against). Inputs are strict: an unknown key is
-// an error naming it. Outputs describe the keys an agent relies on and allow more (the plan's steps,
-// ledger entries and explained fields carry what the CLI's --json carries; docs/mcp.md).
+// an error naming it. Outputs are the views of src/app/view-schemas.ts — the same the HTTP API
+// documents — which name the keys an agent relies on and allow more (the plan's steps, ledger entries
+// and explained fields carry what the CLI's --json carries; docs/mcp.md).
 import * as z from 'zod';
+import {
+  address,
+  announceViewShape,
+  explainViewShape,
+  historyViewShape,
+  jsonValue,
+  open,
+  planStepsShape,
+  planViewShape,
+  statusViewShape,
+  workspace,
+  decision,
+} from '../app/view-schemas.js';
 
 /** A required text argument whose absence is an error saying what it is and giving an example. */
 function required(name: string, what: string, example: string) {
@@ -32,81 +46,18 @@ function texts(description: string) {
     .describe(description);
 }
 
-const address = z
-  .string({ error: 'must be text: a resource address, provider.type/name' })
-  .regex(/^[^/\s]+\/[^\s]+$/, {
-    error: 'is not an address: write provider.type/name, e.g. sb.services/api',
-  });
-
-const workspace = z.object({ name: z.string(), source: z.string().optional() });
-
-const liveFindings = {
-  orphans: z
-    .array(z.object({ type: z.string(), id: z.string(), address: z.string().optional() }))
-    .optional(),
-  duplicates: z.array(z.object({ address: z.string(), objectIds: z.array(z.string()) })).optional(),
-  replacing: z.array(z.object({ address: z.string(), oldObjectId: z.string() })).optional(),
-  unlisted: z.array(z.object({ type: z.string(), message: z.string() })).optional(),
-};
-
-const stepKinds = z.enum([
-  'create',
-  'update',
-  'replace',
-  'delete',
-  'move',
-  'adopt',
-  'conflict',
-  'noop',
-]);
-
-/** A plan as `tend plan --json` gives it: changes, counts, gated, blocked, blast radius, steps. */
-const planShape = {
-  changes: z.boolean().describe('true when any step is not a noop'),
-  counts: z.record(z.string(), z.number().int()).describe('steps per kind'),
-  gated: z.array(z.string()).describe('destructive steps waiting for approval'),
-  blocked: z
-    .array(z.object({ address: z.string(), reason: z.string() }))
-    .describe('steps that cannot happen'),
-  blastRadius: z.array(z.string()).describe('everything downstream of a replace or delete'),
-  steps: z
-    .array(z.looseObject({ kind: stepKinds, address: z.string() }))
-    .describe('one step per resource, in reference order'),
-};
-
-const decision = z.looseObject({ address: z.string(), field: z.string() });
-
 // ——— status ———
 
 export const statusInput = {
   offline: z
     .boolean({ error: 'must be true or false' })
     .optional()
-    .describe('do not contact the platform (no orphans, duplicates or replaces in progress)'),
+    .describe(
+      'true (the default): what Tend knows, without contacting the platform; false: also read the platform (orphans, duplicates, replaces in progress)',
+    ),
 };
 
-export const statusOutput = {
-  workspace,
-  resources: z
-    .array(
-      z.looseObject({
-        address: z.string(),
-        state: z.string(),
-        objectId: z.string().optional(),
-        message: z.string().optional(),
-      }),
-    )
-    .describe("each declared resource's state after the last pass, by address"),
-  providers: z
-    .array(z.looseObject({ name: z.string(), state: z.string(), message: z.string().optional() }))
-    .describe('how each provider answered the last pass, by name'),
-  lease: z
-    .looseObject({ holder: z.looseObject({}), epoch: z.number().int() })
-    .nullable()
-    .describe('who holds the workspace now (a tend run, an apply), or null'),
-  platformError: z.string().optional(),
-  ...liveFindings,
-};
+export const statusOutput = statusViewShape;
 
 // ——— plan ———
 
@@ -118,12 +69,7 @@ export const planInput = {
     .describe('plan deletes of managed objects removed from the intent (default true)'),
 };
 
-export const planOutput = {
-  workspace,
-  ...planShape,
-  decisions: z.array(decision).describe('what the arbitration policy decides about drifted fields'),
-  ...liveFindings,
-};
+export const planOutput = planViewShape;
 
 // ——— explain ———
 
@@ -142,29 +88,7 @@ export const explainInput = {
     .describe('most ledger entries per field (default 5)'),
 };
 
-export const explainOutput = {
-  workspace,
-  address: z.string(),
-  type: z.string(),
-  field: z.string().optional(),
-  observedFrom: z.enum(['platform', 'store', 'none']),
-  objectId: z.string().optional(),
-  recordedAt: z.string().optional(),
-  status: z.looseObject({ state: z.string() }).optional(),
-  policy: z.enum(['intent', 'default']),
-  fields: z
-    .array(
-      z.looseObject({
-        field: z.string(),
-        state: z.string(),
-        secret: z.boolean(),
-        owner: z.looseObject({}),
-        entries: z.array(z.looseObject({ seq: z.number().int() })),
-      }),
-    )
-    .describe('declared, observed, owner, decision now and latest ledger entries, per field'),
-  notes: z.array(z.string()),
-};
+export const explainOutput = explainViewShape;
 
 // ——— history ———
 
@@ -188,32 +112,16 @@ export const historyInput = {
     .describe('the latest N matching entries (default 50)'),
 };
 
-export const historyOutput = {
-  changes: z
-    .array(
-      z.looseObject({
-        seq: z.number().int(),
-        time: z.string(),
-        actor: z.string(),
-        source: z.string(),
-        type: z.string(),
-        objectId: z.string(),
-        action: z.string(),
-        fields: z.array(z.string()),
-      }),
-    )
-    .describe('ledger entries, oldest first'),
-  ledger: z.looseObject({ ok: z.boolean() }).describe('whether the hash chain holds'),
-};
+export const historyOutput = historyViewShape;
 
 // ——— announce ———
 
-const motivationObject = z.looseObject({ kind: z.string() });
+const motivationObject = open({ kind: z.string() });
 
 export const announceInput = {
   address: address.describe('the resource, provider.type/name'),
   field: required('field', 'the field the actor sets, below spec', '"replicas"'),
-  value: z.unknown().describe('the value the actor sets (any JSON value)'),
+  value: jsonValue.describe('the value the actor sets (any JSON value)'),
   actor: required('actor', 'who makes the change', '"deploy-agent"'),
   actorKind: text('human, controller, agent, pipeline (default agent)').optional(),
   intent: required(
@@ -238,19 +146,7 @@ export const announceInput = {
   note: text('a sentence for whoever reads it later').optional(),
 };
 
-export const announceOutput = {
-  workspace,
-  announcements: z.array(
-    z.looseObject({
-      id: z.string(),
-      address: z.string(),
-      field: z.string(),
-      actor: z.string(),
-      expiresAt: z.string(),
-    }),
-  ),
-  warnings: z.array(z.string()),
-};
+export const announceOutput = announceViewShape;
 
 // ——— propose_change ———
 
@@ -260,7 +156,7 @@ export const proposeInput = {
       z.strictObject({
         address: address.describe('the resource, provider.type/name'),
         field: required('field', 'the field below spec', '"replicas"'),
-        value: z.unknown().describe('the value the intent should declare'),
+        value: jsonValue.describe('the value the intent should declare'),
       }),
     )
     .optional()
@@ -290,13 +186,15 @@ export const proposeOutput = {
   id: z.string().describe('the same proposal on the same intent gets the same id'),
   files: z.array(z.string()).describe('intent files the patch changes'),
   diff: z.string().describe('the unified diff of the intent (empty when it changes no file)'),
-  patchFile: z.string().nullable().describe('the diff as a file, for git apply or patch -p1'),
+  patchFile: z
+    .string()
+    .min(1)
+    .nullable()
+    .describe('the diff as a file, for git apply or patch -p1'),
   planFile: z.string().describe('the saved plan: tend apply <planFile> once the patch is applied'),
-  ...planShape,
+  ...planStepsShape,
   decisions: z.array(decision),
-  destructive: z.array(z.string()).describe('replaced, deleted or gated resources'),
-  applied: z
-    .looseObject({ verdict: z.string(), applied: z.boolean() })
+  applied: open({ verdict: z.string(), applied: z.boolean() })
     .nullable()
     .describe('the outcome, when the proposal was applied (else null)'),
   review: z.string().describe('what a human does next'),

@@ -12,17 +12,14 @@ import {
   history,
   IntentError,
   plan,
+  planStepsView,
+  planView,
   propose,
+  SERVED_STATUS_OFFLINE,
   status,
 } from '../app/index.js';
-import type { Address, Plan, Redactor } from '../core/index.js';
-import {
-  blockedReason,
-  formatDiagnostic,
-  sortDiagnostics,
-  TendError,
-  toTendError,
-} from '../core/index.js';
+import type { Address, Redactor } from '../core/index.js';
+import { formatDiagnostic, sortDiagnostics, TendError, toTendError } from '../core/index.js';
 import {
   announceInput,
   announceOutput,
@@ -73,21 +70,6 @@ const byKey =
     return x < y ? -1 : x > y ? 1 : 0;
   };
 
-/** A plan as `tend plan --json` gives it. */
-function planView(p: Plan) {
-  return {
-    changes: p.steps.some((s) => s.kind !== 'noop'),
-    counts: p.counts,
-    gated: p.gated,
-    blocked: p.steps.flatMap((s) => {
-      const reason = blockedReason(s);
-      return reason !== undefined ? [{ address: s.address, reason }] : [];
-    }),
-    blastRadius: p.blastRadius,
-    steps: p.steps,
-  };
-}
-
 /**
  * Builds the MCP server of one workspace. Every result passes through the context's redactor; every
  * failure is a tool error (`isError`) whose text says what went wrong and what to do.
@@ -137,7 +119,10 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       annotations: readOnly,
     },
     run(async (a: { offline?: boolean | undefined }) => {
-      const r = await status(ctx, { ...selection, offline: a.offline ?? false });
+      const r = await status(ctx, {
+        ...selection,
+        offline: a.offline ?? SERVED_STATUS_OFFLINE,
+      });
       return {
         workspace: r.workspace,
         resources: [...r.resources].sort(byKey((x) => x.address)),
@@ -171,15 +156,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
         prune: a.prune ?? true,
         ...(a.targets ? { targets: a.targets as Address[] } : {}),
       });
-      return {
-        workspace: r.workspace,
-        ...planView(r.plan),
-        decisions: r.decisions,
-        orphans: [...r.orphans].sort(byKey((o) => `${o.type}\u0000${o.id}`)),
-        duplicates: r.duplicates,
-        replacing: r.replacing,
-        unlisted: r.unlisted,
-      };
+      return { ...planView(r) };
     }),
   );
 
@@ -335,9 +312,8 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
           diff: r.diff,
           patchFile: r.patchFile ?? null,
           planFile: r.planFile,
-          ...planView(r.plan),
+          ...planStepsView(r.plan),
           decisions: r.decisions,
-          destructive: r.destructive,
           applied: r.applied
             ? {
                 verdict: r.applied.verdict,

@@ -216,7 +216,16 @@ describe('request validation', () => {
       method: 'post',
       path: '/pauses',
       body: { address: 'api' },
-      message: 'body.address: must match pattern',
+      message: 'body.address: is not an address: write provider.type/name',
+    },
+    {
+      // The core's grammar (parseAddress): the HTTP pattern used to take a `/` in a name.
+      name: 'an address whose name holds a /',
+      method: 'post',
+      path: '/pauses',
+      body: { address: 'sb.services/api/v2' },
+      message:
+        'body.address: is not an address: write provider.type/name (lower-case letters, digits, - and _; a name holds no /), e.g. sb.services/api',
     },
     {
       name: 'a query out of range',
@@ -286,13 +295,13 @@ describe('plan, apply, graph, stop and resume', { timeout: 120_000 }, () => {
     const planned = await call('post', '/plan', { role: 'operator', body: {} });
     const p = await json<{
       id: string;
-      plan: { steps: { kind: string }[] };
+      steps: { kind: string }[];
       destructive: string[];
       blastRadius: string[];
     }>(planned);
     expect(planned.status).toBe(201);
     expect(p.id).toMatch(/^\d{8}T\d{9}Z-[0-9a-f]{8}$/);
-    expect(p.plan.steps.filter((s) => s.kind === 'create')).toHaveLength(5);
+    expect(p.steps.filter((s) => s.kind === 'create')).toHaveLength(5);
     expect(p.destructive).toEqual([]);
     expect(p.blastRadius).toEqual([]);
     const last = await json<{ id: string }>(await call('get', '/plans/last', { role: 'viewer' }));
@@ -363,10 +372,10 @@ describe('plan, apply, graph, stop and resume', { timeout: 120_000 }, () => {
       body: JSON.stringify({ replicas: 7 }),
     });
     expect(changed.status).toBe(200);
-    const held = await json<{ plan: { steps: { address: string; kind: string }[] } }>(
+    const held = await json<{ steps: { address: string; kind: string }[] }>(
       await call('post', '/plan', { role: 'operator', body: {} }),
     );
-    expect(held.plan.steps.find((s) => s.address === 'sb.services/api')).toBeUndefined();
+    expect(held.steps.find((s) => s.address === 'sb.services/api')).toBeUndefined();
     const st = await json<{ paused: { address: string }[] }>(
       await call('get', '/status', { role: 'viewer' }),
     );
@@ -380,10 +389,10 @@ describe('plan, apply, graph, stop and resume', { timeout: 120_000 }, () => {
       role: 'operator',
     });
     expect(again.status).toBe(404);
-    const fixed = await json<{ plan: { steps: { address: string; kind: string }[] } }>(
+    const fixed = await json<{ steps: { address: string; kind: string }[] }>(
       await call('post', '/plan', { role: 'operator', body: {} }),
     );
-    expect(fixed.plan.steps.find((s) => s.address === 'sb.services/api')?.kind).toBe('update');
+    expect(fixed.steps.find((s) => s.address === 'sb.services/api')?.kind).toBe('update');
   });
 
   it('pausing a resource the intent does not declare is a 404 with near matches', async () => {

@@ -1,5 +1,6 @@
+import * as z from 'zod';
 import type { Address, Motivation } from '../core/index.js';
-import { checkIntentWord, parseMotivation, TendError } from '../core/index.js';
+import { ADDRESS_PATTERN, checkIntentWord, parseMotivation, TendError } from '../core/index.js';
 import type {
   AppContext,
   HeldWorkspace,
@@ -17,16 +18,31 @@ import {
   lastSavedPlan,
   listAnnouncements,
   pauseResource,
+  planView,
   readSavedPlan,
   readStatus,
   readTwinGraph,
   resumeResource,
   runAction,
   savePlan,
+  SERVED_STATUS_OFFLINE,
   status,
   twinGraph,
 } from '../app/index.js';
 import type { WorkspaceSelection } from '../app/index.js';
+// The views' schemas (zod) are shared with the MCP tools; only `tend serve` and `tend mcp` load them.
+import {
+  announceViewShape,
+  explainViewShape,
+  historyViewShape,
+  jsonSchemaOf,
+  jsonValue,
+  open,
+  planStepsShape,
+  planViewShape,
+  statusViewShape,
+  workspace,
+} from '../app/view-schemas.js';
 import type { Caller, Role } from './auth.js';
 import { allows } from './auth.js';
 import type { EventHub } from './event-hub.js';
@@ -97,12 +113,132 @@ const strList = {
   anyOf: [str, { type: 'array', items: str }],
 } as const;
 const bool = { type: 'boolean' } as const;
-const anyObject = { type: 'object' } as const;
+/** Any JSON value (input): a strict client is told each JSON type, not a bare `{}`. */
+const anyValue = jsonSchemaOf(jsonValue);
+/** A mapping of any keys (input). */
+const anyMapping = { type: 'object', additionalProperties: anyValue, description: 'a mapping' };
+/** The core's address grammar (`parseAddress`): a name holds no `/`. */
 const address = {
   type: 'string',
-  pattern: '^[A-Za-z0-9_.-]+/[^/]+$',
+  pattern: ADDRESS_PATTERN,
   description: 'a resource address, provider.type/name',
 } as const;
+
+// ——— the answers' schemas (every one names its keys: /openapi.json has no bare object) ———
+const ws = { workspace };
+const pausedShape = {
+  address: z.string(),
+  by: z.string(),
+  since: z.string(),
+  reason: z.string().optional(),
+};
+const answers = {
+  openapi: jsonSchemaOf({
+    openapi: z.string(),
+    info: open({ title: z.string(), version: z.string() }),
+    paths: z.record(
+      z.string(),
+      z.record(
+        z.enum(['get', 'post', 'delete']),
+        open({ operationId: z.string(), summary: z.string() }),
+      ),
+    ),
+  }),
+  status: jsonSchemaOf(statusViewShape),
+  graph: jsonSchemaOf({
+    ...ws,
+    nodes: z.array(
+      open({
+        address: z.string(),
+        type: z.string(),
+        origin: z.enum(['declared', 'removed']),
+        state: z.string(),
+        message: z.string().optional(),
+        objectId: z.string().optional(),
+        stateful: z.boolean(),
+        paused: z.boolean(),
+      }),
+    ),
+    edges: z.array(z.object({ from: z.string(), to: z.string() })),
+    states: z.record(z.string(), z.number().int()).describe('how many nodes are in each state'),
+  }),
+  explain: jsonSchemaOf(explainViewShape),
+  owners: jsonSchemaOf({
+    address: z.string(),
+    owners: z.array(z.object({ field: z.string(), owner: open({ kind: z.string() }) })),
+  }),
+  history: jsonSchemaOf(historyViewShape),
+  drift: jsonSchemaOf({
+    ...ws,
+    fields: z.array(
+      open({ address: z.string(), field: z.string(), declared: jsonValue, observed: jsonValue }),
+    ),
+    missing: z.array(open({ address: z.string(), reason: z.string() })),
+    claims: z.array(open({ address: z.string(), field: z.string() })),
+    warnings: z.array(z.string()),
+    drifted: z.boolean(),
+  }),
+  orphans: jsonSchemaOf({
+    orphans: planViewShape.orphans.unwrap(),
+    duplicates: planViewShape.duplicates.unwrap(),
+    platformError: z.string().optional(),
+  }),
+  plan: jsonSchemaOf({ id: z.string().describe('GET /plans/{id}, POST /apply'), ...planViewShape }),
+  savedPlan: jsonSchemaOf({
+    id: z.string(),
+    workspace: z.string(),
+    createdAt: z.string(),
+    options: open({ approveDestroy: z.boolean(), prune: z.boolean() }),
+    plan: open({
+      steps: planStepsShape.steps,
+      counts: planStepsShape.counts,
+      gated: planStepsShape.gated,
+      blastRadius: planStepsShape.blastRadius,
+    }),
+    destructive: planStepsShape.destructive,
+  }),
+  apply: jsonSchemaOf({
+    ...ws,
+    verdict: z.string(),
+    applied: z.boolean(),
+    plan: open({ steps: planStepsShape.steps, counts: planStepsShape.counts }),
+    outcomes: z.record(z.string(), open({ state: z.string() })),
+    recovered: z.number().int(),
+    epoch: z.number().int(),
+    refused: open({ code: z.string(), message: z.string() }).optional(),
+  }),
+  announcements: jsonSchemaOf({
+    ...ws,
+    at: z.string(),
+    announcements: announceViewShape.announcements,
+  }),
+  announce: jsonSchemaOf(announceViewShape),
+  accept: jsonSchemaOf({
+    address: z.string(),
+    field: z.string(),
+    outcome: z.enum(['patched', 'unchanged', 'elsewhere']),
+    value: jsonValue,
+    file: z.string(),
+    diff: z.string(),
+    written: z.boolean(),
+  }),
+  action: jsonSchemaOf({
+    ...ws,
+    runId: z.string(),
+    address: z.string(),
+    action: z.string(),
+    resumed: z.boolean(),
+    state: z.enum(['done', 'failed', 'interrupted']),
+    params: z.record(z.string(), z.string()),
+    steps: z.array(open({ name: z.string() })),
+    error: z.string().optional(),
+    ledgerSeq: z.number().int().optional(),
+    epoch: z.number().int(),
+  }),
+  pauses: jsonSchemaOf(z.array(open(pausedShape))),
+  paused: jsonSchemaOf(pausedShape),
+  resumed: jsonSchemaOf({ address: z.string(), resumed: z.literal(true) }),
+};
 const filterQuery: Schema = {
   type: 'object',
   additionalProperties: false,
@@ -169,7 +305,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'openapi',
     summary: 'The OpenAPI 3.1 document of this API.',
     role: 'viewer',
-    response: anyObject,
+    response: answers.openapi,
     // Filled in by the app (it needs the whole table).
     handler: () => Promise.resolve({ body: {} }),
   },
@@ -197,12 +333,19 @@ export const ROUTES: readonly Route[] = [
       type: 'object',
       additionalProperties: false,
       properties: {
-        offline: { type: 'boolean', default: true, description: 'false: also read the platform' },
+        offline: {
+          type: 'boolean',
+          description:
+            'true (the default): what Tend knows, without contacting the platform; false: also read the platform (orphans, duplicates, replaces in progress)',
+        },
       },
     },
-    response: anyObject,
+    response: answers.status,
     handler: async ({ server, query }) => ({
-      body: await statusOf(server, query['offline'] !== false),
+      body: await statusOf(
+        server,
+        typeof query['offline'] === 'boolean' ? query['offline'] : SERVED_STATUS_OFFLINE,
+      ),
     }),
   },
   {
@@ -211,11 +354,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'graph',
     summary: 'The twin as a graph: resources (with status), references between them.',
     role: 'viewer',
-    response: {
-      type: 'object',
-      required: ['nodes', 'edges'],
-      properties: { nodes: { type: 'array' }, edges: { type: 'array' }, states: anyObject },
-    },
+    response: answers.graph,
     handler: async ({ server }) => ({ body: await graphOf(server) }),
   },
   {
@@ -233,7 +372,7 @@ export const ROUTES: readonly Route[] = [
         limit: { type: 'integer', minimum: 1, maximum: 1000 },
       },
     },
-    response: anyObject,
+    response: answers.explain,
     handler: async ({ server, params, query }) => ({
       body: await explain(server.ctx, {
         ...server.workspace,
@@ -250,7 +389,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'owners',
     summary: "Who owns each field of a resource (the intent, or an actor's claim).",
     role: 'viewer',
-    response: anyObject,
+    response: answers.owners,
     handler: async ({ server, params }) => {
       const r = await explain(server.ctx, {
         ...server.workspace,
@@ -272,7 +411,7 @@ export const ROUTES: readonly Route[] = [
     summary: 'Ledger entries (changes with actor, intent, motivation, decision), filtered.',
     role: 'viewer',
     query: filterQuery,
-    response: anyObject,
+    response: answers.history,
     handler: async ({ server, query }) => ({
       body: await history(
         server.ctx,
@@ -300,7 +439,7 @@ export const ROUTES: readonly Route[] = [
     summary:
       'Drifted declared fields with who changed them and what the policy decides (reads the platform).',
     role: 'viewer',
-    response: anyObject,
+    response: answers.drift,
     handler: async ({ server }) => ({ body: await drift(server.ctx, server.workspace) }),
   },
   {
@@ -309,7 +448,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'orphans',
     summary: "Objects carrying this workspace's marker that nothing declares (reads the platform).",
     role: 'viewer',
-    response: anyObject,
+    response: answers.orphans,
     handler: async ({ server }) => {
       const r = await statusOf(server, false);
       return {
@@ -337,11 +476,7 @@ export const ROUTES: readonly Route[] = [
       },
     },
     status: 201,
-    response: {
-      type: 'object',
-      required: ['id', 'plan'],
-      properties: { id: { type: 'string' }, plan: anyObject, destructive: { type: 'array' } },
-    },
+    response: answers.plan,
     handler: async ({ server, body }) => {
       const b = (body ?? {}) as { approveDestroy?: boolean; prune?: boolean; targets?: Address[] };
       const r = await savePlan(server.ctx, {
@@ -351,18 +486,8 @@ export const ROUTES: readonly Route[] = [
         ...(b.targets ? { targets: b.targets } : {}),
         report: server.hub.publish,
       });
-      const { changeset: _file, ...rest } = r;
-      void _file;
-      return {
-        status: 201,
-        body: {
-          ...rest,
-          blastRadius: r.plan.blastRadius,
-          destructive: r.plan.steps
-            .filter((s) => s.kind === 'replace' || s.kind === 'delete')
-            .map((s) => s.address),
-        },
-      };
+      // The plan as `tend plan --json` and the MCP `plan` tool give it, with the saved plan's id.
+      return { status: 201, body: { id: r.id, ...planView(r) } };
     },
   },
   {
@@ -371,7 +496,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'lastPlan',
     summary: 'The last saved plan.',
     role: 'viewer',
-    response: anyObject,
+    response: answers.savedPlan,
     handler: async ({ server }) => {
       const p = await lastSavedPlan(server.workspace);
       if (!p) {
@@ -388,7 +513,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'savedPlan',
     summary: 'A saved plan by id.',
     role: 'viewer',
-    response: anyObject,
+    response: answers.savedPlan,
     handler: async ({ server, params }) => ({
       body: await readSavedPlan(server.workspace, params['id']!),
     }),
@@ -409,7 +534,7 @@ export const ROUTES: readonly Route[] = [
         approveDestroy: { ...bool, default: false },
       },
     },
-    response: anyObject,
+    response: answers.apply,
     handler: async ({ server, body, caller, signal }) => {
       const b = body as { plan: string; approveDestroy?: boolean };
       const saved = await readSavedPlan(server.workspace, b.plan);
@@ -454,7 +579,7 @@ export const ROUTES: readonly Route[] = [
       additionalProperties: false,
       properties: { address, all: bool },
     },
-    response: anyObject,
+    response: answers.announcements,
     handler: async ({ server, query }) => ({
       body: await listAnnouncements(server.ctx, {
         ...server.workspace,
@@ -469,9 +594,9 @@ export const ROUTES: readonly Route[] = [
     operationId: 'announce',
     summary: 'An actor declares a change it makes, with intent, motivation and TTL.',
     role: 'operator',
-    body: { anyOf: [anyObject, { type: 'array', items: anyObject, minItems: 1 }] },
+    body: { anyOf: [anyMapping, { type: 'array', items: anyMapping, minItems: 1 }] },
     status: 201,
-    response: anyObject,
+    response: answers.announce,
     handler: async ({ server, body }) => ({
       status: 201,
       body: await announce(server.ctx, { ...server.workspace, input: body }),
@@ -488,9 +613,9 @@ export const ROUTES: readonly Route[] = [
       type: 'object',
       additionalProperties: false,
       required: ['address', 'field'],
-      properties: { address, field: str, value: {}, write: { ...bool, default: false } },
+      properties: { address, field: str, value: anyValue, write: { ...bool, default: false } },
     },
-    response: anyObject,
+    response: answers.accept,
     handler: async ({ server, body }) => {
       const b = body as { address: string; field: string; value?: unknown; write?: boolean };
       return {
@@ -519,13 +644,15 @@ export const ROUTES: readonly Route[] = [
         action: str,
         params: {
           type: 'object',
-          additionalProperties: { type: ['string', 'number', 'boolean'] },
+          additionalProperties: {
+            anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }],
+          },
         },
         intent: str,
         motivation: str,
       },
     },
-    response: anyObject,
+    response: answers.action,
     handler: async ({ server, body, caller, signal }) => {
       const b = body as {
         address: string;
@@ -576,7 +703,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'pauses',
     summary: 'Resources whose reconciling is stopped.',
     role: 'viewer',
-    response: { type: 'array', items: anyObject },
+    response: answers.pauses,
     handler: async ({ server }) => ({
       body: (await statusOf(server, true)).paused,
     }),
@@ -594,7 +721,7 @@ export const ROUTES: readonly Route[] = [
       properties: { address, reason: { type: 'string', maxLength: 500 } },
     },
     status: 201,
-    response: anyObject,
+    response: answers.paused,
     handler: async ({ server, body, caller }) => {
       const b = body as { address: string; reason?: string };
       const r = await pauseResource(server.ctx, {
@@ -612,7 +739,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'paused',
     summary: 'One stopped resource.',
     role: 'viewer',
-    response: anyObject,
+    response: answers.paused,
     handler: async ({ server, params }) => {
       const r = await statusOf(server, true);
       const p = r.paused.find((x) => x.address === params['address']);
@@ -628,7 +755,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'resume',
     summary: 'Resume reconciling a resource.',
     role: 'operator',
-    response: anyObject,
+    response: answers.resumed,
     handler: async ({ server, params }) => {
       const r = await resumeResource(server.ctx, {
         ...server.workspace,
@@ -651,7 +778,7 @@ export const ROUTES: readonly Route[] = [
       type: 'object',
       additionalProperties: false,
       required: ['type', 'current', 'desired'],
-      properties: { type: str, current: anyObject, desired: anyObject },
+      properties: { type: str, current: anyMapping, desired: anyMapping },
     },
     response: {
       type: 'object',

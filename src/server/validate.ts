@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { ADDRESS_PATTERN, NOT_AN_ADDRESS } from '../core/index.js';
 import type { Schema } from './routes.js';
 
 /** Validators compiled once per schema (the route table's). */
@@ -22,6 +23,10 @@ function describe(where: string, e: ErrorObject): string {
   if (e.keyword === 'required') {
     const p = (e.params as { missingProperty: string }).missingProperty;
     return `${path}.${p}: is required`;
+  }
+  if (e.keyword === 'pattern' && (e.params as { pattern: string }).pattern === ADDRESS_PATTERN) {
+    // The same sentence the MCP tools give (core/address.ts).
+    return `${path}: ${NOT_AN_ADDRESS}`;
   }
   return `${path}: ${e.message ?? 'is invalid'}`;
 }

@@ -52,15 +52,14 @@ interface Explained {
   fields: FieldReport[];
   notes: string[];
 }
-interface Plan {
-  id?: string;
-  createdAt?: string;
-  plan: {
-    steps: { address: string; kind: string; reason?: string; blastRadius?: string[] }[];
-    blastRadius?: string[];
-  };
-  destructive?: string[];
+interface PlanSteps {
+  steps: { address: string; kind: string; reason?: string; blastRadius?: string[] }[];
+  blastRadius?: string[];
 }
+/** A saved plan (GET /plans/…: its steps under `plan`) or a plan made now (POST /plan: the view). */
+type Plan = { id?: string; createdAt?: string; destructive?: string[] } & (
+  { plan: PlanSteps } | PlanSteps
+);
 
 const TOKEN_KEY = 'tend.token';
 const STATES = ['converged', 'drifted', 'pending', 'failing', 'blocked', 'error', 'paused'];
@@ -340,8 +339,9 @@ function renderPlan(p: Plan | undefined, title: string): void {
     renderGraph();
     return;
   }
-  const steps = p.plan.steps.filter((s) => s.kind !== 'noop');
-  const radius = new Set<string>(p.plan.blastRadius ?? []);
+  const planned = 'plan' in p ? p.plan : p;
+  const steps = planned.steps.filter((s) => s.kind !== 'noop');
+  const radius = new Set<string>(planned.blastRadius ?? []);
   for (const s of steps) for (const a of s.blastRadius ?? []) radius.add(a);
   blast = new Set([...steps.map((s) => s.address), ...radius]);
   out.innerHTML =

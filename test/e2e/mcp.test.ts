@@ -276,7 +276,15 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
       reason: 'plan with a target that is not an address',
       tool: 'plan',
       args: { targets: ['api'] },
-      message: 'is not an address: write provider.type/name, e.g. sb.services/api',
+      message:
+        'is not an address: write provider.type/name (lower-case letters, digits, - and _; a name holds no /), e.g. sb.services/api',
+    },
+    {
+      // The core's grammar (parseAddress): the MCP pattern used to take a `/` in a name.
+      reason: 'plan with a target whose name holds a /',
+      tool: 'plan',
+      args: { targets: ['sb.services/api/v2'] },
+      message: 'a name holds no /',
     },
     {
       reason: 'plan with a target the intent does not declare',

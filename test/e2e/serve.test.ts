@@ -173,9 +173,9 @@ describe('tend serve on a real port', { timeout: 120_000 }, () => {
     ex.write('app.yaml', ex.read('app.yaml').replace('replicas: 2', 'replicas: 3'));
     const planned = (await (await post('/plan', {})).json()) as {
       id: string;
-      plan: { steps: { address: string; kind: string }[] };
+      steps: { address: string; kind: string }[];
     };
-    expect(planned.plan.steps.find((s) => s.address === 'sb.services/api')?.kind).toBe('update');
+    expect(planned.steps.find((s) => s.address === 'sb.services/api')?.kind).toBe('update');
     // The loop (--no-follow) left the edit to the saved plan: nothing was sent for it.
     expect(await replicas()).toBe(2);
     const applied = await post('/apply', { plan: planned.id });

@@ -1,7 +1,7 @@
 import type { ApplyOptions } from '../commands/apply.js';
 import { createInterface } from 'node:readline/promises';
 import type { ApplyReport, AppEvent } from '../../app/index.js';
-import { apply, applyChangeset, isChangesetPath } from '../../app/index.js';
+import { apply, applyChangeset, isChangesetPath, planStepsView } from '../../app/index.js';
 import type { Address, Plan } from '../../core/index.js';
 import { blockedReason } from '../../core/index.js';
 import {
@@ -16,7 +16,7 @@ import type { Output } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { eventRecord, renderEvent } from '../render/events.js';
 import { renderLiveFindings } from '../render/live.js';
-import { planJson, renderPlan } from '../render/plan.js';
+import { renderPlan } from '../render/plan.js';
 import { tuneHeap } from '../heap.js';
 
 async function askYes(question: string): Promise<boolean> {
@@ -166,7 +166,7 @@ export async function applyHandler(dir: string, o: ApplyOptions): Promise<void> 
         ...(result.refused ? { refused: result.refused } : {}),
         workspace: result.workspace,
         epoch: result.epoch,
-        plan: planJson(result.plan),
+        plan: planStepsView(result.plan),
         resources: result.outcomes,
         converged: result.counts.converged,
         failing: result.counts.failing,

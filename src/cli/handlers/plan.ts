@@ -1,4 +1,4 @@
-import { plan } from '../../app/index.js';
+import { plan, planView } from '../../app/index.js';
 import type { Address } from '../../core/index.js';
 import { hasChanges } from '../../core/index.js';
 import type { PlanOptions } from '../commands/plan.js';
@@ -6,7 +6,7 @@ import { cliContext, fail, output, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
 import { renderDecisions } from '../render/drift.js';
 import { renderLiveFindings } from '../render/live.js';
-import { planJson, renderPlan } from '../render/plan.js';
+import { renderPlan } from '../render/plan.js';
 
 /** `tend plan [dir]`, run: exit 0 = no changes, 2 = changes, 1 = error. */
 export async function planHandler(dir: string, o: PlanOptions): Promise<void> {
@@ -21,12 +21,7 @@ export async function planHandler(dir: string, o: PlanOptions): Promise<void> {
     });
     if (out.json) {
       out.data({
-        ...(planJson(report.plan) as Record<string, unknown>),
-        workspace: report.workspace,
-        decisions: report.decisions,
-        orphans: report.orphans,
-        duplicates: report.duplicates,
-        replacing: report.replacing,
+        ...planView(report),
         ...(report.changeset ? { changeset: report.changeset } : {}),
       });
     } else {

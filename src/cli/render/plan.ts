@@ -212,21 +212,3 @@ export function renderPlan(plan: Plan, s: Style): string {
   }
   return lines.join('\n');
 }
-
-/** A JSON-friendly plan (Unknowns kept as `{ "$unknown": … }`). */
-export function planJson(plan: Plan): unknown {
-  // One loop, no array per step: a plan may have 100,000 steps, few of them blocked.
-  const blocked: { address: string; reason: string }[] = [];
-  for (const st of plan.steps) {
-    const reason = blockedReason(st);
-    if (reason !== undefined) blocked.push({ address: st.address, reason });
-  }
-  return {
-    changes: plan.steps.some((st) => st.kind !== 'noop'),
-    counts: plan.counts,
-    gated: plan.gated,
-    blocked,
-    blastRadius: plan.blastRadius,
-    steps: plan.steps,
-  };
-}
