@@ -20,7 +20,8 @@ import type { HttpCallObserver, HttpClient, HttpClientHealth } from './transport
 import { createHttpClient } from './transport/http-client.js';
 import type { OpenApiDocument } from './document/load-document.js';
 import { loadOpenApiDocument } from './document/load-document.js';
-import { createObjectAccess, badResponse } from './object-access.js';
+import { badResponse } from './access/answers.js';
+import { createObjectAccess } from './object-access.js';
 import { applyProviderParameters } from './provider-parameters.js';
 import { isObject } from './fields/schema-view.js';
 import type { Clock, Sleep } from './transport/timing.js';
