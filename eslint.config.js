@@ -73,6 +73,32 @@ const LAYERS = {
   ],
 };
 
+// The patterns that keep a folder of src/ from importing one layer (files of src/providers/openapi's
+// groups sit three folders below src/).
+const layerPatterns = (folder, banned) =>
+  banned.map((layer) => ({
+    group: [
+      `../${layer}/*`,
+      `../../${layer}/*`,
+      `../../../${layer}/*`,
+      `../${layer}`,
+      `../../${layer}`,
+      `../../../${layer}`,
+    ],
+    message: `${folder} must not import ${layer} (docs/architecture.md: the import direction is the architecture).`,
+  }));
+
+// src/providers/openapi is grouped by role (docs/architecture.md), each group importing only the
+// groups below it: fields/ (the bottom) ← transport/ ← shapes/, and document/ imports only fields/.
+// The files at the top of openapi/ (derive-types, object-access, inspect, …) import any group; no
+// group imports them. The value: the groups each group must not import.
+const OPENAPI_GROUPS = {
+  fields: ['transport', 'shapes', 'document'],
+  transport: ['shapes', 'document'],
+  shapes: ['document'],
+  document: ['transport', 'shapes'],
+};
+
 // Spreading a list into a call's arguments overflows the stack at ~120,000 elements (a document
 // or an intent of that size is an input, not a bug): loop instead (issue 10, item 7).
 const spreadArguments = [
@@ -239,13 +265,30 @@ export default tseslint.config(
     files: [`src/${folder}/**/*.ts`],
     ignores: ['**/*.test.ts', ...(folder === 'core' ? ['src/core/**'] : [])],
     rules: {
+      'no-restricted-imports': ['error', { patterns: layerPatterns(folder, banned) }],
+    },
+  })),
+  // The groups of src/providers/openapi (OPENAPI_GROUPS): the providers layer's patterns (a later
+  // no-restricted-imports replaces the one above for these files), the top of openapi/, the groups
+  // above.
+  ...Object.entries(OPENAPI_GROUPS).map(([group, banned]) => ({
+    files: [`src/providers/openapi/${group}/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: banned.map((layer) => ({
-            group: [`../${layer}/*`, `../../${layer}/*`, `../${layer}`, `../../${layer}`],
-            message: `${folder} must not import ${layer} (docs/architecture.md: the import direction is the architecture).`,
-          })),
+          patterns: [
+            ...layerPatterns('providers', LAYERS.providers),
+            {
+              group: ['../*.js'],
+              message: `openapi/${group}/ must not import the files at the top of openapi/: they import it (docs/architecture.md).`,
+            },
+            ...banned.map((other) => ({
+              group: [`../${other}/*`, `../${other}`],
+              message: `openapi/${group}/ must not import openapi/${other}/ (docs/architecture.md: each group of openapi/ imports only the groups below it).`,
+            })),
+          ],
         },
       ],
     },

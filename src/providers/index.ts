@@ -11,12 +11,11 @@ export type {
   DerivedType,
   DerivedTypes,
   EmbeddedAccess,
-  HttpMethod,
   ListShape,
   OperationRef,
-  PathParam,
   UnmappedPath,
 } from './openapi/derive-types.js';
+export type { PathParam } from './openapi/shapes/item-create.js';
 export { deriveTypes } from './openapi/derive-types.js';
 export type { InspectReport, InspectedOperation, InspectedType } from './openapi/inspect.js';
 export { inspectOpenApi } from './openapi/inspect.js';
@@ -30,6 +29,7 @@ export type {
   HttpCallObserver,
   HttpClient,
   HttpClientOptions,
+  HttpMethod,
   HttpRequest,
   HttpResponse,
 } from './openapi/transport/http-client.js';

@@ -17,6 +17,7 @@ import {
 } from './fields/annotations.js';
 import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './fields/identity.js';
 import { markerLocation } from './fields/marker-location.js';
+import type { HttpMethod } from './transport/http-client.js';
 import { requestMedia, sendableMedia } from './transport/request-media.js';
 import { requestEnvelopeHint, requestEnvelopeOf } from './shapes/request-envelope.js';
 import { postUpdate } from './shapes/update-by-post.js';
@@ -36,7 +37,7 @@ import type { ItemKeyPart } from './shapes/item-key.js';
 import { compositeItemPath, itemKeyParts } from './shapes/item-key.js';
 import { keyedCollections } from './shapes/keyed-collection.js';
 import { listCandidates, listCandidatesHint, listedFieldsOf } from './shapes/list-candidates.js';
-import type { ItemCreate, Singleton } from './shapes/item-create.js';
+import type { ItemCreate, PathParam, Singleton } from './shapes/item-create.js';
 import {
   createdAtItem,
   itemCreateChoice,
@@ -71,9 +72,6 @@ import {
 
 export { CREATE_ONLY_ANNOTATIONS, SENSITIVE_ANNOTATIONS } from './fields/annotations.js';
 
-/** The HTTP methods a resource type uses. */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
 /** One operation of a resource type: what to send where. */
 export interface OperationRef {
   readonly method: HttpMethod;
@@ -102,21 +100,6 @@ export type ListShape =
   | { readonly kind: 'array' }
   | { readonly kind: 'wrapped'; readonly field: string; readonly declared?: boolean }
   | { readonly kind: 'unknown' };
-
-/**
- * Where the value of a path parameter above the item comes from: a fixed value for every object
- * (`x-tend-parent-values`, e.g. PowerDNS's `server_id: localhost`), or the id of an object of another
- * type (a declared field of the same name, written in intent as a reference to the parent).
- */
-export type PathParam =
-  | { readonly kind: 'fixed'; readonly param: string; readonly value: string }
-  | { readonly kind: 'parent'; readonly param: string; readonly type: string }
-  /**
-   * A parameter above the item that is neither fixed nor the id of a type Tend manages (Keycloak's
-   * `{realm}` when realms are not managed): its value comes from the Provider document's
-   * `parameters:`, one per provider instance. Until it has one, the type cannot be called.
-   */
-  | { readonly kind: 'provider'; readonly param: string };
 
 /**
  * How the objects of a sub-collection embedded in a parent object are read and changed: they are the

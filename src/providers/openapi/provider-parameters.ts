@@ -1,4 +1,5 @@
-import type { DerivedType, PathParam } from './derive-types.js';
+import type { DerivedType } from './derive-types.js';
+import type { PathParam } from './shapes/item-create.js';
 
 /**
  * Provider-level parameters: values, set per provider instance in the Provider document's

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordingServer } from '../../../../test/support/recording-server.js';
 import { json, startRecordingServer } from '../../../../test/support/recording-server.js';
 import { TendError } from '../../../core/index.js';
-import type { PathParam } from '../derive-types.js';
 import { deriveTypes } from '../derive-types.js';
 import {
   itemCreateChoice,
@@ -13,6 +12,7 @@ import {
   settleParentClash,
   wordsOf,
 } from './item-create.js';
+import type { PathParam } from './item-create.js';
 import { prepareOpenApiDocument } from '../document/load-document.js';
 import { createOpenApiProvider } from '../openapi-provider.js';
 import { objectView } from '../fields/schema-view.js';

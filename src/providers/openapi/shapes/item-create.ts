@@ -1,6 +1,5 @@
 import type { IdentityStrategy, JsonSchema } from '../../../core/index.js';
 import { setKey } from '../../../core/index.js';
-import type { PathParam } from '../derive-types.js';
 import type { RealOperation } from './irregular-ops.js';
 import type { ObjectView } from '../fields/schema-view.js';
 import { inferListEnvelope, schemaAtPath } from './envelope.js';
@@ -444,6 +443,21 @@ export function keyFieldInRead(
   if ((HANDLE_WORDS as readonly string[]).includes(said)) return handleField();
   return nameLike.includes(said) ? fieldNamed(said) : undefined;
 }
+
+/**
+ * Where the value of a path parameter above the item comes from: a fixed value for every object
+ * (`x-tend-parent-values`, e.g. PowerDNS's `server_id: localhost`), or the id of an object of another
+ * type (a declared field of the same name, written in intent as a reference to the parent).
+ */
+export type PathParam =
+  | { readonly kind: 'fixed'; readonly param: string; readonly value: string }
+  | { readonly kind: 'parent'; readonly param: string; readonly type: string }
+  /**
+   * A parameter above the item that is neither fixed nor the id of a type Tend manages (Keycloak's
+   * `{realm}` when realms are not managed): its value comes from the Provider document's
+   * `parameters:`, one per provider instance. Until it has one, the type cannot be called.
+   */
+  | { readonly kind: 'provider'; readonly param: string };
 
 /** How a child type keeps its parent's path parameters apart from the fields of its create body. */
 export interface SettledParents {

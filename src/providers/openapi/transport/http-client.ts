@@ -2,7 +2,6 @@ import type { ProviderHealth, Redactor, RedirectPolicy } from '../../../core/ind
 import { displayUrl, fetchFollowingRedirects, setKey, TendError } from '../../../core/index.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
-import type { HttpMethod } from '../derive-types.js';
 import { encodeRequestBody } from './request-media.js';
 import type { Permit } from './rate-limiter.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -72,6 +71,9 @@ export interface HttpCall {
 
 /** Receives each attempt of an HTTP client (see `HttpClientOptions.observer`). */
 export type HttpCallObserver = (call: HttpCall) => void;
+
+/** The HTTP methods a resource type uses. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** One request. */
 export interface HttpRequest {
