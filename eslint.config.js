@@ -91,12 +91,14 @@ const layerPatterns = (folder, banned) =>
 // src/providers/openapi is grouped by role (docs/architecture.md), each group importing only the
 // groups below it: fields/ (the bottom) ← transport/ ← shapes/, and document/ imports only fields/.
 // The files at the top of openapi/ (derive-types, object-access, inspect, …) import any group; no
-// group imports them. The value: the groups each group must not import.
+// group imports them. access/ (object-access's implementations per shape) belongs to the top: it
+// imports derive-types, object-ids and marker-values, so no group imports it either. The value: the
+// groups each group must not import.
 const OPENAPI_GROUPS = {
-  fields: ['transport', 'shapes', 'document'],
-  transport: ['shapes', 'document'],
-  shapes: ['document'],
-  document: ['transport', 'shapes'],
+  fields: ['transport', 'shapes', 'document', 'access'],
+  transport: ['shapes', 'document', 'access'],
+  shapes: ['document', 'access'],
+  document: ['transport', 'shapes', 'access'],
 };
 // The engine's modules that decide (what drifted and who wins; what to do): no store (see below).
 const DECISION_MODULES = ['src/engine/arbitrate.ts', 'src/engine/planner.ts'];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
-import { commonHeaders, mergedChangeBody } from './object-access.js';
+import { commonHeaders, mergedChangeBody } from './access/embedded.js';
 import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
-import { itemOnlyCandidates } from './object-access.js';
+import { itemOnlyCandidates } from './access/collection.js';
 
 // Fields a list endpoint leaves out (PowerDNS lists zones without soa_edit_api, api_rectify, …) are
 // read from the item endpoint, once per object and only when needed, so they never show as a

@@ -3,7 +3,7 @@ import { TendError } from '../../core/index.js';
 import type { DerivedType } from './derive-types.js';
 import { deriveTypes } from './derive-types.js';
 import { prepareOpenApiDocument } from './document/load-document.js';
-import { itemChangeBody } from './object-access.js';
+import { itemChangeBody } from './access/embedded.js';
 import { composeId, fillPath, splitId } from './object-ids.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 

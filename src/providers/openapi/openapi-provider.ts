@@ -20,11 +20,13 @@ import type { HttpCallObserver, HttpClient, HttpClientHealth } from './transport
 import { createHttpClient } from './transport/http-client.js';
 import type { OpenApiDocument } from './document/load-document.js';
 import { loadOpenApiDocument } from './document/load-document.js';
-import { createObjectAccess, badResponse } from './object-access.js';
+import { badResponse } from './access/answers.js';
+import { createObjectAccess } from './object-access.js';
 import { applyProviderParameters } from './provider-parameters.js';
 import { isObject } from './fields/schema-view.js';
 import type { Clock, Sleep } from './transport/timing.js';
 import { realClock, realSleep } from './transport/timing.js';
+import type { AuditFeed } from './audit-feed.js';
 import { pageOf } from './audit-feed.js';
 
 /** How often a feed that cannot wait (no wait parameter) is read while Tend waits for news. */
@@ -109,32 +111,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   const derived = { ...derivedAll, types: parameterized.types };
   const byName = new Map(derived.types.map((t) => [t.info.name, t]));
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const http: HttpClient = checkedAnswers(
-    createHttpClient({
-      baseUrl: options.endpoint,
-      timeoutMs,
-      concurrency: options.concurrency ?? 8,
-      rateLimit: options.rateLimit ?? 0,
-      ...(options.auth ? { auth: options.auth } : {}),
-      ...(options.allowRedirectsTo
-        ? { redirects: { allowOrigins: options.allowRedirectsTo } }
-        : {}),
-      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
-      ...(options.circuitThreshold !== undefined
-        ? { circuitThreshold: options.circuitThreshold }
-        : {}),
-      ...(options.circuitCooldownMs !== undefined
-        ? { circuitCooldownMs: options.circuitCooldownMs }
-        : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.wallClock ? { wallClock: options.wallClock } : {}),
-      ...(options.sleep ? { sleep: options.sleep } : {}),
-      ...(options.random ? { random: options.random } : {}),
-      ...(options.redactor ? { redactor: options.redactor } : {}),
-      ...(options.observer ? { observer: options.observer } : {}),
-    }),
-  );
+  const http = clientFor(options, timeoutMs);
   // Live: disagreements between the platform and its document found while calling it are added.
   const warnings: string[] = [
     ...options.document.warnings,
@@ -157,28 +134,7 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     ...(options.wallClock ? { now: options.wallClock } : {}),
   });
 
-  const typeOf = (type: string): DerivedType => {
-    const t = byName.get(type);
-    if (t) return t;
-    const lacking = parameterized.missing.get(type);
-    if (lacking !== undefined) {
-      throw new TendError(
-        'provider.missing_parameter',
-        `provider ${options.name}: type "${type}" lives under ${lacking.map((p) => `{${p}}`).join(', ')}, which ${lacking.length === 1 ? 'has' : 'have'} no value`,
-        {
-          hint: `add parameters: {${lacking.map((p) => `${p}: <value>`).join(', ')}} to the Provider document ${options.name}`,
-        },
-      );
-    }
-    const known = [...byName.keys()];
-    throw new TendError(
-      'provider.unknown_type',
-      `provider ${options.name} has no resource type "${type}"; known types: ${known.length > 0 ? known.join(', ') : '(none)'}`,
-      {
-        hint: 'a type is a collection path with POST and GET plus an item path with GET and DELETE; see the provider warnings for paths that are not managed',
-      },
-    );
-  };
+  const typeOf = typeLookup(options.name, byName, parameterized.missing);
 
   const provider: OpenApiProvider = {
     name: options.name,
@@ -257,55 +213,136 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
   }
 
   if (derived.audit) {
-    const feed = derived.audit;
-    const sleep = options.sleep ?? realSleep;
-    const clock = options.clock ?? realClock;
-    const readPage = async (
-      cursor: string | undefined,
-      waitMs: number,
-      signal: AbortSignal | undefined,
-    ): Promise<ChangesPage> => {
-      const waiting = feed.waitParam !== undefined && waitMs > 0;
-      const r = await http.request({
-        method: 'GET',
-        path: feed.path,
-        query: {
-          ...(feed.cursorParam !== undefined
-            ? { [feed.cursorParam]: cursor === '' ? undefined : cursor }
-            : {}),
-          ...(waiting ? { [feed.waitParam]: waitMs } : {}),
-        },
-        // A long poll may legitimately take waitMs before answering.
-        timeoutMs: (waiting ? waitMs : 0) + timeoutMs,
-        ...(signal ? { signal } : {}),
-      });
-      const page = pageOf(feed, r.body, cursor);
-      if (!page) {
-        throw badResponse(
-          `GET ${feed.path}`,
-          `an object with the array of entries at ${feed.entries.join('.')}`,
-          r.body,
-        );
-      }
-      return page;
-    };
-    provider.changes = async (cursor, opts = {}): Promise<ChangesPage> => {
-      const waitMs = opts.waitMs ?? 0;
-      const signal = opts.signal;
-      if (feed.waitParam !== undefined || waitMs <= 0) return readPage(cursor, waitMs, signal);
-      // A feed that cannot wait is polled until something is new or the wait is over.
-      const until = clock() + waitMs;
-      for (;;) {
-        const page = await readPage(cursor, 0, signal);
-        const left = until - clock();
-        if (page.changes.length > 0 || left <= 0) return page;
-        cursor = page.cursor;
-        await sleep(Math.min(FEED_POLL_MS, left), signal);
-      }
-    };
+    provider.changes = feedChanges(derived.audit, http, {
+      timeoutMs,
+      sleep: options.sleep ?? realSleep,
+      clock: options.clock ?? realClock,
+    });
   }
 
   return provider;
+}
+
+/**
+ * The provider's HTTP client: one per provider (so the concurrency bound and rate limit cover every
+ * call), every answer checked for keys that could reach a prototype.
+ */
+function clientFor(options: OpenApiProviderOptions, timeoutMs: number): HttpClient {
+  return checkedAnswers(
+    createHttpClient({
+      baseUrl: options.endpoint,
+      timeoutMs,
+      concurrency: options.concurrency ?? 8,
+      rateLimit: options.rateLimit ?? 0,
+      ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.allowRedirectsTo
+        ? { redirects: { allowOrigins: options.allowRedirectsTo } }
+        : {}),
+      ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      ...(options.circuitThreshold !== undefined
+        ? { circuitThreshold: options.circuitThreshold }
+        : {}),
+      ...(options.circuitCooldownMs !== undefined
+        ? { circuitCooldownMs: options.circuitCooldownMs }
+        : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.wallClock ? { wallClock: options.wallClock } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.redactor ? { redactor: options.redactor } : {}),
+      ...(options.observer ? { observer: options.observer } : {}),
+    }),
+  );
+}
+
+/**
+ * The derived type of a name; a type left out for a provider parameter without a value, or one the
+ * document does not have, is an error saying what to declare.
+ */
+function typeLookup(
+  provider: string,
+  byName: ReadonlyMap<string, DerivedType>,
+  missing: ReadonlyMap<string, readonly string[]>,
+): (type: string) => DerivedType {
+  return (type) => {
+    const t = byName.get(type);
+    if (t) return t;
+    const lacking = missing.get(type);
+    if (lacking !== undefined) {
+      throw new TendError(
+        'provider.missing_parameter',
+        `provider ${provider}: type "${type}" lives under ${lacking.map((p) => `{${p}}`).join(', ')}, which ${lacking.length === 1 ? 'has' : 'have'} no value`,
+        {
+          hint: `add parameters: {${lacking.map((p) => `${p}: <value>`).join(', ')}} to the Provider document ${provider}`,
+        },
+      );
+    }
+    const known = [...byName.keys()];
+    throw new TendError(
+      'provider.unknown_type',
+      `provider ${provider} has no resource type "${type}"; known types: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+      {
+        hint: 'a type is a collection path with POST and GET plus an item path with GET and DELETE; see the provider warnings for paths that are not managed',
+      },
+    );
+  };
+}
+
+/**
+ * `Provider.changes` over the platform's audit feed: one page from a cursor, long-polled when the
+ * feed has a wait parameter, else polled every FEED_POLL_MS until something is new or the wait is
+ * over.
+ */
+function feedChanges(
+  feed: AuditFeed,
+  http: HttpClient,
+  timing: { readonly timeoutMs: number; readonly sleep: Sleep; readonly clock: Clock },
+): NonNullable<Provider['changes']> {
+  const { timeoutMs, sleep, clock } = timing;
+  const readPage = async (
+    cursor: string | undefined,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ChangesPage> => {
+    const waiting = feed.waitParam !== undefined && waitMs > 0;
+    const r = await http.request({
+      method: 'GET',
+      path: feed.path,
+      query: {
+        ...(feed.cursorParam !== undefined
+          ? { [feed.cursorParam]: cursor === '' ? undefined : cursor }
+          : {}),
+        ...(waiting ? { [feed.waitParam]: waitMs } : {}),
+      },
+      // A long poll may legitimately take waitMs before answering.
+      timeoutMs: (waiting ? waitMs : 0) + timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+    const page = pageOf(feed, r.body, cursor);
+    if (!page) {
+      throw badResponse(
+        `GET ${feed.path}`,
+        `an object with the array of entries at ${feed.entries.join('.')}`,
+        r.body,
+      );
+    }
+    return page;
+  };
+  return async (cursor, opts = {}): Promise<ChangesPage> => {
+    const waitMs = opts.waitMs ?? 0;
+    const signal = opts.signal;
+    if (feed.waitParam !== undefined || waitMs <= 0) return readPage(cursor, waitMs, signal);
+    // A feed that cannot wait is polled until something is new or the wait is over.
+    const until = clock() + waitMs;
+    for (;;) {
+      const page = await readPage(cursor, 0, signal);
+      const left = until - clock();
+      if (page.changes.length > 0 || left <= 0) return page;
+      cursor = page.cursor;
+      await sleep(Math.min(FEED_POLL_MS, left), signal);
+    }
+  };
 }
 
 /** Options for `loadOpenApiProvider`: the provider options with a document location instead. */

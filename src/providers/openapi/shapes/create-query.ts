@@ -1,6 +1,7 @@
 // Creates whose fields travel in the query string (`POST /plugins/pull?remote=…&name=…`), and
 // creates whose body is an array rather than an object: both become fields of the type's desired
-// spec, and object-access splits them back out when it sends the create. See decision 0030.
+// spec, and object access (access/collection.ts) splits them back out when it sends the create.
+// See decision 0030.
 import { setKey } from '../../../core/index.js';
 import type { JsonSchema } from '../../../core/index.js';
 import { SENSITIVE_ANNOTATIONS } from '../fields/annotations.js';

@@ -237,7 +237,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
             redirects: options.redirects,
             credentialHeaders: options.auth ? [options.auth.header] : [],
           });
-          observe(req.method, outcome, clock() - started);
+          reportAttempt(options.observer, req.method, outcome, clock() - started);
         } finally {
           slots.release();
         }
@@ -268,9 +268,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           if (!transient || !retryRefusals || last || err.outcomeUnknown) throw err;
           const honoured = (status === 429 || status === 503) && retryAfter !== undefined;
           if (honoured && retryAfter * 1000 > maxRetryAfter) throw err;
-          failFast(what, err);
+          failFast(circuit, what, err);
           // An honoured Retry-After is waited out in the rate limiter, by every request alike.
-          if (!honoured) await pause(backoff(attempt), req.signal, what);
+          if (!honoured) await pause(sleep, backoff(attempt), req.signal, what);
           continue;
         }
 
@@ -306,8 +306,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         }
         if (last)
           throw transportError(what, outcome, attempt, shownBase, req.timeoutMs ?? timeoutMs);
-        failFast(what, undefined);
-        await pause(backoff(attempt), req.signal, what);
+        failFast(circuit, what, undefined);
+        await pause(sleep, backoff(attempt), req.signal, what);
       }
     },
 
@@ -324,55 +324,66 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       };
     },
   };
+}
 
-  /** Tells the observer about one attempt (an observer that throws is not the request's problem). */
-  function observe(method: string, outcome: Attempt, ms: number): void {
-    if (!options.observer) return;
-    const call: HttpCall =
-      outcome.kind === 'response'
-        ? { method, status: outcome.response.status, ms }
-        : outcome.kind === 'refused'
-          ? { method, error: 'redirect', ms }
-          : {
-              method,
-              error:
-                outcome.kind === 'timeout'
-                  ? 'timeout'
-                  : outcome.kind === 'aborted'
-                    ? 'aborted'
-                    : 'transport',
-              ms,
-            };
-    try {
-      options.observer(call);
-    } catch {
-      // Metrics must never fail a request.
-    }
+/** Tells the observer about one attempt (an observer that throws is not the request's problem). */
+function reportAttempt(
+  observer: HttpCallObserver | undefined,
+  method: string,
+  outcome: Attempt,
+  ms: number,
+): void {
+  if (!observer) return;
+  const call: HttpCall =
+    outcome.kind === 'response'
+      ? { method, status: outcome.response.status, ms }
+      : outcome.kind === 'refused'
+        ? { method, error: 'redirect', ms }
+        : {
+            method,
+            error:
+              outcome.kind === 'timeout'
+                ? 'timeout'
+                : outcome.kind === 'aborted'
+                  ? 'aborted'
+                  : 'transport',
+            ms,
+          };
+  try {
+    observer(call);
+  } catch {
+    // Metrics must never fail a request.
   }
+}
 
-  /** Before waiting to retry: when the circuit has opened meanwhile, the retry would fail anyway. */
-  function failFast(what: string, cause: TendError | undefined): void {
-    try {
-      circuit.check(what);
-    } catch (e) {
-      if (cause && e instanceof TendError) {
-        throw new TendError(e.code, e.message, {
-          retryable: e.retryable,
-          ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
-          ...(e.hint !== undefined ? { hint: e.hint } : {}),
-          cause,
-        });
-      }
-      throw e;
+/** Before waiting to retry: when the circuit has opened meanwhile, the retry would fail anyway. */
+function failFast(circuit: CircuitBreaker, what: string, cause: TendError | undefined): void {
+  try {
+    circuit.check(what);
+  } catch (e) {
+    if (cause && e instanceof TendError) {
+      throw new TendError(e.code, e.message, {
+        retryable: e.retryable,
+        ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
+        ...(e.hint !== undefined ? { hint: e.hint } : {}),
+        cause,
+      });
     }
+    throw e;
   }
+}
 
-  async function pause(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
-    try {
-      await sleep(ms, signal);
-    } catch {
-      throw aborted(what, false);
-    }
+/** Waits before a retry; a caller that aborts meanwhile gets `http.aborted` (nothing in flight). */
+async function pause(
+  sleep: Sleep,
+  ms: number,
+  signal: AbortSignal | undefined,
+  what: string,
+): Promise<void> {
+  try {
+    await sleep(ms, signal);
+  } catch {
+    throw aborted(what, false);
   }
 }
 
