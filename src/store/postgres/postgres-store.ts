@@ -160,10 +160,10 @@ async function connectPool(where: PostgresLocation, max: number): Promise<PgPool
     lock_timeout: 10_000,
     // Sequences and counts (bigint) as numbers: Tend's never reach 2^53.
     types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      getTypeParser: ((oid: number, format?: 'text' | 'binary'): ((text: string) => unknown) =>
         oid === int8
           ? (text: string) => Number(text)
-          : pg.types.getTypeParser(oid, format ?? 'text')) as never,
+          : (pg.types.getTypeParser(oid, format ?? 'text') as (text: string) => unknown)) as never,
     },
   };
   const pool = new pg.Pool(config) as unknown as PgPool;
