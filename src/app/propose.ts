@@ -11,7 +11,7 @@ import { applyChangeset } from './apply.js';
 import type { AppContext } from './context.js';
 import { plan } from './plan.js';
 import type { WorkspaceSelection } from './workspace.js';
-import { defaultStorePath, IntentError, openWorkspace } from './workspace.js';
+import { IntentError, openWorkspace, storeLocation } from './workspace.js';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 /** One field a proposal sets: `value` becomes what the resource at `address` declares at `field`. */
@@ -94,7 +94,7 @@ const NOT_INTENT = new Set(['.tend', '.git', 'node_modules']);
  */
 export async function propose(ctx: AppContext, request: ProposeRequest): Promise<ProposeReport> {
   const dir = resolve(request.dir);
-  const store = request.store ?? defaultStorePath(dir);
+  const store = storeLocation(ctx, request);
   const { ws } = await openWorkspace(ctx, request, 'read');
   const name = ws.name;
   const texts = new Map<string, { original: string | undefined; text: string }>();
