@@ -46,3 +46,5 @@ export {
   tightenTree,
 } from './private-files.js';
 export type { SqliteStoreOptions } from './sqlite/sqlite-store.js';
+// PostgreSQL: types only here; open-store.ts loads the implementation (and `pg`) with import().
+export type { PostgresStoreOptions } from './postgres/postgres-store.js';

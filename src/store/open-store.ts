@@ -7,7 +7,8 @@ import type { Store } from './store.js';
 /**
  * Options for whichever store a location selects. `workspace` is what a shared database (PostgreSQL)
  * scopes the store by; a SQLite file is one workspace's and ignores it. `env` is where the libpq
- * variables are read (PostgreSQL only).
+ * variables are read (PostgreSQL only). `now` differs: SQLite stamps records with it; PostgreSQL
+ * stamps them with the database's time and takes `now` only as a test clock for leases.
  */
 export type StoreOptions = SqliteStoreOptions &
   Pick<PostgresStoreOptions, 'workspace' | 'env' | 'poolSize'>;

@@ -73,6 +73,14 @@ describe.skipIf(POSTGRES.skip)(
       expect(history.code, history.stdout + history.stderr).toBe(0);
       expect(history.stdout).toContain('sb.networks/main');
 
+      const status = await tend(['status', ex.dir]);
+      expect(status.code, status.stdout + status.stderr).toBe(0);
+      expect(status.stdout).toContain('sb.networks/main');
+
+      const checkpoint = await tend(['ledger', 'checkpoint', ex.dir]);
+      expect(checkpoint.code, checkpoint.stdout + checkpoint.stderr).toBe(0);
+      expect(JSON.parse(checkpoint.stdout)).toMatchObject({ workspace: summary.workspace.name });
+
       const verify = await tend(['ledger', 'verify', ex.dir]);
       expect(verify.code, verify.stdout + verify.stderr).toBe(0);
       expect(verify.stdout).toMatch(
@@ -104,7 +112,7 @@ describe.skipIf(POSTGRES.skip)(
       } finally {
         await client.end();
       }
-    });
+    }, 180_000);
 
     it('says the store is up to date to tend store migrate, and takes --store over TEND_STORE_URL', async () => {
       const migrate = await tend(['store', 'migrate', ex.dir, '--store', url], {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewChange } from '../../core/index.js';
-import { Redactor, TendError } from '../../core/index.js';
+import { REDACTED, Redactor, TendError } from '../../core/index.js';
 import type { PostgresHandle } from '../../../test/support/postgres.js';
 import { POSTGRES, startPostgres } from '../../../test/support/postgres.js';
 import { SUITE_LEDGER_KEY, describeStore } from '../describe-store.js';
@@ -245,6 +245,120 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       const results = await Promise.all([migratePostgresStore(url), migratePostgresStore(url)]);
       expect(results.map((r) => r.from).sort()).toEqual([0, 1]);
       expect(await versions(url)).toEqual([1]);
+    });
+  });
+
+  describe('redaction', () => {
+    it('writes no registered secret to any table, whatever the caller hands it', async () => {
+      const SECRET = 'pl4tform-echoed-s3cret';
+      const url = await freshDatabase();
+      const redactor = new Redactor();
+      redactor.add(SECRET);
+      const store = await openPostgresStore(url, {
+        workspace: 'prod',
+        redactor,
+        ledgerKey: SUITE_LEDGER_KEY,
+      });
+      const said = `POST /instances was rejected (400): admin_password "${SECRET}" is too long`;
+      await store.acquireLease({
+        workspace: 'prod',
+        holder: { command: `tend ${SECRET}`, pid: 1, host: 'h', startedAt: change.time },
+        ttlMs: 30_000,
+      });
+      await store.putTwin({
+        address: 'sb.instances/web',
+        type: 'sb.instances',
+        objectId: 'i-1',
+        fields: { name: 'web', note: SECRET, [SECRET]: 1 },
+        stateful: false,
+        dependsOn: [],
+        observedAt: change.time,
+      });
+      await store.journal({
+        id: 'op-1',
+        address: 'sb.instances/web',
+        type: 'sb.instances',
+        action: 'create',
+        desiredHash: 'abc',
+        marker: { workspace: 'prod', address: 'sb.instances/web' },
+        state: 'pending',
+        createdAt: change.time,
+        error: said,
+      });
+      await store.settle('op-1', { state: 'failed', at: change.time, error: said });
+      const entry = await store.appendChange({ ...change, after: { size: `x${SECRET}x` } });
+      await store.putStatus({
+        address: 'sb.instances/web',
+        state: 'error',
+        message: said,
+        checks: [{ name: 'c', kind: 'cel', ok: false, message: SECRET, at: change.time }],
+        updatedAt: change.time,
+      });
+      await store.setCursor('sb', SECRET);
+      await store.setMeta('note', SECRET);
+      await store.putAnnouncement({
+        id: 'a1',
+        address: 'sb.instances/web',
+        field: 'note',
+        value: { note: SECRET },
+        actor: `bot ${SECRET}`,
+        createdAt: change.time,
+        expiresAt: '2026-01-01T01:00:00.000Z',
+        note: SECRET,
+      });
+      await store.putClaim({
+        address: 'sb.instances/web',
+        field: 'note',
+        value: SECRET,
+        actor: 'alice',
+        decision: 'hold',
+        rule: 'r',
+        since: change.time,
+      });
+      await store.putActionRun({
+        id: 'run-1',
+        address: 'sb.instances/web',
+        type: 'sb.instances',
+        action: 'rotate',
+        params: { to: SECRET },
+        actor: { actor: 'tend' },
+        state: 'failed',
+        createdAt: change.time,
+        error: said,
+        steps: [
+          {
+            index: 0,
+            name: 'set',
+            state: 'failed',
+            attempts: 1,
+            startedAt: change.time,
+            message: SECRET,
+          },
+        ],
+      });
+      expect(entry.after).toEqual({ size: `x${REDACTED}x` });
+      expect(await store.verifyLedger()).toMatchObject({ ok: true, entries: 1, unchecked: 0 });
+      await store.close();
+
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const tables = await client.query<{ table_name: string }>(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = 'tend'",
+        );
+        expect(tables.rows.length).toBeGreaterThan(10);
+        let rows = 0;
+        for (const { table_name } of tables.rows) {
+          const dump = await client.query<{ t: string }>(
+            `SELECT x::text AS t FROM tend.${table_name} AS x`,
+          );
+          rows += dump.rows.length;
+          for (const { t } of dump.rows) expect(t, table_name).not.toContain(SECRET);
+        }
+        expect(rows).toBeGreaterThan(10);
+      } finally {
+        await client.end();
+      }
     });
   });
 
