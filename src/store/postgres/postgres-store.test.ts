@@ -152,6 +152,69 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
     });
   });
 
+  describe('fencing against a takeover in flight', () => {
+    it('lets each write commit before the takeover or refuses it, and refuses every write after', async () => {
+      const url = await freshDatabase();
+      let now = Date.UTC(2026, 0, 1);
+      const clock = () => new Date(now);
+      const a = await openPostgresStore(url, { workspace: 'prod', now: clock });
+      const b = await openPostgresStore(url, { workspace: 'prod', now: clock });
+      const holder = (pid: number) => ({
+        command: 'tend run',
+        pid,
+        host: 'h',
+        startedAt: change.time,
+      });
+      const op = (id: string) => ({
+        id,
+        address: 'sb.volumes/v' as const,
+        type: 'sb.volumes',
+        action: 'create' as const,
+        desiredHash: 'h',
+        marker: { workspace: 'prod', address: 'sb.volumes/v' as const },
+        state: 'pending' as const,
+        createdAt: change.time,
+      });
+      const outcome = (p: Promise<unknown>) =>
+        p.then(
+          () => 'committed',
+          (e: unknown) => (e instanceof TendError ? e.code : String(e)),
+        );
+      try {
+        const seen = new Set<string>();
+        for (let round = 0; round < 8; round++) {
+          const lease = `race-${round}`;
+          await a.acquireLease({ workspace: lease, holder: holder(1), ttlMs: 1_000 });
+          now += 1_001;
+          // Writes issued one after another while the takeover runs: the database decides the order.
+          const takeover = b.acquireLease({ workspace: lease, holder: holder(2), ttlMs: 1_000 });
+          const writes: Promise<string>[] = [];
+          for (let i = 0; i < 6; i++) {
+            writes.push(outcome(a.journal(op(`${round}-${i}`))));
+            await new Promise((resolve) => setTimeout(resolve, round % 3));
+          }
+          const taken = await takeover;
+          expect(taken).toMatchObject({ acquired: true, lease: { epoch: 2 } });
+          expect(await outcome(a.journal(op(`${round}-late`)))).toBe('store.lease-lost');
+          for (const [i, result] of (await Promise.all(writes)).entries()) {
+            seen.add(result);
+            const stored = await b.getOperation(`${round}-${i}`);
+            if (result === 'committed') expect(stored).toMatchObject({ epoch: 1 });
+            else {
+              expect(result).toBe('store.lease-lost');
+              expect(stored).toBeUndefined();
+            }
+          }
+          expect(await b.getOperation(`${round}-late`)).toBeUndefined();
+        }
+        expect([...seen].every((r) => r === 'committed' || r === 'store.lease-lost')).toBe(true);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+
   describe('migrations', () => {
     const SECOND: PostgresMigration = {
       version: 2,
