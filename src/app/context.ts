@@ -61,6 +61,11 @@ export interface AppContext {
 /** What `AppContext.openStore` is told besides the location. */
 export interface StoreOpenOptions {
   readonly ledgerKey?: LedgerKey;
+  /**
+   * The workspace a database shared by many (PostgreSQL) is opened for; every read and write of the
+   * store is scoped by it. A SQLite file is one workspace's and ignores it.
+   */
+  readonly workspace?: string;
 }
 
 /** Whether `pid` is a live process on this host (signal 0 tests without sending anything). */
@@ -99,7 +104,8 @@ export function defaultContext(overrides: Partial<AppContext> = {}): AppContext 
       // A database URL may carry a password (`postgres://user:pass@host/db`).
       redactor.addUrlCredentials(location);
       // Tend's files found open to others are tightened when the store opens; the user is told.
-      return openStore(location, { redactor, notice, ...options });
+      // A database URL's missing parts come from this context's libpq variables (PGHOST, …).
+      return openStore(location, { redactor, notice, env, ...options });
     },
     ledgerKey: (use, storeDir) => {
       if (key) return key;

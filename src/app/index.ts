@@ -27,6 +27,8 @@ export {
   loadIntentWithProviders,
   openWorkspace,
   openWorkspaceAt,
+  storeFlag,
+  storeLocation,
 } from './workspace.js';
 export type { HeldLease, LeaseOptions } from './lease.js';
 export { acquireWorkspaceLease, LEASE_TTL_MS, workspaceLockedError } from './lease.js';
@@ -137,3 +139,5 @@ export type { SavedPlan, SavedPlanReport } from './saved-plans.js';
 export { applySavedPlan, lastSavedPlan, plansDir, readSavedPlan, savePlan } from './saved-plans.js';
 export type { ServeLoop } from './serve-loop.js';
 export { startServeLoop } from './serve-loop.js';
+export type { StoreMigrateReport, StoreMigrateRequest } from './store-migrate.js';
+export { migrateStoreSchema } from './store-migrate.js';

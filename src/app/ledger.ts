@@ -7,7 +7,7 @@ import type { LedgerVerification, Store } from '../store/index.js';
 import { GENESIS_HASH } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { WorkspaceSelection } from './workspace.js';
-import { chooseWorkspaceName, defaultStorePath } from './workspace.js';
+import { chooseWorkspaceName, isSharedStore, localStateDir, storeLocation } from './workspace.js';
 
 // `tend ledger`: anchoring the change ledger outside the database and verifying it with the key
 // (docs/decisions/0010-keyed-ledger.md). Read-only: no lease, no intent validation, no platform — a
@@ -135,24 +135,40 @@ async function withLedgerStore(
   body: (store: Store, workspace: string, keyId: string) => Promise<LedgerReport>,
 ): Promise<LedgerReport> {
   const dir = resolve(selection.dir);
-  const location = selection.store ?? defaultStorePath(dir);
+  const location = storeLocation(ctx, selection);
+  const shared = isSharedStore(location);
   const path = location.replace(/^sqlite:(\/\/)?/i, '');
-  if (path !== ':memory:' && !existsSync(path)) {
+  if (!shared && path !== ':memory:' && !existsSync(path)) {
     throw new TendError('ledger.no-store', `there is no store at ${path}: no ledger to verify`, {
       phase: 'store',
       hint: 'give the intent directory the workspace was applied from, or --store',
     });
   }
-  const key = ctx.ledgerKey('verify', dirname(path));
-  const store = await ctx.openStore(location, { ledgerKey: key });
+  const key = ctx.ledgerKey('verify', localStateDir(location, dir));
+  const declared = await declaredWorkspaceName(dir);
+  // A database shared by many workspaces is opened for the one named before it is opened.
+  const named = shared
+    ? chooseWorkspaceName({
+        flag: selection.workspace,
+        env: ctx.env['TEND_WORKSPACE'],
+        intent: declared,
+        dir,
+      }).name
+    : undefined;
+  const store = await ctx.openStore(location, {
+    ledgerKey: key,
+    ...(named !== undefined ? { workspace: named } : {}),
+  });
   try {
-    const workspace = chooseWorkspaceName({
-      flag: selection.workspace,
-      env: ctx.env['TEND_WORKSPACE'],
-      intent: await declaredWorkspaceName(dir),
-      store: await store.getMeta('workspace'),
-      dir,
-    }).name;
+    const workspace =
+      named ??
+      chooseWorkspaceName({
+        flag: selection.workspace,
+        env: ctx.env['TEND_WORKSPACE'],
+        intent: declared,
+        store: await store.getMeta('workspace'),
+        dir,
+      }).name;
     return await body(store, workspace, key.id);
   } finally {
     await store.close();

@@ -12,7 +12,7 @@ import type { AppContext } from './context.js';
 import { plan } from './plan.js';
 import { planStepsView } from './plan-view.js';
 import type { WorkspaceSelection } from './workspace.js';
-import { defaultStorePath, IntentError, openWorkspace } from './workspace.js';
+import { IntentError, openWorkspace, storeLocation } from './workspace.js';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 /** One field a proposal sets: `value` becomes what the resource at `address` declares at `field`. */
@@ -106,7 +106,7 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
   const planFile = join(outDir, `${id}.plan.json`);
   const patchFile = diff === '' ? undefined : join(outDir, `${id}.patch`);
   const planned = await planPatchedCopy(ctx, dir, changed, {
-    store: request.store ?? defaultStorePath(dir),
+    store: storeLocation(ctx, request),
     workspace: name,
     approveDestroy: false,
     prune: true,

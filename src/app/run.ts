@@ -1,5 +1,4 @@
 import { watch } from 'node:fs';
-import { resolve } from 'node:path';
 import type { FSWatcher } from 'node:fs';
 import type { Diagnostic } from '../core/index.js';
 import { toTendError } from '../core/index.js';
@@ -15,8 +14,8 @@ import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import {
-  defaultStorePath,
   intentCacheFor,
+  storeLocation,
   loadIntentWithProviders,
   openWorkspace,
   rememberWorkspaceName,
@@ -84,7 +83,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
   const report: AppReporter = request.report ?? (() => {});
   const opened = await openWorkspace(ctx, request);
   // A changed intent is loaded again with the store's cache: only the files that changed are parsed.
-  const cache = intentCacheFor(request.store ?? defaultStorePath(resolve(request.dir)));
+  const cache = intentCacheFor(storeLocation(ctx, request), request.dir);
   let current: Workspace = opened.ws;
   let lease;
   try {

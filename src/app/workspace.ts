@@ -8,7 +8,7 @@ import { closeProviders, createWorkspace } from '../engine/index.js';
 import type { ParseCache } from '../intent/index.js';
 import { directoryParseCache, loadIntent } from '../intent/index.js';
 import type { Store } from '../store/index.js';
-import { ensurePrivateDir, tightenTree, withTwinCache } from '../store/index.js';
+import { ensurePrivateDir, storeKind, tightenTree, withTwinCache } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
 import { keyChangeNotice } from './ledger-key.js';
@@ -18,7 +18,10 @@ import { sqlRunner } from './sql-runner.js';
 /** Which workspace a command works on: an intent directory, and optionally where its store is. */
 export interface WorkspaceSelection {
   readonly dir: string;
-  /** Store location; default `<dir>/.tend/tend.db`. */
+  /**
+   * Store location: a SQLite path or a `postgres://` URL; default `TEND_STORE_URL`, else
+   * `<dir>/.tend/tend.db` (see `storeLocation`).
+   */
   readonly store?: string;
   /** An explicit workspace name (`--workspace`); wins over everything else. */
   readonly workspace?: string;
@@ -35,12 +38,51 @@ export class IntentError extends TendError {
 }
 
 /**
- * The cache of intent files' fast reading that goes with a store (`<store dir>/cache/intent/`,
- * private like the store): commands that open a store use it, so an unchanged file is not parsed
- * again (src/intent/parse-cache.ts). `tend validate` opens no store and uses none.
+ * Where a command's store is: `--store`, else `TEND_STORE_URL` (a database shared by a fleet, or a
+ * path), else `<dir>/.tend/tend.db`.
  */
-export function intentCacheFor(storeLocation: string): ParseCache {
-  const cache = join(dirname(storeLocation), 'cache');
+export function storeLocation(
+  ctx: Pick<AppContext, 'env'>,
+  selection: Pick<WorkspaceSelection, 'dir' | 'store'>,
+): string {
+  const fromEnv = ctx.env['TEND_STORE_URL'];
+  return (
+    selection.store ??
+    (fromEnv !== undefined && fromEnv.trim() !== ''
+      ? fromEnv
+      : defaultStorePath(resolve(selection.dir)))
+  );
+}
+
+/** Whether a store location is a database shared by many workspaces (PostgreSQL). */
+export function isSharedStore(location: string): boolean {
+  return storeKind(location) === 'postgres';
+}
+
+/**
+ * The directory of Tend's own local files for a store (the intent cache, a warning about a ledger
+ * key beside the store): the store file's directory, or `<dir>/.tend` for a database store.
+ */
+export function localStateDir(location: string, dir: string): string {
+  return isSharedStore(location) ? join(resolve(dir), '.tend') : dirname(location);
+}
+
+/**
+ * A `--store` value as given on the command line: a path is made absolute, a database URL is kept
+ * as it is.
+ */
+export function storeFlag(value: string): string {
+  return isSharedStore(value) ? value : resolve(value);
+}
+
+/**
+ * The cache of intent files' fast reading that goes with a store (`<store dir>/cache/intent/`, or
+ * `<dir>/.tend/cache/intent/` beside a database store; private like the store): commands that open a
+ * store use it, so an unchanged file is not parsed again (src/intent/parse-cache.ts). `tend validate`
+ * opens no store and uses none.
+ */
+export function intentCacheFor(storeLocation: string, intentDir: string): ParseCache {
+  const cache = join(localStateDir(storeLocation, intentDir), 'cache');
   const dir = join(cache, 'intent');
   return directoryParseCache(dir, () => {
     ensurePrivateDir(cache, true);
@@ -210,20 +252,37 @@ export async function openWorkspace(
   access: WorkspaceAccess = 'write',
 ): Promise<OpenedWorkspace> {
   const dir = resolve(selection.dir);
-  const location = selection.store ?? defaultStorePath(dir);
+  const location = storeLocation(ctx, selection);
+  const shared = isSharedStore(location);
   // A writer that cannot sign its ledger fails here, before anything is read or sent.
-  const ledgerKey = access === 'write' ? ctx.ledgerKey('sign', dirname(location)) : undefined;
+  const ledgerKey =
+    access === 'write' ? ctx.ledgerKey('sign', localStateDir(location, dir)) : undefined;
   const hint = chooseWorkspaceName({
     flag: selection.workspace,
     env: ctx.env['TEND_WORKSPACE'],
     dir,
   }).name;
-  const loaded = await loadIntentWithProviders(ctx, dir, hint, intentCacheFor(location));
+  const loaded = await loadIntentWithProviders(ctx, dir, hint, intentCacheFor(location, dir));
   if (!loaded.intent) throw new IntentError(loaded.diagnostics);
+  // A database shared by many workspaces is opened for one, named before it is opened (the flag, the
+  // environment, the intent, else the folder): it has no "name this store was first used with".
+  const named = shared
+    ? chooseWorkspaceName({
+        flag: selection.workspace,
+        env: ctx.env['TEND_WORKSPACE'],
+        intent: loaded.intent.workspace?.name,
+        dir,
+      })
+    : undefined;
   let store: Store;
   try {
     // The twin is kept in memory between passes (and reads of the audit feed); see twin-cache.ts.
-    store = withTwinCache(await ctx.openStore(location, ledgerKey ? { ledgerKey } : {}));
+    store = withTwinCache(
+      await ctx.openStore(location, {
+        ...(ledgerKey ? { ledgerKey } : {}),
+        ...(named ? { workspace: named.name } : {}),
+      }),
+    );
   } catch (e) {
     await closeProviders(loaded.providers.values());
     throw e;
@@ -238,13 +297,15 @@ export async function openWorkspace(
       const changed = keyChangeNotice(last, ledgerKey);
       if (changed) ctx.notice?.(changed);
     }
-    const chosen = chooseWorkspaceName({
-      flag: selection.workspace,
-      env: ctx.env['TEND_WORKSPACE'],
-      intent: loaded.intent.workspace?.name,
-      store: await store.getMeta('workspace'),
-      dir,
-    });
+    const chosen =
+      named ??
+      chooseWorkspaceName({
+        flag: selection.workspace,
+        env: ctx.env['TEND_WORKSPACE'],
+        intent: loaded.intent.workspace?.name,
+        store: await store.getMeta('workspace'),
+        dir,
+      });
     const ws = createWorkspace({
       name: chosen.name,
       intent: loaded.intent,

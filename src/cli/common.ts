@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Diagnostic } from '../core/index.js';
 import { formatDiagnostic, sortDiagnostics, toTendError } from '../core/index.js';
 import type { AppContext, CrashHook, WorkspaceSelection } from '../app/index.js';
-import { crashHookFrom, defaultContext, IntentError } from '../app/index.js';
+import { crashHookFrom, defaultContext, IntentError, storeFlag } from '../app/index.js';
 import { EXIT } from './exit-codes.js';
 import type { CommonOptions } from './flags.js';
 import type { Style } from './render/style.js';
@@ -57,7 +57,7 @@ export function output(json: boolean | undefined): Output {
 export function workspaceOptions(dir: string, o: CommonOptions): WorkspaceSelection {
   return {
     dir: resolve(dir),
-    ...(o.store ? { store: resolve(o.store) } : {}),
+    ...(o.store ? { store: storeFlag(o.store) } : {}),
     ...(o.workspace ? { workspace: o.workspace } : {}),
   };
 }

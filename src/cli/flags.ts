@@ -18,7 +18,10 @@ export interface WriterOptions extends CommonOptions {
 /** Adds the options every workspace command takes. */
 export function workspaceFlags(command: Command): Command {
   return command
-    .option('--store <path>', 'store location (default <dir>/.tend/tend.db)')
+    .option(
+      '--store <location>',
+      'store location: a SQLite path or a postgres:// URL (default $TEND_STORE_URL, else <dir>/.tend/tend.db)',
+    )
     .option(
       '--workspace <name>',
       'workspace name carried in ownership markers (default: the intent’s Workspace document, else derived from the folder)',

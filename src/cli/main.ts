@@ -22,6 +22,7 @@ import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
+import { registerStoreCommand } from './commands/store.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { EXIT } from './exit-codes.js';
 
@@ -53,6 +54,7 @@ registerActionCommand(program);
 registerLedgerCommand(program);
 registerImportCommand(program);
 registerPruneCommand(program);
+registerStoreCommand(program);
 registerServeCommand(program);
 registerSandboxCommand(program);
 registerProvidersCommand(program);

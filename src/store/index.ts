@@ -32,7 +32,8 @@ export type {
 } from './ledger-chain.js';
 export { MIN_LEDGER_KEY_LENGTH, ledgerKey } from './ledger-key.js';
 export type { LedgerKey } from './ledger-key.js';
-export { openStore } from './open-store.js';
+export { migrateStore, openStore, storeKind } from './open-store.js';
+export type { StoreKind, StoreMigration } from './open-store.js';
 export { withTwinCache } from './twin-cache.js';
 export type { VersionedStore } from './twin-cache.js';
 export type { StoreOptions } from './open-store.js';
@@ -45,3 +46,5 @@ export {
   tightenTree,
 } from './private-files.js';
 export type { SqliteStoreOptions } from './sqlite/sqlite-store.js';
+// PostgreSQL: types only here; open-store.ts loads the implementation (and `pg`) with import().
+export type { PostgresStoreOptions } from './postgres/postgres-store.js';

@@ -10,7 +10,8 @@ import { SqliteStore } from './sqlite/sqlite-store.js';
 const dir = mkdtempSync(join(tmpdir(), 'tend-open-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const HINT = 'give a SQLite file path, e.g. .tend/state.db or sqlite:.tend/state.db';
+const HINT =
+  'give a SQLite file path (e.g. .tend/state.db or sqlite:.tend/state.db) or a postgres:// URL';
 
 describe('openStore', () => {
   it.each([
@@ -39,18 +40,6 @@ describe('openStore', () => {
   });
 
   it.each([
-    {
-      name: 'postgres://',
-      location: 'postgres://tend:s3cret-pw@db.example:5432/tend',
-      code: 'store.unsupported',
-      message: 'PostgreSQL storage is not implemented yet; use a SQLite path',
-    },
-    {
-      name: 'postgresql://',
-      location: 'postgresql://tend:s3cret-pw@db.example/tend',
-      code: 'store.unsupported',
-      message: 'PostgreSQL storage is not implemented yet; use a SQLite path',
-    },
     {
       name: 'an unknown scheme',
       location: 'mysql://tend:s3cret-pw@db.example/tend',
@@ -81,6 +70,42 @@ describe('openStore', () => {
     });
     expect(JSON.stringify(e.toJSON())).not.toContain('s3cret-pw');
   });
+
+  it.each([
+    {
+      name: 'postgres:// without a workspace',
+      location: 'postgres://tend:s3cret-pw@db.example:5432/tend',
+      options: {},
+      code: 'store.workspace-required',
+      message: 'a PostgreSQL store holds many workspaces: it is opened for one, and none was named',
+    },
+    {
+      name: 'postgresql:// with a port out of range',
+      location: 'postgresql://tend:s3cret-pw@db.example:99999/tend',
+      options: { workspace: 'prod' },
+      code: 'store.invalid-location',
+      message: 'the PostgreSQL store location is not a valid URL',
+    },
+    {
+      name: 'postgres:// with a parameter Tend does not read',
+      location: 'postgres://tend:s3cret-pw@db.example/tend?password=s3cret-pw',
+      options: { workspace: 'prod' },
+      code: 'store.invalid-location',
+      message:
+        'the PostgreSQL store location has the parameter "password", which Tend does not read (only sslmode and host)',
+    },
+  ])(
+    'refuses $name before connecting, without repeating the location',
+    async ({ location, options, code, message }) => {
+      const error = await openStore(location, options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TendError);
+      expect({ code: (error as TendError).code, message: (error as TendError).message }).toEqual({
+        code,
+        message,
+      });
+      expect(JSON.stringify((error as TendError).toJSON())).not.toContain('s3cret-pw');
+    },
+  );
 
   it('passes the ledger key on to the store: with it the store appends, without it it refuses', async () => {
     const change = {

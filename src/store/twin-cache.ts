@@ -5,9 +5,10 @@ import type { Store, TwinEntry } from './store.js';
 export interface VersionedStore extends Store {
   /**
    * A number that changes when another connection (another process, or another store opened on the
-   * same database) commits; this store's own writes do not change it (SQLite's `data_version`).
+   * same database) commits; this store's own writes do not change it (SQLite's `data_version`, at
+   * once; PostgreSQL's version row of the workspace, in one read).
    */
-  dataVersion(): number;
+  dataVersion(): number | Promise<number>;
 }
 
 function isVersioned(store: Store): store is VersionedStore {
@@ -32,7 +33,7 @@ export function withTwinCache(store: Store): Store {
 
   /** The copy, when it still says what the database holds (after reading back what we wrote). */
   const fresh = async (): Promise<Map<Address, TwinEntry> | undefined> => {
-    const now = store.dataVersion();
+    const now = await store.dataVersion();
     if (byAddress === undefined || now !== version) {
       byAddress = undefined;
       sorted = undefined;
@@ -53,7 +54,7 @@ export function withTwinCache(store: Store): Store {
 
   const load = async (): Promise<Map<Address, TwinEntry>> => {
     // The version first: a commit elsewhere while reading shows at the next read.
-    version = store.dataVersion();
+    version = await store.dataVersion();
     const entries = (await store.listTwin()).map((e) => compactTwinEntry(e, types));
     byAddress = new Map(entries.map((e) => [e.address, e] as const));
     sorted = entries;

@@ -888,6 +888,48 @@ export function describeStore(
         expect((await b.announcements()).map((x) => x.id)).toEqual(['a2']);
       });
 
+      it('fences the ledger, settles, deletes, cursors, statuses, settings and action runs too: nothing commits', async () => {
+        await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
+        await a.journal(operation(1));
+        await a.putTwin(twin('kept'));
+        const first = await a.appendChange(change(1));
+        now += 30_001;
+        await b.acquireLease({ workspace: 'prod', holder: holder('tend apply', 2), ttlMs: 30_000 });
+        const run = {
+          id: 'run-1',
+          address: 'sb.volumes/v1' as Address,
+          type: 'sb.volumes',
+          action: 'snapshot',
+          params: {},
+          actor: { actor: 'tend' },
+          state: 'running' as const,
+          createdAt: T(1),
+          steps: [],
+        };
+        const late: [string, Promise<unknown>][] = [
+          ['appendChange', a.appendChange(change(2))],
+          ['settle', a.settle('op-1', { state: 'settled', at: T(2) })],
+          ['deleteTwin', a.deleteTwin('sb.volumes/kept')],
+          ['setCursor', a.setCursor('sb', '42')],
+          ['putStatus', a.putStatus(status('late'))],
+          ['deleteStatus', a.deleteStatus('sb.volumes/late')],
+          ['setMeta', a.setMeta('workspace', 'stolen')],
+          ['putActionRun', a.putActionRun(run)],
+        ];
+        for (const [, write] of late) await expectTendError(write, 'store.lease-lost');
+        // The new holder reads what the old one wrote before it lost the lease, and nothing after.
+        expect(await b.changes()).toStrictEqual([first]);
+        expect(await b.verifyLedger()).toEqual(intact(1, first.hash));
+        expect(await b.getOperation('op-1')).toMatchObject({ state: 'pending', epoch: 1 });
+        expect(await b.getTwin('sb.volumes/kept')).toBeDefined();
+        expect(await b.getCursor('sb')).toBeUndefined();
+        expect(await b.listStatus()).toEqual([]);
+        expect(await b.getMeta('workspace')).toBeUndefined();
+        expect(await b.getActionRun('run-1')).toBeUndefined();
+        // The new holder appends after the last entry the old one committed.
+        expect((await b.appendChange(change(3))).seq).toBe(2);
+      });
+
       it('keeps a renewed lease past its first expiry', async () => {
         await a.acquireLease({ workspace: 'prod', holder: holder('tend run', 1), ttlMs: 30_000 });
         now += 20_000;

@@ -11,8 +11,9 @@ import type {
   Redactor,
   ResourceStatus,
 } from '../../core/index.js';
-import { storedCanonicalJson, TendError } from '../../core/index.js';
-import { GENESIS_HASH, keyedHashOfText, LEDGER_FORMAT, verifyChain } from '../ledger-chain.js';
+import { TendError } from '../../core/index.js';
+import { GENESIS_HASH, verifyChain } from '../ledger-chain.js';
+import { signChange } from '../ledger-entry.js';
 import type { LedgerHead } from '../ledger-chain.js';
 import type { LedgerKey } from '../ledger-key.js';
 import type {
@@ -36,6 +37,7 @@ import {
   tightenTree,
 } from '../private-files.js';
 import { migrate } from './migrations.js';
+import type { MigrationResult } from './migrations.js';
 import { ActionStatements } from './sqlite-actions.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
 import { WalSync } from './wal-sync.js';
@@ -254,6 +256,8 @@ export class SqliteStore implements Store {
   readonly #walSync: WalSync | undefined;
   /** The lease this store's writes are fenced by, once one was acquired (see `acquireLease`). */
   #fence: { workspace: string; epoch: number } | undefined;
+  /** The schema versions before and after opening (SQLite migrates when it opens). */
+  readonly migration: MigrationResult;
 
   /**
    * Wraps an open database: switches it to WAL with `synchronous = FULL` (see `openSqliteStore`) and
@@ -269,7 +273,7 @@ export class SqliteStore implements Store {
     // An in-memory database answers `memory` and stays so; that is expected.
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    migrate(db);
+    this.migration = migrate(db);
     const p = (sql: string): SqliteStatement => db.prepare(sql);
     // Most recent N, returned oldest first: pick newest first with a limit (-1: none), then re-sort.
     const recentOperations = (where: string): string =>
@@ -358,78 +362,9 @@ export class SqliteStore implements Store {
    * anything, or at the insert (which SQLite then undoes), so a failure leaves the ledger as it was.
    */
   #insertEntry(change: NewChange, key: LedgerKey, head: LedgerHead): Change {
-    const clean = this.#clean(change);
-    // Each structured member is written once, as canonical JSON: that text is both the column and
-    // the member's part of the hashed text, so the entry is hashed exactly as it reads back
-    // (`keyedHash` of `recordFromRow` of the row) without serialising, parsing and sorting copies.
-    const json = (value: unknown): string | null =>
-      value === undefined ? null : (storedCanonicalJson(value) as string);
-    const row: ChangeRow = {
-      seq: head.seq + 1,
-      time: clean.time,
-      actor: clean.actor,
-      actor_kind: clean.actorKind ?? null,
-      intent: clean.intent ?? null,
-      motivation: json(clean.motivation),
-      source: clean.source,
-      address: clean.address ?? null,
-      type: clean.type,
-      object_id: clean.objectId,
-      action: clean.action,
-      fields: storedCanonicalJson(clean.fields) as string,
-      before: json(clean.before),
-      after: json(clean.after),
-      decision: json(clean.decision),
-      key_id: key.id,
-      format: LEDGER_FORMAT,
-      prev_hash: head.hash,
-      hash: '',
-    };
-    const str = (value: string | null | undefined): string | undefined =>
-      value === null || value === undefined ? undefined : JSON.stringify(value);
-    const hash = keyedHashOfText(key, {
-      format: JSON.stringify(LEDGER_FORMAT),
-      seq: JSON.stringify(row.seq),
-      time: str(row.time),
-      actor: str(row.actor),
-      actorKind: str(row.actor_kind),
-      intent: str(row.intent),
-      motivation: row.motivation ?? undefined,
-      source: str(row.source),
-      address: str(row.address),
-      type: str(row.type),
-      objectId: str(row.object_id),
-      action: str(row.action),
-      fields: row.fields,
-      before: row.before ?? undefined,
-      after: row.after ?? undefined,
-      decision: row.decision ?? undefined,
-      keyId: str(row.key_id),
-      prevHash: str(row.prev_hash),
-    });
-    this.#sql.insertChange.run({ ...row, hash, recorded_at: this.#now().toISOString() });
-    // The entry as the caller's values: equal as data to what reads back (JSON-shaped members; a
-    // -0 stays -0 here and reads back as 0, the same JSON).
-    return {
-      seq: row.seq,
-      time: clean.time,
-      actor: clean.actor,
-      ...(clean.intent === undefined ? {} : { intent: clean.intent }),
-      source: clean.source,
-      ...(clean.address === undefined ? {} : { address: clean.address }),
-      type: clean.type,
-      objectId: clean.objectId,
-      fields: clean.fields,
-      ...(clean.before === undefined ? {} : { before: clean.before }),
-      ...(clean.after === undefined ? {} : { after: clean.after }),
-      prevHash: head.hash,
-      hash,
-      ...(clean.actorKind === undefined ? {} : { actorKind: clean.actorKind }),
-      ...(clean.motivation === undefined ? {} : { motivation: clean.motivation }),
-      action: clean.action,
-      ...(clean.decision === undefined ? {} : { decision: clean.decision }),
-      keyId: key.id,
-    };
+    const { row, entry } = signChange(this.#clean(change), key, head);
+    this.#sql.insertChange.run({ ...row, recorded_at: this.#now().toISOString() });
+    return entry;
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {

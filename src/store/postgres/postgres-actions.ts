@@ -1,0 +1,184 @@
+import type { ActionActor, ActionRun, ActionStepRecord, Address } from '../../core/index.js';
+import { TendError } from '../../core/index.js';
+import type { ActionRunQuery } from '../store.js';
+import type { PgQueryable } from './postgres-client.js';
+import { run } from './postgres-client.js';
+
+// Day-2 action runs on PostgreSQL, scoped by workspace (as sqlite-actions.ts on SQLite). Reading a
+// row builds an object without the absent optional members, so a run reads back exactly as written.
+
+/** A `tend.action_runs` row (without `workspace` and the storing-order `seq`). */
+interface RunRow {
+  readonly id: string;
+  readonly address: string;
+  readonly type: string;
+  readonly action: string;
+  readonly params: string;
+  readonly actor: string;
+  readonly state: string;
+  readonly created_at: string;
+  readonly finished_at: string | null;
+  readonly error: string | null;
+}
+
+/** A `tend.action_steps` row. */
+interface StepRow {
+  readonly run_id: string;
+  readonly idx: number;
+  readonly name: string;
+  readonly state: string;
+  readonly attempts: number;
+  readonly started_at: string;
+  readonly settled_at: string | null;
+  readonly message: string | null;
+}
+
+function stepFromRow(row: StepRow): ActionStepRecord {
+  return {
+    index: row.idx,
+    name: row.name,
+    state: row.state as ActionStepRecord['state'],
+    attempts: row.attempts,
+    startedAt: row.started_at,
+    ...(row.settled_at !== null ? { settledAt: row.settled_at } : {}),
+    ...(row.message !== null ? { message: row.message } : {}),
+  };
+}
+
+function runFromRow(row: RunRow, steps: ActionStepRecord[]): ActionRun {
+  return {
+    id: row.id,
+    address: row.address as Address,
+    type: row.type,
+    action: row.action,
+    params: JSON.parse(row.params) as Record<string, string>,
+    actor: JSON.parse(row.actor) as ActionActor,
+    state: row.state as ActionRun['state'],
+    createdAt: row.created_at,
+    ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
+    ...(row.error !== null ? { error: row.error } : {}),
+    steps,
+  };
+}
+
+/**
+ * Writes the run and all its step records; `db` is the write transaction's client, so the run and
+ * its steps commit together. `epoch`: the lease it was written under (kept when absent).
+ */
+export async function putActionRun(
+  db: PgQueryable,
+  workspace: string,
+  r: ActionRun,
+  epoch: number | undefined,
+): Promise<void> {
+  await run(
+    db,
+    `INSERT INTO tend.action_runs (workspace, id, address, type, action, params, actor, state,
+       created_at, finished_at, error, epoch)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (workspace, id) DO UPDATE SET state = excluded.state,
+       finished_at = excluded.finished_at, error = excluded.error,
+       epoch = COALESCE(excluded.epoch, tend.action_runs.epoch)`,
+    [
+      workspace,
+      r.id,
+      r.address,
+      r.type,
+      r.action,
+      JSON.stringify(r.params),
+      JSON.stringify(r.actor),
+      r.state,
+      r.createdAt,
+      r.finishedAt ?? null,
+      r.error ?? null,
+      epoch ?? null,
+    ],
+  );
+  await run(db, 'DELETE FROM tend.action_steps WHERE workspace = $1 AND run_id = $2', [
+    workspace,
+    r.id,
+  ]);
+  for (const s of r.steps) {
+    await run(
+      db,
+      `INSERT INTO tend.action_steps (workspace, run_id, idx, name, state, attempts, started_at,
+         settled_at, message)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        workspace,
+        r.id,
+        s.index,
+        s.name,
+        s.state,
+        s.attempts,
+        s.startedAt,
+        s.settledAt ?? null,
+        s.message ?? null,
+      ],
+    );
+  }
+}
+
+/** The runs of these rows, each with its steps (one read for all of them). */
+async function withSteps(db: PgQueryable, workspace: string, rows: RunRow[]): Promise<ActionRun[]> {
+  if (rows.length === 0) return [];
+  const { rows: steps } = await run<StepRow>(
+    db,
+    `SELECT * FROM tend.action_steps WHERE workspace = $1 AND run_id = ANY($2::text[])
+     ORDER BY run_id, idx`,
+    [workspace, rows.map((r) => r.id)],
+  );
+  const byRun = new Map<string, ActionStepRecord[]>();
+  for (const s of steps) {
+    const list = byRun.get(s.run_id) ?? [];
+    list.push(stepFromRow(s));
+    byRun.set(s.run_id, list);
+  }
+  return rows.map((r) => runFromRow(r, byRun.get(r.id) ?? []));
+}
+
+/** One run, or undefined. */
+export async function getActionRun(
+  db: PgQueryable,
+  workspace: string,
+  id: string,
+): Promise<ActionRun | undefined> {
+  const { rows } = await run<RunRow>(
+    db,
+    'SELECT * FROM tend.action_runs WHERE workspace = $1 AND id = $2',
+    [workspace, id],
+  );
+  return (await withSteps(db, workspace, rows))[0];
+}
+
+/** The runs a query selects, oldest first. */
+export async function actionRuns(
+  db: PgQueryable,
+  workspace: string,
+  query: ActionRunQuery,
+): Promise<ActionRun[]> {
+  const limit = query.limit;
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+    throw new TendError(
+      'store.invalid-query',
+      `limit must be a non-negative integer, got ${String(query.limit)}`,
+      { phase: 'store' },
+    );
+  }
+  const { rows } = await run<RunRow>(
+    db,
+    `SELECT * FROM (SELECT * FROM tend.action_runs
+       WHERE workspace = $1 AND ($2::text IS NULL OR address = $2) AND ($3::text IS NULL OR action = $3)
+         AND (NOT $4::boolean OR state = 'running')
+       ORDER BY seq DESC LIMIT $5) AS recent
+     ORDER BY seq`,
+    [
+      workspace,
+      query.address ?? null,
+      query.action ?? null,
+      query.unfinished === true,
+      limit ?? null,
+    ],
+  );
+  return withSteps(db, workspace, rows);
+}

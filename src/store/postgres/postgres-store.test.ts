@@ -1,0 +1,453 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewChange } from '../../core/index.js';
+import { REDACTED, Redactor, TendError } from '../../core/index.js';
+import type { PostgresHandle } from '../../../test/support/postgres.js';
+import { POSTGRES, startPostgres } from '../../../test/support/postgres.js';
+import { SUITE_LEDGER_KEY, describeStore } from '../../../test/support/store-contract.js';
+import { openStore } from '../open-store.js';
+import { withTwinCache } from '../twin-cache.js';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+import type { PostgresMigration } from './postgres-migrations.js';
+import { migratePostgresStore, openPostgresStore } from './postgres-store.js';
+
+// The PostgreSQL store on a real cluster the test starts (test/support/postgres.ts): the shared
+// conformance suite, unchanged, then what only a shared database has — workspaces side by side,
+// versioned migrations, the twin cache told about other workers' commits. With CI=true a missing
+// server fails the suite instead of skipping it.
+
+let server: PostgresHandle | undefined;
+let databases = 0;
+let workspaces = 0;
+
+/** A new, empty database on the cluster; its URL. */
+async function freshDatabase(): Promise<string> {
+  databases += 1;
+  const name = `store_${databases}`;
+  await server!.createDatabase(name);
+  return server!.url(name);
+}
+
+const change: NewChange = {
+  time: '2026-01-01T00:00:00.000Z',
+  actor: 'tend',
+  source: 'tend',
+  address: 'sb.volumes/data',
+  type: 'sb.volumes',
+  objectId: 'vol-1',
+  action: 'update',
+  fields: ['size'],
+  before: { size: 1 },
+  after: { size: 2 },
+};
+
+describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
+  let shared: string;
+  beforeAll(async () => {
+    server = await startPostgres();
+    shared = await freshDatabase();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  // Every store of the suite is a new workspace in one shared database: fresh and empty only if
+  // every query is scoped by workspace.
+  describeStore(
+    'postgres',
+    (options) => {
+      workspaces += 1;
+      return openPostgresStore(shared, { workspace: `suite-${workspaces}`, ...options });
+    },
+    async (now, options) => {
+      const url = await freshDatabase();
+      const [a, b] = options ?? [{ ledgerKey: SUITE_LEDGER_KEY }, { ledgerKey: SUITE_LEDGER_KEY }];
+      return [
+        await openPostgresStore(url, { workspace: 'suite', now, ...a }),
+        await openPostgresStore(url, { workspace: 'suite', now, ...b }),
+      ];
+    },
+  );
+
+  describe('workspaces sharing one database', () => {
+    it('keeps each workspace’s twin, journal, ledger and settings apart', async () => {
+      const url = await freshDatabase();
+      const prod = await openStore(url, { workspace: 'prod', ledgerKey: SUITE_LEDGER_KEY });
+      const dev = await openStore(url, { workspace: 'dev', ledgerKey: SUITE_LEDGER_KEY });
+      try {
+        const twin = {
+          address: 'sb.volumes/data' as const,
+          type: 'sb.volumes',
+          objectId: 'vol-prod',
+          fields: { size: 1 },
+          stateful: false,
+          dependsOn: [],
+          observedAt: '2026-01-01T00:00:00.000Z',
+        };
+        await prod.putTwin(twin);
+        await dev.putTwin({ ...twin, objectId: 'vol-dev' });
+        await prod.appendChange(change);
+        await prod.appendChange(change);
+        await dev.appendChange(change);
+        await prod.setMeta('workspace', 'prod');
+        expect((await prod.getTwin('sb.volumes/data'))?.objectId).toBe('vol-prod');
+        expect((await dev.listTwin()).map((t) => t.objectId)).toEqual(['vol-dev']);
+        expect((await prod.changes()).map((c) => c.seq)).toEqual([1, 2]);
+        expect((await dev.changes()).map((c) => c.seq)).toEqual([1]);
+        expect(await prod.verifyLedger()).toMatchObject({ ok: true, entries: 2 });
+        expect(await dev.verifyLedger()).toMatchObject({ ok: true, entries: 1 });
+        expect(await dev.getMeta('workspace')).toBeUndefined();
+      } finally {
+        await prod.close();
+        await dev.close();
+      }
+    });
+
+    it('tells a twin cache when another worker committed, and not when it wrote itself', async () => {
+      const url = await freshDatabase();
+      const mine = withTwinCache(await openPostgresStore(url, { workspace: 'prod' }));
+      const other = await openPostgresStore(url, { workspace: 'prod' });
+      try {
+        const entry = (name: string) => ({
+          address: `sb.volumes/${name}` as const,
+          type: 'sb.volumes',
+          objectId: `vol-${name}`,
+          fields: {},
+          stateful: false,
+          dependsOn: [],
+          observedAt: '2026-01-01T00:00:00.000Z',
+        });
+        await mine.putTwin(entry('a'));
+        expect((await mine.listTwin()).map((t) => t.address)).toEqual(['sb.volumes/a']);
+        await mine.putTwin(entry('b'));
+        expect((await mine.listTwin()).map((t) => t.address)).toEqual([
+          'sb.volumes/a',
+          'sb.volumes/b',
+        ]);
+        await other.putTwin(entry('c'));
+        await other.deleteTwin('sb.volumes/a');
+        expect((await mine.listTwin()).map((t) => t.address)).toEqual([
+          'sb.volumes/b',
+          'sb.volumes/c',
+        ]);
+      } finally {
+        await mine.close();
+        await other.close();
+      }
+    });
+
+    it('lets one worker append while another holds nothing: the chain never forks', async () => {
+      const url = await freshDatabase();
+      const a = await openPostgresStore(url, { workspace: 'prod', ledgerKey: SUITE_LEDGER_KEY });
+      const b = await openPostgresStore(url, { workspace: 'prod', ledgerKey: SUITE_LEDGER_KEY });
+      try {
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).appendChange(change)),
+        );
+        expect(await a.verifyLedger()).toMatchObject({ ok: true, entries: 40 });
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+
+  describe('fencing against a takeover in flight', () => {
+    it('lets each write commit before the takeover or refuses it, and refuses every write after', async () => {
+      const url = await freshDatabase();
+      let now = Date.UTC(2026, 0, 1);
+      const clock = () => new Date(now);
+      const a = await openPostgresStore(url, { workspace: 'prod', now: clock });
+      const b = await openPostgresStore(url, { workspace: 'prod', now: clock });
+      const holder = (pid: number) => ({
+        command: 'tend run',
+        pid,
+        host: 'h',
+        startedAt: change.time,
+      });
+      const op = (id: string) => ({
+        id,
+        address: 'sb.volumes/v' as const,
+        type: 'sb.volumes',
+        action: 'create' as const,
+        desiredHash: 'h',
+        marker: { workspace: 'prod', address: 'sb.volumes/v' as const },
+        state: 'pending' as const,
+        createdAt: change.time,
+      });
+      const outcome = (p: Promise<unknown>) =>
+        p.then(
+          () => 'committed',
+          (e: unknown) => (e instanceof TendError ? e.code : String(e)),
+        );
+      try {
+        const seen = new Set<string>();
+        for (let round = 0; round < 8; round++) {
+          const lease = `race-${round}`;
+          await a.acquireLease({ workspace: lease, holder: holder(1), ttlMs: 1_000 });
+          now += 1_001;
+          // Writes issued one after another while the takeover runs: the database decides the order.
+          const takeover = b.acquireLease({ workspace: lease, holder: holder(2), ttlMs: 1_000 });
+          const writes: Promise<string>[] = [];
+          for (let i = 0; i < 6; i++) {
+            writes.push(outcome(a.journal(op(`${round}-${i}`))));
+            await new Promise((resolve) => setTimeout(resolve, round % 3));
+          }
+          const taken = await takeover;
+          expect(taken).toMatchObject({ acquired: true, lease: { epoch: 2 } });
+          expect(await outcome(a.journal(op(`${round}-late`)))).toBe('store.lease-lost');
+          for (const [i, result] of (await Promise.all(writes)).entries()) {
+            seen.add(result);
+            const stored = await b.getOperation(`${round}-${i}`);
+            if (result === 'committed') expect(stored).toMatchObject({ epoch: 1 });
+            else {
+              expect(result).toBe('store.lease-lost');
+              expect(stored).toBeUndefined();
+            }
+          }
+          expect(await b.getOperation(`${round}-late`)).toBeUndefined();
+        }
+        expect([...seen].every((r) => r === 'committed' || r === 'store.lease-lost')).toBe(true);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+
+  describe('migrations', () => {
+    const SECOND: PostgresMigration = {
+      version: 2,
+      name: 'test: a column added',
+      sql: 'ALTER TABLE tend.twin ADD COLUMN note TEXT',
+    };
+    const BOTH = [...POSTGRES_MIGRATIONS, SECOND];
+
+    async function versions(url: string): Promise<number[]> {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ version: number }>(
+          'SELECT version FROM tend.schema_migrations ORDER BY version',
+        );
+        return rows.map((r) => r.version);
+      } finally {
+        await client.end();
+      }
+    }
+
+    async function refusal(promise: Promise<unknown>): Promise<TendError> {
+      const error = await promise.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(TendError);
+      return error as TendError;
+    }
+
+    it('gives an empty database the whole schema when a store is first opened', async () => {
+      const url = await freshDatabase();
+      const store = await openPostgresStore(url, { workspace: 'prod' });
+      await store.close();
+      expect(await versions(url)).toEqual([1]);
+    });
+
+    it('migrates upward from the first schema, and says from which version to which', async () => {
+      const url = await freshDatabase();
+      expect(await migratePostgresStore(url, { migrations: POSTGRES_MIGRATIONS })).toEqual({
+        from: 0,
+        to: 1,
+      });
+      const first = await openPostgresStore(url, {
+        workspace: 'prod',
+        ledgerKey: SUITE_LEDGER_KEY,
+      });
+      await first.appendChange(change);
+      await first.close();
+      expect(await migratePostgresStore(url, { migrations: BOTH })).toEqual({ from: 1, to: 2 });
+      expect(await migratePostgresStore(url, { migrations: BOTH })).toEqual({ from: 2, to: 2 });
+      expect(await versions(url)).toEqual([1, 2]);
+      const second = await openPostgresStore(url, {
+        workspace: 'prod',
+        ledgerKey: SUITE_LEDGER_KEY,
+        migrations: BOTH,
+      });
+      // What was written under version 1 is still there and still verifies.
+      expect(await second.verifyLedger()).toMatchObject({ ok: true, entries: 1 });
+      await second.close();
+    });
+
+    it('refuses a database older than this Tend expects, saying to run tend store migrate', async () => {
+      const url = await freshDatabase();
+      await migratePostgresStore(url, { migrations: POSTGRES_MIGRATIONS });
+      const e = await refusal(openPostgresStore(url, { workspace: 'prod', migrations: BOTH }));
+      expect({ code: e.code, message: e.message }).toEqual({
+        code: 'store.schema-too-old',
+        message:
+          'the database has Tend schema version 1, but this Tend expects version 2; run `tend store migrate` to bring it up to date',
+      });
+      // Refused, and left as it was.
+      expect(await versions(url)).toEqual([1]);
+    });
+
+    it('refuses a database newer than this Tend knows, saying to upgrade Tend', async () => {
+      const url = await freshDatabase();
+      await migratePostgresStore(url, { migrations: BOTH });
+      const e = await refusal(openPostgresStore(url, { workspace: 'prod' }));
+      expect({ code: e.code, message: e.message }).toEqual({
+        code: 'store.schema-too-new',
+        message:
+          'the database has Tend schema version 2, but this Tend knows versions up to 1; upgrade Tend to open it',
+      });
+      const m = await refusal(migratePostgresStore(url));
+      expect(m.code).toBe('store.schema-too-new');
+    });
+
+    it('lets two processes migrate one database at once: one applies, the other finds it done', async () => {
+      const url = await freshDatabase();
+      const results = await Promise.all([migratePostgresStore(url), migratePostgresStore(url)]);
+      expect(results.map((r) => r.from).sort()).toEqual([0, 1]);
+      expect(await versions(url)).toEqual([1]);
+    });
+  });
+
+  describe('redaction', () => {
+    it('writes no registered secret to any table, whatever the caller hands it', async () => {
+      const SECRET = 'pl4tform-echoed-s3cret';
+      const url = await freshDatabase();
+      const redactor = new Redactor();
+      redactor.add(SECRET);
+      const store = await openPostgresStore(url, {
+        workspace: 'prod',
+        redactor,
+        ledgerKey: SUITE_LEDGER_KEY,
+      });
+      const said = `POST /instances was rejected (400): admin_password "${SECRET}" is too long`;
+      await store.acquireLease({
+        workspace: 'prod',
+        holder: { command: `tend ${SECRET}`, pid: 1, host: 'h', startedAt: change.time },
+        ttlMs: 30_000,
+      });
+      await store.putTwin({
+        address: 'sb.instances/web',
+        type: 'sb.instances',
+        objectId: 'i-1',
+        fields: { name: 'web', note: SECRET, [SECRET]: 1 },
+        stateful: false,
+        dependsOn: [],
+        observedAt: change.time,
+      });
+      await store.journal({
+        id: 'op-1',
+        address: 'sb.instances/web',
+        type: 'sb.instances',
+        action: 'create',
+        desiredHash: 'abc',
+        marker: { workspace: 'prod', address: 'sb.instances/web' },
+        state: 'pending',
+        createdAt: change.time,
+        error: said,
+      });
+      await store.settle('op-1', { state: 'failed', at: change.time, error: said });
+      const entry = await store.appendChange({ ...change, after: { size: `x${SECRET}x` } });
+      await store.putStatus({
+        address: 'sb.instances/web',
+        state: 'error',
+        message: said,
+        checks: [{ name: 'c', kind: 'cel', ok: false, message: SECRET, at: change.time }],
+        updatedAt: change.time,
+      });
+      await store.setCursor('sb', SECRET);
+      await store.setMeta('note', SECRET);
+      await store.putAnnouncement({
+        id: 'a1',
+        address: 'sb.instances/web',
+        field: 'note',
+        value: { note: SECRET },
+        actor: `bot ${SECRET}`,
+        createdAt: change.time,
+        expiresAt: '2026-01-01T01:00:00.000Z',
+        note: SECRET,
+      });
+      await store.putClaim({
+        address: 'sb.instances/web',
+        field: 'note',
+        value: SECRET,
+        actor: 'alice',
+        decision: 'hold',
+        rule: 'r',
+        since: change.time,
+      });
+      await store.putActionRun({
+        id: 'run-1',
+        address: 'sb.instances/web',
+        type: 'sb.instances',
+        action: 'rotate',
+        params: { to: SECRET },
+        actor: { actor: 'tend' },
+        state: 'failed',
+        createdAt: change.time,
+        error: said,
+        steps: [
+          {
+            index: 0,
+            name: 'set',
+            state: 'failed',
+            attempts: 1,
+            startedAt: change.time,
+            message: SECRET,
+          },
+        ],
+      });
+      expect(entry.after).toEqual({ size: `x${REDACTED}x` });
+      expect(await store.verifyLedger()).toMatchObject({ ok: true, entries: 1, unchecked: 0 });
+      await store.close();
+
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const tables = await client.query<{ table_name: string }>(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = 'tend'",
+        );
+        expect(tables.rows.length).toBeGreaterThan(10);
+        let rows = 0;
+        for (const { table_name } of tables.rows) {
+          const dump = await client.query<{ t: string }>(
+            `SELECT x::text AS t FROM tend.${table_name} AS x`,
+          );
+          rows += dump.rows.length;
+          for (const { t } of dump.rows) expect(t, table_name).not.toContain(SECRET);
+        }
+        expect(rows).toBeGreaterThan(10);
+      } finally {
+        await client.end();
+      }
+    });
+  });
+
+  describe('connections', () => {
+    it('fills what the URL leaves out from the libpq variables', async () => {
+      const url = await freshDatabase();
+      const env = { ...server!.env(new URL(url).pathname.slice(1)) };
+      const store = await openStore('postgres://', { workspace: 'prod', env });
+      await store.setMeta('k', 'v');
+      expect(await store.getMeta('k')).toBe('v');
+      await store.close();
+    });
+
+    it('never repeats the password of a failed connection, and names only host, port and database', async () => {
+      const redactor = new Redactor();
+      const location = `postgres://nobody:pw-that-must-not-show@127.0.0.1:${server!.port}/missing_db`;
+      const error = await openStore(location, { workspace: 'prod', redactor }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(TendError);
+      const e = error as TendError;
+      expect(e.code).toBe('store.open-failed');
+      expect(e.message).toContain(`127.0.0.1:${server!.port}/missing_db`);
+      expect(JSON.stringify(e.toJSON())).not.toContain('pw-that-must-not-show');
+      expect(redactor.text('pw-that-must-not-show')).not.toContain('pw-that-must-not-show');
+    });
+  });
+});
