@@ -398,7 +398,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       ...(composite ? [composite.path] : []),
       ...[collectionPath, ...itemPaths].flatMap(moved),
     ]);
-    const claim = (reason: string): void => {
+    const setAside = (reason: string): void => {
       for (const p of related) {
         if (handled.has(p)) continue;
         handled.add(p);
@@ -408,7 +408,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
 
     const ignore = collection['x-tend-ignore'];
     if (ignore !== undefined && ignore !== false) {
-      claim(
+      setAside(
         typeof ignore === 'string' && ignore.trim() !== ''
           ? `ignored by x-tend-ignore: ${ignore}`
           : 'ignored by x-tend-ignore',
@@ -426,7 +426,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
             operation(collection, 'GET') !== undefined,
           );
     if (typeof atItem === 'string') {
-      claim(atItem);
+      setAside(atItem);
       continue;
     }
     const creatable = single
@@ -445,11 +445,11 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
           listedFields,
         ),
       );
-      claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects${hint}`);
+      setAside(`no GET on ${shown(collectionPath)}: Tend cannot list these objects${hint}`);
       continue;
     }
     if (itemPaths.length === 0 && !composite) {
-      claim(noItemPathReason(collectionPath, paths, shown));
+      setAside(noItemPathReason(collectionPath, paths, shown));
       continue;
     }
     const params = resolveParams(
@@ -480,7 +480,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       name = longerName(collectionPath, (n) => byName.has(n)) ?? name;
     }
     if (!TYPE_NAME.test(name)) {
-      claim(
+      setAside(
         `"${name}" cannot be a resource type name (letters, digits, - and _ only); name it with x-tend-type`,
       );
       continue;
@@ -518,7 +518,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
           assembled.realOf,
         );
     if (!operation(item, 'GET') && !byList) {
-      claim(`no GET on ${shown(itemPath)}: Tend cannot read one object`);
+      setAside(`no GET on ${shown(itemPath)}: Tend cannot read one object`);
       continue;
     }
     // Without DELETE the type may still be managed, its objects never deleted (no-delete.ts).
@@ -529,12 +529,12 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       paths,
     );
     if (deletes.kind === 'unmapped') {
-      claim(deletes.reason);
+      setAside(deletes.reason);
       continue;
     }
     const owner = byName.get(name);
     if (owner !== undefined) {
-      claim(
+      setAside(
         `type name "${name}" is already taken by ${owner.collectionPath}; name one of them with x-tend-type`,
       );
       continue;
@@ -562,7 +562,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       ...(composite ? { itemKey: composite.params } : {}),
     });
     if (typeof built === 'string') {
-      claim(built);
+      setAside(built);
       continue;
     }
     for (const p of related) handled.add(p);

@@ -99,7 +99,7 @@ export function assembleOperations(
     }
     return paths[target]!;
   };
-  const claim = (target: string, from: string): void => {
+  const absorb = (target: string, from: string): void => {
     if (target === from) return;
     const list = movedFrom.get(target) ?? [];
     for (const p of [...(documentPaths.has(from) ? [from] : []), ...(movedFrom.get(from) ?? [])]) {
@@ -127,10 +127,10 @@ export function assembleOperations(
         source: prev !== undefined ? `${prev.source}; ${source}` : source,
       });
       placedAt.set(op, target);
-      claim(target, from);
+      absorb(target, from);
       return true;
     },
-    claim,
+    absorb,
     note: (path, reason) => void notes.set(path, reason),
     placedAt: (op) => (isObject(op) ? placedAt.get(op) : undefined),
     remove(path, now) {
