@@ -869,8 +869,8 @@ interface BuildContext {
 
 /**
  * Builds one type from a complete path pair; a string is the reason it cannot be mapped. In order:
- * what the create sends, what the read answers, the fields' roles, the update, the item key, the
- * identity and the marker, the type's schema, the list, and the type assembled from them.
+ * what the create sends and the read answers, the parents, the fields' roles, the update, the item
+ * key, the identity and the marker, the type's schema, the list, and the type assembled from them.
  */
 function buildType(
   name: string,
@@ -881,64 +881,12 @@ function buildType(
   documentParams: readonly PathParam[],
   ctx: BuildContext,
 ): DerivedType | string {
-  const copy = (where: string) => (schema: unknown) =>
-    copySchema(schema, cutWarning(name, where, ctx.warnings), ctx.copied);
-  const create = createRequest(
-    name,
-    collectionPath,
-    collection,
-    itemPath,
-    ctx.paths,
-    ctx.realOf,
-    copy('create'),
-    ctx.warnings,
-  );
-  if (typeof create === 'string') return create;
-  const { post } = create;
-  const createFieldNames = Object.keys(objectView(create.bodySchema).properties);
-  const getItem = operation(item, 'GET')!;
-  // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
-  const readEnvelopeField = envelopeOf(
-    name,
-    'GET',
-    itemPath,
-    getItem,
-    createFieldNames,
-    ctx.warnings,
-  );
-  const rawRead = successSchema(getItem);
-  const readSchema = (copy('read')(
-    readEnvelopeField !== undefined ? schemaAtPath(rawRead, readEnvelopeField) : rawRead,
-  ) ?? {}) as JsonSchema;
-  // Fields in the query string, and an array body as one field (create-query.ts).
-  const queried = createQueryOf({
-    typeName: name,
-    where: create.where,
-    pathItem: create.pathItem,
-    op: post,
-    body: create.bodySchema,
-    readFields: Object.keys(objectView(readSchema).properties),
-    warnings: ctx.warnings,
-  });
-  const createQuery = queried.query;
-  const createSchema = queried.schema ?? {};
-  const createEnvelopeField = envelopeOf(
-    name,
-    'POST',
-    collectionPath,
-    post,
-    createFieldNames,
-    ctx.warnings,
-  );
-  const createView = objectView(createSchema);
-  const read = objectView(readSchema);
-
+  const bodies = bodiesOf(name, collectionPath, collection, itemPath, item, ctx);
+  if (typeof bodies === 'string') return bodies;
+  const { create, createView, read, createQuery } = bodies;
   // A parent parameter the create body has as a field too is renamed or filled (item-create.ts).
-  const settled = settleParentClash(
-    collectionPath,
-    documentParams,
-    Object.keys(createView.properties),
-  );
+  const fields = Object.keys(createView.properties);
+  const settled = settleParentClash(collectionPath, documentParams, fields);
   if (typeof settled === 'string') return settled;
   const parentFields = parentFieldNames(settled.params);
   const roles = fieldRoles(name, createView, read, ctx.embeddedFields, ctx.warnings);
@@ -948,7 +896,7 @@ function buildType(
     name,
     itemPath,
     item,
-    post,
+    create.post,
     writableFields,
     ctx.embeddedMethods,
     ctx.noDelete,
@@ -971,75 +919,123 @@ function buildType(
       ...(createQuery?.bodyField !== undefined ? [createQuery.bodyField] : []),
     ],
   });
-  const itemKey = itemKeyOf(name, collectionPath, itemPath, item, createView, read, roles, ctx);
+  const itemKey = itemKeyOf(name, collectionPath, itemPath, item, bodies, roles, ctx);
   if (typeof itemKey === 'string') return itemKey;
-  const identity = identityOf({
-    name,
-    collectionPath,
-    itemPath,
-    collection,
-    item,
-    create,
-    createSchema,
-    createView,
-    readSchema,
-    read,
-    writableFields,
-    itemKey,
-    ctx,
-  });
-  const answer = objectView(successSchema(post));
+  const where = { name, collectionPath, itemPath, collection, item, ctx };
+  const identity = identityOf(where, bodies, writableFields, itemKey);
+  const answer = objectView(successSchema(create.post));
   const createIdField = readIdField(
     name,
-    [post],
+    [create.post],
     Object.keys(answer.properties).length > 0 ? answer : undefined,
     `POST ${collectionPath}`,
     ctx.warnings,
   );
-  const absentWhen = readAbsentWhen(name, [readSchema, getItem], read, ctx.warnings);
-  const typed = typeInfoOf({
-    name,
-    post,
-    item,
-    createSchema,
-    createView,
-    readSchema,
-    read,
-    createOnly,
-    roles,
-    createQuery,
-    params: settled.params,
-    parentFields,
-    identity,
-    ctx,
-  });
-  const listing = listingOf(name, collectionPath, collection, ctx);
-  return assembleType({
-    name,
-    collectionPath,
-    itemPath,
-    item,
-    getItem,
-    create,
+  const absentWhen = readAbsentWhen(name, [bodies.readSchema, bodies.getItem], read, ctx.warnings);
+  const params = settled.params;
+  const typed = typeInfoOf(where, bodies, { createOnly, roles, params, parentFields, identity });
+  return assembleType(where, bodies, {
     update,
-    readSchema,
-    read,
     roles,
     settled,
     parentFields,
-    createQuery,
     identity,
     typed,
-    listing,
-    envelope: {
-      ...(readEnvelopeField !== undefined ? { read: readEnvelopeField } : {}),
-      ...(createEnvelopeField !== undefined ? { create: createEnvelopeField } : {}),
-    },
+    listing: listingOf(name, collectionPath, collection, ctx),
     absentWhen,
     createIdField,
     itemKey,
-    ctx,
   });
+}
+
+/** Where a type is built: its name, collection and item path, and what `buildType` was handed. */
+interface BuildPlace {
+  readonly name: string;
+  readonly collectionPath: string;
+  readonly itemPath: string;
+  readonly collection: Record<string, unknown>;
+  readonly item: Record<string, unknown>;
+  readonly ctx: BuildContext;
+}
+
+/** What a type's create sends and its read answers, as plain-data schemas. */
+interface Bodies {
+  readonly create: CreateRequest;
+  /** The item path's GET (or the list standing for it: read-by-list.ts). */
+  readonly getItem: Record<string, unknown>;
+  /** What the create sends outside a JSON object body (create-query.ts). */
+  readonly createQuery: CreateQuery | undefined;
+  /** The create's fields, query fields and an array body's field included. */
+  readonly createSchema: JsonSchema;
+  readonly createView: ObjectView;
+  /** The read answer's object schema (unwrapped). */
+  readonly readSchema: JsonSchema;
+  readonly read: ObjectView;
+  /** The properties wrapping the object in the answers of the read and of the create. */
+  readonly envelope: { readonly read?: string; readonly create?: string };
+}
+
+/**
+ * The bodies of a type: the create's (shapes/write-requests.ts), the read's answer (unwrapped
+ * from its envelope), the create's fields in its query (create-query.ts), each schema copied as
+ * plain data within the document's budget; a string when the create's body cannot be sent.
+ */
+function bodiesOf(
+  name: string,
+  collectionPath: string,
+  collection: Record<string, unknown>,
+  itemPath: string,
+  item: Record<string, unknown>,
+  ctx: BuildContext,
+): Bodies | string {
+  const copy = (where: string) => (schema: unknown) =>
+    copySchema(schema, cutWarning(name, where, ctx.warnings), ctx.copied);
+  const { paths, realOf, warnings } = ctx;
+  const create = createRequest(
+    name,
+    collectionPath,
+    collection,
+    itemPath,
+    paths,
+    realOf,
+    copy('create'),
+    warnings,
+  );
+  if (typeof create === 'string') return create;
+  const { post } = create;
+  const createFieldNames = Object.keys(objectView(create.bodySchema).properties);
+  const getItem = operation(item, 'GET')!;
+  // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
+  const readEnvelope = envelopeOf(name, 'GET', itemPath, getItem, createFieldNames, warnings);
+  const rawRead = successSchema(getItem);
+  const readSchema = (copy('read')(
+    readEnvelope !== undefined ? schemaAtPath(rawRead, readEnvelope) : rawRead,
+  ) ?? {}) as JsonSchema;
+  // Fields in the query string, and an array body as one field (create-query.ts).
+  const queried = createQueryOf({
+    typeName: name,
+    where: create.where,
+    pathItem: create.pathItem,
+    op: post,
+    body: create.bodySchema,
+    readFields: Object.keys(objectView(readSchema).properties),
+    warnings,
+  });
+  const createSchema = queried.schema ?? {};
+  const createEnvelope = envelopeOf(name, 'POST', collectionPath, post, createFieldNames, warnings);
+  return {
+    create,
+    getItem,
+    createQuery: queried.query,
+    createSchema,
+    createView: objectView(createSchema),
+    readSchema,
+    read: objectView(readSchema),
+    envelope: {
+      ...(readEnvelope !== undefined ? { read: readEnvelope } : {}),
+      ...(createEnvelope !== undefined ? { create: createEnvelope } : {}),
+    },
+  };
 }
 
 /** The warning for a schema copy cut short (schema-view.ts `acyclicCopy`). */
@@ -1064,12 +1060,12 @@ function itemKeyOf(
   collectionPath: string,
   itemPath: string,
   item: Record<string, unknown>,
-  create: ObjectView,
-  read: ObjectView,
+  bodies: Bodies,
   roles: FieldRoles,
   ctx: BuildContext,
 ): readonly ItemKeyPart[] | string | undefined {
   if (!ctx.itemKey) return undefined;
+  const { read, createView } = bodies;
   const { writableFields } = roles;
   const keyParts = itemKeyParts({
     typeName: name,
@@ -1081,7 +1077,7 @@ function itemKeyOf(
     readFields:
       Object.keys(read.properties).length > 0 ? Object.keys(read.properties) : writableFields,
     createFields: writableFields,
-    hasNested: (path) => viewHasKeyPath(read, path) && viewHasKeyPath(create, path),
+    hasNested: (path) => viewHasKeyPath(read, path) && viewHasKeyPath(createView, path),
   });
   if ('reason' in keyParts) {
     return `its objects are addressed by ${ctx.itemKey.map((p) => `{${p}}`).join(' and ')} together (${itemPath}), but ${keyParts.reason}`;
@@ -1104,33 +1100,23 @@ interface TypeIdentity extends Identity {
  * body shares; an item key's fields are a natural key, and an object created at its own address is
  * keyed by its name (item-create.ts) unless the document declares otherwise.
  */
-function identityOf(input: {
-  readonly name: string;
-  readonly collectionPath: string;
-  readonly itemPath: string;
-  readonly collection: Record<string, unknown>;
-  readonly item: Record<string, unknown>;
-  readonly create: CreateRequest;
-  readonly createSchema: JsonSchema;
-  readonly createView: ObjectView;
-  readonly readSchema: JsonSchema;
-  readonly read: ObjectView;
-  readonly writableFields: readonly string[];
-  readonly itemKey: readonly ItemKeyPart[] | undefined;
-  readonly ctx: BuildContext;
-}): TypeIdentity {
-  const { name, collectionPath, itemPath, create, createSchema, readSchema, read, ctx } = input;
+function identityOf(
+  where: BuildPlace,
+  bodies: Bodies,
+  writableFields: readonly string[],
+  itemKey: readonly ItemKeyPart[] | undefined,
+): TypeIdentity {
+  const { name, collectionPath, itemPath, ctx } = where;
+  const { create, createSchema, readSchema, read, getItem } = bodies;
   const { post, atItem, keyParam } = create;
-  const { itemKey } = input;
-  const getItem = operation(input.item, 'GET')!;
-  const keyView = withBranchFields(createSchema, input.createView, input.writableFields);
+  const keyView = withBranchFields(createSchema, bodies.createView, writableFields);
   const found = markerLocation(name, keyView.view, [createSchema, post], ctx.warnings);
-  const idempotencyHeader = headerParameter(input.collection, post, 'idempotency-key');
+  const idempotencyHeader = headerParameter(where.collection, post, 'idempotency-key');
   const inferred = inferIdentity({
     name,
     collectionPath,
     idParam: keyParam,
-    idParamDescription: pathParamDescription(input.item, getItem, keyParam),
+    idParamDescription: pathParamDescription(where.item, getItem, keyParam),
     read,
     create: keyView.view,
     writableFields: keyView.writable,
@@ -1210,23 +1196,21 @@ interface TypedInfo {
  * embedded fields left out, a natural key required, a field per parent, the import exclusions),
  * identity, the fields' roles and the type's declarations.
  */
-function typeInfoOf(input: {
-  readonly name: string;
-  readonly post: Record<string, unknown>;
-  readonly item: Record<string, unknown>;
-  readonly createSchema: JsonSchema;
-  readonly createView: ObjectView;
-  readonly readSchema: JsonSchema;
-  readonly read: ObjectView;
-  readonly createOnly: readonly string[];
-  readonly roles: FieldRoles;
-  readonly createQuery: CreateQuery | undefined;
-  readonly params: readonly PathParam[];
-  readonly parentFields: readonly string[];
-  readonly identity: TypeIdentity;
-  readonly ctx: BuildContext;
-}): TypedInfo {
-  const { name, post, createSchema, readSchema, read, roles, identity, ctx } = input;
+function typeInfoOf(
+  where: BuildPlace,
+  bodies: Bodies,
+  input: {
+    readonly createOnly: readonly string[];
+    readonly roles: FieldRoles;
+    readonly params: readonly PathParam[];
+    readonly parentFields: readonly string[];
+    readonly identity: TypeIdentity;
+  },
+): TypedInfo {
+  const { name, ctx } = where;
+  const { createSchema, readSchema, read, createView } = bodies;
+  const { post } = bodies.create;
+  const { roles, identity } = input;
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
   );
@@ -1235,14 +1219,14 @@ function typeInfoOf(input: {
   const importExclude = readImportExclude(
     name,
     createSchema['x-tend-import-exclude'] ?? readSchema['x-tend-import-exclude'],
-    [...Object.keys(input.createView.properties), ...Object.keys(read.properties)],
+    [...Object.keys(createView.properties), ...Object.keys(read.properties)],
     ctx.warnings,
   );
   // A natural key must be declared: it is how Tend finds the object again.
   const schema = withImportExclude(
     withParentFields(
       requireFields(
-        withoutProperties(createSchema, input.createView, [
+        withoutProperties(createSchema, createView, [
           ...roles.outputInCreate,
           ...ctx.embeddedFields,
         ]),
@@ -1256,11 +1240,12 @@ function typeInfoOf(input: {
   const parent = [...input.params].reverse().find((p) => p.kind === 'parent');
   const versionField = readVersionField(
     name,
-    [readSchema, createSchema, operation(input.item, 'GET')!],
+    [readSchema, createSchema, bodies.getItem],
     read,
     ctx.warnings,
   );
-  const { createQuery, createOnly } = input;
+  const { createOnly } = input;
+  const { createQuery } = bodies;
   const { marker } = identity;
   const info: ResourceTypeInfo = {
     name,
@@ -1336,19 +1321,13 @@ function listingOf(
  * A type's operations: where each really is (`realOf`), with its media type and how it was
  * assigned; an update addressed by fields says which (`x-tend-key-fields`).
  */
-function operationsOf(input: {
-  readonly name: string;
-  readonly collectionPath: string;
-  readonly itemPath: string;
-  readonly item: Record<string, unknown>;
-  readonly getItem: Record<string, unknown>;
-  readonly getList: Record<string, unknown>;
-  readonly post: Record<string, unknown>;
-  readonly update: UpdateRequest;
-  readonly read: ObjectView;
-  readonly ctx: BuildContext;
-}): DerivedType['operations'] {
-  const { name, collectionPath, itemPath, update, ctx } = input;
+function operationsOf(
+  where: BuildPlace,
+  bodies: Bodies,
+  update: UpdateRequest,
+  getList: Record<string, unknown>,
+): DerivedType['operations'] {
+  const { name, collectionPath, itemPath, ctx } = where;
   const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
     const media = sendableMedia(op, `${method} ${path}`);
     const real = ctx.realOf.get(op);
@@ -1361,9 +1340,9 @@ function operationsOf(input: {
     };
   };
   return {
-    list: ref('GET', collectionPath, input.getList),
-    read: ref('GET', itemPath, input.getItem),
-    create: ref('POST', collectionPath, input.post),
+    list: ref('GET', collectionPath, getList),
+    read: ref('GET', itemPath, bodies.getItem),
+    create: ref('POST', collectionPath, bodies.create.post),
     ...(update.op
       ? {
           update: {
@@ -1373,7 +1352,7 @@ function operationsOf(input: {
               update.where,
               update.op,
               ctx.addressedUpdates,
-              input.read,
+              bodies.read,
               ctx.warnings,
             ),
           },
@@ -1382,50 +1361,45 @@ function operationsOf(input: {
         ? { update: ref('POST', itemPath, update.byPost.operation) }
         : {}),
     ...(ctx.noDelete === undefined
-      ? { delete: ref('DELETE', itemPath, operation(input.item, 'DELETE')!) }
+      ? { delete: ref('DELETE', itemPath, operation(where.item, 'DELETE')!) }
       : {}),
   };
 }
 
 /** A type from the parts `buildType` found. */
-function assembleType(parts: {
-  readonly name: string;
-  readonly collectionPath: string;
-  readonly itemPath: string;
-  readonly item: Record<string, unknown>;
-  readonly getItem: Record<string, unknown>;
-  readonly create: CreateRequest;
-  readonly update: UpdateRequest;
-  readonly readSchema: JsonSchema;
-  readonly read: ObjectView;
-  readonly roles: FieldRoles;
-  readonly settled: SettledParents;
-  readonly parentFields: readonly string[];
-  readonly createQuery: CreateQuery | undefined;
-  readonly identity: TypeIdentity;
-  readonly typed: TypedInfo;
-  readonly listing: Listing;
-  readonly envelope: { readonly read?: string; readonly create?: string };
-  readonly absentWhen: readonly AbsentWhen[];
-  readonly createIdField: string | undefined;
-  readonly itemKey: readonly ItemKeyPart[] | undefined;
-  readonly ctx: BuildContext;
-}): DerivedType {
-  const { create, update, identity, listing, settled, createQuery, ctx } = parts;
+function assembleType(
+  where: BuildPlace,
+  bodies: Bodies,
+  parts: {
+    readonly update: UpdateRequest;
+    readonly roles: FieldRoles;
+    readonly settled: SettledParents;
+    readonly parentFields: readonly string[];
+    readonly identity: TypeIdentity;
+    readonly typed: TypedInfo;
+    readonly listing: Listing;
+    readonly absentWhen: readonly AbsentWhen[];
+    readonly createIdField: string | undefined;
+    readonly itemKey: readonly ItemKeyPart[] | undefined;
+  },
+): DerivedType {
+  const { ctx } = where;
+  const { create, createQuery, readSchema } = bodies;
+  const { update, identity, listing, settled } = parts;
   const { byPost } = update;
   const { listIdField, paging } = listing;
   const createWrap = create.wrap;
   const updateWrap = update.wrap;
   return {
     info: parts.typed.info,
-    collectionPath: parts.collectionPath,
-    itemPath: parts.itemPath,
+    collectionPath: where.collectionPath,
+    itemPath: where.itemPath,
     idParam: create.idParam,
-    operations: operationsOf({ ...parts, getList: listing.getList, post: create.post }),
+    operations: operationsOf(where, bodies, update, listing.getList),
     ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
     listShape: listing.listShape,
     ...(listIdField !== undefined ? { listIdField } : {}),
-    ...(Object.keys(parts.envelope).length > 0 ? { envelope: parts.envelope } : {}),
+    ...(Object.keys(bodies.envelope).length > 0 ? { envelope: bodies.envelope } : {}),
     ...(createWrap !== undefined || updateWrap !== undefined
       ? {
           requestEnvelope: {
@@ -1445,7 +1419,7 @@ function assembleType(parts: {
       ? {
           identityWhy:
             listIdField !== undefined && identity.identity !== null
-              ? `${identity.why} (the list GET ${ctx.realOf.get(listing.getList)?.path ?? parts.collectionPath} answers another shape: its objects hold the id in ${listIdField})`
+              ? `${identity.why} (the list GET ${ctx.realOf.get(listing.getList)?.path ?? where.collectionPath} answers another shape: its objects hold the id in ${listIdField})`
               : identity.why,
         }
       : {}),
@@ -1459,12 +1433,12 @@ function assembleType(parts: {
     writeOnly: parts.roles.writeOnly,
     serverOwned: parts.roles.serverOwned,
     embeddedFields: [...ctx.embeddedFields],
-    readSchema: parts.readSchema,
+    readSchema,
     partialUpdate:
       byPost !== undefined ||
       (update.op !== undefined && update.op['x-tend-partial-update'] === true),
     absentWhenEmpty: stringList(
-      parts.getItem['x-tend-absent-when-empty'] ?? parts.readSchema['x-tend-absent-when-empty'],
+      bodies.getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
     ),
     importExclude: parts.typed.importExclude,
     ...(parts.typed.versionField !== undefined ? { versionField: parts.typed.versionField } : {}),
