@@ -4,24 +4,28 @@ import type { AuditFeed } from './audit-feed.js';
 import { auditTypeWarnings, readAuditFeed } from './audit-feed.js';
 import type { ImportExclusion } from './fields/annotations.js';
 import {
-  NORMALIZE_OPS,
   importExclusions,
   isCreateOnly,
   isOutputOnly,
   isSensitive,
   isServerOwned,
   isWriteOnly,
-  normalizeOps,
-  KEYED_FORMATS,
   unknownTendExtensions,
 } from './fields/annotations.js';
-import { NAME_LIKE, inferIdentity, lookupParams, withBranchFields } from './fields/identity.js';
-import { markerLocation } from './fields/marker-location.js';
+import type { FieldRoles } from './fields/field-roles.js';
+import { createOnlyFields, fieldRoles, names } from './fields/field-roles.js';
+import type { Identity } from './fields/identity.js';
+import {
+  NAME_LIKE,
+  idFieldOf,
+  inferIdentity,
+  lookupParams,
+  withBranchFields,
+} from './fields/identity.js';
+import type { MarkerLocation } from './fields/marker-location.js';
+import { markerInUse, markerLocation } from './fields/marker-location.js';
 import type { HttpMethod } from './transport/http-client.js';
-import { requestMedia, sendableMedia } from './transport/request-media.js';
-import { requestEnvelopeHint, requestEnvelopeOf } from './shapes/request-envelope.js';
-import { postUpdate } from './shapes/update-by-post.js';
-import { deletion } from './shapes/no-delete.js';
+import { sendableMedia } from './transport/request-media.js';
 import type { AbsentWhen } from './fields/object-annotations.js';
 import { readAbsentWhen, readIdField } from './fields/object-annotations.js';
 import {
@@ -30,32 +34,39 @@ import {
   readEnvelope,
   schemaAtPath,
 } from './shapes/envelope.js';
-import type { RealOperation } from './shapes/irregular-ops.js';
+import type { AssembledPaths, RealOperation } from './shapes/irregular-ops.js';
 import { assembleOperations } from './shapes/irregular-ops.js';
 import { longerName, noItemPathReason } from './shapes/path-pairing.js';
-import type { ItemKeyPart } from './shapes/item-key.js';
-import { compositeItemPath, itemKeyParts } from './shapes/item-key.js';
-import { keyedCollections } from './shapes/keyed-collection.js';
-import { listCandidates, listCandidatesHint, listedFieldsOf } from './shapes/list-candidates.js';
-import type { ItemCreate, PathParam, Singleton } from './shapes/item-create.js';
+import type {
+  CollectionIndex,
+  CollectionLayout,
+  Creation,
+  ItemAccess,
+  PathOrigins,
+} from './shapes/collection-layout.js';
 import {
-  createdAtItem,
-  itemCreateChoice,
+  collectionIndex,
+  collectionLayout,
+  creationOf,
+  itemAccess,
+} from './shapes/collection-layout.js';
+import type { ItemKeyPart } from './shapes/item-key.js';
+import { itemKeyParts } from './shapes/item-key.js';
+import type { ListedFields } from './shapes/list-candidates.js';
+import { listCandidates, listCandidatesHint, listedFieldsOf } from './shapes/list-candidates.js';
+import type { ItemCreate, PathParam, SettledParents, Singleton } from './shapes/item-create.js';
+import {
   itemCreateIdentity,
   keyFieldInRead,
-  keyParamOf,
   lastParam,
-  singletonChoice,
-  withSingleton,
   settleParentClash,
-  withItemCreate,
-  withItemKey,
 } from './shapes/item-create.js';
 import type { Pagination } from './shapes/pagination.js';
-import { isCheckOnlyGet, readByListOperation, readByListReason } from './shapes/read-by-list.js';
 import { inferPagination, readPagination } from './shapes/pagination.js';
 import type { CreateQuery } from './shapes/create-query.js';
-import { createQueryOf, queryOnlyCreate } from './shapes/create-query.js';
+import { createQueryOf } from './shapes/create-query.js';
+import type { CreateRequest, UpdateRequest } from './shapes/write-requests.js';
+import { createRequest, updateRequest } from './shapes/write-requests.js';
 import type { CutReason, ObjectView } from './fields/schema-view.js';
 import {
   SCHEMA_COPY_DEPTH,
@@ -276,18 +287,68 @@ const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
  * overlay declares with `x-tend-embedded`. Pure and total: every path it cannot map is listed in
  * `unmapped` with a reason, and odd documents give warnings, never exceptions. The document holds no
  * `__proto__`, `constructor` or `prototype` key (its callers refuse such a document first).
+ *
+ * The inference, in order: the root's declarations; the document's paths; irregular operations
+ * moved onto the plain collection and item paths (irregular-ops.ts); the collections and the item
+ * paths below each (collection-layout.ts); then, shallow paths first so that a parent type exists
+ * before its children, each collection made a type (`deriveCollection`) or set aside with a reason;
+ * last, every path no type uses explained.
  */
 export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const warnings: string[] = [];
-  const unmapped: UnmappedPath[] = [];
-  const types: DerivedType[] = [];
+  const root = readRootDeclarations(document, warnings);
+  const documentPaths = collectPaths(document, warnings);
+  // Operations off the plain collection and item paths, moved onto them (see irregular-ops).
+  const assembled = assembleOperations(documentPaths, warnings);
+  const d = startDerivation(documentPaths, assembled, root, warnings);
+  for (const collectionPath of d.index.collections) deriveCollection(collectionPath, d);
+  explainUnused(d, root);
+  if (root.audit) for (const w of auditTypeWarnings(root.audit, d.byName)) warnings.push(w);
+  return {
+    types: d.types,
+    unmapped: d.unmapped,
+    ...(root.lifecycle ? { lifecycle: root.lifecycle } : {}),
+    ...(root.audit ? { audit: root.audit } : {}),
+    consistentReads: root.consistentReads,
+    warnings,
+  };
+}
 
+/** What the document's root declares for the whole API. */
+interface RootDeclarations {
+  /** The platform's lifecycle endpoint (`x-tend-lifecycle`). */
+  readonly lifecycle?: { readonly path: string };
+  /** The platform's attributed audit feed (`x-tend-audit`). */
+  readonly audit?: AuditFeed;
+  /** `x-tend-consistent-reads`. */
+  readonly consistentReads: boolean;
+  /** `x-tend-parent-values`: path parameters that always take the same value. */
+  readonly fixedValues: ReadonlyMap<string, string>;
+}
+
+/** The root's declarations; malformed ones and unknown `x-tend-` extensions are warnings. */
+function readRootDeclarations(
+  document: Record<string, unknown>,
+  warnings: string[],
+): RootDeclarations {
   const lifecycle = extensionPath(document, 'x-tend-lifecycle', warnings);
   const audit = readAuditFeed(document, warnings);
   const consistentReads = readConsistentReads(document, warnings);
   const fixedValues = parentValues(document, warnings);
   for (const w of unknownTendExtensions(document)) warnings.push(w);
+  return {
+    ...(lifecycle ? { lifecycle } : {}),
+    ...(audit ? { audit } : {}),
+    consistentReads,
+    fixedValues,
+  };
+}
 
+/** The document's path items by path; anything else under `paths` is a warning. */
+function collectPaths(
+  document: Record<string, unknown>,
+  warnings: string[],
+): Record<string, Record<string, unknown>> {
   const pathsValue = document['paths'];
   const documentPaths: Record<string, Record<string, unknown>> = {};
   if (isObject(pathsValue)) {
@@ -298,328 +359,334 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   } else if (pathsValue !== undefined) {
     warnings.push('`paths` is not an object; the document offers no resource types');
   }
+  return documentPaths;
+}
 
-  // Operations off the plain collection and item paths, moved onto them (see irregular-ops).
-  const assembled = assembleOperations(documentPaths, warnings);
-  const paths = assembled.paths;
-  const moved = (p: string): readonly string[] => assembled.movedFrom.get(p) ?? [];
-  /** A working path as the document writes it (the paths it stands for, when a rule made it). */
-  const shown = (p: string): string =>
-    Object.hasOwn(documentPaths, p) || moved(p).length === 0 ? p : moved(p).join(' and ');
-
-  const listedFields = listedFieldsOf(documentPaths);
-  const copied = { nodes: 0 };
-  const handled = new Set<string>();
-  if (lifecycle) handled.add(lifecycle.path);
-  if (audit) handled.add(audit.path);
-  const byName = new Map<string, DerivedType>();
+/** What `deriveTypes` has found so far, shared by its phases. */
+interface Derivation {
+  readonly warnings: string[];
+  readonly unmapped: UnmappedPath[];
+  readonly types: DerivedType[];
+  /** Paths a type uses or that were set aside already: not looked at again. */
+  readonly handled: Set<string>;
+  readonly byName: Map<string, DerivedType>;
   /** Types by the shape of their item path (`/servers/{}/zones/{}`), to find parents. */
+  readonly byItemShape: Map<string, DerivedType>;
+  readonly fixedValues: ReadonlyMap<string, string>;
+  readonly lifecycle: boolean;
+  readonly documentPaths: Readonly<Record<string, Record<string, unknown>>>;
+  /** The working paths, irregular operations moved in (irregular-ops.ts). */
+  readonly assembled: AssembledPaths;
+  readonly origins: PathOrigins;
+  readonly index: CollectionIndex;
+  readonly listedFields: ListedFields;
+  /** Objects the schema copies of the document have made so far. */
+  readonly copied: { nodes: number };
+  /** The id field of the type whose item path has the shape of `itemPath`, when one is derived. */
+  readonly idFieldAt: (itemPath: string) => string | undefined;
+}
+
+function startDerivation(
+  documentPaths: Readonly<Record<string, Record<string, unknown>>>,
+  assembled: AssembledPaths,
+  root: RootDeclarations,
+  warnings: string[],
+): Derivation {
+  const moved = (p: string): readonly string[] => assembled.movedFrom.get(p) ?? [];
+  const handled = new Set<string>();
+  if (root.lifecycle) handled.add(root.lifecycle.path);
+  if (root.audit) handled.add(root.audit.path);
   const byItemShape = new Map<string, DerivedType>();
-
-  // The item paths of each collection path (`/a/{x}` under `/a`), found once: looking them up per
-  // collection would cost time quadratic in the number of paths.
-  const itemPathsOf = new Map<string, string[]>();
-  for (const p of Object.keys(paths)) {
-    const segments = splitPath(p);
-    const last = segments[segments.length - 1];
-    if (last === undefined || !isParam(last)) continue;
-    const key = segments.slice(0, -1).join('/');
-    const list = itemPathsOf.get(key);
-    if (list) list.push(p);
-    else itemPathsOf.set(key, [p]);
-  }
-  // Collections whose path ends in a parameter (`/repositories/{workspace}`, keyed-collection.ts):
-  // not items of the path above them.
-  const { found: keyed, reasons: keyedReasons } = keyedCollections(paths, itemPathsOf);
-  for (const p of keyed.keys()) {
-    const key = splitPath(p).slice(0, -1).join('/');
-    const siblings = itemPathsOf.get(key)?.filter((q) => q !== p);
-    if (siblings === undefined) continue;
-    if (siblings.length > 0) itemPathsOf.set(key, siblings);
-    else itemPathsOf.delete(key);
-  }
-
-  // Shallow paths first, so a parent type exists before its children are looked at.
-  const collections = Object.keys(paths)
-    .map((p, i) => ({ p, i, depth: splitPath(p).length }))
-    .sort((a, b) => a.depth - b.depth || a.i - b.i)
-    .map((x) => x.p);
-
-  for (const collectionPath of collections) {
-    const segments = splitPath(collectionPath);
-    const declaredItems = itemPathsOf.get(segments.join('/')) ?? [];
-    // The root collection (`/` with `/{realm}`, when the base URL ends in the collection) is named
-    // after its item parameter (`realms`).
-    const rootParam = segments.length === 0 ? declaredItems[0]?.slice(2, -1) : undefined;
-    const last =
-      rootParam !== undefined && /^[A-Za-z][A-Za-z0-9_-]*$/.test(rootParam)
-        ? `${rootParam}s`
-        : (keyed.get(collectionPath)?.name ?? segments[segments.length - 1]);
-    if (last === undefined || (segments.length > 0 && isParam(last))) continue;
-    if (handled.has(collectionPath)) continue;
-    const collection = paths[collectionPath]!;
-    const pairedItems = declaredItems;
-    // One object per owner at a fixed path below it (`/branches/{branch}/protection`): item-create.ts.
-    const single =
-      !operation(collection, 'POST') && pairedItems.length === 0
-        ? singletonChoice(
-            collectionPath,
-            paths,
-            (owner) => byItemShape.get(shapeOf(owner))?.info.idField,
-            NAME_LIKE,
-          )
-        : undefined;
-    if (typeof single === 'string') {
-      handled.add(collectionPath);
-      unmapped.push({ path: collectionPath, reason: single });
-      continue;
-    }
-    const itemPaths = single ? [collectionPath] : pairedItems;
-    // Objects addressed by several parameters together (`/buckets/{clusterId}/{bucket}`), when no
-    // item path directly under the collection deletes one (item-key.ts).
-    const composite =
-      single ||
-      !operation(collection, 'POST') ||
-      itemPaths.some((p) => operation(paths[p]!, 'DELETE'))
-        ? undefined
-        : compositeItemPath(collectionPath, paths);
-    if (!operation(collection, 'POST') && itemPaths.length === 0) continue; // not a collection
-    if (
-      itemPaths.length === 0 &&
-      !composite &&
-      byItemShape.has(shapeOf(parentOf(collectionPath)))
-    ) {
-      continue; // an action on objects of a type (POST /volumes/{id}/resize): reported below
-    }
-
-    const related = unique([
-      collectionPath,
-      ...itemPaths,
-      ...(composite ? [composite.path] : []),
-      ...[collectionPath, ...itemPaths].flatMap(moved),
-    ]);
-    const claim = (reason: string): void => {
-      for (const p of related) {
-        if (handled.has(p)) continue;
-        handled.add(p);
-        if (Object.hasOwn(documentPaths, p)) unmapped.push({ path: p, reason });
-      }
-    };
-
-    const ignore = collection['x-tend-ignore'];
-    if (ignore !== undefined && ignore !== false) {
-      claim(
-        typeof ignore === 'string' && ignore.trim() !== ''
-          ? `ignored by x-tend-ignore: ${ignore}`
-          : 'ignored by x-tend-ignore',
-      );
-      continue;
-    }
-    // Without a POST, objects may be created at their own item path (item-create.ts).
-    const atItem =
-      operation(collection, 'POST') || single
-        ? undefined
-        : itemCreateChoice(
-            collectionPath,
-            itemPaths,
-            paths,
-            operation(collection, 'GET') !== undefined,
-          );
-    if (typeof atItem === 'string') {
-      claim(atItem);
-      continue;
-    }
-    const creatable = single
-      ? withSingleton(collection, single, assembled.realOf)
-      : atItem
-        ? withItemCreate(collection, atItem, assembled.realOf)
-        : collection;
-    if (!operation(collection, 'GET')) {
-      // Where a person would look next: GETs elsewhere that list objects with the create's fields.
-      const hint = listCandidatesHint(
-        typeof collection['x-tend-type'] === 'string' ? collection['x-tend-type'] : last,
-        listCandidates(
-          shown(collectionPath),
-          operation(collection, 'POST'),
-          Object.keys(documentPaths),
-          listedFields,
-        ),
-      );
-      claim(`no GET on ${shown(collectionPath)}: Tend cannot list these objects${hint}`);
-      continue;
-    }
-    if (itemPaths.length === 0 && !composite) {
-      claim(noItemPathReason(collectionPath, paths, shown));
-      continue;
-    }
-    const params = resolveParams(
-      single ? splitPath(single.ownersPath) : segments,
-      fixedValues,
-      byItemShape,
-    );
-    const explicitName = collection['x-tend-type'];
-    const parentType = [...params].reverse().find((p) => p.kind === 'parent');
-    let name = last;
-    if (explicitName !== undefined) {
-      if (typeof explicitName === 'string' && TYPE_NAME.test(explicitName)) name = explicitName;
-      else
-        warnings.push(
-          `${collectionPath}: x-tend-type must be a name of letters, digits, - and _; ignored`,
-        );
-    } else if (byName.has(last) && parentType?.kind === 'parent') {
-      name = `${parentType.type}-${last}`;
-    } else if (byName.has(last)) {
-      // A clash without a parent type: qualified by the nearest other name in the path
-      // (`/repos/{owner}/{repo}/keys` → repos-keys next to /user/keys).
-      // A version segment (`/v2/volumes`) is the same resource again, not another: not qualified.
-      const qualifier = [...segments.slice(0, -1)].reverse().find((seg) => !isParam(seg));
-      if (qualifier !== undefined && !/^v\d+/i.test(qualifier)) name = `${qualifier}-${last}`;
-    }
-    if (explicitName === undefined && byName.has(name)) {
-      // Taken: qualified by more of the path, deterministically (path-pairing.ts).
-      name = longerName(collectionPath, (n) => byName.has(n)) ?? name;
-    }
-    if (!TYPE_NAME.test(name)) {
-      claim(
-        `"${name}" cannot be a resource type name (letters, digits, - and _ only); name it with x-tend-type`,
-      );
-      continue;
-    }
-    // Several item paths for one collection are rare; the first complete one wins.
-    const itemPath =
-      atItem?.itemPath ??
-      composite?.path ??
-      itemPaths.find((p) => operation(paths[p]!, 'GET') && operation(paths[p]!, 'DELETE')) ??
-      itemPaths[0]!;
-    const item = paths[itemPath]!;
-    // Without a GET on the item path, one object may be read from the list (read-by-list.ts) —
-    // not when the document has a GET there that a declaration or a rule put elsewhere.
-    const documentGet = [
-      itemPath,
-      ...moved(itemPath),
-      ...(['delete', 'patch', 'put'] as const).map((m) => {
-        const o = item[m];
-        return isObject(o) ? assembled.realOf.get(o)?.path : undefined;
-      }),
-    ].some(
-      (q) =>
-        q !== undefined &&
-        isObject(documentPaths[q]?.['get']) &&
-        !isCheckOnlyGet(documentPaths[q]?.['get']),
-    );
-    const byList = documentGet
-      ? undefined
-      : readByListOperation(
-          name,
-          collectionPath,
-          collection,
-          shown(itemPath),
-          item,
-          assembled.realOf,
-        );
-    if (!operation(item, 'GET') && !byList) {
-      claim(`no GET on ${shown(itemPath)}: Tend cannot read one object`);
-      continue;
-    }
-    // Without DELETE the type may still be managed, its objects never deleted (no-delete.ts).
-    const deletes = deletion(
-      itemPath,
-      item,
-      itemPathsOf.get(splitPath(itemPath).join('/')) ?? [],
-      paths,
-    );
-    if (deletes.kind === 'unmapped') {
-      claim(deletes.reason);
-      continue;
-    }
-    const owner = byName.get(name);
-    if (owner !== undefined) {
-      claim(
-        `type name "${name}" is already taken by ${owner.collectionPath}; name one of them with x-tend-type`,
-      );
-      continue;
-    }
-    const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, warnings);
-    const readable = byList ? { ...item, get: byList } : item;
-    const built = buildType(name, collectionPath, creatable, itemPath, readable, params, {
+  return {
+    warnings,
+    unmapped: [],
+    types: [],
+    handled,
+    byName: new Map(),
+    byItemShape,
+    fixedValues: root.fixedValues,
+    lifecycle: root.lifecycle !== undefined,
+    documentPaths,
+    assembled,
+    origins: {
+      documentPaths,
       realOf: assembled.realOf,
-      addressedUpdates: assembled.addressedUpdates,
-      copied,
-      lifecycle: lifecycle !== undefined,
-      warnings,
-      parentFieldsOf: (typeName) => byName.get(typeName)?.parentFields ?? [],
-      idFieldOf: (typeName) => byName.get(typeName)?.info.idField ?? 'id',
-      embeddedFields: embeddedDecls.map((d) => d.field),
-      embeddedMethods: embeddedDecls.map((d) => d.method),
-      paths,
+      moved,
+      /** A working path as the document writes it (the paths it stands for, when a rule made it). */
+      shown: (p) =>
+        Object.hasOwn(documentPaths, p) || moved(p).length === 0 ? p : moved(p).join(' and '),
+    },
+    listedFields: listedFieldsOf(documentPaths),
+    index: collectionIndex(assembled.paths),
+    copied: { nodes: 0 },
+    idFieldAt: (itemPath) => byItemShape.get(shapeOf(itemPath))?.info.idField,
+  };
+}
+
+/**
+ * One collection path: made a type (with the sub-collections its item path embeds), or set aside
+ * with the reason, its item paths and the document paths they stand for with it.
+ */
+function deriveCollection(collectionPath: string, d: Derivation): void {
+  if (d.handled.has(collectionPath)) return;
+  const layout = collectionLayout(collectionPath, d.index, d.assembled.paths, d.idFieldAt);
+  if (layout === undefined) return;
+  if (typeof layout === 'string') {
+    // A singleton whose owners cannot be listed: its path alone is explained.
+    d.handled.add(collectionPath);
+    d.unmapped.push({ path: collectionPath, reason: layout });
+    return;
+  }
+  const related = unique([
+    collectionPath,
+    ...layout.itemPaths,
+    ...(layout.composite ? [layout.composite.path] : []),
+    ...[collectionPath, ...layout.itemPaths].flatMap(d.origins.moved),
+  ]);
+  const setAside = (reason: string): void => {
+    for (const p of related) {
+      if (d.handled.has(p)) continue;
+      d.handled.add(p);
+      if (Object.hasOwn(d.documentPaths, p)) d.unmapped.push({ path: p, reason });
+    }
+  };
+  const plan = planType(collectionPath, layout, d);
+  if (typeof plan === 'string') return setAside(plan);
+  const { itemPath, item } = plan.access;
+  const embeddedDecls = readEmbedded(item['x-tend-embedded'], itemPath, d.warnings);
+  const single = layout.single;
+  const built = buildType(
+    plan.name,
+    collectionPath,
+    plan.creation.creatable,
+    itemPath,
+    plan.access.readable,
+    plan.params,
+    {
+      realOf: d.assembled.realOf,
+      addressedUpdates: d.assembled.addressedUpdates,
+      copied: d.copied,
+      lifecycle: d.lifecycle,
+      warnings: d.warnings,
+      parentFieldsOf: (typeName) => d.byName.get(typeName)?.parentFields ?? [],
+      idFieldOf: (typeName) => d.byName.get(typeName)?.info.idField ?? 'id',
+      embeddedFields: embeddedDecls.map((e) => e.field),
+      embeddedMethods: embeddedDecls.map((e) => e.method),
+      paths: d.assembled.paths,
       ...(single
         ? { singleton: { ownerKey: single.ownerKey, ownersPath: single.ownersPath } }
         : {}),
-      ...(deletes.kind === 'none' ? { noDelete: deletes.reason } : {}),
-      ...(byList
-        ? { readByList: readByListReason(shown(itemPath), isCheckOnlyGet(item['get'])) }
-        : {}),
-      ...(composite ? { itemKey: composite.params } : {}),
-    });
-    if (typeof built === 'string') {
-      claim(built);
-      continue;
-    }
-    for (const p of related) handled.add(p);
-    for (const p of itemPaths.filter((p) => p !== itemPath)) {
-      // A path a rule made (`/x/{id}.json` read as `/x/{id}`) is listed as the document writes it.
-      for (const q of [p, ...moved(p)].filter((q) => Object.hasOwn(documentPaths, q))) {
-        unmapped.push({
-          path: q,
-          reason: composite
-            ? `a list of the "${name}" objects that share {${lastParam(p) ?? ''}}; "${name}" lists them all at ${shown(collectionPath)} and addresses one at ${shown(itemPath)}`
-            : `${shown(itemPath)} is already the item path of "${name}"`,
-        });
-      }
-    }
-    byName.set(name, built);
-    // A type addressed by several parameters is no parent: its children's paths name its key
-    // parts one parameter each, which the parents' single-id scopes do not fill.
-    if (!composite) byItemShape.set(shapeOf(itemPath), built);
-    types.push(built);
+      ...(plan.access.deletes.kind === 'none' ? { noDelete: plan.access.deletes.reason } : {}),
+      ...(plan.access.readByList !== undefined ? { readByList: plan.access.readByList } : {}),
+      ...(layout.composite ? { itemKey: layout.composite.params } : {}),
+    },
+  );
+  if (typeof built === 'string') return setAside(built);
+  for (const p of related) d.handled.add(p);
+  addType(built, layout, collectionPath, d);
+  addEmbeddedTypes(embeddedDecls, built, item, d);
+}
 
-    for (const decl of embeddedDecls) {
-      const embedded = buildEmbedded(
-        decl,
-        built,
-        item,
-        warnings,
-        (typeName) => byName.get(typeName)?.info.idField ?? 'id',
+/** A collection that can become a type: its name, path parameters, create and item path. */
+interface TypePlan {
+  readonly name: string;
+  readonly params: readonly PathParam[];
+  readonly creation: Creation;
+  readonly access: ItemAccess;
+}
+
+/**
+ * What a collection's type would be, before it is built; a string says why it cannot be one, the
+ * first reason found in this order: ignored, no create, no list, no item path, no name, no read or
+ * delete at the item path, a name taken.
+ */
+function planType(
+  collectionPath: string,
+  layout: CollectionLayout,
+  d: Derivation,
+): TypePlan | string {
+  const paths = d.assembled.paths;
+  const collection = paths[collectionPath]!;
+  const ignore = collection['x-tend-ignore'];
+  if (ignore !== undefined && ignore !== false) {
+    return typeof ignore === 'string' && ignore.trim() !== ''
+      ? `ignored by x-tend-ignore: ${ignore}`
+      : 'ignored by x-tend-ignore';
+  }
+  // Without a POST, objects may be created at their own item path (item-create.ts).
+  const creation = creationOf(collectionPath, collection, layout, paths, d.assembled.realOf);
+  if (typeof creation === 'string') return creation;
+  if (!operation(collection, 'GET')) return noListReason(collectionPath, collection, layout, d);
+  if (layout.itemPaths.length === 0 && !layout.composite) {
+    return noItemPathReason(collectionPath, paths, d.origins.shown);
+  }
+  const params = resolveParams(
+    layout.single ? splitPath(layout.single.ownersPath) : layout.segments,
+    d.fixedValues,
+    d.byItemShape,
+  );
+  const name = typeNameOf(collectionPath, collection, layout, params, d);
+  if (!TYPE_NAME.test(name)) {
+    return `"${name}" cannot be a resource type name (letters, digits, - and _ only); name it with x-tend-type`;
+  }
+  const access = itemAccess(
+    name,
+    collectionPath,
+    collection,
+    layout,
+    creation,
+    d.index,
+    paths,
+    d.origins,
+  );
+  if (typeof access === 'string') return access;
+  const owner = d.byName.get(name);
+  if (owner !== undefined) {
+    return `type name "${name}" is already taken by ${owner.collectionPath}; name one of them with x-tend-type`;
+  }
+  return { name, params, creation, access };
+}
+
+/** Why a collection without a list GET is not a type, and where a person would look next. */
+function noListReason(
+  collectionPath: string,
+  collection: Record<string, unknown>,
+  layout: CollectionLayout,
+  d: Derivation,
+): string {
+  const shown = d.origins.shown(collectionPath);
+  // Where a person would look next: GETs elsewhere that list objects with the create's fields.
+  const hint = listCandidatesHint(
+    typeof collection['x-tend-type'] === 'string' ? collection['x-tend-type'] : layout.last,
+    listCandidates(
+      shown,
+      operation(collection, 'POST'),
+      Object.keys(d.documentPaths),
+      d.listedFields,
+    ),
+  );
+  return `no GET on ${shown}: Tend cannot list these objects${hint}`;
+}
+
+/**
+ * A type's name: `x-tend-type`, else the collection's last segment, qualified by its parent type or
+ * the nearest other name in the path when another type has it, else by more of the path.
+ */
+function typeNameOf(
+  collectionPath: string,
+  collection: Record<string, unknown>,
+  layout: CollectionLayout,
+  params: readonly PathParam[],
+  d: Derivation,
+): string {
+  const { last, segments } = layout;
+  const explicitName = collection['x-tend-type'];
+  const parentType = [...params].reverse().find((p) => p.kind === 'parent');
+  let name = last;
+  if (explicitName !== undefined) {
+    if (typeof explicitName === 'string' && TYPE_NAME.test(explicitName)) name = explicitName;
+    else
+      d.warnings.push(
+        `${collectionPath}: x-tend-type must be a name of letters, digits, - and _; ignored`,
       );
-      if (typeof embedded === 'string') {
-        warnings.push(`${itemPath}: x-tend-embedded ${decl.type}: ${embedded}`);
-        continue;
-      }
-      if (byName.has(embedded.info.name)) {
-        warnings.push(
-          `${itemPath}: x-tend-embedded ${decl.type}: type name "${embedded.info.name}" is already taken`,
-        );
-        continue;
-      }
-      byName.set(embedded.info.name, embedded);
-      types.push(embedded);
+  } else if (d.byName.has(last) && parentType?.kind === 'parent') {
+    name = `${parentType.type}-${last}`;
+  } else if (d.byName.has(last)) {
+    // A clash without a parent type: qualified by the nearest other name in the path
+    // (`/repos/{owner}/{repo}/keys` → repos-keys next to /user/keys).
+    // A version segment (`/v2/volumes`) is the same resource again, not another: not qualified.
+    const qualifier = [...segments.slice(0, -1)].reverse().find((seg) => !isParam(seg));
+    if (qualifier !== undefined && !/^v\d+/i.test(qualifier)) name = `${qualifier}-${last}`;
+  }
+  if (explicitName === undefined && d.byName.has(name)) {
+    // Taken: qualified by more of the path, deterministically (path-pairing.ts).
+    name = longerName(collectionPath, (n) => d.byName.has(n)) ?? name;
+  }
+  return name;
+}
+
+/** Records a built type; the collection's other item paths are explained as the document writes them. */
+function addType(
+  built: DerivedType,
+  layout: CollectionLayout,
+  collectionPath: string,
+  d: Derivation,
+): void {
+  const { name } = built.info;
+  const { itemPath } = built;
+  const { shown, moved } = d.origins;
+  for (const p of layout.itemPaths.filter((p) => p !== itemPath)) {
+    // A path a rule made (`/x/{id}.json` read as `/x/{id}`) is listed as the document writes it.
+    for (const q of [p, ...moved(p)].filter((q) => Object.hasOwn(d.documentPaths, q))) {
+      d.unmapped.push({
+        path: q,
+        reason: layout.composite
+          ? `a list of the "${name}" objects that share {${lastParam(p) ?? ''}}; "${name}" lists them all at ${shown(collectionPath)} and addresses one at ${shown(itemPath)}`
+          : `${shown(itemPath)} is already the item path of "${name}"`,
+      });
     }
   }
+  d.byName.set(name, built);
+  // A type addressed by several parameters is no parent: its children's paths name its key
+  // parts one parameter each, which the parents' single-id scopes do not fill.
+  if (!layout.composite) d.byItemShape.set(shapeOf(itemPath), built);
+  d.types.push(built);
+}
 
+/** The sub-collections a type's item path declares with `x-tend-embedded`, as types of their own. */
+function addEmbeddedTypes(
+  decls: readonly EmbeddedDecl[],
+  parent: DerivedType,
+  item: Record<string, unknown>,
+  d: Derivation,
+): void {
+  for (const decl of decls) {
+    const embedded = buildEmbedded(
+      decl,
+      parent,
+      item,
+      d.warnings,
+      (typeName) => d.byName.get(typeName)?.info.idField ?? 'id',
+    );
+    if (typeof embedded === 'string') {
+      d.warnings.push(`${parent.itemPath}: x-tend-embedded ${decl.type}: ${embedded}`);
+      continue;
+    }
+    if (d.byName.has(embedded.info.name)) {
+      d.warnings.push(
+        `${parent.itemPath}: x-tend-embedded ${decl.type}: type name "${embedded.info.name}" is already taken`,
+      );
+      continue;
+    }
+    d.byName.set(embedded.info.name, embedded);
+    d.types.push(embedded);
+  }
+}
+
+/**
+ * Every document path no type uses, explained: one no collection took (why, as a rule or the
+ * generic reasons say), and one a rule merged into another (`/x/{id}.json` read as `/x/{id}`) that
+ * no type ended up calling, so that every path of the document is either used or explained.
+ */
+function explainUnused(d: Derivation, root: RootDeclarations): void {
+  const { assembled, documentPaths, handled, unmapped } = d;
   for (const p of Object.keys(documentPaths)) {
     if (handled.has(p)) continue;
     unmapped.push({
       path: p,
       reason:
         assembled.notes.get(p) ??
-        keyedReasons.get(p) ??
-        unmappedReason(assembled.readAs.get(p) ?? p, documentPaths[p]!, byItemShape, fixedValues),
+        d.index.keyedReasons.get(p) ??
+        unmappedReason(
+          assembled.readAs.get(p) ?? p,
+          documentPaths[p]!,
+          d.byItemShape,
+          d.fixedValues,
+        ),
     });
   }
-  // A path whose operations a rule merged into another (`/x/{id}.json` read as `/x/{id}`) that no
-  // type ended up calling: listed, so that every path of the document is either used or explained.
   const used = new Set<string>();
-  for (const t of types) {
+  for (const t of d.types) {
     used.add(t.collectionPath).add(t.itemPath);
     for (const o of Object.values(t.operations)) {
       if (!o) continue;
@@ -631,7 +698,7 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
   const listed = new Set(unmapped.map((u) => u.path));
   for (const p of Object.keys(documentPaths)) {
     if (!handled.has(p) || listed.has(p) || used.has(p)) continue;
-    if (p === lifecycle?.path || p === audit?.path) continue; // the provider's own endpoints
+    if (p === root.lifecycle?.path || p === root.audit?.path) continue; // the provider's own endpoints
     const methods = Object.keys(documentPaths[p]!)
       .filter((m) => HTTP_METHODS.includes(m))
       .map((m) => m.toUpperCase());
@@ -640,16 +707,6 @@ export function deriveTypes(document: Record<string, unknown>): DerivedTypes {
       reason: `${methods.join(', ') || 'no operation'} on ${p}: read as ${assembled.readAs.get(p) ?? 'part of a type'}, but not an operation Tend uses for it (the plain path's own operation wins)`,
     });
   }
-  if (audit) for (const w of auditTypeWarnings(audit, byName)) warnings.push(w);
-
-  return {
-    types,
-    unmapped,
-    ...(lifecycle ? { lifecycle } : {}),
-    ...(audit ? { audit } : {}),
-    consistentReads,
-    warnings,
-  };
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -810,7 +867,11 @@ interface BuildContext {
   readonly itemKey?: readonly string[];
 }
 
-/** Builds one type from a complete path pair; a string is the reason it cannot be mapped. */
+/**
+ * Builds one type from a complete path pair; a string is the reason it cannot be mapped. In order:
+ * what the create sends and the read answers, the parents, the fields' roles, the update, the item
+ * key, the identity and the marker, the type's schema, the list, and the type assembled from them.
+ */
 function buildType(
   name: string,
   collectionPath: string,
@@ -820,183 +881,242 @@ function buildType(
   documentParams: readonly PathParam[],
   ctx: BuildContext,
 ): DerivedType | string {
-  const post = operation(collection, 'POST')!;
-  // The path item the create really sits on (its own parameters: `PUT /environments/{name}`'s, not
-  // the collection's), when it was moved onto the collection.
-  const createPathItem = ctx.paths[ctx.realOf.get(post)?.path ?? ''] ?? collection;
-  // A JSON body, else a form (request-media.ts); anything else is the reason the type is unmapped.
-  // Created at its own item path (PUT /x/{name}): a create without a body sends the name alone.
-  const atItem = createdAtItem(ctx.realOf.get(post), itemPath);
-  // A create whose fields all travel in the query (create-query.ts) sends no body either.
-  const bodyless =
-    post['requestBody'] === undefined && (atItem || queryOnlyCreate(createPathItem, post));
-  const body = bodyless
-    ? undefined
-    : requestMedia(post, `POST ${ctx.realOf.get(post)?.path ?? collectionPath}`);
-  if (body !== undefined && 'reason' in body) return body.reason;
-  const cut = (where: string) => (path: string, reason: CutReason) =>
-    ctx.warnings.push(
+  const bodies = bodiesOf(name, collectionPath, collection, itemPath, item, ctx);
+  if (typeof bodies === 'string') return bodies;
+  const { create, createView, read, createQuery } = bodies;
+  // A parent parameter the create body has as a field too is renamed or filled (item-create.ts).
+  const fields = Object.keys(createView.properties);
+  const settled = settleParentClash(collectionPath, documentParams, fields);
+  if (typeof settled === 'string') return settled;
+  const parentFields = parentFieldNames(settled.params);
+  const roles = fieldRoles(name, createView, read, ctx.embeddedFields, ctx.warnings);
+  const { writableFields } = roles;
+  // A method the parent's sub-collections are changed through is not the parent's own update.
+  const update = updateRequest(
+    name,
+    itemPath,
+    item,
+    create.post,
+    writableFields,
+    ctx.embeddedMethods,
+    ctx.noDelete,
+    ctx.realOf,
+    ctx.warnings,
+  );
+  if (typeof update === 'string') return update;
+  const { byPost } = update;
+  // Without an update nothing changes in place: every writable field is create-only. A parent
+  // field moves the object to another parent, which no API does in place.
+  const createOnly = createOnlyFields({
+    roles,
+    parentFields,
+    ...(create.atItem ? { createdAtKey: create.keyParam } : {}),
+    updatable: update.op !== undefined || byPost !== undefined,
+    notUpdatable: byPost ? writableFields.filter((f) => !byPost.fields.includes(f)) : [],
+    // Sent with the create only: an update's body does not carry the create's query or array.
+    sentWithCreateOnly: [
+      ...(createQuery?.params.map((p) => p.field) ?? []),
+      ...(createQuery?.bodyField !== undefined ? [createQuery.bodyField] : []),
+    ],
+  });
+  const itemKey = itemKeyOf(name, collectionPath, itemPath, item, bodies, roles, ctx);
+  if (typeof itemKey === 'string') return itemKey;
+  const where = { name, collectionPath, itemPath, collection, item, ctx };
+  const identity = identityOf(where, bodies, writableFields, itemKey);
+  const answer = objectView(successSchema(create.post));
+  const createIdField = readIdField(
+    name,
+    [create.post],
+    Object.keys(answer.properties).length > 0 ? answer : undefined,
+    `POST ${collectionPath}`,
+    ctx.warnings,
+  );
+  const absentWhen = readAbsentWhen(name, [bodies.readSchema, bodies.getItem], read, ctx.warnings);
+  const params = settled.params;
+  const typed = typeInfoOf(where, bodies, { createOnly, roles, params, parentFields, identity });
+  return assembleType(where, bodies, {
+    update,
+    roles,
+    settled,
+    parentFields,
+    identity,
+    typed,
+    listing: listingOf(name, collectionPath, collection, ctx),
+    absentWhen,
+    createIdField,
+    itemKey,
+  });
+}
+
+/** Where a type is built: its name, collection and item path, and what `buildType` was handed. */
+interface BuildPlace {
+  readonly name: string;
+  readonly collectionPath: string;
+  readonly itemPath: string;
+  readonly collection: Record<string, unknown>;
+  readonly item: Record<string, unknown>;
+  readonly ctx: BuildContext;
+}
+
+/** What a type's create sends and its read answers, as plain-data schemas. */
+interface Bodies {
+  readonly create: CreateRequest;
+  /** The item path's GET (or the list standing for it: read-by-list.ts). */
+  readonly getItem: Record<string, unknown>;
+  /** What the create sends outside a JSON object body (create-query.ts). */
+  readonly createQuery: CreateQuery | undefined;
+  /** The create's fields, query fields and an array body's field included. */
+  readonly createSchema: JsonSchema;
+  readonly createView: ObjectView;
+  /** The read answer's object schema (unwrapped). */
+  readonly readSchema: JsonSchema;
+  readonly read: ObjectView;
+  /** The properties wrapping the object in the answers of the read and of the create. */
+  readonly envelope: { readonly read?: string; readonly create?: string };
+}
+
+/**
+ * The bodies of a type: the create's (shapes/write-requests.ts), the read's answer (unwrapped
+ * from its envelope), the create's fields in its query (create-query.ts), each schema copied as
+ * plain data within the document's budget; a string when the create's body cannot be sent.
+ */
+function bodiesOf(
+  name: string,
+  collectionPath: string,
+  collection: Record<string, unknown>,
+  itemPath: string,
+  item: Record<string, unknown>,
+  ctx: BuildContext,
+): Bodies | string {
+  const copy = (where: string) => (schema: unknown) =>
+    copySchema(schema, cutWarning(name, where, ctx.warnings), ctx.copied);
+  const { paths, realOf, warnings } = ctx;
+  const create = createRequest(
+    name,
+    collectionPath,
+    collection,
+    itemPath,
+    paths,
+    realOf,
+    copy('create'),
+    warnings,
+  );
+  if (typeof create === 'string') return create;
+  const { post } = create;
+  const createFieldNames = Object.keys(objectView(create.bodySchema).properties);
+  const getItem = operation(item, 'GET')!;
+  // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
+  const readEnvelope = envelopeOf(name, 'GET', itemPath, getItem, createFieldNames, warnings);
+  const rawRead = successSchema(getItem);
+  const readSchema = (copy('read')(
+    readEnvelope !== undefined ? schemaAtPath(rawRead, readEnvelope) : rawRead,
+  ) ?? {}) as JsonSchema;
+  // Fields in the query string, and an array body as one field (create-query.ts).
+  const queried = createQueryOf({
+    typeName: name,
+    where: create.where,
+    pathItem: create.pathItem,
+    op: post,
+    body: create.bodySchema,
+    readFields: Object.keys(objectView(readSchema).properties),
+    warnings,
+  });
+  const createSchema = queried.schema ?? {};
+  const createEnvelope = envelopeOf(name, 'POST', collectionPath, post, createFieldNames, warnings);
+  return {
+    create,
+    getItem,
+    createQuery: queried.query,
+    createSchema,
+    createView: objectView(createSchema),
+    readSchema,
+    read: objectView(readSchema),
+    envelope: {
+      ...(readEnvelope !== undefined ? { read: readEnvelope } : {}),
+      ...(createEnvelope !== undefined ? { create: createEnvelope } : {}),
+    },
+  };
+}
+
+/** The warning for a schema copy cut short (schema-view.ts `acyclicCopy`). */
+function cutWarning(name: string, where: string, warnings: string[]) {
+  return (path: string, reason: CutReason): void => {
+    warnings.push(
       reason === 'recursive'
         ? `${name}: the ${where} schema is recursive at ${path}; it is not checked below that point`
         : reason === 'deep'
           ? `${name}: the ${where} schema is nested more than ${SCHEMA_COPY_DEPTH} levels deep at ${path}; it is not checked below that depth`
           : `${name}: the ${where} schema is too large once its $refs are written out (more than ${SCHEMA_COPY_NODES.toLocaleString('en-US')} objects, or the document's schemas together more than ${DOCUMENT_COPY_NODES.toLocaleString('en-US')}); it is not checked from ${path} on`,
     );
-  const copiedBody =
-    body && isObject(body.schema) ? copySchema(body.schema, cut('create'), ctx.copied) : undefined;
-  // A body wrapping the fields in one property (`{"group": {…}}`): the fields are the wrapped ones.
-  const createWhere = `${ctx.realOf.get(post)?.method ?? 'POST'} ${ctx.realOf.get(post)?.path ?? collectionPath}`;
-  const createWrap = requestEnvelopeOf(name, createWhere, post, copiedBody, ctx.warnings);
-  // Not taken as a wrapper, though it could be one: inspect says what to declare if it is.
-  const createWrapNote =
-    createWrap === undefined ? requestEnvelopeHint(name, createWhere, copiedBody) : undefined;
-  const written =
-    createWrap !== undefined ? schemaAtPath(copiedBody, createWrap.field) : copiedBody;
-  const idParam = lastParam(itemPath) ?? '';
-  // Created at its own address: keyed by the create's own parameter, at the create's own path.
-  const createdAt = ctx.realOf.get(post)?.path ?? itemPath;
-  const keyParam = atItem ? keyParamOf(ctx.realOf.get(post), itemPath) : idParam;
-  const keyed = atItem
-    ? withItemKey(written as JsonSchema | undefined, keyParam, createdAt)
-    : undefined;
-  const bodySchema = (keyed?.schema ?? written) as JsonSchema;
-  const createFieldNames = Object.keys(objectView(bodySchema).properties);
-  const getItem = operation(item, 'GET')!;
-  // An answer wrapping the object (`{"server": {…}}`): the object's schema is the wrapped one.
-  const readEnvelopeField = envelopeOf(
-    name,
-    'GET',
-    itemPath,
-    getItem,
-    createFieldNames,
-    ctx.warnings,
-  );
-  const rawRead = successSchema(getItem);
-  const readSchema = (copySchema(
-    readEnvelopeField !== undefined ? schemaAtPath(rawRead, readEnvelopeField) : rawRead,
-    cut('read'),
-    ctx.copied,
-  ) ?? {}) as JsonSchema;
-  // Fields in the query string, and an array body as one field (create-query.ts).
-  const queried = createQueryOf({
+  };
+}
+
+/**
+ * Addressed by several parameters together: the field holding each (item-key.ts); undefined for a
+ * type addressed by one, a string when a parameter has no field.
+ */
+function itemKeyOf(
+  name: string,
+  collectionPath: string,
+  itemPath: string,
+  item: Record<string, unknown>,
+  bodies: Bodies,
+  roles: FieldRoles,
+  ctx: BuildContext,
+): readonly ItemKeyPart[] | string | undefined {
+  if (!ctx.itemKey) return undefined;
+  const { read, createView } = bodies;
+  const { writableFields } = roles;
+  const keyParts = itemKeyParts({
     typeName: name,
-    where: createWhere,
-    pathItem: createPathItem,
-    op: post,
-    body: bodySchema,
-    readFields: Object.keys(objectView(readSchema).properties),
-    warnings: ctx.warnings,
-  });
-  const createQuery = queried.query;
-  const createSchema = queried.schema ?? {};
-  const createEnvelopeField = envelopeOf(
-    name,
-    'POST',
     collectionPath,
-    post,
-    createFieldNames,
-    ctx.warnings,
-  );
-  const create = objectView(createSchema);
-  const read = objectView(readSchema);
-
-  // A parent parameter the create body has as a field too is renamed or filled (item-create.ts).
-  const settled = settleParentClash(collectionPath, documentParams, Object.keys(create.properties));
-  if (typeof settled === 'string') return settled;
-  const params = settled.params;
-  const parentFields = parentFieldNames(params);
-  // Sets for every membership test below: a schema may have many thousands of properties.
-  const embedded = ctx.embeddedFields;
-  const embeddedSet = new Set(embedded);
-  const outputInCreate = names(create, isOutputOnly).filter((n) => !embeddedSet.has(n));
-  const outputInCreateSet = new Set(outputInCreate);
-  const outputOnly = unique([...names(read, isOutputOnly), ...outputInCreate]).filter(
-    (n) => !embeddedSet.has(n),
-  );
-  const writableFields = Object.keys(create.properties).filter(
-    (n) => !outputInCreateSet.has(n) && !embeddedSet.has(n),
-  );
-  const writable = new Set(writableFields);
-  const sensitive = unique([...names(create, isSensitive), ...names(read, isSensitive)]);
-  const serverOwned = unique([...names(create, isServerOwned), ...names(read, isServerOwned)]);
-  const writeOnly = names(create, isWriteOnly).filter((n) => writable.has(n));
-  const annotated = unique([...names(create, isCreateOnly), ...names(read, isCreateOnly)]);
-  for (const view of [create, read]) {
-    for (const [field, prop] of Object.entries(view.properties)) {
-      if (view === read && field in create.properties) continue; // reported once
-      const bad = normalizeOps(prop).unknown;
-      if (bad.length > 0) {
-        ctx.warnings.push(
-          `${name}.${field}: x-tend-normalize does not know ${bad.join(', ')}; it offers ${NORMALIZE_OPS.join(', ')}, and {by, at?, format: ${KEYED_FORMATS.join('|')}} or {by, at?, cases} keyed by a sibling field`,
-        );
-      }
-    }
+    itemPath,
+    params: ctx.itemKey,
+    declared: item['x-tend-key-fields'],
+    // A read schema the document leaves empty says nothing against the create's fields.
+    readFields:
+      Object.keys(read.properties).length > 0 ? Object.keys(read.properties) : writableFields,
+    createFields: writableFields,
+    hasNested: (path) => viewHasKeyPath(read, path) && viewHasKeyPath(createView, path),
+  });
+  if ('reason' in keyParts) {
+    return `its objects are addressed by ${ctx.itemKey.map((p) => `{${p}}`).join(' and ')} together (${itemPath}), but ${keyParts.reason}`;
   }
+  return keyParts.parts;
+}
 
-  // A method the parent's sub-collections are changed through is not the parent's own update.
-  const patch = ctx.embeddedMethods.includes('PATCH') ? undefined : operation(item, 'PATCH');
-  const put = ctx.embeddedMethods.includes('PUT') ? undefined : operation(item, 'PUT');
-  const updateOp = patch ?? put;
-  const updateMethod: HttpMethod = patch ? 'PATCH' : 'PUT';
-  const updateWhere = updateOp
-    ? `${ctx.realOf.get(updateOp)?.method ?? updateMethod} ${ctx.realOf.get(updateOp)?.path ?? itemPath}`
-    : '';
-  const updateMedia = updateOp ? requestMedia(updateOp, updateWhere) : undefined;
-  const updateWrap =
-    updateOp && updateMedia !== undefined && !('reason' in updateMedia)
-      ? requestEnvelopeOf(name, updateWhere, updateOp, updateMedia.schema, ctx.warnings)
-      : undefined;
-  // Without PATCH or PUT, a POST on the item path may be the update (update-by-post.ts); the
-  // create's fields it does not take cannot change in place.
-  const byPost = updateOp ? undefined : postUpdate(itemPath, item, post, writableFields);
-  if (ctx.noDelete !== undefined && !updateOp && !byPost) {
-    return `${ctx.noDelete}, and no PATCH, PUT or update by POST there: Tend could create these objects but never change or remove them`;
-  }
-  const notUpdatable = byPost ? writableFields.filter((f) => !byPost.fields.includes(f)) : [];
-  // Without an update nothing changes in place: every writable field is create-only. A parent
-  // field moves the object to another parent, which no API does in place.
-  const createOnly = unique([
-    ...parentFields,
-    ...(atItem ? [keyParam] : []),
-    ...(updateOp || byPost ? annotated.filter((f) => writable.has(f)) : writableFields),
-    ...notUpdatable,
-    ...annotated.filter((f) => writable.has(f)),
-    // Sent with the create only: an update's body does not carry the create's query or array.
-    ...(createQuery?.params.map((p) => p.field) ?? []).filter((f) => writable.has(f)),
-    ...(createQuery?.bodyField !== undefined && writable.has(createQuery.bodyField)
-      ? [createQuery.bodyField]
-      : []),
-  ]);
+/** How a type's objects are told apart and found again. */
+interface TypeIdentity extends Identity {
+  /** Where Tend's marker goes, when the type uses one. */
+  readonly marker?: MarkerLocation;
+  /** The idempotency header as the create names it. */
+  readonly idempotencyHeader?: string;
+  /** The field holding an object's id in what the platform answers. */
+  readonly idField: string;
+}
 
-  // Addressed by several parameters together: the field holding each (item-key.ts).
-  const keyParts = ctx.itemKey
-    ? itemKeyParts({
-        typeName: name,
-        collectionPath,
-        itemPath,
-        params: ctx.itemKey,
-        declared: item['x-tend-key-fields'],
-        // A read schema the document leaves empty says nothing against the create's fields.
-        readFields:
-          Object.keys(read.properties).length > 0 ? Object.keys(read.properties) : writableFields,
-        createFields: writableFields,
-        hasNested: (path) => viewHasKeyPath(read, path) && viewHasKeyPath(create, path),
-      })
-    : undefined;
-  if (keyParts !== undefined && 'reason' in keyParts) {
-    return `its objects are addressed by ${ctx.itemKey!.map((p) => `{${p}}`).join(' and ')} together (${itemPath}), but ${keyParts.reason}`;
-  }
-  const itemKey = keyParts?.parts;
-
-  // Identity (identity.ts): also from the fields every oneOf/anyOf branch of the create body shares.
-  const keyView = withBranchFields(createSchema, create, writableFields);
+/**
+ * The identity of a type (identity.ts), also from the fields every oneOf/anyOf branch of the create
+ * body shares; an item key's fields are a natural key, and an object created at its own address is
+ * keyed by its name (item-create.ts) unless the document declares otherwise.
+ */
+function identityOf(
+  where: BuildPlace,
+  bodies: Bodies,
+  writableFields: readonly string[],
+  itemKey: readonly ItemKeyPart[] | undefined,
+): TypeIdentity {
+  const { name, collectionPath, itemPath, ctx } = where;
+  const { create, createSchema, readSchema, read, getItem } = bodies;
+  const { post, atItem, keyParam } = create;
+  const keyView = withBranchFields(createSchema, bodies.createView, writableFields);
   const found = markerLocation(name, keyView.view, [createSchema, post], ctx.warnings);
-  const idempotencyHeader = headerParameter(collection, post, 'idempotency-key');
+  const idempotencyHeader = headerParameter(where.collection, post, 'idempotency-key');
   const inferred = inferIdentity({
     name,
     collectionPath,
     idParam: keyParam,
-    idParamDescription: pathParamDescription(item, getItem, keyParam),
+    idParamDescription: pathParamDescription(where.item, getItem, keyParam),
     read,
     create: keyView.view,
     writableFields: keyView.writable,
@@ -1026,7 +1146,7 @@ function buildType(
   const explicitIdentity = [createSchema, readSchema, post].some(
     (s) => isObject(s) && s['x-tend-identity'] !== undefined,
   );
-  const identity: typeof inferred =
+  const identity: Identity =
     itemKey && !explicitIdentity
       ? {
           identity: 'natural-key',
@@ -1037,86 +1157,109 @@ function buildType(
       : atItem
         ? itemCreateIdentity(inferred, {
             idParam: keyParam,
-            itemPath: createdAt,
+            itemPath: create.createdAt,
             method: ctx.realOf.get(post)!.method,
             keyField: itemKeyField,
             ...(ctx.singleton ? { ownersPath: ctx.singleton.ownersPath } : {}),
           })
         : inferred;
-  // A text marker is the last resort: inferred, it is used only when the type has no other identity
-  // (a token in a person's description is noise where a name already identifies the object).
-  // Stated with x-tend-marker, it is used as stated.
-  const stated = [createSchema, post].some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
-  const marker =
-    found?.kind === 'text' && !stated && identity.identity !== 'marker' ? undefined : found;
-  const answer = objectView(successSchema(post));
-  const createIdField = readIdField(
-    name,
-    [post],
-    Object.keys(answer.properties).length > 0 ? answer : undefined,
-    `POST ${collectionPath}`,
-    ctx.warnings,
-  );
-  const absentWhen = readAbsentWhen(name, [readSchema, operation(item, 'GET')], read, ctx.warnings);
+  const marker = markerInUse(found, [createSchema, post], identity.identity);
   // A singleton's read object need not carry its owner's key: the key is what it was read with.
-  const idField = ctx.singleton
-    ? idParam
-    : itemKey
-      ? itemKey.at(-1)!.field
-      : (statedIdField ??
-        itemKeyField ??
-        (idParam in read.properties
-          ? idParam
-          : 'id' in read.properties
-            ? 'id'
-            : identity.naturalKeys !== undefined && identity.naturalKeys.length === 1
-              ? identity.naturalKeys[0]!
-              : idParam));
+  const idField = idFieldOf({
+    idParam: create.idParam,
+    read,
+    naturalKeys: identity.naturalKeys,
+    decided: ctx.singleton
+      ? create.idParam
+      : itemKey
+        ? itemKey.at(-1)!.field
+        : (statedIdField ?? itemKeyField),
+  });
+  return {
+    ...identity,
+    ...(marker !== undefined ? { marker } : {}),
+    ...(idempotencyHeader !== undefined ? { idempotencyHeader } : {}),
+    idField,
+  };
+}
 
+/** A type's ResourceTypeInfo, with the parts of it the type repeats. */
+interface TypedInfo {
+  readonly info: ResourceTypeInfo;
+  readonly keyFields: readonly string[];
+  readonly importExclude: readonly ImportExclusion[];
+  readonly versionField?: string;
+}
+
+/**
+ * What the engine knows of a type: its desired-spec schema (the create body, output-only and
+ * embedded fields left out, a natural key required, a field per parent, the import exclusions),
+ * identity, the fields' roles and the type's declarations.
+ */
+function typeInfoOf(
+  where: BuildPlace,
+  bodies: Bodies,
+  input: {
+    readonly createOnly: readonly string[];
+    readonly roles: FieldRoles;
+    readonly params: readonly PathParam[];
+    readonly parentFields: readonly string[];
+    readonly identity: TypeIdentity;
+  },
+): TypedInfo {
+  const { name, ctx } = where;
+  const { createSchema, readSchema, read, createView } = bodies;
+  const { post } = bodies.create;
+  const { roles, identity } = input;
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
   );
-
   const keyFields =
-    identity.naturalKeys !== undefined ? [...parentFields, ...identity.naturalKeys] : [];
+    identity.naturalKeys !== undefined ? [...input.parentFields, ...identity.naturalKeys] : [];
   const importExclude = readImportExclude(
     name,
     createSchema['x-tend-import-exclude'] ?? readSchema['x-tend-import-exclude'],
-    [...Object.keys(create.properties), ...Object.keys(read.properties)],
+    [...Object.keys(createView.properties), ...Object.keys(read.properties)],
     ctx.warnings,
   );
   // A natural key must be declared: it is how Tend finds the object again.
   const schema = withImportExclude(
     withParentFields(
       requireFields(
-        withoutProperties(createSchema, create, [...outputInCreate, ...embedded]),
+        withoutProperties(createSchema, createView, [
+          ...roles.outputInCreate,
+          ...ctx.embeddedFields,
+        ]),
         identity.naturalKeys ?? [],
       ),
-      params,
+      input.params,
       ctx.idFieldOf,
     ),
     importExclude,
   );
-  const parent = [...params].reverse().find((p) => p.kind === 'parent');
+  const parent = [...input.params].reverse().find((p) => p.kind === 'parent');
   const versionField = readVersionField(
     name,
-    [readSchema, createSchema, operation(item, 'GET')!],
+    [readSchema, createSchema, bodies.getItem],
     read,
     ctx.warnings,
   );
+  const { createOnly } = input;
+  const { createQuery } = bodies;
+  const { marker } = identity;
   const info: ResourceTypeInfo = {
     name,
     ...(description !== undefined ? { description } : {}),
     schema,
     identity: identity.identity,
     ...(identity.reason !== undefined ? { identityReason: identity.reason } : {}),
-    idField,
+    idField: identity.idField,
     // One field is the whole key only without parents: a name alone does not find a nested object.
     ...(keyFields.length === 1 ? { naturalKey: keyFields[0]! } : {}),
     ...(keyFields.length > 0 ? { naturalKeyFields: keyFields } : {}),
     createOnly,
-    outputOnly,
-    sensitive,
+    outputOnly: roles.outputOnly,
+    sensitive: roles.sensitive,
     ...(createQuery !== undefined && createQuery.params.length > 0
       ? { sentInUrl: createQuery.params.map((q) => q.field) }
       : {}),
@@ -1124,26 +1267,36 @@ function buildType(
     lifecycle: ctx.lifecycle ? 'platform' : 'annotations',
     idempotencyKey: identity.idempotencyKey,
     ...(parent?.kind === 'parent' ? { parent: { type: parent.type, field: parent.param } } : {}),
-    ...(serverOwned.length > 0 ? { serverOwned } : {}),
-    ...(writeOnly.length > 0 ? { writeOnly } : {}),
+    ...(roles.serverOwned.length > 0 ? { serverOwned: roles.serverOwned } : {}),
+    ...(roles.writeOnly.length > 0 ? { writeOnly: roles.writeOnly } : {}),
     ...(ctx.noDelete !== undefined ? { noDelete: ctx.noDelete } : {}),
   };
-
-  const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
-    const media = sendableMedia(op, `${method} ${path}`);
-    const real = ctx.realOf.get(op);
-    return {
-      method: real?.method ?? method,
-      path: real?.path ?? path,
-      ...(typeof op['operationId'] === 'string' ? { operationId: op['operationId'] } : {}),
-      ...(media ? { contentType: media.contentType } : {}),
-      ...(real ? { assigned: real.source } : {}),
-    };
+  return {
+    info,
+    keyFields,
+    importExclude,
+    ...(versionField !== undefined ? { versionField } : {}),
   };
+}
+
+/** How a type's list answers: its shape and envelope, its pagination, where listed objects hold the id. */
+interface Listing {
+  readonly getList: Record<string, unknown>;
+  readonly listShape: ListShape;
+  readonly paging: { pagination?: Pagination; note?: string };
+  readonly listIdField?: string;
+}
+
+function listingOf(
+  name: string,
+  collectionPath: string,
+  collection: Record<string, unknown>,
+  ctx: BuildContext,
+): Listing {
   const getList = operation(collection, 'GET')!;
   const listEnvelope = envelopeOf(name, 'GET', collectionPath, getList, [], ctx.warnings, false);
   const listSchema = successSchema(getList);
-  const listShapeFound: ListShape =
+  const shape: ListShape =
     listEnvelope !== undefined
       ? { kind: 'wrapped', field: listEnvelope, declared: true }
       : listShape(listSchema, name);
@@ -1156,45 +1309,97 @@ function buildType(
     `GET ${collectionPath}`,
     ctx.warnings,
   );
-  const envelope = {
-    ...(readEnvelopeField !== undefined ? { read: readEnvelopeField } : {}),
-    ...(createEnvelopeField !== undefined ? { create: createEnvelopeField } : {}),
-  };
-
   return {
-    info,
-    collectionPath,
-    itemPath,
-    idParam,
-    operations: {
-      list: ref('GET', collectionPath, getList),
-      read: ref('GET', itemPath, getItem),
-      create: ref('POST', collectionPath, post),
-      ...(updateOp
-        ? {
-            update: {
-              ...ref(updateMethod, itemPath, updateOp),
-              ...addressedByOf(
-                name,
-                updateWhere,
-                updateOp,
-                ctx.addressedUpdates,
-                read,
-                ctx.warnings,
-              ),
-            },
-          }
-        : byPost
-          ? { update: ref('POST', itemPath, byPost.operation) }
-          : {}),
-      ...(ctx.noDelete === undefined
-        ? { delete: ref('DELETE', itemPath, operation(item, 'DELETE')!) }
-        : {}),
-    },
-    ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
-    listShape: listShapeFound,
+    getList,
+    listShape: shape,
+    paging,
     ...(listIdField !== undefined ? { listIdField } : {}),
-    ...(Object.keys(envelope).length > 0 ? { envelope } : {}),
+  };
+}
+
+/**
+ * A type's operations: where each really is (`realOf`), with its media type and how it was
+ * assigned; an update addressed by fields says which (`x-tend-key-fields`).
+ */
+function operationsOf(
+  where: BuildPlace,
+  bodies: Bodies,
+  update: UpdateRequest,
+  getList: Record<string, unknown>,
+): DerivedType['operations'] {
+  const { name, collectionPath, itemPath, ctx } = where;
+  const ref = (method: HttpMethod, path: string, op: Record<string, unknown>): OperationRef => {
+    const media = sendableMedia(op, `${method} ${path}`);
+    const real = ctx.realOf.get(op);
+    return {
+      method: real?.method ?? method,
+      path: real?.path ?? path,
+      ...(typeof op['operationId'] === 'string' ? { operationId: op['operationId'] } : {}),
+      ...(media ? { contentType: media.contentType } : {}),
+      ...(real ? { assigned: real.source } : {}),
+    };
+  };
+  return {
+    list: ref('GET', collectionPath, getList),
+    read: ref('GET', itemPath, bodies.getItem),
+    create: ref('POST', collectionPath, bodies.create.post),
+    ...(update.op
+      ? {
+          update: {
+            ...ref(update.method, itemPath, update.op),
+            ...addressedByOf(
+              name,
+              update.where,
+              update.op,
+              ctx.addressedUpdates,
+              bodies.read,
+              ctx.warnings,
+            ),
+          },
+        }
+      : update.byPost
+        ? { update: ref('POST', itemPath, update.byPost.operation) }
+        : {}),
+    ...(ctx.noDelete === undefined
+      ? { delete: ref('DELETE', itemPath, operation(where.item, 'DELETE')!) }
+      : {}),
+  };
+}
+
+/** A type from the parts `buildType` found. */
+function assembleType(
+  where: BuildPlace,
+  bodies: Bodies,
+  parts: {
+    readonly update: UpdateRequest;
+    readonly roles: FieldRoles;
+    readonly settled: SettledParents;
+    readonly parentFields: readonly string[];
+    readonly identity: TypeIdentity;
+    readonly typed: TypedInfo;
+    readonly listing: Listing;
+    readonly absentWhen: readonly AbsentWhen[];
+    readonly createIdField: string | undefined;
+    readonly itemKey: readonly ItemKeyPart[] | undefined;
+  },
+): DerivedType {
+  const { ctx } = where;
+  const { create, createQuery, readSchema } = bodies;
+  const { update, identity, listing, settled } = parts;
+  const { byPost } = update;
+  const { listIdField, paging } = listing;
+  const createWrap = create.wrap;
+  const updateWrap = update.wrap;
+  return {
+    info: parts.typed.info,
+    collectionPath: where.collectionPath,
+    itemPath: where.itemPath,
+    idParam: create.idParam,
+    operations: operationsOf(where, bodies, update, listing.getList),
+    ...(byPost ? { updateFields: byPost.fields, updateWhy: byPost.why } : {}),
+    listShape: listing.listShape,
+    ...(listIdField !== undefined ? { listIdField } : {}),
+    ...(Object.keys(bodies.envelope).length > 0 ? { envelope: bodies.envelope } : {}),
     ...(createWrap !== undefined || updateWrap !== undefined
       ? {
           requestEnvelope: {
@@ -1206,7 +1411,7 @@ function buildType(
             .map((w) => `${w.field}: ${w.why}`),
         }
       : {}),
-    ...(createWrapNote !== undefined ? { requestEnvelopeNote: createWrapNote } : {}),
+    ...(create.wrapNote !== undefined ? { requestEnvelopeNote: create.wrapNote } : {}),
     ...(createQuery !== undefined ? { createQuery } : {}),
     ...(paging.pagination !== undefined ? { pagination: paging.pagination } : {}),
     ...(paging.note !== undefined ? { paginationNote: paging.note } : {}),
@@ -1214,38 +1419,40 @@ function buildType(
       ? {
           identityWhy:
             listIdField !== undefined && identity.identity !== null
-              ? `${identity.why} (the list GET ${ctx.realOf.get(getList)?.path ?? collectionPath} answers another shape: its objects hold the id in ${listIdField})`
+              ? `${identity.why} (the list GET ${ctx.realOf.get(listing.getList)?.path ?? where.collectionPath} answers another shape: its objects hold the id in ${listIdField})`
               : identity.why,
         }
       : {}),
     ...(identity.idempotencyKey
-      ? { idempotencyHeader: idempotencyHeader ?? 'Idempotency-Key' }
+      ? { idempotencyHeader: identity.idempotencyHeader ?? 'Idempotency-Key' }
       : {}),
-    writableFields,
-    params,
-    parentFields,
-    keyFields,
-    writeOnly,
-    serverOwned,
-    embeddedFields: [...embedded],
+    writableFields: parts.roles.writableFields,
+    params: settled.params,
+    parentFields: parts.parentFields,
+    keyFields: parts.typed.keyFields,
+    writeOnly: parts.roles.writeOnly,
+    serverOwned: parts.roles.serverOwned,
+    embeddedFields: [...ctx.embeddedFields],
     readSchema,
     partialUpdate:
       byPost !== undefined ||
-      (updateOp !== undefined && updateOp['x-tend-partial-update'] === true),
+      (update.op !== undefined && update.op['x-tend-partial-update'] === true),
     absentWhenEmpty: stringList(
-      getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
+      bodies.getItem['x-tend-absent-when-empty'] ?? readSchema['x-tend-absent-when-empty'],
     ),
-    importExclude,
-    ...(versionField !== undefined ? { versionField } : {}),
-    ...(absentWhen.length > 0 ? { absentWhen } : {}),
-    ...(createIdField !== undefined ? { createIdField } : {}),
-    ...(atItem ? { createAtItem: { param: keyParam, inBody: keyed?.inBody ?? false } } : {}),
+    importExclude: parts.typed.importExclude,
+    ...(parts.typed.versionField !== undefined ? { versionField: parts.typed.versionField } : {}),
+    ...(parts.absentWhen.length > 0 ? { absentWhen: parts.absentWhen } : {}),
+    ...(parts.createIdField !== undefined ? { createIdField: parts.createIdField } : {}),
+    ...(create.atItem
+      ? { createAtItem: { param: create.keyParam, inBody: create.keyInBody ?? false } }
+      : {}),
     ...(ctx.singleton ? { singleton: ctx.singleton } : {}),
     ...(Object.keys(settled.aliases).length > 0 ? { paramAliases: settled.aliases } : {}),
     ...(settled.inBody.length > 0 ? { parentFieldsInBody: settled.inBody } : {}),
     ...(settled.notes.length > 0 ? { parentNotes: settled.notes } : {}),
     ...(ctx.readByList !== undefined ? { readByList: ctx.readByList } : {}),
-    ...(itemKey ? { itemKey } : {}),
+    ...(parts.itemKey ? { itemKey: parts.itemKey } : {}),
   };
 }
 
@@ -1738,13 +1945,6 @@ function operation(
   return isObject(op) ? op : undefined;
 }
 
-function names(view: ObjectView, test: (p: Record<string, unknown>) => boolean): string[] {
-  const out: string[] = [];
-  const props = view.properties;
-  for (const n of Object.keys(props)) if (test(props[n]!)) out.push(n);
-  return out;
-}
-
 function stringList(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
@@ -1770,8 +1970,4 @@ function shapeOf(path: string): string {
       .map((s) => (isParam(s) ? '{}' : s))
       .join('/')
   );
-}
-
-function parentOf(path: string): string {
-  return '/' + splitPath(path).slice(0, -1).join('/');
 }

@@ -580,6 +580,32 @@ export function inferIdentity(input: IdentityInput): Identity {
   return { identity: null, reason, idempotencyKey: false, why: `none: ${reason}` };
 }
 
+/**
+ * The field holding an object's id in what the platform answers: the one decided before the read
+ * is looked at (a singleton's is the key it is read with, an item key's its last part, else
+ * `x-tend-id-field` or the key field of an object created at its own address), else the item path
+ * parameter's name when the read has that field, else `id` when it has that, else a natural key of
+ * one field, else the parameter's name.
+ */
+export function idFieldOf(input: {
+  readonly idParam: string;
+  readonly read: ObjectView;
+  readonly naturalKeys: readonly string[] | undefined;
+  readonly decided: string | undefined;
+}): string {
+  const { idParam, read, naturalKeys } = input;
+  return (
+    input.decided ??
+    (idParam in read.properties
+      ? idParam
+      : 'id' in read.properties
+        ? 'id'
+        : naturalKeys !== undefined && naturalKeys.length === 1
+          ? naturalKeys[0]!
+          : idParam)
+  );
+}
+
 function stringList(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];

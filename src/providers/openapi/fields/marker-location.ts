@@ -1,4 +1,4 @@
-import type { MarkerKind } from '../../../core/index.js';
+import type { IdentityStrategy, MarkerKind } from '../../../core/index.js';
 import { MARKER_KINDS } from '../../../core/index.js';
 import { schemaAt } from './normalize.js';
 import type { ObjectView } from './schema-view.js';
@@ -144,4 +144,19 @@ function shapeOf(prop: unknown): string {
       : 'a string';
   }
   return 'not a map, a list or a string';
+}
+
+/**
+ * The marker a type uses, of the place `markerLocation` found: a text marker is the last resort —
+ * inferred, it is used only when the type has no other identity (a token in a person's description
+ * is noise where a name already identifies the object); stated with `x-tend-marker` (on one of
+ * `explicit`), it is used as stated.
+ */
+export function markerInUse(
+  found: MarkerLocation | undefined,
+  explicit: readonly unknown[],
+  identity: IdentityStrategy | null,
+): MarkerLocation | undefined {
+  const stated = explicit.some((s) => isObject(s) && s['x-tend-marker'] !== undefined);
+  return found?.kind === 'text' && !stated && identity !== 'marker' ? undefined : found;
 }

@@ -81,6 +81,48 @@ export function assembleOperations(
   source: Readonly<Record<string, Record<string, unknown>>>,
   warnings: string[],
 ): AssembledPaths {
+  const a = startAssembly(source);
+  // --- declared: path parameters one operation always fills with one value ----------------------
+  fillPathValues(a.paths, warnings, (from, to) => {
+    a.movedFrom.set(to, [...(a.movedFrom.get(to) ?? []), from]);
+    a.readAs.set(from, to);
+    a.valuedFrom.set(to, from);
+  });
+  // --- normalised: .json suffixes, API versions, repeated parameter names -------------------------
+  dropJsonSuffixes(a.placer);
+  mergeVersions(a.placer);
+  renameRepeatedParams(a.placer);
+  const itemWithDelete = deletableItems(a.paths);
+  // --- declared: x-tend-type + x-tend-op -------------------------------------------------------
+  for (const [type, ops] of declaredOperations(a, warnings)) {
+    placeDeclared(type, ops, a, itemWithDelete, warnings);
+  }
+  // --- inferred: generic rules --------------------------------------------------------------------
+  placeActionPaths(a, itemWithDelete);
+  // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
+  pairItemPaths(a.placer, a.documentPaths);
+  const { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates } = a;
+  return { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates };
+}
+
+/** The working paths while operations are moved, what was moved where, and the Placer moving them. */
+interface Assembly {
+  readonly paths: Record<string, Record<string, unknown>>;
+  readonly documentPaths: ReadonlySet<string>;
+  readonly realOf: WeakMap<object, RealOperation>;
+  readonly movedFrom: Map<string, string[]>;
+  readonly notes: Map<string, string>;
+  readonly readAs: Map<string, string>;
+  readonly valuedFrom: Map<string, string>;
+  readonly addressedUpdates: WeakSet<object>;
+  /** Operations placed by a declaration (inference leaves them alone). */
+  readonly declaredOps: WeakSet<object>;
+  readonly placer: Placer;
+  /** The working path item at `target`, copied once before it is changed (the document's stays). */
+  readonly own: (target: string) => Record<string, unknown>;
+}
+
+function startAssembly(source: Readonly<Record<string, Record<string, unknown>>>): Assembly {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [p, item] of Object.entries(source)) setKey(paths, p, item);
   const documentPaths = new Set(Object.keys(source));
@@ -99,7 +141,7 @@ export function assembleOperations(
     }
     return paths[target]!;
   };
-  const claim = (target: string, from: string): void => {
+  const absorb = (target: string, from: string): void => {
     if (target === from) return;
     const list = movedFrom.get(target) ?? [];
     for (const p of [...(documentPaths.has(from) ? [from] : []), ...(movedFrom.get(from) ?? [])]) {
@@ -127,10 +169,10 @@ export function assembleOperations(
         source: prev !== undefined ? `${prev.source}; ${source}` : source,
       });
       placedAt.set(op, target);
-      claim(target, from);
+      absorb(target, from);
       return true;
     },
-    claim,
+    absorb,
     note: (path, reason) => void notes.set(path, reason),
     placedAt: (op) => (isObject(op) ? placedAt.get(op) : undefined),
     remove(path, now) {
@@ -139,38 +181,28 @@ export function assembleOperations(
     },
     declared: (op) => declaredOps.has(op) || op['x-tend-op'] !== undefined,
   };
-  const place = (
-    target: string,
-    slot: Method,
-    from: string,
-    method: Method,
-    source: string,
-    extra: Record<string, unknown> = {},
-    rename = false,
-  ): void => {
-    const op = paths[from]?.[method];
-    if (!placer.move(from, method, target, slot, source, { rename })) return;
-    const item = paths[target]!;
-    for (const [k, v] of Object.entries(extra)) setKey(item, k, v);
-    if (isObject(op)) declaredOps.add(op);
+  return {
+    paths,
+    documentPaths,
+    realOf,
+    movedFrom,
+    notes,
+    readAs,
+    valuedFrom: new Map(),
+    addressedUpdates: new WeakSet(),
+    declaredOps,
+    placer,
+    own,
   };
+}
 
-  // --- declared: path parameters one operation always fills with one value ----------------------
-  const valuedFrom = new Map<string, string>();
-  const addressedUpdates = new WeakSet<object>();
-  fillPathValues(paths, warnings, (from, to) => {
-    movedFrom.set(to, [...(movedFrom.get(to) ?? []), from]);
-    readAs.set(from, to);
-    valuedFrom.set(to, from);
-  });
-
-  // --- normalised: .json suffixes, API versions, repeated parameter names -------------------------
-  dropJsonSuffixes(placer);
-  mergeVersions(placer);
-  renameRepeatedParams(placer);
-
-  // The item path with DELETE below each collection path, indexed once (a lookup per path would be
-  // quadratic in the number of paths).
+/**
+ * The item path with DELETE below each collection path (the first), indexed once: a lookup per
+ * path would be quadratic in the number of paths.
+ */
+function deletableItems(
+  paths: Readonly<Record<string, Record<string, unknown>>>,
+): (collection: string) => string | undefined {
   const deletable = new Map<string, string>();
   for (const [p, item] of Object.entries(paths)) {
     const seg = split(p);
@@ -178,25 +210,30 @@ export function assembleOperations(
     const c = join(seg.slice(0, -1));
     if (!deletable.has(c)) deletable.set(c, p);
   }
-  const itemWithDelete = (c: string): string | undefined => deletable.get(c);
-  // --- declared: x-tend-type + x-tend-op -------------------------------------------------------
-  interface Declared {
-    readonly op: TypeOp;
-    readonly method: Method;
-    readonly path: string;
-    /** The path as the document writes it (for messages). */
-    readonly shown: string;
-    readonly operation: Record<string, unknown>;
-  }
+  return (c) => deletable.get(c);
+}
+
+/** An operation declared with `x-tend-type` and `x-tend-op`. */
+interface Declared {
+  readonly op: TypeOp;
+  readonly method: Method;
+  readonly path: string;
+  /** The path as the document writes it (for messages). */
+  readonly shown: string;
+  readonly operation: Record<string, unknown>;
+}
+
+/** The declared operations of the working paths, by type; a malformed declaration is a warning. */
+function declaredOperations(a: Assembly, warnings: string[]): Map<string, Declared[]> {
   const byType = new Map<string, Declared[]>();
-  for (const [path, item] of Object.entries(paths)) {
+  for (const [path, item] of Object.entries(a.paths)) {
     for (const method of METHODS) {
       const operation = item[method];
       if (!isObject(operation)) continue;
       const opValue = operation['x-tend-op'];
       const typeValue = operation['x-tend-type'];
       if (opValue === undefined && typeValue === undefined) continue;
-      const shown = realOf.get(operation)?.path ?? path;
+      const shown = a.realOf.get(operation)?.path ?? path;
       const where = `${method.toUpperCase()} ${shown}`;
       const op = TYPE_OPS.find((o) => o === opValue);
       if (op === undefined) {
@@ -216,69 +253,116 @@ export function assembleOperations(
       byType.set(typeValue, list);
     }
   }
-  for (const [type, ops] of byType) {
-    const assembled = declaredPaths(
-      type,
-      ops,
-      (c) => itemWithDelete(c) !== undefined,
-      (item) => existingCollection(paths, type, item),
-      warnings,
-    );
-    if (assembled === undefined) continue;
-    const { collection, item, rename } = assembled;
-    for (const d of ops) {
-      const target = d.op === 'list' || d.op === 'create' ? collection : item;
-      if (target === undefined) continue;
-      if (addressedByFields(d)) {
-        if (!addressedOk(type, d, target, warnings)) continue;
-        addressedUpdates.add(d.operation);
-      }
-      if (
-        (d.op === 'read' || d.op === 'delete') &&
-        d.operation['x-tend-key-fields'] !== undefined
-      ) {
-        warnings.push(
-          `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.shown}: x-tend-key-fields on an operation is taken only on the update (Tend reads and deletes an object by its id alone); ignored here`,
-        );
-      }
-      const slot: Method =
-        d.op === 'list'
-          ? 'get'
-          : d.op === 'create'
-            ? 'post'
-            : d.op === 'read'
-              ? 'get'
-              : d.op === 'delete'
-                ? 'delete'
-                : d.method === 'patch'
-                  ? 'patch'
-                  : 'put';
-      place(
-        target,
-        slot,
-        d.path,
-        d.method,
-        `x-tend-op ${d.op}`,
-        d.op === 'list' || d.op === 'create' ? { 'x-tend-type': type } : {},
-        rename && target === item && !addressedByFields(d),
+  return byType;
+}
+
+/**
+ * Moves the declared operations of one type onto its collection and item paths (declaredPaths);
+ * each leaves the path it came from, and a declared update is the update, whatever else the item
+ * path offers.
+ */
+function placeDeclared(
+  type: string,
+  ops: readonly Declared[],
+  a: Assembly,
+  itemWithDelete: (collection: string) => string | undefined,
+  warnings: string[],
+): void {
+  const assembled = declaredPaths(
+    type,
+    ops,
+    (c) => itemWithDelete(c) !== undefined,
+    (item) => existingCollection(a.paths, type, item),
+    warnings,
+  );
+  if (assembled === undefined) return;
+  const { collection, item, rename } = assembled;
+  for (const d of ops) {
+    const target = d.op === 'list' || d.op === 'create' ? collection : item;
+    if (target === undefined) continue;
+    if (addressedByFields(d)) {
+      if (!addressedOk(type, d, target, warnings)) continue;
+      a.addressedUpdates.add(d.operation);
+    }
+    if ((d.op === 'read' || d.op === 'delete') && d.operation['x-tend-key-fields'] !== undefined) {
+      warnings.push(
+        `x-tend-type ${type}: ${d.method.toUpperCase()} ${d.shown}: x-tend-key-fields on an operation is taken only on the update (Tend reads and deletes an object by its id alone); ignored here`,
       );
-      if (d.op === 'update' && slot === 'put') {
-        // A declared update is the update, whatever else the item path offers.
-        const it = paths[target]!;
-        delete it['patch'];
-      }
-      // A declared operation belongs to its type alone: it leaves the path it came from, which, with
-      // nothing left, is read as the type's path (and explained as part of it, not as a collection
-      // of its own that cannot be listed).
-      if (target !== d.path && placer.placedAt(d.operation) === target) {
-        const from = own(d.path);
-        if (from[d.method] === d.operation) delete from[d.method];
-        if (!METHODS.some((m) => isObject(from[m]))) placer.remove(d.path, target);
-      }
+    }
+    const slot = slotOf(d);
+    place(
+      a,
+      target,
+      slot,
+      d.path,
+      d.method,
+      `x-tend-op ${d.op}`,
+      d.op === 'list' || d.op === 'create' ? { 'x-tend-type': type } : {},
+      rename && target === item && !addressedByFields(d),
+    );
+    if (d.op === 'update' && slot === 'put') {
+      // A declared update is the update, whatever else the item path offers.
+      const it = a.paths[target]!;
+      delete it['patch'];
+    }
+    // A declared operation belongs to its type alone: it leaves the path it came from, which, with
+    // nothing left, is read as the type's path (and explained as part of it, not as a collection
+    // of its own that cannot be listed).
+    if (target !== d.path && a.placer.placedAt(d.operation) === target) {
+      const from = a.own(d.path);
+      if (from[d.method] === d.operation) delete from[d.method];
+      if (!METHODS.some((m) => isObject(from[m]))) a.placer.remove(d.path, target);
     }
   }
+}
 
-  // --- inferred: generic rules --------------------------------------------------------------------
+/**
+ * Moves the operation at `from`/`method` as a declared one (inference leaves it alone), and writes
+ * `extra` onto its target (the `x-tend-type` of a list or create).
+ */
+function place(
+  a: Assembly,
+  target: string,
+  slot: Method,
+  from: string,
+  method: Method,
+  source: string,
+  extra: Record<string, unknown>,
+  rename: boolean,
+): void {
+  const op = a.paths[from]?.[method];
+  if (!a.placer.move(from, method, target, slot, source, { rename })) return;
+  const item = a.paths[target]!;
+  for (const [k, v] of Object.entries(extra)) setKey(item, k, v);
+  if (isObject(op)) a.declaredOps.add(op);
+}
+
+/** The slot of its type's path a declared operation takes (an update: PATCH as PATCH, else PUT). */
+function slotOf(d: Declared): Method {
+  switch (d.op) {
+    case 'list':
+    case 'read':
+      return 'get';
+    case 'create':
+      return 'post';
+    case 'delete':
+      return 'delete';
+    case 'update':
+      return d.method === 'patch' ? 'patch' : 'put';
+  }
+}
+
+/**
+ * The inferred rules on a path's last segment, each only for operations not declared:
+ * `POST <c>/create|new|add` creates `<c>` when `<c>` has no POST and an item path with DELETE; `GET
+ * <c>/json` lists `<c>` (with such an item path) and `GET <c>/{p}/json` reads `<c>/{p}` (when it has
+ * a DELETE), when the target has no GET.
+ */
+function placeActionPaths(
+  a: Assembly,
+  itemWithDelete: (collection: string) => string | undefined,
+): void {
+  const { paths, placer } = a;
   for (const [path, item] of Object.entries(paths)) {
     const s = split(path);
     const last = s.at(-1);
@@ -286,7 +370,7 @@ export function assembleOperations(
     const parent = join(s.slice(0, -1));
     const post = item['post'];
     const get = item['get'];
-    const shown = (op: Record<string, unknown>): string => realOf.get(op)?.path ?? path;
+    const shown = (op: Record<string, unknown>): string => a.realOf.get(op)?.path ?? path;
     if (isObject(post) && !placer.declared(post) && ACTION_CREATE.has(last.toLowerCase())) {
       const c = parent;
       if (
@@ -312,10 +396,6 @@ export function assembleOperations(
       }
     }
   }
-
-  // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
-  pairItemPaths(placer, documentPaths);
-  return { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates };
 }
 
 /**
@@ -343,13 +423,7 @@ function existingCollection(
 /** The collection and item paths of a type assembled from declared operations; a warning if none. */
 function declaredPaths(
   type: string,
-  ops: readonly {
-    op: TypeOp;
-    method: Method;
-    path: string;
-    shown: string;
-    operation: Record<string, unknown>;
-  }[],
+  ops: readonly Declared[],
   hasItemUnder: (collection: string) => boolean,
   collectionOf: (item: string) => string | undefined,
   warnings: string[],

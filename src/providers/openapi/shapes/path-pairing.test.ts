@@ -550,14 +550,14 @@ describe('pairing is total', () => {
           paths[p] = item;
         }
         const got = deriveTypes(doc(paths));
-        const claimed = new Set(got.unmapped.map((u) => u.path));
+        const placed = new Set(got.unmapped.map((u) => u.path));
         for (const t of got.types) {
-          for (const o of Object.values(t.operations)) if (o) claimed.add(o.path);
+          for (const o of Object.values(t.operations)) if (o) placed.add(o.path);
         }
         // A path is used by a type (perhaps under its parameters' new names) or listed.
         for (const p of Object.keys(paths)) {
           const shape = p.replace(/\{[^}]*\}/g, '{}');
-          const used = [...claimed].some((c) => c.replace(/\{[^}]*\}/g, '{}') === shape);
+          const used = [...placed].some((c) => c.replace(/\{[^}]*\}/g, '{}') === shape);
           const inType = got.types.some((t) =>
             [t.collectionPath, t.itemPath].some((x) => x.replace(/\{[^}]*\}/g, '{}') === shape),
           );

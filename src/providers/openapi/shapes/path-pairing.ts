@@ -52,7 +52,7 @@ export interface Placer {
     options?: { readonly rename?: boolean; readonly extra?: Record<string, unknown> },
   ): boolean;
   /** Records that `target` stands for `from` too (its operations were superseded, not moved). */
-  claim(target: string, from: string): void;
+  absorb(target: string, from: string): void;
   /** Removes a working path whose operations have all moved to `now` (the path it is read as). */
   remove(path: string, now: string): void;
   /** Why a document path is not used, when a rule knows better than the generic reasons. */
@@ -87,7 +87,7 @@ export function dropJsonSuffixes(placer: Placer): void {
       });
     }
     if (all) placer.remove(path, target);
-    else placer.claim(target, path);
+    else placer.absorb(target, path);
   }
 }
 
@@ -144,7 +144,7 @@ export function mergeVersions(placer: Placer): void {
       for (const v of group) {
         const item = placer.paths[v.path]!;
         const used = METHODS.some((m) => isObject(item[m]) && placer.placedAt(item[m]) === rest);
-        if (used) placer.claim(rest, v.path);
+        if (used) placer.absorb(rest, v.path);
         else
           placer.note(
             v.path,
@@ -327,7 +327,7 @@ function topLevelTwin(
         { rename: true },
       );
     }
-    placer.claim(target, twin);
+    placer.absorb(target, twin);
     return;
   }
 }

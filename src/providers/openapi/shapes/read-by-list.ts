@@ -92,7 +92,7 @@ function listEntrySchema(list: Record<string, unknown>, typeName: string): unkno
 
 /**
  * The entry of a list whose id field equals an id (compared as text, as ids are in addresses);
- * undefined when none does. The first wins when several claim the same id.
+ * undefined when none does. The first wins when several have the same id.
  */
 export function pickListed(
   items: readonly unknown[],
