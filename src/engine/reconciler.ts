@@ -7,7 +7,7 @@ import type {
   ResourceStatus,
   StaleObject,
 } from '../core/index.js';
-import { TendError, toTendError } from '../core/index.js';
+import { isDestructive, TendError, toTendError } from '../core/index.js';
 import type { ArbitrationOutcome } from './arbitrate.js';
 import { arbitrate, observationAfter } from './arbitrate.js';
 import type { FeedBatch } from './arbitration-inputs.js';
@@ -345,7 +345,7 @@ async function backHalf(
   const { clock, report } = options;
   const { planned, recovered, arbitration } = front;
   const destructive = planned.plan.steps.some(
-    (s) => (s.kind === 'replace' || s.kind === 'delete') && !s.gated && s.blocked === undefined,
+    (s) => isDestructive(s) && !s.gated && s.blocked === undefined,
   );
   if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
     return notApplied(front);
