@@ -1,4 +1,5 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { Changeset, Redactor } from '../core/index.js';
 import { TendError, parseChangeset, serializeChangeset } from '../core/index.js';
 
@@ -51,12 +52,21 @@ export async function readChangeset(path: string): Promise<Changeset> {
 /**
  * Writes a changeset as stable JSON (`serializeChangeset`), through the process's redactor: a plan
  * file never carries a registered secret (a plan that held one is refused by apply as edited, and is
- * planned again rather than run with the marker in it).
+ * planned again rather than run with the marker in it). Written whole: the text goes to a temporary
+ * file of this write's own beside it, renamed into place, so a reader (`GET /plans/last` while a
+ * `POST /plan` saves one, another process) sees the old plan or the new one, never part of either.
  */
 export async function writeChangeset(
   path: string,
   changeset: Changeset,
   redactor: Pick<Redactor, 'text'>,
 ): Promise<void> {
-  await writeFile(path, redactor.text(serializeChangeset(changeset)));
+  const partial = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.partial`;
+  try {
+    await writeFile(partial, redactor.text(serializeChangeset(changeset)), { flag: 'wx' });
+    await rename(partial, path);
+  } catch (e) {
+    await rm(partial, { force: true });
+    throw e;
+  }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -482,6 +482,41 @@ describe('changeset files', () => {
       await expect(readChangeset(join(root, 'missing.json'))).rejects.toMatchObject({
         code: 'changeset.unreadable',
       });
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it('is written whole: a reader during many concurrent writes reads a complete plan, and no temporary file stays', async () => {
+    const ws = await workspace();
+    try {
+      await seed(ws);
+      const changeset = await planned(ws);
+      const file = join(root, 'busy.json');
+      await writeChangeset(file, changeset, new Redactor());
+      // Replaced by a rename, never truncated and rewritten in place: a new file each time.
+      const before = statSync(file).ino;
+      await writeChangeset(file, changeset, new Redactor());
+      expect(statSync(file).ino).not.toBe(before);
+      const variants = Array.from({ length: 20 }, (_, i) => ({
+        ...changeset,
+        createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+      }));
+      const whole = [changeset, ...variants].map((v) => v.createdAt);
+      let writing = true;
+      let reads = 0;
+      const reader = (async () => {
+        while (writing) {
+          // Before this was written through a temporary file, a read here could see a truncated file.
+          expect(whole).toContain((await readChangeset(file)).createdAt);
+          reads++;
+        }
+      })();
+      await Promise.all(variants.map((v) => writeChangeset(file, v, new Redactor())));
+      writing = false;
+      await reader;
+      expect(reads).toBeGreaterThan(0);
+      expect(readdirSync(root).filter((f) => f.startsWith('busy.json.'))).toEqual([]);
     } finally {
       await ws.close();
     }
