@@ -10,6 +10,7 @@ import type {
   Redactor,
   ResourceStatus,
 } from '../../core/index.js';
+import { checkCount, leaseLostError, storeClosedError } from '../store-errors.js';
 import { TendError, WORKSPACE_NAME } from '../../core/index.js';
 import { GENESIS_HASH, verifyChain } from '../ledger-chain.js';
 import type { LedgerHead } from '../ledger-chain.js';
@@ -920,38 +921,14 @@ export class PostgresStore implements Store {
     );
     const row = rows[0];
     if (row?.epoch === fence.epoch) return;
-    throw new TendError(
-      'store.lease-lost',
-      row
-        ? `the lease on workspace ${fence.workspace} was taken over by ${row.command} (pid ${row.pid} on ${row.host}, epoch ${row.epoch}); this process stops writing`
-        : `the lease on workspace ${fence.workspace} was released or lost; this process stops writing`,
-      {
-        phase: 'store',
-        hint: 'another tend process took the workspace over; run again once it is done',
-      },
-    );
+    throw leaseLostError(fence.workspace, row);
   }
 
   #checkOpen(): void {
     if (this.#closed) {
-      throw new TendError('store.closed', 'the store is closed; open it again to use it', {
-        phase: 'store',
-      });
+      throw storeClosedError();
     }
   }
-}
-
-/** A count parameter of a query: undefined, or a non-negative integer. */
-function checkCount(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new TendError(
-      'store.invalid-query',
-      `${name} must be a non-negative integer, got ${String(value)}`,
-      { phase: 'store' },
-    );
-  }
-  return value;
 }
 
 /** PostgreSQL's SQLSTATE of a server error, if it is one. */

@@ -11,6 +11,7 @@ import type {
   Redactor,
   ResourceStatus,
 } from '../../core/index.js';
+import { checkCount, leaseLostError, storeClosedError } from '../store-errors.js';
 import { TendError } from '../../core/index.js';
 import { GENESIS_HASH, verifyChain } from '../ledger-chain.js';
 import { signChange } from '../ledger-entry.js';
@@ -821,38 +822,14 @@ export class SqliteStore implements Store {
   #checkFence(fence: { workspace: string; epoch: number }): void {
     const row = this.#sql.getLease.get(fence.workspace) as LeaseRow | undefined;
     if (row?.epoch === fence.epoch) return;
-    throw new TendError(
-      'store.lease-lost',
-      row
-        ? `the lease on workspace ${fence.workspace} was taken over by ${row.command} (pid ${row.pid} on ${row.host}, epoch ${row.epoch}); this process stops writing`
-        : `the lease on workspace ${fence.workspace} was released or lost; this process stops writing`,
-      {
-        phase: 'store',
-        hint: 'another tend process took the workspace over; run again once it is done',
-      },
-    );
+    throw leaseLostError(fence.workspace, row);
   }
 
   #checkOpen(): void {
     if (!this.#db.open) {
-      throw new TendError('store.closed', 'the store is closed; open it again to use it', {
-        phase: 'store',
-      });
+      throw storeClosedError();
     }
   }
-}
-
-/** A count parameter of a query: undefined, or a non-negative integer. */
-function checkCount(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new TendError(
-      'store.invalid-query',
-      `${name} must be a non-negative integer, got ${String(value)}`,
-      { phase: 'store' },
-    );
-  }
-  return value;
 }
 
 /** Keeps TendErrors; reports a driver failure as `store.failed` (retryable when the file was busy). */
