@@ -153,7 +153,7 @@ export async function listAnnouncements(
   ctx: AppContext,
   request: ListAnnouncementsRequest,
 ): Promise<AnnouncementList> {
-  const { ws, nameSource } = await openWorkspace(ctx, request);
+  const { ws, nameSource } = await openWorkspace(ctx, request, 'write', { recorded: true });
   try {
     const at = ctx.clock.now().toISOString();
     const announcements = await ws.store.announcements({

@@ -66,7 +66,7 @@ export interface DriftReport {
  * resources that have no object, and the fields actors hold.
  */
 export async function drift(ctx: AppContext, request: DriftRequest): Promise<DriftReport> {
-  const { ws, nameSource } = await openWorkspace(ctx, request, 'read');
+  const { ws, nameSource } = await openWorkspace(ctx, request, 'read', { recorded: true });
   try {
     const now = ctx.clock.now();
     const { observation, feed, arbitration, warnings } = await observeAndDecide(ws, now);

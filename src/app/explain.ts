@@ -96,7 +96,7 @@ const FIRST_WINDOW = 512;
 export async function explain(ctx: AppContext, request: ExplainRequest): Promise<ExplainReport> {
   const target = parseTarget(request.target);
   const limit = request.limit ?? EXPLAIN_ENTRIES;
-  const { ws, nameSource } = await openWorkspace(ctx, request, 'read');
+  const { ws, nameSource } = await openWorkspace(ctx, request, 'read', { recorded: true });
   try {
     const decl = ws.intent.resources.find((r) => r.address === target.address);
     if (!decl) throw unknownAddress(ws, target.address);

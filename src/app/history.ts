@@ -54,7 +54,7 @@ export async function readChanges(
 export async function history(ctx: AppContext, request: HistoryRequest): Promise<HistoryReport> {
   // A bad filter is reported before the intent is loaded or the store opened.
   const filter = readChangeFilter(request, ctx.clock.now());
-  const { ws } = await openWorkspace(ctx, request, 'read');
+  const { ws } = await openWorkspace(ctx, request, 'read', { recorded: true });
   try {
     const changes = await readChanges(ws.store, filter, request.limit);
     return { changes, ledger: await ws.store.verifyLedger(), filter };

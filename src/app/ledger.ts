@@ -6,6 +6,7 @@ import { parseDocuments, readIntentFiles } from '../intent/index.js';
 import type { LedgerVerification, Store } from '../store/index.js';
 import { GENESIS_HASH } from '../store/index.js';
 import type { AppContext } from './context.js';
+import { requireKnownWorkspace } from './known-workspace.js';
 import type { WorkspaceSelection } from './workspace.js';
 import { chooseWorkspaceName, isSharedStore, localStateDir, storeLocation } from './workspace.js';
 
@@ -68,7 +69,8 @@ export const MAX_CHECKPOINT_BYTES = 64 * 1024;
 /**
  * Verifies a workspace's change ledger with the ledger key (`ctx.ledgerKey('verify')`) and, when a
  * checkpoint file is given, against it. Problems with what was given — no key, an unreadable or
- * invalid checkpoint, a checkpoint of another workspace or made with another key, no store — are
+ * invalid checkpoint, a checkpoint of another workspace or made with another key, no store, a
+ * workspace a shared store never saw (`ledger.no-workspace`, naming those it holds) — are
  * TendErrors with `ledger.*` codes; a bad ledger is a report with verdict `tampered`.
  */
 export async function verifyLedger(
@@ -153,15 +155,17 @@ async function withLedgerStore(
         env: ctx.env['TEND_WORKSPACE'],
         intent: declared,
         dir,
-      }).name
+      })
     : undefined;
   const store = await ctx.openStore(location, {
     ledgerKey: key,
-    ...(named !== undefined ? { workspace: named } : {}),
+    ...(named !== undefined ? { workspace: named.name } : {}),
   });
   try {
+    // A name the shared store never saw has no ledger to vouch for: "empty, intact" would mislead.
+    if (named) await requireKnownWorkspace(store, named, 'ledger.no-workspace');
     const workspace =
-      named ??
+      named?.name ??
       chooseWorkspaceName({
         flag: selection.workspace,
         env: ctx.env['TEND_WORKSPACE'],

@@ -42,7 +42,7 @@ export interface StatusReport extends Partial<LiveFindings> {
 
 /** Reads what Tend knows of a workspace; read-only (never waits for a writer's lease). */
 export async function status(ctx: AppContext, request: StatusRequest): Promise<StatusReport> {
-  const opened = await openWorkspace(ctx, request, 'read');
+  const opened = await openWorkspace(ctx, request, 'read', { recorded: true });
   try {
     return await readStatus(ctx, opened, request.offline ?? false);
   } finally {

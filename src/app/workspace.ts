@@ -11,6 +11,7 @@ import type { Store } from '../store/index.js';
 import { ensurePrivateDir, storeKind, tightenTree, withTwinCache } from '../store/index.js';
 import type { AppContext } from './context.js';
 import { defaultContext } from './context.js';
+import { requireKnownWorkspace } from './known-workspace.js';
 import { keyChangeNotice } from './ledger-key.js';
 import { connectProvider } from './providers.js';
 import { sqlRunner } from './sql-runner.js';
@@ -234,6 +235,16 @@ export async function loadIntentWithProviders(
  */
 export type WorkspaceAccess = 'read' | 'write';
 
+/** How `openWorkspace` opens a workspace besides its access. */
+export interface OpenWorkspaceOptions {
+  /**
+   * The command reports what Tend recorded of the workspace (status, history, explain, drift): on a
+   * store shared by many workspaces, one the store has never seen is refused with
+   * `workspace.not_found`, naming the workspaces it holds (known-workspace.ts). No effect on SQLite.
+   */
+  readonly recorded?: boolean;
+}
+
 /** An open workspace and where its name came from. */
 export interface OpenedWorkspace {
   readonly ws: Workspace;
@@ -250,6 +261,7 @@ export async function openWorkspace(
   ctx: AppContext,
   selection: WorkspaceSelection,
   access: WorkspaceAccess = 'write',
+  options: OpenWorkspaceOptions = {},
 ): Promise<OpenedWorkspace> {
   const dir = resolve(selection.dir);
   const location = storeLocation(ctx, selection);
@@ -274,20 +286,21 @@ export async function openWorkspace(
         dir,
       })
     : undefined;
+  let opened: Store;
   let store: Store;
   try {
+    opened = await ctx.openStore(location, {
+      ...(ledgerKey ? { ledgerKey } : {}),
+      ...(named ? { workspace: named.name } : {}),
+    });
     // The twin is kept in memory between passes (and reads of the audit feed); see twin-cache.ts.
-    store = withTwinCache(
-      await ctx.openStore(location, {
-        ...(ledgerKey ? { ledgerKey } : {}),
-        ...(named ? { workspace: named.name } : {}),
-      }),
-    );
+    store = withTwinCache(opened);
   } catch (e) {
     await closeProviders(loaded.providers.values());
     throw e;
   }
   try {
+    if (named && options.recorded) await requireKnownWorkspace(opened, named);
     if (ledgerKey) {
       // Best effort: a last entry that cannot be read is for `tend ledger verify` to report.
       const last = await store.changes({ limit: 1 }).then(

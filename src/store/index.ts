@@ -35,6 +35,8 @@ export type { LedgerKey } from './ledger-key.js';
 export { migrateStore, openStore, storeKind } from './open-store.js';
 export type { StoreKind, StoreMigration } from './open-store.js';
 export { withTwinCache } from './twin-cache.js';
+export { isWorkspaceDirectory } from './workspace-directory.js';
+export type { KnownWorkspaces, WorkspaceDirectory } from './workspace-directory.js';
 export type { VersionedStore } from './twin-cache.js';
 export type { StoreOptions } from './open-store.js';
 export { SqliteStore, openSqliteStore } from './sqlite/sqlite-store.js';

@@ -16,6 +16,7 @@ import { GENESIS_HASH, verifyChain } from '../ledger-chain.js';
 import type { LedgerHead } from '../ledger-chain.js';
 import { signChange } from '../ledger-entry.js';
 import type { LedgerKey } from '../ledger-key.js';
+import type { KnownWorkspaces, WorkspaceDirectory } from '../workspace-directory.js';
 import {
   changeFromRow,
   operationFromRow,
@@ -229,7 +230,7 @@ interface WriteTx {
  * row, which orders the workspace's writers (ledger appends never fork) and tells other connections'
  * twin caches to re-read. Every commit is durable (PostgreSQL's `synchronous_commit`).
  */
-export class PostgresStore implements Store {
+export class PostgresStore implements Store, WorkspaceDirectory {
   readonly #pool: PgPool;
   readonly #workspace: string;
   readonly #now: (() => Date) | undefined;
@@ -277,6 +278,31 @@ export class PostgresStore implements Store {
       this.#foreignCommits += 1;
     }
     return this.#foreignCommits;
+  }
+
+  /** Whether this store's workspace ever wrote to the database (its row in `tend.workspaces`). */
+  workspaceKnown(): Promise<boolean> {
+    return this.#read(async (db) => {
+      const { rows } = await run(db, 'SELECT 1 FROM tend.workspaces WHERE name = $1', [
+        this.#workspace,
+      ]);
+      return rows.length > 0;
+    });
+  }
+
+  /** Up to `limit` of the workspaces that wrote to the database, by name, and how many there are. */
+  knownWorkspaces(limit: number): Promise<KnownWorkspaces> {
+    return this.#read(async (db) => {
+      const { rows } = await run<{ name: string; total: number }>(
+        db,
+        `SELECT name, count(*) OVER () AS total FROM tend.workspaces ORDER BY name LIMIT $1`,
+        [Math.max(0, Math.trunc(limit))],
+      );
+      const total =
+        rows[0]?.total ??
+        (await run<{ n: number }>(db, 'SELECT count(*) AS n FROM tend.workspaces')).rows[0]!.n;
+      return { names: rows.map((r) => r.name), total };
+    });
   }
 
   getTwin(address: Address): Promise<TwinEntry | undefined> {
