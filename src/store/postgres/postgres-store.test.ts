@@ -136,6 +136,33 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       }
     });
 
+    it('says which workspaces wrote to it: opening or reading one adds nothing', async () => {
+      const url = await freshDatabase();
+      const typo = await openPostgresStore(url, { workspace: 'shpo' });
+      const stores = await Promise.all(
+        ['shop', 'roles', 'dev'].map((workspace) => openPostgresStore(url, { workspace })),
+      );
+      try {
+        expect(await typo.knownWorkspaces(10)).toEqual({ names: [], total: 0 });
+        for (const store of stores) await store.setMeta('k', 'v');
+        await typo.listTwin();
+        await typo.changes();
+        expect(await typo.workspaceKnown()).toBe(false);
+        expect(await stores[0]!.workspaceKnown()).toBe(true);
+        expect(await typo.knownWorkspaces(10)).toEqual({
+          names: ['dev', 'roles', 'shop'],
+          total: 3,
+        });
+        expect(await typo.knownWorkspaces(2)).toEqual({ names: ['dev', 'roles'], total: 3 });
+        expect(await typo.knownWorkspaces(0)).toEqual({ names: [], total: 3 });
+        await typo.setMeta('k', 'v');
+        expect(await typo.workspaceKnown()).toBe(true);
+      } finally {
+        await typo.close();
+        for (const store of stores) await store.close();
+      }
+    });
+
     it('lets one worker append while another holds nothing: the chain never forks', async () => {
       const url = await freshDatabase();
       const a = await openPostgresStore(url, { workspace: 'prod', ledgerKey: SUITE_LEDGER_KEY });
