@@ -292,6 +292,7 @@ export async function runAction(ctx: AppContext, request: ActionRequest): Promis
           env: ctx.env,
           secrets: ctx.redactor,
           signal,
+          fence: () => ws.fence.check(),
         },
         ...(request.report ? { report: request.report } : {}),
         signal,

@@ -145,6 +145,8 @@ describe('acquireWorkspaceLease', () => {
       acquireWorkspaceLease(b.ctx, b.ws, { command: 'tend apply', waitMs: 0 }),
     );
     expect(refused.code).toBe('workspace.locked');
+    // Renewed all along: the holder may still send.
+    expect(() => a.ws.fence.check()).not.toThrow();
     // Someone with the file takes it over (as an expired lease would be): the holder notices.
     await b.ws.store.acquireLease({
       workspace: 'prod',
@@ -154,6 +156,46 @@ describe('acquireWorkspaceLease', () => {
     });
     while (!held.signal.aborted) await new Promise((r) => setImmediate(r));
     expect(held.signal.aborted).toBe(true);
+    // Taken over: nothing more leaves this process.
+    expect(() => a.ws.fence.check()).toThrow(/was taken over/);
     await held.release();
+  });
+
+  it('stops sending once the holder cannot be sure of its lease: paused past its expiry, never renewed', async () => {
+    // A clock whose sleeps never end (unless aborted): the renewal loop is frozen, as in a process
+    // stopped with SIGSTOP; time moves only when the test moves it.
+    const clock = {
+      t: Date.UTC(2026, 10, 28, 12, 0, 0),
+      now: () => new Date(clock.t),
+      sleep: (_ms: number, signal?: AbortSignal) =>
+        new Promise<void>((r) => signal?.addEventListener('abort', () => r(), { once: true })),
+      monotonic: () => clock.t,
+    };
+    const { a } = await twoProcesses(clock);
+    const held = await acquireWorkspaceLease(a.ctx, a.ws, {
+      command: 'tend run',
+      waitMs: 0,
+      ttlMs: 10_000,
+    });
+    // The holder trusts its lease until 10 % (at most 2 s) before it expires, measured from asking.
+    clock.t += 8_999;
+    expect(() => a.ws.fence.check()).not.toThrow();
+    clock.t += 2;
+    let caught: unknown;
+    try {
+      a.ws.fence.check();
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(TendError);
+    const err = caught as TendError;
+    expect(err.code).toBe('store.lease-lost');
+    expect(err.message).toBe(
+      'not sent: this process last secured the lease on workspace prod 9 s ago, and the lease lasts 10 s; another writer may hold it now',
+    );
+    expect(err.hint).toMatch(/paused or could not reach the store/);
+    await held.release();
+    // Released: the fence no longer holds a lease to check.
+    expect(() => a.ws.fence.check()).not.toThrow();
   });
 });

@@ -1,6 +1,7 @@
 import type { Lease } from '../store/index.js';
 import { TendError } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
+import { monotonicNow } from '../engine/index.js';
 import type { AppContext } from './context.js';
 
 /** How long a lease lasts without renewal; the holder renews it every third of that. */
@@ -73,6 +74,7 @@ export async function acquireWorkspaceLease(
   };
   const deadline = ctx.clock.now().getTime() + options.waitMs;
   for (;;) {
+    const asked = monotonicNow(ctx.clock);
     const attempt = await ws.store.acquireLease({
       workspace: ws.name,
       holder,
@@ -81,7 +83,7 @@ export async function acquireWorkspaceLease(
         current.holder.host === ctx.process.host && !ctx.process.isAlive(current.holder.pid),
     });
     if (attempt.acquired) {
-      return hold(ctx, ws, attempt.lease, attempt.tookOver, ttlMs);
+      return hold(ctx, ws, attempt.lease, attempt.tookOver, ttlMs, asked);
     }
     const left = deadline - ctx.clock.now().getTime();
     if (left <= 0 || options.signal?.aborted) {
@@ -91,20 +93,51 @@ export async function acquireWorkspaceLease(
   }
 }
 
+/**
+ * How long before its expiry a holder stops trusting its lease: the holder measures the lease from
+ * the moment it asked for it (the store's expiry is later than that), on its own monotonic clock, and
+ * leaves this much for the two clocks to differ in rate.
+ */
+function safetyMargin(ttlMs: number): number {
+  return Math.min(2_000, Math.floor(ttlMs / 10));
+}
+
+/** The error of a mutation refused because its sender may no longer hold the lease. */
+function mayHaveLost(ws: string, since: number, ttlMs: number): TendError {
+  return new TendError(
+    'store.lease-lost',
+    `not sent: this process last secured the lease on workspace ${ws} ${Math.round(since / 1000)} s ago, and the lease lasts ${Math.round(ttlMs / 1000)} s; another writer may hold it now`,
+    {
+      phase: 'lease',
+      hint: 'the process was paused or could not reach the store to renew its lease; the operation stays in the journal and the holder of the lease resolves it',
+    },
+  );
+}
+
 function hold(
   ctx: AppContext,
   ws: Workspace,
   lease: Lease,
   tookOver: Lease | undefined,
   ttlMs: number,
+  asked: number,
 ): HeldLease {
   const lost = new AbortController();
   const stop = new AbortController();
+  // When the lease was last known to be this process's: the moment the last successful acquire or
+  // renewal was asked for (monotonic ms).
+  let secured = asked;
+  const removeFence = ws.fence.hold(() => {
+    if (lost.signal.aborted) throw lost.signal.reason;
+    const since = monotonicNow(ctx.clock) - secured;
+    if (since > ttlMs - safetyMargin(ttlMs)) throw mayHaveLost(ws.name, since, ttlMs);
+  });
   const renewing = (async () => {
     while (!stop.signal.aborted) {
       await ctx.clock.sleep(Math.floor(ttlMs / 3), stop.signal);
       if (stop.signal.aborted) return;
       try {
+        const renewAsked = monotonicNow(ctx.clock);
         if (!(await ws.store.renewLease(ws.name, lease.epoch, ttlMs))) {
           lost.abort(
             new TendError('store.lease-lost', `the lease on workspace ${ws.name} was taken over`, {
@@ -113,6 +146,7 @@ function hold(
           );
           return;
         }
+        secured = renewAsked;
       } catch {
         // A busy store: try again at the next tick; the lease outlives a few missed renewals.
       }
@@ -125,6 +159,7 @@ function hold(
     async release() {
       stop.abort();
       await renewing;
+      removeFence();
       await ws.store.releaseLease(ws.name, lease.epoch).catch(() => undefined);
     },
   };

@@ -9,6 +9,7 @@ import type {
 } from '../core/index.js';
 import { markerTags, Redactor, TendError } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
+import { createSendFence } from '../engine/index.js';
 import type { Observation } from '../engine/observe.js';
 import { deriveTypes, prepareOpenApiDocument } from '../providers/index.js';
 import { buildOpenApiDocument } from '../sandbox/index.js';
@@ -189,6 +190,7 @@ export async function buildPlanFixture(count: number): Promise<PlanFixture> {
     }),
     env: {},
     secrets: new Redactor(),
+    fence: createSendFence(),
     typeOf(type: string) {
       const found = byType.get(type);
       if (!found) throw new TendError('provider.unknown_type', `unknown resource type ${type}`);

@@ -66,6 +66,12 @@ export interface ActionContext {
   /** Every secret a step generates or reads is registered here before anything could print it. */
   readonly secrets: SecretRegistry;
   readonly signal?: AbortSignal;
+  /**
+   * Called right before a step sends a change (WriteContext.fence): throws when the runner may no
+   * longer hold the workspace's lease, and then nothing is sent. The runner passes it before every
+   * step's work too.
+   */
+  readonly fence?: () => void;
   /** One line of progress for people (stderr), never a secret. */
   progress(message: string): void;
 }

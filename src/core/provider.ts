@@ -139,6 +139,12 @@ export interface WriteContext {
   readonly marker?: Marker;
   readonly actor: ActorContext;
   readonly signal?: AbortSignal;
+  /**
+   * Called right before each request that may change the platform is sent (every attempt, a retry
+   * included; for a transaction, before its COMMIT): throws when the sender can no longer be sure it
+   * holds the workspace's lease, and then nothing is sent. A provider passes it as late as it can.
+   */
+  readonly fence?: () => void;
 }
 
 /** The outcome of `evaluate`: what a change from current to desired requires. */

@@ -3,11 +3,22 @@ export interface Clock {
   now(): Date;
   /** Resolves after `ms`, or early (without throwing) when the signal aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Milliseconds from an arbitrary origin that never jump (the wall clock can be stepped by NTP or
+   * by hand); for measuring how long something lasted. Absent: `now()` is used.
+   */
+  monotonic?(): number;
+}
+
+/** The clock's monotonic time, or its wall-clock time when it has none. */
+export function monotonicNow(clock: Clock): number {
+  return clock.monotonic ? clock.monotonic() : clock.now().getTime();
 }
 
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => new Date(),
+  monotonic: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();

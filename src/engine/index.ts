@@ -1,6 +1,6 @@
 // The engine: the loop that observes, plans, executes with the journal, verifies and keeps going.
 export type { Clock } from './clock.js';
-export { steppedClock, systemClock } from './clock.js';
+export { monotonicNow, steppedClock, systemClock } from './clock.js';
 export type { ChangesetPlanOptions, ChangesetVerdict } from './changeset.js';
 export {
   changesetRefusal,
@@ -64,6 +64,8 @@ export type { PassReport, RunOptions, RunOutcome } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
 export { closeProviders, createWorkspace, declaredByAddress, secretFields } from './workspace.js';
+export type { SendFence } from './send-fence.js';
+export { createSendFence, fencedProvider } from './send-fence.js';
 export { readSecret } from './secrets.js';
 export type { PausedResource } from './paused.js';
 export { PAUSED_KEY, pausedReasons, readPaused } from './paused.js';

@@ -13,6 +13,7 @@ import type { TwinEntry } from '../store/index.js';
 import type { Observation } from './observe.js';
 import { planPass } from './planner.js';
 import type { Workspace } from './workspace.js';
+import { createSendFence } from './send-fence.js';
 
 // `--target`: a plan limited to some resources and what they reference. A hand-written fake provider
 // (functions, no mocking library) stands in for the platform; the planner is the real one.
@@ -102,6 +103,7 @@ function workspace(netCidr: string): Workspace {
     store: undefined as never,
     env: {},
     secrets: new Redactor(),
+    fence: createSendFence(),
     typeOf: (type) => {
       const i = types.get(type);
       if (!i) throw new TendError('provider.unknown_type', type);

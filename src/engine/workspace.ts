@@ -11,6 +11,8 @@ import { Redactor, TendError, topoOrder } from '../core/index.js';
 import type { SqlRunner } from '../checks/index.js';
 import { isSecretRef } from '../intent/index.js';
 import type { Store } from '../store/index.js';
+import type { SendFence } from './send-fence.js';
+import { createSendFence, fencedProvider } from './send-fence.js';
 
 /**
  * Everything a pass needs: the validated intent, a provider per declaration, and the store. Built by
@@ -33,6 +35,11 @@ export interface Workspace {
   readonly sql?: SqlRunner;
   /** The provider and type info of a resource type `provider.resourceType`. */
   typeOf(type: string): { provider: Provider; info: ResourceTypeInfo };
+  /**
+   * Passed by every mutation right before it is sent: the lease holder installs its check here
+   * (send-fence.ts). `providers` and `typeOf` hand out providers that pass it.
+   */
+  readonly fence: SendFence;
   /** Closes the providers and the store. */
   close(): Promise<void>;
 }
@@ -57,15 +64,20 @@ export interface WorkspaceParts {
 
 /** Assembles a workspace from connected providers and an open store. */
 export function createWorkspace(parts: WorkspaceParts): Workspace {
+  const fence = createSendFence();
+  const providers = new Map<string, Provider>();
   const infos = new Map<string, { provider: Provider; info: ResourceTypeInfo }>();
-  for (const [pname, provider] of parts.providers) {
-    for (const info of provider.describe().types)
+  for (const [pname, unfenced] of parts.providers) {
+    const provider = fencedProvider(unfenced, fence);
+    providers.set(pname, provider);
+    for (const info of unfenced.describe().types)
       infos.set(`${pname}.${info.name}`, { provider, info });
   }
   return {
     name: parts.name,
     intent: parts.intent,
-    providers: parts.providers,
+    providers,
+    fence,
     store: parts.store,
     env: parts.env,
     secrets: parts.secrets ?? new Redactor(),

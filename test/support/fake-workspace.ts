@@ -12,6 +12,7 @@ import type {
 } from '../../src/core/index.js';
 import { findReferences, Redactor, TendError } from '../../src/core/index.js';
 import type { Workspace } from '../../src/engine/workspace.js';
+import { createSendFence } from '../../src/engine/send-fence.js';
 import type { Store, TwinEntry } from '../../src/store/index.js';
 
 export const TYPES: ResourceTypeInfo[] = [
@@ -173,6 +174,7 @@ export function fakeWorkspace(
     store,
     env: {},
     secrets: new Redactor(),
+    fence: createSendFence(),
     typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
     close: () => Promise.resolve(),
   };
@@ -258,6 +260,7 @@ export function workspaceOver(
     store,
     env: {},
     secrets: new Redactor(),
+    fence: createSendFence(),
     typeOf: (type) => ({ provider, info: TYPES.find((t) => `sb.${t.name}` === type)! }),
     close: () => store.close(),
   };

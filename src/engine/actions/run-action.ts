@@ -93,6 +93,7 @@ export async function carryOutRun(
     const t0 = clock.now().getTime();
     let evidence: string;
     try {
+      ctx.fence?.();
       evidence = await step.run(ctx);
     } catch (e) {
       const err = toTendError(e);

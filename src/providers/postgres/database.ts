@@ -112,7 +112,7 @@ export const DATABASE: PostgresType = {
     const name = nameOf('database', desired);
     const what = `creating database ${JSON.stringify(name)}`;
     const comment = commentStatements('DATABASE', name, desired, undefined, ctx.marker);
-    await s.single(what, createDatabase(name, databaseOptions(desired)));
+    await s.single(what, createDatabase(name, databaseOptions(desired)), ctx.fence);
     await s.transaction(`${what} (comment)`, comment, ctx);
     return s.mustRead('database', name, what);
   },
@@ -132,5 +132,6 @@ export const DATABASE: PostgresType = {
     return s.mustRead('database', id, what);
   },
 
-  delete: (s, id) => s.single(`deleting database ${JSON.stringify(id)}`, dropDatabase(id)),
+  delete: (s, id, ctx) =>
+    s.single(`deleting database ${JSON.stringify(id)}`, dropDatabase(id), ctx.fence),
 };

@@ -315,6 +315,34 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     expect(e.hint).toMatch(/import it/);
   });
 
+  it('commits nothing when the fence refuses before COMMIT, and sends no CREATE/DROP DATABASE', async () => {
+    let open = true;
+    const fence = () => {
+      if (!open) {
+        throw new TendError('store.lease-lost', 'not sent: the lease may be lost', {
+          phase: 'lease',
+        });
+      }
+    };
+    const fenced = { ...ctx(), fence };
+    open = false;
+    const refused = await failure(provider.create('role', { name: 'fenced_role' }, fenced));
+    expect(refused.code).toBe('store.lease-lost');
+    expect(refused.outcomeUnknown).toBeFalsy();
+    expect((await provider.list('role')).map((o) => o.id)).not.toContain('fenced_role');
+    const noDb = await failure(provider.create('database', { name: 'fenced_db' }, fenced));
+    expect(noDb.code).toBe('store.lease-lost');
+    expect((await provider.list('database')).map((o) => o.id)).not.toContain('fenced_db');
+    // With the fence open the same calls go through, and a closed one keeps a database from a DROP.
+    open = true;
+    await provider.create('role', { name: 'fenced_role' }, fenced);
+    await provider.create('database', { name: 'fenced_db' }, fenced);
+    open = false;
+    await failure(provider.delete('database', 'fenced_db', fenced));
+    expect((await provider.list('database')).map((o) => o.id)).toContain('fenced_db');
+    expect((await provider.list('role')).map((o) => o.id)).toContain('fenced_role');
+  });
+
   it('reports a missing server as a retryable connection failure', async () => {
     const down = createPostgresProvider({
       name: 'down',

@@ -28,8 +28,11 @@ export interface PgSession {
    * went away); a lost connection during COMMIT leaves the outcome unknown. No statements: nothing.
    */
   transaction(what: string, statements: readonly string[], ctx: WriteContext): Promise<void>;
-  /** One statement outside a transaction (CREATE/DROP DATABASE cannot run in one). */
-  single(what: string, statement: string): Promise<void>;
+  /**
+   * One statement outside a transaction (CREATE/DROP DATABASE cannot run in one); `fence` (the
+   * WriteContext's) is passed right before it is sent.
+   */
+  single(what: string, statement: string, fence?: () => void): Promise<void>;
   /** The object of a type with this id as the catalog shows it now, if there is one. */
   read(type: string, id: string): Promise<ObservedObject | undefined>;
   /** The object `what` just made or changed; not in the catalog is an unknown outcome. */
@@ -72,9 +75,17 @@ export function createSession(
           ctx.actor.motivation ?? '',
         ]);
         for (const s of statements) await client.query(s);
+        // The last moment before the change takes effect: a writer that may have lost its lease
+        // commits nothing.
+        ctx.fence?.();
         committing = true;
         await client.query('COMMIT');
       } catch (e) {
+        if (e instanceof TendError) {
+          // The fence refused: nothing was committed.
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
         // A connection that failed without a server error is not given back to the pool.
         broken = sqlstateOf(e) === undefined;
         if (!broken) await client.query('ROLLBACK').catch(() => undefined);
@@ -84,7 +95,7 @@ export function createSession(
         client.release(broken);
       }
     },
-    async single(what, statement) {
+    async single(what, statement, fence) {
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -92,6 +103,12 @@ export function createSession(
         throw pgError(e, what, false); // nothing was sent
       }
       let broken = false;
+      try {
+        fence?.();
+      } catch (e) {
+        client.release();
+        throw e;
+      }
       try {
         await client.query(statement);
       } catch (e) {

@@ -235,6 +235,7 @@ function sendCreate(
     ...(op.contentType ? { contentType: op.contentType } : {}),
     headers,
     ...(wctx.signal ? { signal: wctx.signal } : {}),
+    ...(wctx.fence ? { fence: wctx.fence } : {}),
   });
 }
 
@@ -390,6 +391,7 @@ async function updateInCollection(
       ...(op.contentType ? { contentType: op.contentType } : {}),
       headers: actorHeaders(wctx.actor),
       ...(wctx.signal ? { signal: wctx.signal } : {}),
+      ...(wctx.fence ? { fence: wctx.fence } : {}),
     });
   } catch (e) {
     throw refusalWithHint(e);
@@ -418,6 +420,7 @@ async function removeFromCollection(
       path: fillItemPath(op.path, aliased(t, scope), own),
       headers: actorHeaders(wctx.actor),
       ...(wctx.signal ? { signal: wctx.signal } : {}),
+      ...(wctx.fence ? { fence: wctx.fence } : {}),
     });
   } catch (e) {
     if (e instanceof TendError && e.code === 'http.not_found') return;

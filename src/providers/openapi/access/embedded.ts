@@ -53,6 +53,8 @@ interface EmbeddedChange {
   readonly body: Record<string, unknown>;
   readonly action: 'replace' | 'delete';
   readonly headers: Record<string, string>;
+  /** The change's WriteContext.fence: the batch that carries it passes every one before it is sent. */
+  readonly fence?: () => void;
 }
 
 /**
@@ -174,6 +176,7 @@ async function changeItem(
     body: itemChangeBody(t, item, action),
     action,
     headers: actorHeaders(wctx.actor),
+    ...(wctx.fence ? { fence: wctx.fence } : {}),
   };
   const own = e.key.map((k) => canonicalJson(comparable(ctx.now, t, k, item[k])));
   const destination = `${e.method} ${path}`;
@@ -201,6 +204,9 @@ async function sendBatch(http: HttpClient, changes: readonly EmbeddedChange[]): 
       body: mergedChangeBody(changes.map((c) => c.body)),
       contentType: first.contentType,
       headers: commonHeaders(changes.map((c) => c.headers)),
+      fence: () => {
+        for (const c of changes) c.fence?.();
+      },
     });
   } catch (err) {
     throw changes.length === 1 ? err : batchError(err, first.method, first.path, changes.length);

@@ -265,6 +265,60 @@ describe('http client', () => {
     },
   );
 
+  it('passes the fence before every attempt of a mutation, and sends nothing once it throws', async () => {
+    handler = statuses([503], [500], [201, { id: 'v-1' }]);
+    const { c } = client();
+    let checks = 0;
+    const fence = () => {
+      checks++;
+      // The writer learns it may have lost its lease between the second and the third attempt.
+      if (checks === 3) {
+        throw new TendError('store.lease-lost', 'not sent: the lease may be lost', { phase: 'lease' });
+      }
+    };
+    const err = await failure(
+      c.request({
+        method: 'POST',
+        path: '/volumes',
+        body: {},
+        headers: { 'Idempotency-Key': 'op-1' },
+        fence,
+      }),
+    );
+    expect(err.code).toBe('store.lease-lost');
+    expect(checks).toBe(3);
+    // Two attempts went out before the fence closed; the third was never sent.
+    expect(seen).toHaveLength(2);
+  });
+
+  it('sends nothing when the fence throws before the first attempt', async () => {
+    handler = statuses([204]);
+    const { c } = client();
+    const fence = () => {
+      throw new TendError('store.lease-lost', 'not sent', { phase: 'lease' });
+    };
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+      const err = await failure(c.request({ method, path: '/volumes/v-1', body: {}, fence }));
+      expect(err.code).toBe('store.lease-lost');
+      expect(err.outcomeUnknown).toBeFalsy();
+    }
+    expect(seen).toHaveLength(0);
+    // The slot was given back: the client still sends.
+    await c.request({ method: 'DELETE', path: '/volumes/v-1' });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not pass the fence for reads (a GET or a safe POST)', async () => {
+    handler = statuses([200, {}]);
+    const { c } = client();
+    const fence = () => {
+      throw new Error('a read must not be fenced');
+    };
+    await c.request({ method: 'GET', path: '/volumes', fence });
+    await c.request({ method: 'POST', path: '/query', body: {}, safe: true, fence });
+    expect(seen).toHaveLength(2);
+  });
+
   it('fails a POST that times out with outcomeUnknown and never resends it', async () => {
     handler = () => {}; // never answers
     const { c } = client({ timeoutMs: 50 });

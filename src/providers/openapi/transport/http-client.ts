@@ -91,6 +91,11 @@ export interface HttpRequest {
   readonly timeoutMs?: number;
   /** True for a POST that changes nothing (a query): it is retried and timed out like a GET. */
   readonly safe?: boolean;
+  /**
+   * A mutation's last check (WriteContext.fence): called right before each attempt is sent; when it
+   * throws, that attempt is not sent and the error is the request's.
+   */
+  readonly fence?: () => void;
 }
 
 /** A successful (2xx) response. */
@@ -224,6 +229,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
             // The rate limiter's wait throws only when the caller aborted.
             throw aborted(what, false);
           }
+          // The last moment before sending: a writer that may have lost its lease sends nothing.
+          if (mutation) req.fence?.();
           // The circuit may have opened while this request waited: admit() fails fast then.
           ticket = circuit.admit(what);
           const started = clock();

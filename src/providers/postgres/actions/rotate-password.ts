@@ -212,6 +212,7 @@ export function rotatePasswordAction(options: RotatePasswordOptions): ActionDefi
           client.on('error', () => {});
           try {
             await client.connect();
+            ctx.fence?.();
             await client.query(alterRolePassword(role, scramVerifier(pending)));
           } finally {
             await client.end().catch(() => undefined);
