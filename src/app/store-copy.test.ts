@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionRun, NewChange } from '../core/index.js';
+import type { ActionRun } from '../core/index.js';
 import { TendError } from '../core/index.js';
 import type { PostgresHandle } from '../../test/support/postgres.js';
 import { POSTGRES, startPostgres } from '../../test/support/postgres.js';
+import { change } from '../../test/support/store-contract.js';
 import type { Store } from '../store/index.js';
 import { ledgerKey, openStore } from '../store/index.js';
 import type { AppContext } from './context.js';
@@ -53,24 +54,6 @@ async function withStore<T>(
   } finally {
     await store.close();
   }
-}
-
-function change(n: number, overrides: Partial<NewChange> = {}): NewChange {
-  return {
-    time: T(n),
-    actor: 'tend',
-    intent: 'consistency',
-    motivation: { kind: 'scheduled' },
-    source: 'tend',
-    address: `sb.volumes/v${n}`,
-    type: 'sb.volumes',
-    objectId: `vol-${n}`,
-    action: 'update',
-    fields: ['size'],
-    before: { size: n },
-    after: { size: n + 1 },
-    ...overrides,
-  };
 }
 
 const run: ActionRun = {

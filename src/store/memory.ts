@@ -175,6 +175,38 @@ export const MEMORY_KINDS: readonly (readonly [keyof MemoryCounts, string, strin
   ['meta', 'setting', 'settings'],
 ];
 
+/**
+ * The table of each kind of record, named alike on both stores (PostgreSQL's in the schema `tend`):
+ * what is counted.
+ */
+export const MEMORY_TABLES: readonly (readonly [keyof MemoryCounts, string])[] = [
+  ['twin', 'twin'],
+  ['operations', 'operations'],
+  ['ledger', 'changes'],
+  ['cursors', 'cursors'],
+  ['statuses', 'statuses'],
+  ['announcements', 'announcements'],
+  ['claims', 'field_claims'],
+  ['meta', 'meta'],
+  ['actionRuns', 'action_runs'],
+];
+
+/**
+ * The tables a replacing import empties before the ledger (whose append-only guard needs lifting):
+ * every table of the memory but the ledger's, steps before their runs.
+ */
+export const CLEARED_TABLES: readonly string[] = [
+  'twin',
+  'operations',
+  'cursors',
+  'statuses',
+  'announcements',
+  'field_claims',
+  'meta',
+  'action_steps',
+  'action_runs',
+];
+
 /** Whether nothing is remembered. */
 export function isEmptyMemory(counts: MemoryCounts): boolean {
   return MEMORY_KINDS.every(([kind]) => counts[kind] === 0);

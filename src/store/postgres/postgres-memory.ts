@@ -8,7 +8,13 @@ import type {
   StoredActionRun,
   WorkspaceMemory,
 } from '../memory.js';
-import { isEmptyMemory, ledgerRowOf, targetNotEmptyError } from '../memory.js';
+import {
+  CLEARED_TABLES,
+  isEmptyMemory,
+  ledgerRowOf,
+  MEMORY_TABLES,
+  targetNotEmptyError,
+} from '../memory.js';
 import {
   announcementToRow,
   claimToRow,
@@ -40,24 +46,12 @@ async function leases(db: PgQueryable, workspace: string): Promise<Lease[]> {
   return rows.map(leaseFromRow);
 }
 
-const COUNTED: readonly (readonly [keyof MemoryCounts, string])[] = [
-  ['twin', 'twin'],
-  ['operations', 'operations'],
-  ['ledger', 'changes'],
-  ['cursors', 'cursors'],
-  ['statuses', 'statuses'],
-  ['announcements', 'announcements'],
-  ['claims', 'field_claims'],
-  ['meta', 'meta'],
-  ['actionRuns', 'action_runs'],
-];
-
 /** How many rows of each kind the workspace has, in one statement. */
 export async function countPostgresMemory(
   db: PgQueryable,
   workspace: string,
 ): Promise<MemoryCounts> {
-  const columns = COUNTED.map(
+  const columns = MEMORY_TABLES.map(
     ([kind, table]) => `(SELECT count(*) FROM tend.${table} WHERE workspace = $1) AS "${kind}"`,
   );
   const { rows } = await run<MemoryCounts>(db, `SELECT ${columns.join(', ')}`, [workspace]);
@@ -150,18 +144,7 @@ async function clearPostgresMemory(
   workspace: string,
   ledger: number,
 ): Promise<void> {
-  for (const table of [
-    'twin',
-    'operations',
-    'cursors',
-    'statuses',
-    'announcements',
-    'field_claims',
-    'meta',
-    'action_steps',
-    'action_runs',
-    'ledger_heads',
-  ]) {
+  for (const table of [...CLEARED_TABLES, 'ledger_heads']) {
     await run(db, `DELETE FROM tend.${table} WHERE workspace = $1`, [workspace]);
   }
   if (ledger === 0) return;

@@ -9,7 +9,13 @@ import type {
   StoredActionRun,
   WorkspaceMemory,
 } from '../memory.js';
-import { isEmptyMemory, ledgerRowOf, targetNotEmptyError } from '../memory.js';
+import {
+  CLEARED_TABLES,
+  isEmptyMemory,
+  ledgerRowOf,
+  MEMORY_TABLES,
+  targetNotEmptyError,
+} from '../memory.js';
 import {
   leaseFromRow,
   operationFromRow,
@@ -52,22 +58,10 @@ function leases(db: SqliteDatabase): Lease[] {
   );
 }
 
-const COUNTED: readonly (readonly [keyof MemoryCounts, string])[] = [
-  ['twin', 'twin'],
-  ['operations', 'operations'],
-  ['ledger', 'changes'],
-  ['cursors', 'cursors'],
-  ['statuses', 'statuses'],
-  ['announcements', 'announcements'],
-  ['claims', 'field_claims'],
-  ['meta', 'meta'],
-  ['actionRuns', 'action_runs'],
-];
-
 /** How many rows of each kind the file holds. */
 export function countSqliteMemory(db: SqliteDatabase): MemoryCounts {
   const counts: Record<string, number> = {};
-  for (const [kind, table] of COUNTED) {
+  for (const [kind, table] of MEMORY_TABLES) {
     counts[kind] = (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
   }
   return counts as unknown as MemoryCounts;
@@ -120,17 +114,7 @@ export function exportSqliteMemory(
 
 /** Deletes every row of the file's memory (leases excepted), the append-only ledger included. */
 function clearSqliteMemory(db: SqliteDatabase): void {
-  for (const table of [
-    'twin',
-    'operations',
-    'cursors',
-    'statuses',
-    'announcements',
-    'field_claims',
-    'meta',
-    'action_steps',
-    'action_runs',
-  ]) {
+  for (const table of CLEARED_TABLES) {
     db.prepare(`DELETE FROM ${table}`).run();
   }
   // The ledger refuses deletes through a trigger: dropped and made again, inside this transaction.
