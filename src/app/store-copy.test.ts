@@ -369,6 +369,22 @@ describe('tend store copy between SQLite files', () => {
   });
 });
 
+describe('tend store copy refuses what it is given wrong', () => {
+  it('says which side is not a store location, and which workspace name is not valid', async () => {
+    const e = await rejection(copy({ from: 'mysql://db/tend', to: file() }));
+    expect(e.code).toBe('store.invalid-location');
+    expect(e.message).toBe('the source is not a store location');
+    expect(e.hint).toBe(
+      'give a SQLite file path (e.g. .tend/tend.db or sqlite:.tend/tend.db) or a postgres:// URL',
+    );
+    const to = await rejection(copy({ from: file(), to: 'redis://cache' }));
+    expect(to.message).toBe('the target is not a store location');
+    const name = await rejection(copy({ from: file(), to: file(), workspace: 'Prod Stuff' }));
+    expect(name.code).toBe('workspace.invalid_name');
+    expect(name.message).toBe('workspace name "Prod Stuff" (from --workspace) is not valid');
+  });
+});
+
 describe.skipIf(POSTGRES.skip)(`tend store copy with PostgreSQL${POSTGRES.note}`, () => {
   let server: PostgresHandle;
   let url: string;
@@ -443,6 +459,30 @@ describe.skipIf(POSTGRES.skip)(`tend store copy with PostgreSQL${POSTGRES.note}`
       await client.end();
     }
   }, 60_000);
+
+  it('copies a tampered ledger as it is: the copy is reported tampered at the same entry', async () => {
+    const from = file();
+    await withStore(from, undefined, (s) => fillFull(s, 'tampered'));
+    // Someone edits entry 2 by hand, around the store (the append-only trigger dropped).
+    const db = new Database(from);
+    try {
+      db.exec('DROP TRIGGER changes_append_only_update');
+      db.prepare('UPDATE changes SET actor = ? WHERE seq = 2').run('mallory');
+    } finally {
+      db.close();
+    }
+    const source = await read(from);
+    expect(source.ledger).toMatchObject({ ok: false, brokenAt: 2, problem: 'edited' });
+    const report = await copy({ from, to: url });
+    expect(report.ledger).toStrictEqual({
+      ok: false,
+      entries: 3,
+      reason: `entry 2: ${(source.ledger as { reason: string }).reason}`,
+    });
+    const copied = await read(url, 'tampered');
+    expect(copied.ledger).toStrictEqual(source.ledger);
+    expect(copied.all.changes[1]!.actor).toBe('mallory');
+  });
 
   it('needs the workspace named for a PostgreSQL side that SQLite does not name', async () => {
     const unnamed = file();
