@@ -141,3 +141,7 @@ export type { ServeLoop } from './serve-loop.js';
 export { startServeLoop } from './serve-loop.js';
 export type { StoreMigrateReport, StoreMigrateRequest } from './store-migrate.js';
 export { migrateStoreSchema } from './store-migrate.js';
+export type { CopiedLedger, StoreCopyReport, StoreCopyRequest, StoreSide } from './store-copy.js';
+export { copyStore } from './store-copy.js';
+export type { MemoryCounts } from '../store/index.js';
+export { describeCounts } from '../store/index.js';

@@ -50,3 +50,22 @@ export {
 export type { SqliteStoreOptions } from './sqlite/sqlite-store.js';
 // PostgreSQL: types only here; open-store.ts loads the implementation (and `pg`) with import().
 export type { PostgresStoreOptions } from './postgres/postgres-store.js';
+// Moving one workspace's whole memory between stores (`tend store copy`).
+export {
+  MEMORY_KINDS,
+  countMemory,
+  describeCounts,
+  isEmptyMemory,
+  isMemoryTransfer,
+  targetNotEmptyError,
+} from './memory.js';
+export type {
+  ExportOptions,
+  ImportOptions,
+  ImportTarget,
+  LedgerRow,
+  MemoryCounts,
+  MemoryTransfer,
+  StoredActionRun,
+  WorkspaceMemory,
+} from './memory.js';

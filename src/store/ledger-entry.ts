@@ -3,7 +3,7 @@ import { storedCanonicalJson } from '../core/index.js';
 import { keyedHashOfText, LEDGER_FORMAT } from './ledger-chain.js';
 import type { LedgerHead } from './ledger-chain.js';
 import type { LedgerKey } from './ledger-key.js';
-import type { ChangeRow } from './sqlite/sqlite-rows.js';
+import type { ChangeRow } from './rows.js';
 
 /** A signed ledger entry: the row every store writes (JSON members as text) and the entry it returns. */
 export interface SignedEntry {

@@ -14,8 +14,8 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson, sha256 } from '../../src/core/index.js';
 import { unkeyedHash } from '../../src/store/index.js';
-import type { ChangeRow } from '../../src/store/sqlite/sqlite-rows.js';
-import { changeFromRow } from '../../src/store/sqlite/sqlite-rows.js';
+import type { ChangeRow } from '../../src/store/rows.js';
+import { changeFromRow } from '../../src/store/rows.js';
 import { copyExample, runCli, type CliResult } from '../support/cli.js';
 import { startSandboxProcess, type SandboxHandle } from '../support/sandbox-process.js';
 

@@ -1076,7 +1076,8 @@ function operation(n: number, overrides: Partial<Operation> = {}): Operation {
   };
 }
 
-function change(n: number, overrides: Partial<NewChange> = {}): NewChange {
+/** A ledger change of resource `sb.volumes/v<n>` at second `n` (tests of stores build on it). */
+export function change(n: number, overrides: Partial<NewChange> = {}): NewChange {
   return {
     time: T(n),
     actor: 'tend',

@@ -1,65 +1,13 @@
-import type { ActionActor, ActionRun, ActionStepRecord, Address } from '../../core/index.js';
-import { TendError } from '../../core/index.js';
+import type { ActionRun, ActionStepRecord } from '../../core/index.js';
+import { runFromRow, runToRow, stepFromRow, stepToRow } from '../rows.js';
+import type { RunRow, StepRow } from '../rows.js';
+import { checkCount } from '../store-errors.js';
 import type { ActionRunQuery } from '../store.js';
 import type { PgQueryable } from './postgres-client.js';
 import { run } from './postgres-client.js';
 
-// Day-2 action runs on PostgreSQL, scoped by workspace (as sqlite-actions.ts on SQLite). Reading a
-// row builds an object without the absent optional members, so a run reads back exactly as written.
-
-/** A `tend.action_runs` row (without `workspace` and the storing-order `seq`). */
-interface RunRow {
-  readonly id: string;
-  readonly address: string;
-  readonly type: string;
-  readonly action: string;
-  readonly params: string;
-  readonly actor: string;
-  readonly state: string;
-  readonly created_at: string;
-  readonly finished_at: string | null;
-  readonly error: string | null;
-}
-
-/** A `tend.action_steps` row. */
-interface StepRow {
-  readonly run_id: string;
-  readonly idx: number;
-  readonly name: string;
-  readonly state: string;
-  readonly attempts: number;
-  readonly started_at: string;
-  readonly settled_at: string | null;
-  readonly message: string | null;
-}
-
-function stepFromRow(row: StepRow): ActionStepRecord {
-  return {
-    index: row.idx,
-    name: row.name,
-    state: row.state as ActionStepRecord['state'],
-    attempts: row.attempts,
-    startedAt: row.started_at,
-    ...(row.settled_at !== null ? { settledAt: row.settled_at } : {}),
-    ...(row.message !== null ? { message: row.message } : {}),
-  };
-}
-
-function runFromRow(row: RunRow, steps: ActionStepRecord[]): ActionRun {
-  return {
-    id: row.id,
-    address: row.address as Address,
-    type: row.type,
-    action: row.action,
-    params: JSON.parse(row.params) as Record<string, string>,
-    actor: JSON.parse(row.actor) as ActionActor,
-    state: row.state as ActionRun['state'],
-    createdAt: row.created_at,
-    ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
-    ...(row.error !== null ? { error: row.error } : {}),
-    steps,
-  };
-}
+// Day-2 action runs on PostgreSQL, scoped by workspace (as sqlite-actions.ts on SQLite): the
+// statements. The rows are the shared ones (../rows.ts).
 
 /**
  * Writes the run and all its step records; `db` is the write transaction's client, so the run and
@@ -71,6 +19,7 @@ export async function putActionRun(
   r: ActionRun,
   epoch: number | undefined,
 ): Promise<void> {
+  const row = runToRow(r, epoch);
   await run(
     db,
     `INSERT INTO tend.action_runs (workspace, id, address, type, action, params, actor, state,
@@ -81,24 +30,24 @@ export async function putActionRun(
        epoch = COALESCE(excluded.epoch, tend.action_runs.epoch)`,
     [
       workspace,
-      r.id,
-      r.address,
-      r.type,
-      r.action,
-      JSON.stringify(r.params),
-      JSON.stringify(r.actor),
-      r.state,
-      r.createdAt,
-      r.finishedAt ?? null,
-      r.error ?? null,
-      epoch ?? null,
+      row.id,
+      row.address,
+      row.type,
+      row.action,
+      row.params,
+      row.actor,
+      row.state,
+      row.created_at,
+      row.finished_at,
+      row.error,
+      row.epoch,
     ],
   );
   await run(db, 'DELETE FROM tend.action_steps WHERE workspace = $1 AND run_id = $2', [
     workspace,
     r.id,
   ]);
-  for (const s of r.steps) {
+  for (const s of r.steps.map((step) => stepToRow(r.id, step))) {
     await run(
       db,
       `INSERT INTO tend.action_steps (workspace, run_id, idx, name, state, attempts, started_at,
@@ -106,14 +55,14 @@ export async function putActionRun(
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       [
         workspace,
-        r.id,
-        s.index,
+        s.run_id,
+        s.idx,
         s.name,
         s.state,
         s.attempts,
-        s.startedAt,
-        s.settledAt ?? null,
-        s.message ?? null,
+        s.started_at,
+        s.settled_at,
+        s.message,
       ],
     );
   }
@@ -157,14 +106,7 @@ export async function actionRuns(
   workspace: string,
   query: ActionRunQuery,
 ): Promise<ActionRun[]> {
-  const limit = query.limit;
-  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
-    throw new TendError(
-      'store.invalid-query',
-      `limit must be a non-negative integer, got ${String(query.limit)}`,
-      { phase: 'store' },
-    );
-  }
+  const limit = checkCount('limit', query.limit);
   const { rows } = await run<RunRow>(
     db,
     `SELECT * FROM (SELECT * FROM tend.action_runs

@@ -1,18 +1,18 @@
 import type { Address, Announcement, FieldClaim } from '../../core/index.js';
-import { TendError } from '../../core/index.js';
 import type { AnnouncementQuery } from '../store.js';
 import {
+  activeAtMs,
   announcementFromRow,
   announcementToRow,
   claimFromRow,
   claimToRow,
-} from '../sqlite/sqlite-ownership.js';
-import type { AnnouncementRow, ClaimRow } from '../sqlite/sqlite-ownership.js';
+} from '../rows.js';
+import type { AnnouncementRow, ClaimRow } from '../rows.js';
 import type { PgQueryable } from './postgres-client.js';
 import { run } from './postgres-client.js';
 
 // Announcements and field claims on PostgreSQL, scoped by workspace: the statements. The rows are
-// SQLite's (sqlite-ownership.ts), so a value reads back on either store exactly as it was written.
+// the shared ones (../rows.ts), so a value reads back on either store exactly as it was written.
 
 /** Stores an announcement; the same id again is a no-op (it is a hash of content and time). */
 export async function putAnnouncement(
@@ -52,23 +52,12 @@ export async function announcements(
   workspace: string,
   query: AnnouncementQuery,
 ): Promise<Announcement[]> {
-  let activeMs: number | null = null;
-  if (query.activeAt !== undefined) {
-    activeMs = Date.parse(query.activeAt);
-    if (Number.isNaN(activeMs)) {
-      throw new TendError(
-        'store.invalid-query',
-        `activeAt must be an ISO time, got ${JSON.stringify(query.activeAt)}`,
-        { phase: 'store' },
-      );
-    }
-  }
   const { rows } = await run<AnnouncementRow>(
     db,
     `SELECT * FROM tend.announcements
      WHERE workspace = $1 AND ($2::text IS NULL OR address = $2) AND ($3::bigint IS NULL OR expires_ms > $3)
      ORDER BY created_ms, seq`,
-    [workspace, query.address ?? null, activeMs],
+    [workspace, query.address ?? null, activeAtMs(query)],
   );
   return rows.map(announcementFromRow);
 }

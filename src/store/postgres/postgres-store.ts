@@ -19,13 +19,14 @@ import type { LedgerKey } from '../ledger-key.js';
 import type { KnownWorkspaces, WorkspaceDirectory } from '../workspace-directory.js';
 import {
   changeFromRow,
+  leaseFromRow,
   operationFromRow,
   operationToRow,
   recordFromRow,
   statusFromRow,
   statusToRow,
-} from '../sqlite/sqlite-rows.js';
-import type { ChangeRow, OperationRow, StatusRow } from '../sqlite/sqlite-rows.js';
+} from '../rows.js';
+import type { ChangeRow, LeaseRow, OperationRow, StatusRow } from '../rows.js';
 import type {
   ActionRunQuery,
   AnnouncementQuery,
@@ -53,8 +54,16 @@ import {
 } from './postgres-migrations.js';
 import type { PostgresMigration, PostgresMigrationResult } from './postgres-migrations.js';
 import * as ownership from './postgres-ownership.js';
-import { leaseFromRow, twinFromRow, twinParams, twinToRow } from './postgres-rows.js';
-import type { LeaseRow, TwinRow } from './postgres-rows.js';
+import { exportPostgresMemory, importPostgresMemory } from './postgres-memory.js';
+import type {
+  ExportOptions,
+  ImportOptions,
+  MemoryCounts,
+  MemoryTransfer,
+  WorkspaceMemory,
+} from '../memory.js';
+import { twinFromRow, twinParams, twinToRow } from './postgres-rows.js';
+import type { TwinRow } from './postgres-rows.js';
 
 /** Options of a PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -230,7 +239,7 @@ interface WriteTx {
  * row, which orders the workspace's writers (ledger appends never fork) and tells other connections'
  * twin caches to re-read. Every commit is durable (PostgreSQL's `synchronous_commit`).
  */
-export class PostgresStore implements Store, WorkspaceDirectory {
+export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer {
   readonly #pool: PgPool;
   readonly #workspace: string;
   readonly #now: (() => Date) | undefined;
@@ -802,6 +811,31 @@ export class PostgresStore implements Store, WorkspaceDirectory {
 
   actionRuns(query: ActionRunQuery = {}): Promise<ActionRun[]> {
     return this.#read((db) => actions.actionRuns(db, this.#workspace, query));
+  }
+
+  // ---- The whole memory, for `tend store copy` (../memory.ts, postgres-memory.ts).
+
+  exportMemory(options: ExportOptions = {}): Promise<WorkspaceMemory> {
+    return this.#read(() =>
+      // One snapshot: a writer committing meanwhile is not half-seen.
+      withClient(this.#pool, async (client) => {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          return await exportPostgresMemory(client, this.#workspace, options);
+        } finally {
+          await client.query('COMMIT');
+        }
+      }),
+    );
+  }
+
+  importMemory(memory: WorkspaceMemory, options: ImportOptions): Promise<MemoryCounts> {
+    // Not a queued write: one transaction of its own, not fenced (the copy holds no lease).
+    return this.#read(() =>
+      this.#transaction((db) =>
+        importPostgresMemory(db, this.#workspace, memory, { ...options, clean: this.#clean }),
+      ),
+    );
   }
 
   /** Commits the writes still queued, then closes every connection; closing twice is a no-op. */

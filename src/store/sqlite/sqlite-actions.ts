@@ -1,50 +1,12 @@
-import type { ActionActor, ActionRun, ActionStepRecord, Address } from '../../core/index.js';
-import { TendError } from '../../core/index.js';
+import type { ActionRun } from '../../core/index.js';
+import { runFromRow, runToRow, stepFromRow, stepToRow } from '../rows.js';
+import type { RunRow, StepRow } from '../rows.js';
+import { checkCount } from '../store-errors.js';
 import type { ActionRunQuery } from '../store.js';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 
-// Day-2 action runs on SQLite (migration 7): their rows and statements, kept apart from the twin,
-// the journal and the ledger. Reading a row builds an object without the absent optional members,
-// so that a run read back is exactly the run written.
-
-/** An `action_runs` row (without the storing-order `seq`). */
-interface RunRow {
-  readonly id: string;
-  readonly address: string;
-  readonly type: string;
-  readonly action: string;
-  readonly params: string;
-  readonly actor: string;
-  readonly state: string;
-  readonly created_at: string;
-  readonly finished_at: string | null;
-  readonly error: string | null;
-  readonly epoch: number | null;
-}
-
-/** An `action_steps` row. */
-interface StepRow {
-  readonly run_id: string;
-  readonly idx: number;
-  readonly name: string;
-  readonly state: string;
-  readonly attempts: number;
-  readonly started_at: string;
-  readonly settled_at: string | null;
-  readonly message: string | null;
-}
-
-function stepFromRow(row: StepRow): ActionStepRecord {
-  return {
-    index: row.idx,
-    name: row.name,
-    state: row.state as ActionStepRecord['state'],
-    attempts: row.attempts,
-    startedAt: row.started_at,
-    ...(row.settled_at !== null ? { settledAt: row.settled_at } : {}),
-    ...(row.message !== null ? { message: row.message } : {}),
-  };
-}
+// Day-2 action runs on SQLite (migration 7): their statements, kept apart from the twin, the journal
+// and the ledger. The rows are the shared ones (../rows.ts).
 
 /** The statements of action runs, prepared once per store. */
 export class ActionStatements {
@@ -86,32 +48,9 @@ export class ActionStatements {
   /** Writes the run and all its step records in one nested transaction (a savepoint). */
   put(run: ActionRun, epoch: number | undefined): void {
     this.#db.transaction(() => {
-      this.#upsertRun.run({
-        id: run.id,
-        address: run.address,
-        type: run.type,
-        action: run.action,
-        params: JSON.stringify(run.params),
-        actor: JSON.stringify(run.actor),
-        state: run.state,
-        created_at: run.createdAt,
-        finished_at: run.finishedAt ?? null,
-        error: run.error ?? null,
-        epoch: epoch ?? null,
-      });
+      this.#upsertRun.run(runToRow(run, epoch));
       this.#deleteSteps.run(run.id);
-      for (const s of run.steps) {
-        this.#insertStep.run({
-          run_id: run.id,
-          idx: s.index,
-          name: s.name,
-          state: s.state,
-          attempts: s.attempts,
-          started_at: s.startedAt,
-          settled_at: s.settledAt ?? null,
-          message: s.message ?? null,
-        });
-      }
+      for (const s of run.steps) this.#insertStep.run(stepToRow(run.id, s));
     })();
   }
 
@@ -121,14 +60,7 @@ export class ActionStatements {
   }
 
   list(query: ActionRunQuery): ActionRun[] {
-    const limit = query.limit ?? -1;
-    if (!Number.isSafeInteger(limit) || limit < -1) {
-      throw new TendError(
-        'store.invalid-query',
-        `limit must be a non-negative integer, got ${String(query.limit)}`,
-        { phase: 'store' },
-      );
-    }
+    const limit = checkCount('limit', query.limit) ?? -1;
     const rows = this.#runs.all({
       address: query.address ?? null,
       action: query.action ?? null,
@@ -139,19 +71,6 @@ export class ActionStatements {
   }
 
   #fromRow(row: RunRow): ActionRun {
-    const steps = (this.#steps.all(row.id) as StepRow[]).map(stepFromRow);
-    return {
-      id: row.id,
-      address: row.address as Address,
-      type: row.type,
-      action: row.action,
-      params: JSON.parse(row.params) as Record<string, string>,
-      actor: JSON.parse(row.actor) as ActionActor,
-      state: row.state as ActionRun['state'],
-      createdAt: row.created_at,
-      ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
-      ...(row.error !== null ? { error: row.error } : {}),
-      steps,
-    };
+    return runFromRow(row, (this.#steps.all(row.id) as StepRow[]).map(stepFromRow));
   }
 }

@@ -5,7 +5,7 @@ import { Redactor } from '../../core/index.js';
 import type { KeyedRecord } from '../ledger-chain.js';
 import { keyedHash } from '../ledger-chain.js';
 import { ledgerKey } from '../ledger-key.js';
-import { changeToRow, recordFromRow } from './sqlite-rows.js';
+import { changeToRow, recordFromRow } from '../rows.js';
 import { openSqliteStore } from './sqlite-store.js';
 
 const KEY = ledgerKey('one-pass-ledger-hash-test-key-0123456789');

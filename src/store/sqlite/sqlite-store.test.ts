@@ -9,8 +9,8 @@ import { SUITE_LEDGER_KEY, describeStore } from '../../../test/support/store-con
 import { GENESIS_HASH, keyedHash, unkeyedHash } from '../ledger-chain.js';
 import { ledgerKey } from '../ledger-key.js';
 import { MIGRATIONS, migrate } from './migrations.js';
-import { changeFromRow, changeToRow } from './sqlite-rows.js';
-import type { ChangeRow } from './sqlite-rows.js';
+import { changeFromRow, changeToRow } from '../rows.js';
+import type { ChangeRow } from '../rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { SqliteStore, openSqliteStore } from './sqlite-store.js';
 import { WalSync } from './wal-sync.js';

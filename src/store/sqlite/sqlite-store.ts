@@ -41,10 +41,20 @@ import { migrate } from './migrations.js';
 import type { MigrationResult } from './migrations.js';
 import { ActionStatements } from './sqlite-actions.js';
 import { OwnershipStatements } from './sqlite-ownership.js';
+import { exportSqliteMemory, importSqliteMemory } from './sqlite-memory.js';
+import type { SqliteMemoryParts } from './sqlite-memory.js';
+import type {
+  ExportOptions,
+  ImportOptions,
+  MemoryCounts,
+  MemoryTransfer,
+  WorkspaceMemory,
+} from '../memory.js';
 import { WalSync } from './wal-sync.js';
 import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from './sqlite-database.js';
 import {
   changeFromRow,
+  leaseFromRow,
   operationFromRow,
   recordFromRow,
   operationToRow,
@@ -52,8 +62,8 @@ import {
   statusToRow,
   twinFromRow,
   twinToRow,
-} from './sqlite-rows.js';
-import type { ChangeRow, OperationRow, StatusRow, TwinRow } from './sqlite-rows.js';
+} from '../rows.js';
+import type { ChangeRow, LeaseRow, OperationRow, StatusRow, TwinRow } from '../rows.js';
 
 /** Options of a SQLite store. */
 export interface SqliteStoreOptions {
@@ -184,28 +194,6 @@ interface Statements {
   readonly setMeta: SqliteStatement;
 }
 
-/** A `leases` row. */
-interface LeaseRow {
-  readonly workspace: string;
-  readonly epoch: number;
-  readonly command: string;
-  readonly pid: number;
-  readonly host: string;
-  readonly started_at: string;
-  readonly acquired_at: string;
-  readonly expires_at: string;
-}
-
-function leaseFromRow(row: LeaseRow): Lease {
-  return {
-    workspace: row.workspace,
-    epoch: row.epoch,
-    holder: { command: row.command, pid: row.pid, host: row.host, startedAt: row.started_at },
-    acquiredAt: row.acquired_at,
-    expiresAt: row.expires_at,
-  };
-}
-
 /**
  * How a write must reach the disk. `durable`: on disk when its promise resolves (the write-ahead log
  * is synced at its commit). `relaxed`: committed when its promise resolves — a crash of the process
@@ -233,7 +221,7 @@ interface QueuedWrite {
  * `#write`) and every read first commits the writes queued before it. Writes that read first (the
  * ledger) run in an IMMEDIATE transaction, so another process sharing the file cannot interleave.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, MemoryTransfer {
   readonly #db: SqliteDatabase;
   readonly #now: () => Date;
   readonly #ledgerKey: LedgerKey | undefined;
@@ -690,6 +678,35 @@ export class SqliteStore implements Store {
 
   actionRuns(query: ActionRunQuery = {}): Promise<ActionRun[]> {
     return this.#read(() => this.#actions.list(query));
+  }
+
+  // ---- The whole memory, for `tend store copy` (../memory.ts, sqlite-memory.ts).
+
+  exportMemory(options: ExportOptions = {}): Promise<WorkspaceMemory> {
+    return this.#read(() => exportSqliteMemory(this.#memoryParts(), options));
+  }
+
+  importMemory(memory: WorkspaceMemory, options: ImportOptions): Promise<MemoryCounts> {
+    // Not a queued write: one transaction of its own, not fenced (the copy holds no lease).
+    return this.#read(() => importSqliteMemory(this.#memoryParts(), memory, options));
+  }
+
+  #memoryParts(): SqliteMemoryParts {
+    const sql = this.#sql;
+    return {
+      db: this.#db,
+      putTwin: sql.putTwin,
+      insertOperation: sql.insertOperation,
+      insertChange: sql.insertChange,
+      setLedgerHead: sql.setLedgerHead,
+      setCursor: sql.setCursor,
+      putStatus: sql.putStatus,
+      setMeta: sql.setMeta,
+      ownership: this.#ownership,
+      actions: this.#actions,
+      clean: this.#clean,
+      now: this.#now,
+    };
   }
 
   /** Closes the database; closing twice is a no-op, any other call afterwards fails `store.closed`. */

@@ -1,9 +1,15 @@
 import type {
+  ActionActor,
+  ActionRun,
+  ActionStepRecord,
   ActorKind,
   Address,
+  Announcement,
   Change,
   ChangeSource,
   CheckResult,
+  DecisionKind,
+  FieldClaim,
   Marker,
   Motivation,
   Operation,
@@ -11,15 +17,18 @@ import type {
   RecordedDecision,
   ResourceState,
   ResourceStatus,
-} from '../../core/index.js';
-import { TendError } from '../../core/index.js';
-import { LEDGER_FORMAT } from '../ledger-chain.js';
-import type { LedgerRecord } from '../ledger-chain.js';
-import type { TwinEntry } from '../store.js';
+} from '../core/index.js';
+import { TendError } from '../core/index.js';
+import { LEDGER_FORMAT } from './ledger-chain.js';
+import type { LedgerRecord } from './ledger-chain.js';
+import type { AnnouncementQuery, Lease, TwinEntry } from './store.js';
 
-// Rows as the tables in migrations.ts hold them: snake_case columns, JSON as TEXT, absent as NULL.
-// Reading a row builds an object without the absent optional members, so a value read back is
-// exactly the value written (`toStrictEqual` holds).
+// Rows as the tables of both stores hold them (sqlite/migrations.ts, postgres/postgres-migrations.ts):
+// snake_case columns, JSON as TEXT, absent as NULL, and no driver known here. SQLite and PostgreSQL
+// read and write every row through these converters, so a value reads back on either store exactly
+// as it was written, and `tend store copy` moves it unchanged. Reading a row builds an object without
+// the absent optional members, so a value read back is exactly the value written (`toStrictEqual`
+// holds). What PostgreSQL types otherwise (the twin's boolean) is converted in postgres-rows.ts.
 
 /** A `twin` row. */
 export interface TwinRow {
@@ -304,5 +313,270 @@ export function statusFromRow(row: StatusRow): ResourceStatus {
     ...(row.message === null ? {} : { message: row.message }),
     checks: JSON.parse(row.checks) as CheckResult[],
     updatedAt: row.updated_at,
+  };
+}
+
+// ---- Announcements and field claims.
+
+/** An `announcements` row (without the storing-order `seq`). */
+export interface AnnouncementRow {
+  readonly id: string;
+  readonly address: string;
+  readonly field: string;
+  readonly value: string | null;
+  readonly actor: string;
+  readonly actor_kind: string | null;
+  readonly intent: string | null;
+  readonly motivation: string | null;
+  readonly note: string | null;
+  readonly created_at: string;
+  readonly created_ms: number;
+  readonly expires_at: string;
+  readonly expires_ms: number;
+}
+
+/** A `field_claims` row. */
+export interface ClaimRow {
+  readonly address: string;
+  readonly field: string;
+  readonly value: string | null;
+  readonly actor: string;
+  readonly actor_kind: string | null;
+  readonly intent: string | null;
+  readonly motivation: string | null;
+  readonly decision: string;
+  readonly rule: string;
+  readonly since: string;
+  readonly hold_until: string | null;
+  readonly then_decide: string | null;
+  readonly seq: number | null;
+  readonly declared_hash: string | null;
+}
+
+/** A value as JSON text; NULL for undefined (which JSON cannot write), so the two never mix. */
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined ? null : (JSON.stringify(value) ?? null);
+}
+
+/** The milliseconds of an ISO time the store orders or filters by; refuses text that is no time. */
+function timeMs(what: string, iso: string): number {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) {
+    throw new TendError(
+      'store.invalid-announcement',
+      `${what} ${JSON.stringify(iso)} is not an ISO time; announcements are stored with times such as 2026-11-24T14:00:00.000Z`,
+      { phase: 'store' },
+    );
+  }
+  return ms;
+}
+
+/** The row holding an announcement. */
+export function announcementToRow(a: Announcement): AnnouncementRow {
+  return {
+    id: a.id,
+    address: a.address,
+    field: a.field,
+    value: jsonOrNull(a.value),
+    actor: a.actor,
+    actor_kind: a.actorKind ?? null,
+    intent: a.intent ?? null,
+    motivation: a.motivation === undefined ? null : JSON.stringify(a.motivation),
+    note: a.note ?? null,
+    created_at: a.createdAt,
+    created_ms: timeMs('createdAt', a.createdAt),
+    expires_at: a.expiresAt,
+    expires_ms: timeMs('expiresAt', a.expiresAt),
+  };
+}
+
+/** The announcement a row holds. */
+export function announcementFromRow(row: AnnouncementRow): Announcement {
+  return {
+    id: row.id,
+    address: row.address as Address,
+    field: row.field,
+    value: row.value === null ? undefined : (JSON.parse(row.value) as unknown),
+    actor: row.actor,
+    ...(row.actor_kind === null ? {} : { actorKind: row.actor_kind as ActorKind }),
+    ...(row.intent === null ? {} : { intent: row.intent }),
+    ...(row.motivation === null ? {} : { motivation: JSON.parse(row.motivation) as Motivation }),
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    ...(row.note === null ? {} : { note: row.note }),
+  };
+}
+
+/** The row holding a field claim. */
+export function claimToRow(c: FieldClaim): ClaimRow {
+  return {
+    address: c.address,
+    field: c.field,
+    value: jsonOrNull(c.value),
+    actor: c.actor,
+    actor_kind: c.actorKind ?? null,
+    intent: c.intent ?? null,
+    motivation: c.motivation === undefined ? null : JSON.stringify(c.motivation),
+    decision: c.decision,
+    rule: c.rule,
+    since: c.since,
+    hold_until: c.until ?? null,
+    then_decide: c.then ?? null,
+    seq: c.seq ?? null,
+    declared_hash: c.declaredHash ?? null,
+  };
+}
+
+/** The field claim a row holds. */
+export function claimFromRow(row: ClaimRow): FieldClaim {
+  return {
+    actor: row.actor,
+    ...(row.actor_kind === null ? {} : { actorKind: row.actor_kind as ActorKind }),
+    ...(row.intent === null ? {} : { intent: row.intent }),
+    ...(row.motivation === null ? {} : { motivation: JSON.parse(row.motivation) as Motivation }),
+    address: row.address as Address,
+    field: row.field,
+    value: row.value === null ? undefined : (JSON.parse(row.value) as unknown),
+    decision: row.decision as DecisionKind,
+    rule: row.rule,
+    since: row.since,
+    ...(row.hold_until === null ? {} : { until: row.hold_until }),
+    ...(row.then_decide === null ? {} : { then: row.then_decide as Exclude<DecisionKind, 'hold'> }),
+    ...(row.seq === null ? {} : { seq: row.seq }),
+    ...(row.declared_hash === null ? {} : { declaredHash: row.declared_hash }),
+  };
+}
+
+/**
+ * The milliseconds of an announcement query's `activeAt` (null: no filter); refuses text that is no
+ * ISO time (`store.invalid-query`).
+ */
+export function activeAtMs(query: AnnouncementQuery): number | null {
+  if (query.activeAt === undefined) return null;
+  const ms = Date.parse(query.activeAt);
+  if (Number.isNaN(ms)) {
+    throw new TendError(
+      'store.invalid-query',
+      `activeAt must be an ISO time, got ${JSON.stringify(query.activeAt)}`,
+      { phase: 'store' },
+    );
+  }
+  return ms;
+}
+
+// ---- Day-2 action runs and their steps.
+
+/** An `action_runs` row (without the storing-order `seq`). */
+export interface RunRow {
+  readonly id: string;
+  readonly address: string;
+  readonly type: string;
+  readonly action: string;
+  readonly params: string;
+  readonly actor: string;
+  readonly state: string;
+  readonly created_at: string;
+  readonly finished_at: string | null;
+  readonly error: string | null;
+  /** The lease epoch the run was last written under (null: without a lease). */
+  readonly epoch: number | null;
+}
+
+/** An `action_steps` row. */
+export interface StepRow {
+  readonly run_id: string;
+  readonly idx: number;
+  readonly name: string;
+  readonly state: string;
+  readonly attempts: number;
+  readonly started_at: string;
+  readonly settled_at: string | null;
+  readonly message: string | null;
+}
+
+/** The row holding a run (its steps are rows of their own: `stepToRow`). */
+export function runToRow(run: ActionRun, epoch: number | undefined): RunRow {
+  return {
+    id: run.id,
+    address: run.address,
+    type: run.type,
+    action: run.action,
+    params: JSON.stringify(run.params),
+    actor: JSON.stringify(run.actor),
+    state: run.state,
+    created_at: run.createdAt,
+    finished_at: run.finishedAt ?? null,
+    error: run.error ?? null,
+    epoch: epoch ?? null,
+  };
+}
+
+/** The run a row holds, with its steps. */
+export function runFromRow(row: RunRow, steps: ActionStepRecord[]): ActionRun {
+  return {
+    id: row.id,
+    address: row.address as Address,
+    type: row.type,
+    action: row.action,
+    params: JSON.parse(row.params) as Record<string, string>,
+    actor: JSON.parse(row.actor) as ActionActor,
+    state: row.state as ActionRun['state'],
+    createdAt: row.created_at,
+    ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
+    ...(row.error !== null ? { error: row.error } : {}),
+    steps,
+  };
+}
+
+/** The row holding one step record of run `runId`. */
+export function stepToRow(runId: string, s: ActionStepRecord): StepRow {
+  return {
+    run_id: runId,
+    idx: s.index,
+    name: s.name,
+    state: s.state,
+    attempts: s.attempts,
+    started_at: s.startedAt,
+    settled_at: s.settledAt ?? null,
+    message: s.message ?? null,
+  };
+}
+
+/** The step record a row holds. */
+export function stepFromRow(row: StepRow): ActionStepRecord {
+  return {
+    index: row.idx,
+    name: row.name,
+    state: row.state as ActionStepRecord['state'],
+    attempts: row.attempts,
+    startedAt: row.started_at,
+    ...(row.settled_at !== null ? { settledAt: row.settled_at } : {}),
+    ...(row.message !== null ? { message: row.message } : {}),
+  };
+}
+
+// ---- Leases.
+
+/** A `leases` row: SQLite holds the times as ISO text, PostgreSQL as `timestamptz` (read as dates). */
+export interface LeaseRow {
+  readonly workspace: string;
+  readonly epoch: number;
+  readonly command: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly started_at: string;
+  readonly acquired_at: string | Date;
+  readonly expires_at: string | Date;
+}
+
+/** The lease a row holds. */
+export function leaseFromRow(row: LeaseRow): Lease {
+  const iso = (t: string | Date): string => (typeof t === 'string' ? t : t.toISOString());
+  return {
+    workspace: row.workspace,
+    epoch: row.epoch,
+    holder: { command: row.command, pid: row.pid, host: row.host, startedAt: row.started_at },
+    acquiredAt: iso(row.acquired_at),
+    expiresAt: iso(row.expires_at),
   };
 }
