@@ -9,6 +9,12 @@ import {
   type FaultSettings,
 } from './faults.js';
 import { buildOpenApiDocument } from './openapi.js';
+import {
+  RequestLogFile,
+  requestLogEntry,
+  type ArrivedRequest,
+  type RequestLogEntry,
+} from './request-log.js';
 import { Resources, type Attribution, type OracleObject } from './resources.js';
 import { TYPES } from './spec.js';
 import { StateFileWriter, readStateFile } from './state-file.js';
@@ -40,6 +46,13 @@ export interface SandboxOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Called with every audit entry as it is recorded (entries never carry secrets). */
   readonly onAudit?: (entry: AuditEntry) => void;
+  /**
+   * A JSON-lines file to append one line to per API request, written as each is answered
+   * (src/sandbox/request-log.ts: method, path, status, User-Agent, time; never a key or a body).
+   */
+  readonly requestLog?: string;
+  /** Called with every API request's log entry as it is answered (the same entries as `requestLog`). */
+  readonly onRequest?: (entry: RequestLogEntry) => void;
 }
 
 /** Counters of what the sandbox has done since start (or the last reset). */
@@ -105,6 +118,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
   });
   const keyDigest = options.apiKey === undefined ? undefined : sha256(options.apiKey);
+  const requestLog = options.requestLog ? new RequestLogFile(options.requestLog) : undefined;
+  const logRequest = (request: ArrivedRequest, status: number | null, injected: boolean) => {
+    if (!requestLog && !options.onRequest) return;
+    const entry = requestLogEntry(request, status, now(), injected);
+    requestLog?.write(entry);
+    options.onRequest?.(entry);
+  };
   const document = buildOpenApiDocument({ consistentReads });
 
   const app = new Hono();
@@ -149,9 +169,16 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const path = c.req.path;
     if (path.startsWith('/_sandbox/') || path === '/openapi.json') return next();
     stats.requests++;
-    const count = (response: Response) => {
+    const arrived: ArrivedRequest = {
+      method: c.req.method,
+      path,
+      userAgent: c.req.header('User-Agent'),
+      at: now(),
+    };
+    const count = (response: Response, injected = false) => {
       const status = String(response.status);
       stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+      logRequest(arrived, response.status, injected);
       return response;
     };
     if (keyDigest && !matches(keyDigest, c.req.header(API_KEY_HEADER))) {
@@ -167,11 +194,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         decision.retryAfterSeconds === undefined
           ? {}
           : { 'Retry-After': String(decision.retryAfterSeconds) };
-      return count(c.json(decision.error.body(), decision.error.status, headers));
+      return count(c.json(decision.error.body(), decision.error.status, headers), true);
     }
     await next();
     if (decision.hangAfterCommit && c.res.status < 400) {
       faults.counts.timeoutAfterSuccess++;
+      logRequest(arrived, null, true);
       // The mutation is committed; the client never hears so (a timeout after success). Over HTTP
       // the socket stays open until the client gives up or the server closes; the promise is
       // never settled and is collected with the request.
@@ -263,6 +291,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     close: () => {
       state.wakeAll();
       writer?.flush();
+      requestLog?.close();
     },
   };
 }

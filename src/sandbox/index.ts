@@ -8,6 +8,8 @@ export { startSandbox } from './server.js';
 export type { ListenOptions, RunningSandbox } from './server.js';
 export { mergeFaults, NO_FAULTS } from './faults.js';
 export type { FaultKind, FaultSettings } from './faults.js';
+export { requestLogEntry, requestLogLine, RequestLogFile, MAX_USER_AGENT } from './request-log.js';
+export type { ArrivedRequest, RequestLogEntry } from './request-log.js';
 export { SandboxError } from './errors.js';
 export type { ErrorBody } from './errors.js';
 export { buildOpenApiDocument } from './openapi.js';

@@ -1,6 +1,7 @@
 // Starting sandboxes for tests: as a real `tend sandbox` process (what users run), or in-process
 // (fast). Both give the same handle, so a suite can switch between them.
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
@@ -8,6 +9,7 @@ import {
   type FaultSettings,
   type ListenOptions,
   type OracleObject,
+  type RequestLogEntry,
   type SandboxOptions,
   type SandboxStats,
 } from '../../src/sandbox/index.js';
@@ -28,6 +30,13 @@ export interface SandboxHandle {
   reset(): Promise<void>;
   /** The API key the sandbox requires (and its /_sandbox/* admin routes), when it has one. */
   readonly apiKey?: string;
+  /** The request log file (`--request-log`), when the sandbox keeps one. */
+  readonly requestLog?: string;
+  /**
+   * Every API request answered so far, read back from the request log (throws when the sandbox was
+   * started without one). Lines are written as requests are answered, so this reads a running sandbox.
+   */
+  requests(): RequestLogEntry[];
 }
 
 /** Options for the process: extra environment (e.g. the variable named by --api-key-from-env). */
@@ -35,6 +44,8 @@ export interface SandboxProcessOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The CLI entry to run; defaults to the built `dist/cli/main.js`. */
   readonly cli?: string;
+  /** Keep a request log in this file (`--request-log <file>`), read back by `requests()`. */
+  readonly requestLog?: string;
 }
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -48,7 +59,9 @@ export async function startSandboxProcess(
   args: string[] = [],
   options: SandboxProcessOptions = {},
 ): Promise<SandboxHandle> {
-  const child = spawn(process.execPath, [options.cli ?? CLI, 'sandbox', '--port', '0', ...args], {
+  const logArgs = options.requestLog === undefined ? [] : ['--request-log', options.requestLog];
+  const cliArgs = [options.cli ?? CLI, 'sandbox', '--port', '0', ...logArgs, ...args];
+  const child = spawn(process.execPath, cliArgs, {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -69,10 +82,14 @@ export async function startSandboxProcess(
   // A sandbox started with --api-key-from-env VAR wants that key on /_sandbox/* too.
   const keyVar = args[args.indexOf('--api-key-from-env') + 1];
   const apiKey = args.includes('--api-key-from-env') && keyVar ? options.env?.[keyVar] : undefined;
+  const logFile = args.includes('--request-log')
+    ? args[args.indexOf('--request-log') + 1]
+    : options.requestLog;
   let stopping: Promise<void> | undefined;
   return {
     ...oracle(url, apiKey),
     ...(apiKey !== undefined ? { apiKey } : {}),
+    ...requestLogOf(logFile),
     url,
     stop: () => (stopping ??= stopProcess(child, exited, 5000)),
   };
@@ -86,9 +103,36 @@ export async function startSandboxInProcess(
   return {
     ...oracle(running.url, options.apiKey),
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...requestLogOf(options.requestLog),
     url: running.url,
     stop: () => running.close(),
   };
+}
+
+/** The handle's request log: the file, and `requests()` reading it back. */
+function requestLogOf(file: string | undefined): Pick<SandboxHandle, 'requestLog' | 'requests'> {
+  if (file === undefined) {
+    return {
+      requests: () => {
+        throw new Error('this sandbox keeps no request log: start it with requestLog: <file>');
+      },
+    };
+  }
+  return { requestLog: file, requests: () => readRequestLog(file) };
+}
+
+/**
+ * The entries of a sandbox's request log file (`tend sandbox --request-log`), oldest first; none when
+ * the file does not exist yet. A last line without its newline (being written) is left for later.
+ */
+export function readRequestLog(file: string): RequestLogEntry[] {
+  if (!existsSync(file)) return [];
+  const text = readFileSync(file, 'utf8');
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  return complete
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as RequestLogEntry);
 }
 
 function parseUrl(line: string): string {

@@ -60,6 +60,10 @@ describe('tend sandbox: flag validation', () => {
         'error: --fault-methods must list HTTP methods from GET, POST, PUT, PATCH, DELETE (or be null for all), got "GET,FETCH"',
     },
     {
+      args: ['--request-log', ''],
+      message: 'error: --request-log needs a file to append to, got ""',
+    },
+    {
       args: ['--api-key-from-env', 'TEND_TEST_SURELY_UNSET_VARIABLE'],
       message:
         'error: --api-key-from-env: environment variable TEND_TEST_SURELY_UNSET_VARIABLE is not set or empty',
@@ -286,6 +290,43 @@ describe.skipIf(!built && process.env['CI'] !== 'true')(
         expect((await fetch(`${sandbox.url}/buckets`)).status).toBe(401);
         const ok = await fetch(`${sandbox.url}/buckets`, { headers: { 'X-API-Key': 'from-env' } });
         expect(ok.status).toBe(200);
+      } finally {
+        await sandbox.stop();
+      }
+    });
+
+    it('--request-log: one JSON line per API request, readable while it runs, never the key', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tend-sandbox-cli-'));
+      dirs.push(dir);
+      const requestLog = join(dir, 'logs', 'requests.jsonl');
+      const sandbox = await startSandboxProcess(['--api-key-from-env', 'SANDBOX_TEST_KEY'], {
+        env: { SANDBOX_TEST_KEY: 'request-log-key' },
+        requestLog,
+      });
+      try {
+        const headers = {
+          'X-API-Key': 'request-log-key',
+          'User-Agent': 'tend/0.1.0 worker-7',
+          'content-type': 'application/json',
+        };
+        const made = await fetch(`${sandbox.url}/buckets`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: 'logged' }),
+        });
+        expect(made.status).toBe(201);
+        expect((await fetch(`${sandbox.url}/buckets/logged`)).status).toBe(401);
+        await sandbox.objects(); // the oracle: not an API request, not logged
+        // Read back while the sandbox still runs.
+        expect(sandbox.requestLog).toBe(requestLog);
+        expect(sandbox.requests()).toMatchObject([
+          { method: 'POST', path: '/buckets', status: 201, userAgent: 'tend/0.1.0 worker-7' },
+          { method: 'GET', path: '/buckets/logged', status: 401 },
+        ]);
+        for (const entry of sandbox.requests()) {
+          expect(Date.parse(entry.time)).toBeGreaterThan(Date.now() - 60_000);
+        }
+        expect(readFileSync(requestLog, 'utf8')).not.toContain('request-log-key');
       } finally {
         await sandbox.stop();
       }

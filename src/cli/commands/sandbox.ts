@@ -19,6 +19,7 @@ export interface SandboxFlags {
   state?: string;
   apiKeyFromEnv?: string;
   log?: boolean;
+  requestLog?: string;
   json?: boolean;
 }
 
@@ -51,6 +52,10 @@ export function registerSandboxCommand(program: Command): void {
     .option('--state <file>', 'keep state in this file across restarts')
     .option('--api-key-from-env <VAR>', 'require X-API-Key equal to this environment variable')
     .option('--log', 'print one line per mutation')
+    .option(
+      '--request-log <file>',
+      'append one JSON line per API request to this file (time, method, path, status, User-Agent; never a key or a body)',
+    )
     .option('--json', 'print machine-readable lines ({"url": ...} first)')
     .action(async (flags: SandboxFlags, command: Command) =>
       (await import('../handlers/sandbox.js')).sandboxHandler(flags, command),

@@ -251,6 +251,9 @@ export async function sandboxHandler(flags: SandboxFlags, command: Command): Pro
     fail(`--port must be an integer from 0 to 65535, got "${flags.port}"`);
   }
   const faults = faultsFromFlags(flags, fail);
+  if (flags.requestLog !== undefined && flags.requestLog.trim() === '') {
+    fail('--request-log needs a file to append to, got ""');
+  }
   let apiKey: string | undefined;
   if (flags.apiKeyFromEnv !== undefined) {
     apiKey = process.env[flags.apiKeyFromEnv];
@@ -270,6 +273,7 @@ export async function sandboxHandler(flags: SandboxFlags, command: Command): Pro
       consistentReads: flags.eventualConsistency === undefined,
       ...(apiKey === undefined ? {} : { apiKey }),
       ...(flags.state === undefined ? {} : { stateFile: flags.state }),
+      ...(flags.requestLog === undefined ? {} : { requestLog: flags.requestLog }),
       ...(flags.log ? { onAudit: (entry: AuditEntry) => print(logLine(entry, flags.json)) } : {}),
     });
   } catch (error) {
