@@ -57,6 +57,8 @@ export interface LeaseRow {
   readonly started_at: string;
   readonly acquired_at: Date;
   readonly expires_at: Date;
+  /** The `tend worker` holding it (schema version 2), else null. */
+  readonly worker?: string | null;
 }
 
 /** The lease a row holds. */
@@ -64,7 +66,13 @@ export function leaseFromRow(row: LeaseRow): Lease {
   return {
     workspace: row.workspace,
     epoch: row.epoch,
-    holder: { command: row.command, pid: row.pid, host: row.host, startedAt: row.started_at },
+    holder: {
+      command: row.command,
+      pid: row.pid,
+      host: row.host,
+      startedAt: row.started_at,
+      ...(typeof row.worker === 'string' ? { worker: row.worker } : {}),
+    },
     acquiredAt: row.acquired_at.toISOString(),
     expiresAt: row.expires_at.toISOString(),
   };
