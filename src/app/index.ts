@@ -141,3 +141,28 @@ export type { ServeLoop } from './serve-loop.js';
 export { startServeLoop } from './serve-loop.js';
 export type { StoreMigrateReport, StoreMigrateRequest } from './store-migrate.js';
 export { migrateStoreSchema } from './store-migrate.js';
+export type {
+  AddWorkspaceReport,
+  AddWorkspaceRequest,
+  FleetSelection,
+  FleetStatus,
+  FleetWorkerView,
+  FleetWorkspaceView,
+} from './fleet.js';
+export {
+  addWorkspace,
+  checkWorkspaceName,
+  fleetStatus,
+  listWorkspaces,
+  removeWorkspace,
+} from './fleet.js';
+export type {
+  ReleaseReason,
+  WorkerDeps,
+  WorkerEvent,
+  WorkerReport,
+  WorkerRequest,
+} from './worker.js';
+export { defaultWorkerId, runWorker } from './worker.js';
+export { targetShare } from './worker-target.js';
+export type { TargetInput } from './worker-target.js';

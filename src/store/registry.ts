@@ -99,6 +99,8 @@ export interface FleetRegistry {
 
   /** The lease of every workspace that has one, by workspace, expired or not. */
   fleetLeases(): Promise<FleetLease[]>;
+  /** The last epoch given for each workspace's lease (held now or not), by workspace name. */
+  leaseEpochs(): Promise<Map<string, number>>;
   /** The state counts of every workspace with statuses, by workspace name. */
   stateCounts(): Promise<Map<string, StateCounts>>;
 

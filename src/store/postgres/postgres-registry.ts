@@ -223,6 +223,16 @@ export class PostgresRegistry implements FleetRegistry {
     });
   }
 
+  leaseEpochs(): Promise<Map<string, number>> {
+    return this.#run(async (db) => {
+      const { rows } = await run<{ workspace: string; epoch: number }>(
+        db,
+        'SELECT workspace, epoch FROM tend.lease_epochs',
+      );
+      return new Map(rows.map((r) => [r.workspace, r.epoch]));
+    });
+  }
+
   stateCounts(): Promise<Map<string, StateCounts>> {
     return this.#run(async (db) => {
       const { rows } = await run<{ workspace: string; state: string; n: number }>(
