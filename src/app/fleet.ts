@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { TendError, WORKSPACE_NAME } from '../core/index.js';
 import { parseDocuments, readIntentFiles } from '../intent/index.js';
 import type {
@@ -76,7 +76,7 @@ async function checkIntentDir(dir: string, name: string): Promise<void> {
       }
       throw new TendError(
         'workspace.name-mismatch',
-        `the intent in ${dir} names workspace ${value.name} (${file.path}), not ${name}`,
+        `the intent in ${dir} names workspace ${value.name} (${relative(dir, file.path) || file.path}), not ${name}`,
         { hint: `register it as ${value.name}, or change its Workspace document` },
       );
     }

@@ -153,7 +153,7 @@ function setup(workspaces: string[], failing: string[] = []) {
       },
       {
         registry: fakeRegistry(fleet),
-        runWorkspace: fakeRun(fleet, new Set(failing), starts) as never,
+        runWorkspace: fakeRun(fleet, new Set(failing), starts),
       },
     );
   return { fleet, events, starts, stop, clock, held, go };
