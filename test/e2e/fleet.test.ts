@@ -142,6 +142,9 @@ describe.skipIf(POSTGRES.skip)(
 
       const empty = join(root, 'empty');
       mkdirSync(empty);
+      const copy = join(root, 'ws-1-copy');
+      mkdirSync(copy);
+      writeFileSync(join(copy, 'main.yaml'), intent(sandbox.url, 'ws-1', 2));
       const refusals: [string[], string][] = [
         [
           ['workspace', 'add', 'Bad_Name', '--dir', dirOf('ws-1')],
@@ -160,7 +163,7 @@ describe.skipIf(POSTGRES.skip)(
           `error: the intent in ${dirOf('ws-2')} names workspace ws-2 (main.yaml), not ws-9`,
         ],
         [
-          ['workspace', 'add', 'ws-1', '--dir', dirOf('ws-2')],
+          ['workspace', 'add', 'ws-1', '--dir', copy],
           `error: workspace ws-1 is already registered with another source (dir ${dirOf('ws-1')})`,
         ],
         [['workspace', 'remove', 'ws-9'], 'error: workspace ws-9 is not registered'],
