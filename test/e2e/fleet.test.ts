@@ -247,11 +247,12 @@ describe.skipIf(POSTGRES.skip)(
         writeFileSync(join(dirOf(w.name), 'main.yaml'), intent(sandbox.url, w.name, 5));
       const names = its.map((w) => `'${w.name}'`).join(', ');
       const deadline = Date.now() + 30_000;
+      let inFlight: { id: string; workspace: string; epoch: number }[] = [];
       for (;;) {
-        const pending = await sql(
-          `SELECT workspace FROM tend.operations WHERE state = 'pending' AND workspace IN (${names})`,
+        inFlight = await sql(
+          `SELECT id, workspace, epoch FROM tend.operations WHERE state = 'pending' AND workspace IN (${names})`,
         );
-        if (pending.length > 0) break;
+        if (inFlight.length > 0) break;
         if (Date.now() > deadline)
           throw new Error(`no apply started:\n${workers.get(victim)!.output()}`);
         await sleep(100);
@@ -316,6 +317,22 @@ describe.skipIf(POSTGRES.skip)(
       expect(marked.sort()).toEqual(NAMES.map((n) => `${n} sb.services/api`));
       const pending = await sql("SELECT 1 FROM tend.operations WHERE state = 'pending'");
       expect(pending).toEqual([]);
+      // The operations in flight when the worker died were resolved by the new holders' recovery
+      // (settled, as after a crash), and the new holders wrote under their own, higher epochs.
+      const ids = inFlight.map((o) => `'${o.id}'`).join(', ');
+      const resolved = await sql<{ state: string }>(
+        `SELECT state FROM tend.operations WHERE id IN (${ids})`,
+      );
+      expect(resolved.map((r) => r.state)).toEqual(inFlight.map(() => 'settled'));
+      const recovered = its.flatMap((w) =>
+        [...workers.values()].flatMap((p) =>
+          p
+            .output()
+            .split('\n')
+            .filter((l) => l.includes('"kind":"took"') && l.includes(`"workspace":"${w.name}"`)),
+        ),
+      );
+      expect(recovered.length).toBeGreaterThanOrEqual(2 * its.length);
     }, 150_000);
 
     it('no two workers held one workspace at once (their logs), and SIGTERM releases every lease', async () => {
