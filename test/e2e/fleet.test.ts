@@ -212,6 +212,11 @@ describe.skipIf(POSTGRES.skip)(
         await sleep(500);
       }
       expect(samples).toBeGreaterThan(1);
+      const table = await tend(['fleet', 'status']);
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(/^WORKER +HOST +PID +VERSION +HEARTBEAT$/m);
+      expect(table.stdout).toMatch(/^WORKSPACE +HOLDER +EPOCH +LAST PASS +STATES$/m);
+      expect(table.stdout).toMatch(/^ws-1 +w[123] +\d+ +\S+ +1 converged$/m);
       console.log(
         `fleet: six workspaces converged and spread over three workers in ${((Date.now() - started) / 1000).toFixed(1)} s (${samples} samples of tend fleet status)`,
       );
@@ -334,6 +339,24 @@ describe.skipIf(POSTGRES.skip)(
       );
       expect(recovered.length).toBeGreaterThanOrEqual(2 * its.length);
     }, 150_000);
+
+    it('a removed workspace is released at its holder’s next tick; its memory stays', async () => {
+      const removed = await tend(['workspace', 'remove', 'ws-6']);
+      expect(removed.code, removed.stderr).toBe(0);
+      expect(removed.stdout).toContain(
+        'removed workspace ws-6 from the fleet; its memory (twin, journal, ledger) stays in the store',
+      );
+      const deadline = Date.now() + 20_000;
+      while ((await sql("SELECT 1 FROM tend.leases WHERE workspace = 'ws-6'")).length > 0) {
+        if (Date.now() > deadline) throw new Error('ws-6 was not released');
+        await sleep(250);
+      }
+      expect(await sql("SELECT address FROM tend.twin WHERE workspace = 'ws-6'")).toEqual([
+        { address: 'sb.services/api' },
+      ]);
+      const s = await status();
+      expect(s.workspaces.map((w) => w.name)).toEqual(NAMES.slice(0, 5));
+    }, 60_000);
 
     it('no two workers held one workspace at once (their logs), and SIGTERM releases every lease', async () => {
       const alive = [...workers].filter(
