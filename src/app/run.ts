@@ -50,6 +50,8 @@ export interface RunRequest extends WorkspaceSelection {
    * and its id, and its `--lease-ttl`.
    */
   readonly lease?: Pick<LeaseOptions, 'command' | 'worker' | 'ttlMs'>;
+  /** Back off failing passes up to this long (`RunOptions.failureBackoffMaxMs`; `tend worker`). */
+  readonly failureBackoffMaxMs?: number;
   /** Called after every pass with the journal's unsettled operations (metrics). */
   readonly onPassDone?: (info: { pass: number; unsettled: number }) => void;
 }
@@ -148,6 +150,9 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           firstTrigger: trigger,
           ...(remaining !== undefined ? { maxPasses: remaining } : {}),
           ...(request.crash ? { crash: request.crash } : {}),
+          ...(request.failureBackoffMaxMs !== undefined
+            ? { failureBackoffMaxMs: request.failureBackoffMaxMs }
+            : {}),
           onPass: async (p) => {
             last = lastPassOf(p);
             if (request.onPassDone) {

@@ -80,6 +80,9 @@ export interface WorkerDeps {
 export const START_BACKOFF_MS = 5_000;
 export const MAX_START_BACKOFF_MS = 300_000;
 
+/** The longest wait between the passes of a workspace that keep failing (its platform down). */
+export const MAX_PASS_BACKOFF_MS = 300_000;
+
 /** A workspace this worker runs. */
 interface Held {
   readonly name: string;
@@ -246,6 +249,7 @@ class WorkerLoop {
       prune: request.prune,
       verifyTimeoutMs: request.verifyTimeoutMs,
       lockTimeoutMs: 0,
+      failureBackoffMaxMs: Math.max(request.intervalMs, MAX_PASS_BACKOFF_MS),
       signal: held.controller.signal,
       lease: { command: 'tend worker', worker: this.fleet.id, ttlMs: this.#ttlMs },
       report: (e) => this.#onRunEvent(held, e),
