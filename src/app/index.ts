@@ -145,3 +145,28 @@ export type { CopiedLedger, StoreCopyReport, StoreCopyRequest, StoreSide } from 
 export { copyStore } from './store-copy.js';
 export type { MemoryCounts } from '../store/index.js';
 export { describeCounts } from '../store/index.js';
+export type {
+  AddWorkspaceReport,
+  AddWorkspaceRequest,
+  FleetSelection,
+  FleetStatus,
+  FleetWorkerView,
+  FleetWorkspaceView,
+} from './fleet.js';
+export {
+  addWorkspace,
+  checkWorkspaceName,
+  fleetStatus,
+  listWorkspaces,
+  removeWorkspace,
+} from './fleet.js';
+export type {
+  ReleaseReason,
+  WorkerDeps,
+  WorkerEvent,
+  WorkerReport,
+  WorkerRequest,
+} from './worker.js';
+export { defaultWorkerId, runWorker } from './worker.js';
+export { targetShare } from './worker-target.js';
+export type { TargetInput } from './worker-target.js';

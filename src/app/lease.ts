@@ -26,8 +26,10 @@ export interface LeaseOptions {
   /** How long to wait for a busy workspace before giving up (0: do not wait). */
   readonly waitMs: number;
   readonly signal?: AbortSignal;
-  /** Lease duration (tests shorten it). */
+  /** Lease duration (tests shorten it; `tend worker --lease-ttl`). */
   readonly ttlMs?: number;
+  /** The id of the `tend worker` taking it, recorded with the holder (docs/fleet.md). */
+  readonly worker?: string;
 }
 
 /** "10:42:07" (UTC) for a lease message; the date too when it is not today. */
@@ -71,6 +73,7 @@ export async function acquireWorkspaceLease(
     pid: ctx.process.pid,
     host: ctx.process.host,
     startedAt: ctx.process.startedAt,
+    ...(options.worker !== undefined ? { worker: options.worker } : {}),
   };
   const deadline = ctx.clock.now().getTime() + options.waitMs;
   for (;;) {

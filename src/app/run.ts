@@ -8,7 +8,7 @@ import { intentContentHash, readIntentFiles } from '../intent/index.js';
 import type { AppContext } from './context.js';
 import type { AppReporter } from './events.js';
 import { sqlRunner } from './sql-runner.js';
-import type { HeldLease } from './lease.js';
+import type { HeldLease, LeaseOptions } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
@@ -45,6 +45,13 @@ export interface RunRequest extends WorkspaceSelection {
   readonly follow?: boolean;
   /** Called once the lease is held and the loop is about to start (the workspace's name and size). */
   readonly onStart?: (info: { workspace: string; resources: number; auditFeed: boolean }) => void;
+  /**
+   * How the lease is held (default: `tend run`, no worker, LEASE_TTL_MS): `tend worker` names itself
+   * and its id, and its `--lease-ttl`.
+   */
+  readonly lease?: Pick<LeaseOptions, 'command' | 'worker' | 'ttlMs'>;
+  /** Back off failing passes up to this long (`RunOptions.failureBackoffMaxMs`; `tend worker`). */
+  readonly failureBackoffMaxMs?: number;
   /** Called after every pass with the journal's unsettled operations (metrics). */
   readonly onPassDone?: (info: { pass: number; unsettled: number }) => void;
 }
@@ -89,6 +96,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
   try {
     lease = await acquireWorkspaceLease(ctx, current, {
       command: 'tend run',
+      ...request.lease,
       waitMs: request.lockTimeoutMs,
       signal: request.signal,
     });
@@ -142,6 +150,9 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           firstTrigger: trigger,
           ...(remaining !== undefined ? { maxPasses: remaining } : {}),
           ...(request.crash ? { crash: request.crash } : {}),
+          ...(request.failureBackoffMaxMs !== undefined
+            ? { failureBackoffMaxMs: request.failureBackoffMaxMs }
+            : {}),
           onPass: async (p) => {
             last = lastPassOf(p);
             if (request.onPassDone) {

@@ -24,6 +24,8 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerStoreCommand } from './commands/store.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { registerWorkerCommand } from './commands/worker.js';
+import { registerFleetCommand, registerWorkspaceCommand } from './commands/workspace.js';
 import { EXIT } from './exit-codes.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -55,6 +57,9 @@ registerLedgerCommand(program);
 registerImportCommand(program);
 registerPruneCommand(program);
 registerStoreCommand(program);
+registerWorkspaceCommand(program);
+registerWorkerCommand(program);
+registerFleetCommand(program);
 registerServeCommand(program);
 registerSandboxCommand(program);
 registerProvidersCommand(program);

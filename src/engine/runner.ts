@@ -23,6 +23,12 @@ export interface RunOptions extends Omit<PassOptions, 'mode' | 'pass' | 'trigger
   readonly incremental?: boolean;
   /** Called after every pass with what it did or why it failed. */
   readonly onPass?: (pass: PassReport) => void | Promise<void>;
+  /**
+   * Back off a pass that keeps failing (the platform down): wait the interval after the first
+   * failure, then twice as long after each next one, up to this (and at least what the platform
+   * asked for); a pass that runs resets it. Absent (`tend run`): every failure waits the interval.
+   */
+  readonly failureBackoffMaxMs?: number;
 }
 
 /** How one pass of the loop ended. */
@@ -95,6 +101,7 @@ export async function runContinuously(
   let why = options.firstTrigger ?? 'start';
   let last: PassReport | undefined;
   let unauthorizedWait = 0;
+  let failedInARow = 0;
   // When the next full pass is due; until then, passes the feed triggers are focused.
   let nextFullAt = 0;
   let fromFeed = false;
@@ -119,6 +126,7 @@ export async function runContinuously(
       else nextFullAt = clock.now().getTime() + options.intervalMs;
       last = { pass, ok: true, result };
       unauthorizedWait = 0;
+      failedInARow = 0;
     } catch (e) {
       const err = toTendError(e);
       last = { pass, ok: false, error: err };
@@ -130,6 +138,13 @@ export async function runContinuously(
           unauthorizedWait === 0 ? Math.min(options.intervalMs, 1000) : unauthorizedWait * 2,
         );
         waitMs = Math.max(unauthorizedWait, Math.min(options.intervalMs, 1000));
+      } else if (options.failureBackoffMaxMs !== undefined) {
+        failedInARow++;
+        const backoff = options.intervalMs * 2 ** Math.min(failedInARow - 1, 30);
+        waitMs = Math.max(
+          Math.min(options.failureBackoffMaxMs, backoff),
+          (err.retryAfterSeconds ?? 0) * 1000,
+        );
       } else if (err.retryAfterSeconds !== undefined) {
         // A platform that asked us to wait (circuit open until its probe, Retry-After): try again
         // then, not a whole interval later.

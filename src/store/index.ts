@@ -32,7 +32,18 @@ export type {
 } from './ledger-chain.js';
 export { MIN_LEDGER_KEY_LENGTH, ledgerKey } from './ledger-key.js';
 export type { LedgerKey } from './ledger-key.js';
-export { migrateStore, openStore, storeKind } from './open-store.js';
+export { migrateStore, openRegistry, openStore, storeKind } from './open-store.js';
+export type {
+  AddedWorkspace,
+  DirSource,
+  FleetLease,
+  FleetRegistry,
+  RegisteredWorkspace,
+  StateCounts,
+  WorkerRecord,
+  WorkerRegistration,
+  WorkspaceSource,
+} from './registry.js';
 export type { StoreKind, StoreMigration } from './open-store.js';
 export { withTwinCache } from './twin-cache.js';
 export { isWorkspaceDirectory } from './workspace-directory.js';

@@ -2,6 +2,7 @@ import { TendError } from '../core/index.js';
 import type { PostgresStoreOptions } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { SqliteStoreOptions } from './sqlite/sqlite-store.js';
+import type { FleetRegistry } from './registry.js';
 import type { Store } from './store.js';
 
 /**
@@ -97,4 +98,26 @@ export async function openStore(location: string, options: StoreOptions = {}): P
       hint,
     }),
   );
+}
+
+/**
+ * Opens the fleet's registry (registered workspaces, workers, every lease: docs/fleet.md) of a shared
+ * store. Only a database shared by a fleet has one: any other location is refused, saying so.
+ */
+export async function openRegistry(
+  location: string,
+  options: Pick<PostgresStoreOptions, 'env' | 'redactor'> = {},
+): Promise<FleetRegistry> {
+  if (storeKind(location) !== 'postgres') {
+    throw new TendError(
+      'fleet.shared-store-required',
+      'a workspace registry needs a shared store: --store postgres://… or TEND_STORE_URL',
+      {
+        phase: 'store',
+        hint: 'a fleet of workers shares one PostgreSQL database (docs/fleet.md); a SQLite file is one workspace’s',
+      },
+    );
+  }
+  const { openPostgresRegistry } = await import('./postgres/postgres-registry.js');
+  return openPostgresRegistry(location, options);
 }

@@ -567,6 +567,8 @@ export interface LeaseRow {
   readonly started_at: string;
   readonly acquired_at: string | Date;
   readonly expires_at: string | Date;
+  /** The `tend worker` holding it (PostgreSQL schema version 2), else null or absent. */
+  readonly worker?: string | null;
 }
 
 /** The lease a row holds. */
@@ -575,7 +577,13 @@ export function leaseFromRow(row: LeaseRow): Lease {
   return {
     workspace: row.workspace,
     epoch: row.epoch,
-    holder: { command: row.command, pid: row.pid, host: row.host, startedAt: row.started_at },
+    holder: {
+      command: row.command,
+      pid: row.pid,
+      host: row.host,
+      startedAt: row.started_at,
+      ...(typeof row.worker === 'string' ? { worker: row.worker } : {}),
+    },
     acquiredAt: iso(row.acquired_at),
     expiresAt: iso(row.expires_at),
   };

@@ -49,6 +49,11 @@ export interface LeaseHolder {
   readonly host: string;
   /** When the holder process started (ISO time). */
   readonly startedAt: string;
+  /**
+   * The id of the `tend worker` holding it, when a worker does (a fleet: docs/fleet.md). Stored by
+   * PostgreSQL; a SQLite store (one process per file, no fleet) does not keep it.
+   */
+  readonly worker?: string;
 }
 
 /**

@@ -229,6 +229,38 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'fleet: registered workspaces, workers, the worker holding a lease',
+    sql: `
+      -- The workspaces a fleet runs (store-wide, not per workspace): where each one's intent comes
+      -- from. source is {"kind":"dir","dir":"/abs/path"} (later {"kind":"git",…}). last_pass_at is
+      -- when the holder last finished a pass (database time), written only by the lease's holder.
+      -- Removing a registration keeps the workspace's memory (twin, journal, ledger, …).
+      CREATE TABLE tend.registered_workspaces (
+        name         TEXT COLLATE "C" PRIMARY KEY,
+        source       JSONB NOT NULL,
+        added_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+        added_by     TEXT NOT NULL,
+        last_pass_at TIMESTAMPTZ
+      );
+
+      -- The workers of the fleet (\`tend worker\`): alive while heartbeat_at + ttl_ms is after the
+      -- database's clock_timestamp(); each worker's ttl is its lease TTL.
+      CREATE TABLE tend.workers (
+        id           TEXT COLLATE "C" PRIMARY KEY,
+        host         TEXT NOT NULL,
+        pid          INTEGER NOT NULL,
+        version      TEXT NOT NULL,
+        ttl_ms       INTEGER NOT NULL,
+        started_at   TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        heartbeat_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+      );
+
+      -- Which worker holds a lease (NULL: a single tend run, apply, serve…).
+      ALTER TABLE tend.leases ADD COLUMN worker TEXT COLLATE "C";
+    `,
+  },
 ];
 
 /** Where a database's Tend schema stands: 0 when it has none (a database Tend never used). */

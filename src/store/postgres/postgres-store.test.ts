@@ -243,12 +243,16 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
   });
 
   describe('migrations', () => {
-    const SECOND: PostgresMigration = {
-      version: 2,
+    // A migration after the real ones: this Tend's schema, then one more version.
+    const LATEST = POSTGRES_MIGRATIONS.length;
+    const NEXT: PostgresMigration = {
+      version: LATEST + 1,
       name: 'test: a column added',
       sql: 'ALTER TABLE tend.twin ADD COLUMN note TEXT',
     };
-    const BOTH = [...POSTGRES_MIGRATIONS, SECOND];
+    const BOTH = [...POSTGRES_MIGRATIONS, NEXT];
+    const FIRST = POSTGRES_MIGRATIONS.slice(0, 1);
+    const ALL_VERSIONS = POSTGRES_MIGRATIONS.map((m) => m.version);
 
     async function versions(url: string): Promise<number[]> {
       const client = new pg.Client({ connectionString: url });
@@ -276,24 +280,26 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       const url = await freshDatabase();
       const store = await openPostgresStore(url, { workspace: 'prod' });
       await store.close();
-      expect(await versions(url)).toEqual([1]);
+      expect(await versions(url)).toEqual(ALL_VERSIONS);
     });
 
     it('migrates upward from the first schema, and says from which version to which', async () => {
       const url = await freshDatabase();
-      expect(await migratePostgresStore(url, { migrations: POSTGRES_MIGRATIONS })).toEqual({
-        from: 0,
-        to: 1,
-      });
+      expect(await migratePostgresStore(url, { migrations: FIRST })).toEqual({ from: 0, to: 1 });
       const first = await openPostgresStore(url, {
         workspace: 'prod',
         ledgerKey: SUITE_LEDGER_KEY,
+        migrations: FIRST,
       });
       await first.appendChange(change);
       await first.close();
-      expect(await migratePostgresStore(url, { migrations: BOTH })).toEqual({ from: 1, to: 2 });
-      expect(await migratePostgresStore(url, { migrations: BOTH })).toEqual({ from: 2, to: 2 });
-      expect(await versions(url)).toEqual([1, 2]);
+      const last = LATEST + 1;
+      expect(await migratePostgresStore(url, { migrations: BOTH })).toEqual({ from: 1, to: last });
+      expect(await migratePostgresStore(url, { migrations: BOTH })).toEqual({
+        from: last,
+        to: last,
+      });
+      expect(await versions(url)).toEqual([...ALL_VERSIONS, last]);
       const second = await openPostgresStore(url, {
         workspace: 'prod',
         ledgerKey: SUITE_LEDGER_KEY,
@@ -306,12 +312,11 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
 
     it('refuses a database older than this Tend expects, saying to run tend store migrate', async () => {
       const url = await freshDatabase();
-      await migratePostgresStore(url, { migrations: POSTGRES_MIGRATIONS });
-      const e = await refusal(openPostgresStore(url, { workspace: 'prod', migrations: BOTH }));
+      await migratePostgresStore(url, { migrations: FIRST });
+      const e = await refusal(openPostgresStore(url, { workspace: 'prod' }));
       expect({ code: e.code, message: e.message }).toEqual({
         code: 'store.schema-too-old',
-        message:
-          'the database has Tend schema version 1, but this Tend expects version 2; run `tend store migrate` to bring it up to date',
+        message: `the database has Tend schema version 1, but this Tend expects version ${LATEST}; run \`tend store migrate\` to bring it up to date`,
       });
       // Refused, and left as it was.
       expect(await versions(url)).toEqual([1]);
@@ -323,8 +328,7 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       const e = await refusal(openPostgresStore(url, { workspace: 'prod' }));
       expect({ code: e.code, message: e.message }).toEqual({
         code: 'store.schema-too-new',
-        message:
-          'the database has Tend schema version 2, but this Tend knows versions up to 1; upgrade Tend to open it',
+        message: `the database has Tend schema version ${LATEST + 1}, but this Tend knows versions up to ${LATEST}; upgrade Tend to open it`,
       });
       const m = await refusal(migratePostgresStore(url));
       expect(m.code).toBe('store.schema-too-new');
@@ -333,8 +337,8 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
     it('lets two processes migrate one database at once: one applies, the other finds it done', async () => {
       const url = await freshDatabase();
       const results = await Promise.all([migratePostgresStore(url), migratePostgresStore(url)]);
-      expect(results.map((r) => r.from).sort()).toEqual([0, 1]);
-      expect(await versions(url)).toEqual([1]);
+      expect(results.map((r) => r.from).sort()).toEqual([0, LATEST]);
+      expect(await versions(url)).toEqual(ALL_VERSIONS);
     });
   });
 

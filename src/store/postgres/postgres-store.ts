@@ -153,7 +153,7 @@ export async function migratePostgresStore(
   }
 }
 
-async function connectPool(where: PostgresLocation, max: number): Promise<PgPool> {
+export async function connectPool(where: PostgresLocation, max: number): Promise<PgPool> {
   const pg = (await import('pg')).default;
   const int8 = 20;
   const config: PoolConfig = {
@@ -183,7 +183,10 @@ async function connectPool(where: PostgresLocation, max: number): Promise<PgPool
   return pool;
 }
 
-async function withClient<T>(pool: PgPool, body: (client: PgClient) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  pool: PgPool,
+  body: (client: PgClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     const value = await body(client);
@@ -198,7 +201,11 @@ async function withClient<T>(pool: PgPool, body: (client: PgClient) => Promise<T
 }
 
 /** An error of opening, without the location (it may hold a password): only host, port, database. */
-function openError(e: unknown, where: PostgresLocation, redactor: Redactor | undefined): TendError {
+export function openError(
+  e: unknown,
+  where: PostgresLocation,
+  redactor: Redactor | undefined,
+): TendError {
   if (e instanceof TendError) return e;
   const message = e instanceof Error ? e.message : String(e);
   return new TendError(
@@ -713,12 +720,14 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
         // Updating the row waits for every write transaction still fenced by the old epoch.
         const stored = await run<LeaseRow>(
           db,
-          `INSERT INTO tend.leases (workspace, epoch, command, pid, host, started_at, acquired_at, expires_at)
-           SELECT $1, $2, $3, $4, $5, $6, t, t + $8 * interval '1 millisecond'
+          `INSERT INTO tend.leases (workspace, epoch, command, pid, host, started_at, acquired_at,
+             expires_at, worker)
+           SELECT $1, $2, $3, $4, $5, $6, t, t + $8 * interval '1 millisecond', $9
            FROM (SELECT COALESCE($7::timestamptz, clock_timestamp()) AS t) AS now
            ON CONFLICT (workspace) DO UPDATE SET epoch = excluded.epoch, command = excluded.command,
              pid = excluded.pid, host = excluded.host, started_at = excluded.started_at,
-             acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+             acquired_at = excluded.acquired_at, expires_at = excluded.expires_at,
+             worker = excluded.worker
            RETURNING *`,
           [
             request.workspace,
@@ -729,6 +738,7 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
             holder.startedAt,
             now,
             request.ttlMs,
+            holder.worker ?? null,
           ],
         );
         await run(db, 'UPDATE tend.lease_epochs SET epoch = $2 WHERE workspace = $1', [
@@ -1016,7 +1026,7 @@ function isTransient(e: unknown): boolean {
 }
 
 /** Keeps TendErrors; reports a driver failure as `store.failed` (retryable when transient). */
-function storeError(e: unknown): TendError {
+export function storeError(e: unknown): TendError {
   if (e instanceof TendError) return e;
   const transient = isTransient(e);
   return new TendError(

@@ -1,0 +1,249 @@
+import { describe, expect, it } from 'vitest';
+import { TendError } from '../core/index.js';
+import { steppedClock } from '../engine/index.js';
+import type {
+  FleetLease,
+  FleetRegistry,
+  RegisteredWorkspace,
+  WorkerRecord,
+} from '../store/index.js';
+import { defaultContext } from './context.js';
+import type { RunReport, RunRequest } from './run.js';
+import type { WorkerEvent } from './worker.js';
+import { runWorker } from './worker.js';
+
+// The scheduling of `tend worker` on a fake clock (ticks every third of the lease TTL, no sleeping),
+// a registry in memory and runs that only hold a lease: taking its share, giving workspaces back when
+// another worker joins, letting go of a removed workspace, backing off a workspace whose run fails
+// without slowing the others, releasing everything when stopped. The real thing (PostgreSQL, the
+// CLI, sandboxes) is test/e2e/fleet.test.ts.
+
+const TTL = 3_000; // a tick every second
+
+interface Fleet {
+  workspaces: string[];
+  /** Other live workers. */
+  others: string[];
+  leases: Map<string, { worker: string; epoch: number }>;
+  epochs: Map<string, number>;
+  ticks: number;
+  removed: string[];
+  /** Called at every heartbeat (a tick), with its number. */
+  onTick?: (tick: number) => void;
+}
+
+function fakeRegistry(fleet: Fleet): FleetRegistry {
+  const at = '2026-01-01T00:00:00.000Z';
+  const ws = (name: string): RegisteredWorkspace => ({
+    name,
+    source: { kind: 'dir', dir: `/srv/${name}` },
+    addedAt: at,
+    addedBy: 'test',
+  });
+  const worker = (id: string): WorkerRecord => ({
+    id,
+    host: 'h',
+    pid: 1,
+    version: 'test',
+    ttlMs: TTL,
+    startedAt: at,
+    heartbeatAt: at,
+    alive: true,
+  });
+  return {
+    addWorkspace: () => Promise.reject(new Error('not used')),
+    listWorkspaces: () => Promise.resolve(fleet.workspaces.map(ws)),
+    removeWorkspace: () => Promise.reject(new Error('not used')),
+    passDone: () => Promise.resolve(),
+    heartbeat: () => {
+      fleet.ticks++;
+      fleet.onTick?.(fleet.ticks);
+      return Promise.resolve();
+    },
+    listWorkers: () => Promise.resolve(['self', ...fleet.others].map(worker)),
+    removeWorker: (id) => {
+      fleet.removed.push(id);
+      return Promise.resolve();
+    },
+    fleetLeases: () =>
+      Promise.resolve(
+        [...fleet.leases].map(([workspace, l]): FleetLease => ({
+          workspace,
+          epoch: l.epoch,
+          holder: {
+            command: 'tend worker',
+            pid: 2,
+            host: 'other',
+            startedAt: at,
+            worker: l.worker,
+          },
+          acquiredAt: at,
+          expiresAt: at,
+          expired: false,
+        })),
+      ),
+    leaseEpochs: () => Promise.resolve(new Map(fleet.epochs)),
+    stateCounts: () => Promise.resolve(new Map()),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** A run that takes the lease (or is refused as a real one is) and holds it until aborted. */
+function fakeRun(fleet: Fleet, failing: Set<string>, starts: string[]) {
+  return async (_ctx: unknown, request: RunRequest): Promise<RunReport> => {
+    const name = request.workspace!;
+    starts.push(name);
+    await Promise.resolve();
+    if (failing.has(name)) {
+      throw new TendError('intent.invalid', `intent of ${name} has 1 error`);
+    }
+    if (fleet.leases.has(name)) {
+      throw new TendError('workspace.locked', `workspace \`${name}\` is held`);
+    }
+    const epoch = (fleet.epochs.get(name) ?? 0) + 1;
+    fleet.epochs.set(name, epoch);
+    fleet.leases.set(name, { worker: request.lease!.worker!, epoch });
+    request.report?.({ kind: 'lease', workspace: name, epoch });
+    await new Promise<void>((resolve) => {
+      if (request.signal.aborted) resolve();
+      request.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    fleet.leases.delete(name);
+    return {
+      workspace: { name, source: 'flag' },
+      passes: 0,
+      stoppedBy: 'signal',
+      reloads: 0,
+    };
+  };
+}
+
+function setup(workspaces: string[], failing: string[] = []) {
+  const fleet: Fleet = {
+    workspaces,
+    others: [],
+    leases: new Map(),
+    epochs: new Map(),
+    ticks: 0,
+    removed: [],
+  };
+  const events: WorkerEvent[] = [];
+  const starts: string[] = [];
+  const stop = new AbortController();
+  const clock = steppedClock();
+  const ctx = defaultContext({ clock, env: {} });
+  const held = () =>
+    [...fleet.leases]
+      .filter(([, l]) => l.worker === 'self')
+      .map(([name]) => name)
+      .sort();
+  const go = () =>
+    runWorker(
+      ctx,
+      {
+        id: 'self',
+        intervalMs: 10_000,
+        leaseTtlMs: TTL,
+        approveDestroy: false,
+        prune: true,
+        verifyTimeoutMs: 1_000,
+        version: 'test',
+        signal: stop.signal,
+        report: (e) => events.push(e),
+      },
+      {
+        registry: fakeRegistry(fleet),
+        runWorkspace: fakeRun(fleet, new Set(failing), starts),
+      },
+    );
+  return { fleet, events, starts, stop, clock, held, go };
+}
+
+describe('tend worker scheduling (fake clock)', () => {
+  it('takes every workspace alone, gives half back one per tick when a second worker joins', async () => {
+    const t = setup(['a', 'b', 'c', 'd', 'e', 'f']);
+    const heldAt = new Map<number, string[]>();
+    t.fleet.onTick = (tick) => {
+      heldAt.set(tick, t.held());
+      if (tick === 3) t.fleet.others = ['zz']; // 'self' < 'zz': self keeps ceil(6/2) = 3
+      if (tick === 10) t.stop.abort();
+    };
+    const report = await t.go();
+    expect(heldAt.get(2)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    // Ticks 3, 4, 5 each let one go (the last by name); from tick 6 it holds its share.
+    expect(heldAt.get(4)).toHaveLength(5);
+    expect(heldAt.get(6)).toEqual(['a', 'b', 'c']);
+    expect(heldAt.get(10)).toEqual(['a', 'b', 'c']);
+    const released = t.events.filter((e) => e.kind === 'released');
+    expect(released.slice(0, 3)).toEqual([
+      { worker: 'self', kind: 'released', workspace: 'f', reason: 'rebalance' },
+      { worker: 'self', kind: 'released', workspace: 'e', reason: 'rebalance' },
+      { worker: 'self', kind: 'released', workspace: 'd', reason: 'rebalance' },
+    ]);
+    // Stopped: everything released, the worker's row removed.
+    expect(released.slice(3).map((e) => e.kind === 'released' && e.reason)).toEqual([
+      'stopping',
+      'stopping',
+      'stopping',
+    ]);
+    expect(t.held()).toEqual([]);
+    expect(t.fleet.removed).toEqual(['self']);
+    expect(report).toEqual({ id: 'self', took: 6, passes: 0 });
+    expect(t.events.at(-1)).toEqual({ worker: 'self', kind: 'worker-stopped', passes: 0 });
+  });
+
+  it('never takes a workspace another worker holds, and takes it once that lease is gone', async () => {
+    const t = setup(['a', 'b']);
+    t.fleet.leases.set('b', { worker: 'other', epoch: 4 });
+    t.fleet.epochs.set('b', 4);
+    const heldAt = new Map<number, string[]>();
+    t.fleet.onTick = (tick) => {
+      heldAt.set(tick, t.held());
+      if (tick === 4) t.fleet.leases.delete('b'); // its holder released it (or it expired)
+      if (tick === 6) t.stop.abort();
+    };
+    await t.go();
+    expect(heldAt.get(3)).toEqual(['a']);
+    expect(heldAt.get(6)).toEqual(['a', 'b']);
+    expect(t.starts.filter((n) => n === 'b')).toEqual(['b']);
+    expect(t.events).toContainEqual({ worker: 'self', kind: 'took', workspace: 'b', epoch: 5 });
+  });
+
+  it('lets go of a workspace removed from the registry at its next tick', async () => {
+    const t = setup(['a', 'b']);
+    const heldAt = new Map<number, string[]>();
+    t.fleet.onTick = (tick) => {
+      heldAt.set(tick, t.held());
+      if (tick === 2) t.fleet.workspaces = ['a'];
+      if (tick === 4) t.stop.abort();
+    };
+    await t.go();
+    expect(heldAt.get(2)).toEqual(['a', 'b']);
+    expect(heldAt.get(3)).toEqual(['a']);
+    expect(t.events).toContainEqual({
+      worker: 'self',
+      kind: 'released',
+      workspace: 'b',
+      reason: 'removed',
+    });
+  });
+
+  it('backs off a workspace whose run keeps failing (5 s, 10 s, 20 s…) without slowing the others', async () => {
+    const t = setup(['bad', 'good'], ['bad']);
+    t.fleet.onTick = (tick) => {
+      if (tick === 40) t.stop.abort(); // 40 ticks of 1 s
+    };
+    await t.go();
+    // Tried at 0 s, then after 5, 10 and 20 s more (35 s): 4 tries in 40 s, not 40.
+    expect(t.starts.filter((n) => n === 'bad')).toHaveLength(4);
+    expect(t.starts.filter((n) => n === 'good')).toEqual(['good']);
+    const lost = t.events.filter((e) => e.kind === 'lost');
+    expect(lost[0]).toEqual({
+      worker: 'self',
+      kind: 'lost',
+      workspace: 'bad',
+      reason: 'intent of bad has 1 error',
+    });
+    expect(t.clock.elapsed()).toBe(40_000);
+  });
+});

@@ -1,0 +1,321 @@
+import { randomBytes } from 'node:crypto';
+import { toTendError } from '../core/index.js';
+import type { FleetLease, FleetRegistry, RegisteredWorkspace } from '../store/index.js';
+import { openRegistry } from '../store/index.js';
+import type { AppContext } from './context.js';
+import type { AppEvent } from './events.js';
+import { LEASE_TTL_MS } from './lease.js';
+import type { RunReport, RunRequest } from './run.js';
+import { run } from './run.js';
+import { storeLocation } from './workspace.js';
+import { targetShare } from './worker-target.js';
+
+// `tend worker` (docs/fleet.md, decision 0042): runs the continuous loop of `tend run` for its share
+// of the workspaces registered in the fleet's store. Each held workspace is one `run()` with its own
+// AbortController; the store's lease (with the database's clock) is the mutual exclusion.
+
+/** What `tend worker` is asked. */
+export interface WorkerRequest {
+  /** The fleet's store (`--store`, else TEND_STORE_URL): a shared database. */
+  readonly store?: string;
+  /** This worker's id (default `<host>-<pid>-<random>`). */
+  readonly id?: string;
+  /** Never hold more than this many workspaces. */
+  readonly maxWorkspaces?: number;
+  /** A full pass of each workspace at least this often. */
+  readonly intervalMs: number;
+  /** How long a lease lasts without renewal; heartbeats and scheduling ticks every third of it. */
+  readonly leaseTtlMs?: number;
+  readonly approveDestroy: boolean;
+  readonly prune: boolean;
+  readonly verifyTimeoutMs: number;
+  /** Tend's version, as the registry shows it. */
+  readonly version: string;
+  /** Aborting it stops the worker: no new workspace, every run settles, leases released. */
+  readonly signal: AbortSignal;
+  readonly report?: (event: WorkerEvent) => void;
+}
+
+/** Why a worker let a workspace go. */
+export type ReleaseReason = 'rebalance' | 'removed' | 'stopping';
+
+/** One line of a worker's log; every event names the worker. */
+export type WorkerEvent = { readonly worker: string } & (
+  | { readonly kind: 'worker-started'; readonly host: string; readonly pid: number }
+  | {
+      readonly kind: 'took';
+      readonly workspace: string;
+      readonly epoch: number;
+      readonly tookOver?: { readonly command: string; readonly pid: number; readonly host: string };
+    }
+  | { readonly kind: 'released'; readonly workspace: string; readonly reason: ReleaseReason }
+  | { readonly kind: 'lost'; readonly workspace: string; readonly reason: string }
+  | {
+      readonly kind: 'pass';
+      readonly workspace: string;
+      readonly pass: number;
+      readonly ms: number;
+      readonly states: Readonly<Record<string, number>>;
+    }
+  | { readonly kind: 'failed'; readonly workspace: string; readonly message: string }
+  | { readonly kind: 'warning'; readonly workspace?: string; readonly message: string }
+  | { readonly kind: 'worker-stopped'; readonly passes: number }
+);
+
+/** What a worker did when it stopped. */
+export interface WorkerReport {
+  readonly id: string;
+  /** Workspaces it took (a workspace taken twice counts twice). */
+  readonly took: number;
+  readonly passes: number;
+}
+
+/** Seams for tests: the registry, how a workspace is run, how the id is made. */
+export interface WorkerDeps {
+  readonly registry?: FleetRegistry;
+  readonly runWorkspace?: (ctx: AppContext, request: RunRequest) => Promise<RunReport>;
+}
+
+/** The first wait after a workspace's run failed to start or failed; doubled each time, capped. */
+export const START_BACKOFF_MS = 5_000;
+export const MAX_START_BACKOFF_MS = 300_000;
+
+/** The longest wait between the passes of a workspace that keep failing (its platform down). */
+export const MAX_PASS_BACKOFF_MS = 300_000;
+
+/** A workspace this worker runs. */
+interface Held {
+  readonly name: string;
+  readonly controller: AbortController;
+  /** Why it is being stopped, once asked to. */
+  stopping?: ReleaseReason;
+  epoch?: number;
+  done?: Promise<void>;
+}
+
+/** The default id of a worker: host, pid and a short random part. */
+export function defaultWorkerId(ctx: AppContext): string {
+  return `${ctx.process.host}-${ctx.process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * `tend worker`: registers itself, heartbeats, and at every tick (a third of the lease TTL, on
+ * `ctx.clock`) holds its share of the registered workspaces (`targetShare`): fewer → takes the leases
+ * of workspaces nobody holds (free or expired; never a live one); more → stops one run, which settles
+ * its in-flight operations and releases its lease. A run that ends by lease loss or an error is
+ * dropped, and the workspace waits a back-off before this worker tries it again. Aborting `signal`
+ * stops every run, releases the leases and removes the worker's row.
+ */
+export async function runWorker(
+  ctx: AppContext,
+  request: WorkerRequest,
+  deps: WorkerDeps = {},
+): Promise<WorkerReport> {
+  const id = request.id ?? defaultWorkerId(ctx);
+  const location = storeLocation(ctx, {
+    dir: '.',
+    ...(request.store ? { store: request.store } : {}),
+  });
+  ctx.redactor.addUrlCredentials(location);
+  const registry =
+    deps.registry ?? (await openRegistry(location, { env: ctx.env, redactor: ctx.redactor }));
+  const fleet = new WorkerLoop(ctx, request, deps, { id, location, registry });
+  try {
+    return await fleet.run();
+  } finally {
+    if (!deps.registry) await registry.close();
+  }
+}
+
+class WorkerLoop {
+  readonly #held = new Map<string, Held>();
+  readonly #retryAt = new Map<string, { at: number; backoff: number }>();
+  readonly #ttlMs: number;
+  #took = 0;
+  #passes = 0;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly request: WorkerRequest,
+    private readonly deps: WorkerDeps,
+    private readonly fleet: { id: string; location: string; registry: FleetRegistry },
+  ) {
+    this.#ttlMs = request.leaseTtlMs ?? LEASE_TTL_MS;
+  }
+
+  #report(event: DistributiveOmit<WorkerEvent, 'worker'>): void {
+    this.request.report?.({ worker: this.fleet.id, ...event });
+  }
+
+  async run(): Promise<WorkerReport> {
+    const { ctx, request } = this;
+    this.#report({ kind: 'worker-started', host: ctx.process.host, pid: ctx.process.pid });
+    const tickMs = Math.max(100, Math.floor(this.#ttlMs / 3));
+    while (!request.signal.aborted) {
+      try {
+        await this.#tick();
+      } catch (e) {
+        this.#report({ kind: 'warning', message: `scheduling: ${toTendError(e).message}` });
+      }
+      await ctx.clock.sleep(tickMs, request.signal);
+    }
+    await this.#stopAll();
+    this.#report({ kind: 'worker-stopped', passes: this.#passes });
+    return { id: this.fleet.id, took: this.#took, passes: this.#passes };
+  }
+
+  /** One scheduling tick: heartbeat, the share, then stop or take (see `runWorker`). */
+  async #tick(): Promise<void> {
+    const { registry, id } = this.fleet;
+    const { ctx, request } = this;
+    await registry.heartbeat({
+      id,
+      host: ctx.process.host,
+      pid: ctx.process.pid,
+      version: request.version,
+      ttlMs: this.#ttlMs,
+    });
+    const [workspaces, workers] = await Promise.all([
+      registry.listWorkspaces(),
+      registry.listWorkers(),
+    ]);
+    if (request.signal.aborted) return;
+    const registered = new Set(workspaces.map((w) => w.name));
+    for (const h of this.#held.values()) {
+      if (!registered.has(h.name)) this.#stop(h, 'removed');
+    }
+    const target = targetShare({
+      workers: workers.filter((w) => w.alive).map((w) => w.id),
+      self: id,
+      workspaces: workspaces.length,
+      ...(request.maxWorkspaces !== undefined ? { max: request.maxWorkspaces } : {}),
+    });
+    const active = [...this.#held.values()].filter((h) => h.stopping === undefined);
+    if (active.length > target) {
+      // One at a time: the others' next ticks see it free and take it.
+      const last = active.sort((a, b) => (a.name < b.name ? 1 : -1))[0]!;
+      this.#stop(last, 'rebalance');
+      return;
+    }
+    if (active.length < target) {
+      const free = this.#free(workspaces, await registry.fleetLeases());
+      for (const w of free.slice(0, target - active.length)) this.#start(w);
+    }
+  }
+
+  /** Registered workspaces nobody holds (no lease, an expired one, or a dead holder on this host). */
+  #free(
+    workspaces: readonly RegisteredWorkspace[],
+    leases: readonly FleetLease[],
+  ): RegisteredWorkspace[] {
+    const now = this.ctx.clock.now().getTime();
+    const leaseOf = new Map(leases.map((l) => [l.workspace, l]));
+    return workspaces.filter((w) => {
+      if (this.#held.has(w.name)) return false;
+      if ((this.#retryAt.get(w.name)?.at ?? 0) > now) return false;
+      const lease = leaseOf.get(w.name);
+      if (!lease || lease.expired) return true;
+      const h = lease.holder;
+      return h.host === this.ctx.process.host && !this.ctx.process.isAlive(h.pid);
+    });
+  }
+
+  #stop(held: Held, reason: ReleaseReason): void {
+    if (held.stopping !== undefined) return;
+    held.stopping = reason;
+    held.controller.abort();
+  }
+
+  /** Starts the continuous loop of one workspace; the lease decides whether it really runs. */
+  #start(workspace: RegisteredWorkspace): void {
+    const held: Held = { name: workspace.name, controller: new AbortController() };
+    this.#held.set(workspace.name, held);
+    const runWorkspace = this.deps.runWorkspace ?? run;
+    held.done = runWorkspace(this.ctx, this.#runRequest(workspace, held)).then(
+      (r) =>
+        this.#ended(held, r.stoppedBy === 'lease-lost' ? 'the lease was taken over' : undefined),
+      (e: unknown) => this.#ended(held, toTendError(e)),
+    );
+  }
+
+  #runRequest(workspace: RegisteredWorkspace, held: Held): RunRequest {
+    const { request } = this;
+    return {
+      dir: workspace.source.dir,
+      store: this.fleet.location,
+      workspace: workspace.name,
+      intervalMs: request.intervalMs,
+      approveDestroy: request.approveDestroy,
+      prune: request.prune,
+      verifyTimeoutMs: request.verifyTimeoutMs,
+      lockTimeoutMs: 0,
+      failureBackoffMaxMs: Math.max(request.intervalMs, MAX_PASS_BACKOFF_MS),
+      signal: held.controller.signal,
+      lease: { command: 'tend worker', worker: this.fleet.id, ttlMs: this.#ttlMs },
+      report: (e) => this.#onRunEvent(held, e),
+    };
+  }
+
+  #onRunEvent(held: Held, e: AppEvent): void {
+    const workspace = held.name;
+    if (e.kind === 'lease') {
+      held.epoch = e.epoch;
+      this.#took++;
+      this.#report({
+        kind: 'took',
+        workspace,
+        epoch: e.epoch,
+        ...(e.tookOver ? { tookOver: e.tookOver } : {}),
+      });
+    } else if (e.kind === 'pass-done') {
+      this.#passes++;
+      this.#retryAt.delete(workspace);
+      this.#report({ kind: 'pass', workspace, pass: e.pass, ms: e.ms, states: e.states });
+      if (held.epoch !== undefined) {
+        this.fleet.registry.passDone(workspace, held.epoch).catch(() => undefined);
+      }
+    } else if (e.kind === 'error') {
+      this.#report({ kind: 'failed', workspace, message: e.error.message });
+    } else if (e.kind === 'warning' || e.kind === 'intent-invalid') {
+      const message =
+        e.kind === 'warning'
+          ? e.message
+          : `the intent on disk does not load (${e.diagnostics.length} problems); the last valid intent stays in force`;
+      this.#report({ kind: 'warning', workspace, message });
+    }
+  }
+
+  /** A run ended: asked to (released), by losing its lease, or by an error (then a back-off). */
+  #ended(held: Held, why: string | ReturnType<typeof toTendError> | undefined): void {
+    this.#held.delete(held.name);
+    if (held.stopping !== undefined) {
+      if (held.epoch !== undefined) {
+        this.#report({ kind: 'released', workspace: held.name, reason: held.stopping });
+      }
+      return;
+    }
+    // Another worker took it first (the lease is the mutual exclusion): nothing to say.
+    if (typeof why === 'object' && why.code === 'workspace.locked') return;
+    if (why === undefined) return;
+    const now = this.ctx.clock.now().getTime();
+    const last = this.#retryAt.get(held.name)?.backoff;
+    const backoff =
+      last === undefined ? START_BACKOFF_MS : Math.min(MAX_START_BACKOFF_MS, last * 2);
+    this.#retryAt.set(held.name, { at: now + backoff, backoff });
+    this.#report({
+      kind: 'lost',
+      workspace: held.name,
+      reason: typeof why === 'string' ? why : why.message,
+    });
+  }
+
+  /** Stops every run (each settles its in-flight operations and releases), then unregisters. */
+  async #stopAll(): Promise<void> {
+    for (const h of this.#held.values()) this.#stop(h, 'stopping');
+    await Promise.all([...this.#held.values()].map((h) => h.done ?? Promise.resolve()));
+    await this.fleet.registry.removeWorker(this.fleet.id).catch(() => undefined);
+  }
+}
+
+/** Omit over each member of a union. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
