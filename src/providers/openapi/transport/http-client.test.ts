@@ -273,7 +273,9 @@ describe('http client', () => {
       checks++;
       // The writer learns it may have lost its lease between the second and the third attempt.
       if (checks === 3) {
-        throw new TendError('store.lease-lost', 'not sent: the lease may be lost', { phase: 'lease' });
+        throw new TendError('store.lease-lost', 'not sent: the lease may be lost', {
+          phase: 'lease',
+        });
       }
     };
     const err = await failure(
