@@ -4,8 +4,11 @@
 /** The most bytes of one answer Tend reads from a platform unless told otherwise: 16 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-/** The largest `maxResponseBytes` a Provider may declare: 1 GiB (a string V8 can still hold). */
-export const MAX_RESPONSE_BYTES_CEILING = 1024 * 1024 * 1024;
+/**
+ * The largest `maxResponseBytes` a Provider may declare: 256 MiB, half of the longest string V8 holds
+ * (2^29 - 24 characters), leaving room for the objects parsed from it.
+ */
+export const MAX_RESPONSE_BYTES_CEILING = 256 * 1024 * 1024;
 
 /** A body read whole, or the news that it is larger than the limit (and was not read). */
 export type BoundedBody =

@@ -187,8 +187,8 @@ function readParameters(
 }
 
 /**
- * Reads `maxResponseBytes`: a whole number of bytes from 1 up to 1 GiB (a larger answer could not be
- * held as one string anyway); the default is 16 MiB.
+ * Reads `maxResponseBytes`: a whole number of bytes from 1 up to 256 MiB (a larger answer could
+ * hardly be held as one string); the default is 16 MiB.
  */
 function readMaxResponseBytes(r: FieldReader, value: Record<string, unknown>): number {
   const bytes = r.number(value, 'maxResponseBytes', [], {

@@ -6,7 +6,7 @@ import type { OpenApiProviderDecl, ProviderDescription } from '../core/index.js'
 import { loadIntent } from './index.js';
 
 // The Provider document's `maxResponseBytes`: the most bytes of one answer Tend reads from the
-// platform; a whole number from 1 to 1 GiB, 16 MiB when absent. Anything else is a diagnostic at
+// platform; a whole number from 1 to 256 MiB, 16 MiB when absent. Anything else is a diagnostic at
 // its position (decision 0040).
 
 const DESCRIPTION: ProviderDescription = { auditFeed: false, warnings: [], types: [] };
@@ -46,8 +46,8 @@ describe('Provider maxResponseBytes', () => {
     expect(declOf(intent)?.maxResponseBytes).toBe(16 * 1024 * 1024);
   });
 
-  it('takes a whole number of bytes, 1 GiB at most', async () => {
-    for (const n of [1, 1048576, 1073741824]) {
+  it('takes a whole number of bytes, 256 MiB at most', async () => {
+    for (const n of [1, 1048576, 268435456]) {
       const { intent, diagnostics } = await load(await write(`maxResponseBytes: ${n}`));
       expect(diagnostics).toEqual([]);
       expect(declOf(intent)?.maxResponseBytes).toBe(n);
@@ -83,7 +83,7 @@ describe('Provider maxResponseBytes', () => {
       'an absurdly large number',
       'maxResponseBytes: 1099511627776',
       ['field.invalid', 6, 19],
-      '`maxResponseBytes` is 1099511627776, more than Tend reads of one answer (1 GiB, 1073741824 bytes)',
+      '`maxResponseBytes` is 1099511627776, more than Tend reads of one answer (256 MiB, 268435456 bytes)',
       'the default is 16 MiB; an API whose answers are larger should be read page by page',
     ],
   ];

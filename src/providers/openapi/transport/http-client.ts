@@ -78,8 +78,8 @@ export interface HttpClientOptions {
 
 /**
  * One attempt as an observer sees it: the method, the HTTP status (absent when no response came:
- * a timeout, a lost connection, a redirect not followed: `error` names which) and how long it took. Never a URL, a
- * header or a body.
+ * a timeout, a lost connection, a redirect not followed, an answer past maxResponseBytes: `error`
+ * names which) and how long it took. Never a URL, a header or a body.
  */
 export interface HttpCall {
   readonly method: string;
@@ -368,7 +368,7 @@ function reportAttempt(
     outcome.kind === 'response'
       ? { method, status: outcome.response.status, ms }
       : outcome.kind === 'too_large'
-        ? { method, status: outcome.status, error: 'too_large', ms }
+        ? { method, error: 'too_large', ms }
         : outcome.kind === 'refused'
           ? { method, error: 'redirect', ms }
           : {
