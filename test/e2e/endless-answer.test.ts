@@ -106,6 +106,7 @@ function flood(req: IncomingMessage, res: ServerResponse): void {
 beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.method === 'GET' && req.url?.startsWith('/items')) return flood(req, res);
+    if (req.method === 'GET' && req.url === '/openapi.json') return flood(req, res);
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -124,7 +125,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function writeIntent(providerLines: string[] = []): void {
+function writeIntent(providerLines: string[] = [], spec = './flood.json'): void {
   writeFileSync(join(dir, 'flood.json'), JSON.stringify(DOCUMENT));
   writeFileSync(
     join(dir, 'main.yaml'),
@@ -132,7 +133,7 @@ function writeIntent(providerLines: string[] = []): void {
       'kind: Provider',
       'name: flood',
       'type: openapi',
-      'spec: ./flood.json',
+      `spec: ${spec}`,
       `endpoint: ${url}`,
       ...providerLines,
       '---',
@@ -245,4 +246,19 @@ describe('a platform that streams an endless answer (built CLI, real HTTP server
     expect(raised.code).toBe(2);
     expect(raised.stdout).toContain('flood.items/one');
   }, 300_000);
+
+  it('fails on an OpenAPI document served without end, within the document bound', async () => {
+    writeIntent([], `${url}/openapi.json`);
+    const r = await plan();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `provider flood: the OpenAPI document ${url}/openapi.json is larger than 64 MiB; Tend reads OpenAPI documents up to that size, so reading stopped and the connection was closed`,
+    );
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.closedAfter!).toBeLessThan(128 * MB);
+    expect(r.peakRss).toBeLessThan(500 * MB);
+    console.log(
+      `endless document: exit ${r.code} after ${Math.round(r.ms)} ms, peak RSS ${Math.round(r.peakRss / MB)} MB`,
+    );
+  }, 150_000);
 });
