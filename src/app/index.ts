@@ -11,6 +11,7 @@ export type {
   ProviderRequest,
 } from './providers.js';
 export { connectOpenApiProvider, connectProvider, defaultProviders } from './providers.js';
+export { processUserAgent } from './user-agent.js';
 export type {
   LoadedIntent,
   OpenedWorkspace,

@@ -7,11 +7,16 @@ import { inspectOpenApi, overlaySkeleton } from '../providers/index.js';
 export interface InspectRequest {
   readonly spec: string;
   readonly overlay?: string;
+  /** Sent as User-Agent when fetching them (`processUserAgent`). */
+  readonly userAgent?: string;
 }
 
 /** What Tend would manage from an API description: types, identities, and paths it skipped. */
 export function inspectProvider(request: InspectRequest): Promise<InspectReport> {
-  return inspectOpenApi(request.spec, request.overlay ? { overlay: request.overlay } : {});
+  return inspectOpenApi(request.spec, {
+    ...(request.overlay ? { overlay: request.overlay } : {}),
+    ...(request.userAgent !== undefined ? { userAgent: request.userAgent } : {}),
+  });
 }
 
 /** The OpenAPI Overlay 1.0 stub with the decisions inference left open, as YAML text. */

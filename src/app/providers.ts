@@ -8,10 +8,18 @@ import type {
   ProviderDecl,
   Redactor,
 } from '../core/index.js';
-import { displayUrl, fetchFollowingRedirects, TendError, toTendError } from '../core/index.js';
+import {
+  displayUrl,
+  fetchFollowingRedirects,
+  formatBytes,
+  readBoundedText,
+  TendError,
+  toTendError,
+  withUserAgent,
+} from '../core/index.js';
 import { readSecret } from '../engine/index.js';
 import type { HttpCall } from '../providers/index.js';
-import { loadOpenApiProvider, resolveConnection } from '../providers/index.js';
+import { DOCUMENT_LIMITS, loadOpenApiProvider, resolveConnection } from '../providers/index.js';
 import { ensurePrivateDir } from '../store/index.js';
 import { writePrivateFileAtomic } from './write-file-atomic.js';
 
@@ -30,6 +38,8 @@ export interface ProviderRequest {
   readonly redactor: Redactor;
   /** Told about every HTTP call to the platform (metrics; `AppContext.apiCalls`). */
   readonly apiCalls?: ApiCallObserver;
+  /** The User-Agent of every request to the platform (`processUserAgent`). */
+  readonly userAgent?: string;
 }
 
 /** One HTTP attempt to a platform, named by the provider that made it (metrics). */
@@ -83,7 +93,7 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
         value: (decl.auth.prefix ?? '') + readSecret(decl.auth, env, dir, redactor),
       }
     : undefined;
-  const spec = await cachedSpec(decl, dir, auth, redactor);
+  const spec = await cachedSpec(decl, dir, { auth, userAgent: request.userAgent }, redactor);
   return loadOpenApiProvider({
     name: decl.name,
     spec,
@@ -94,6 +104,8 @@ export async function connectOpenApiProvider(request: ProviderRequest): Promise<
     concurrency: decl.concurrency,
     rateLimit: decl.rateLimit,
     timeoutMs: decl.timeoutMs,
+    maxResponseBytes: decl.maxResponseBytes,
+    ...(request.userAgent !== undefined ? { userAgent: request.userAgent } : {}),
     redactor,
     ...(request.apiCalls
       ? { observer: (call: HttpCall) => request.apiCalls?.({ provider: decl.name, ...call }) }
@@ -145,9 +157,13 @@ export async function connectPostgresProvider(request: ProviderRequest): Promise
 async function cachedSpec(
   decl: OpenApiProviderDecl,
   dir: string,
-  auth: { header: string; value: string } | undefined,
+  send: {
+    readonly auth: { header: string; value: string } | undefined;
+    readonly userAgent: string | undefined;
+  },
   redactor: Redactor,
 ): Promise<string> {
+  const { auth } = send;
   if (!/^https?:\/\//.test(decl.spec)) return decl.spec;
   const file = join(
     dir,
@@ -164,7 +180,10 @@ async function cachedSpec(
       decl.spec,
       {
         method: 'GET',
-        headers: sameOrigin && auth ? { [auth.header]: auth.value } : {},
+        headers: withUserAgent(
+          sameOrigin && auth ? { [auth.header]: auth.value } : {},
+          send.userAgent,
+        ),
         signal: AbortSignal.timeout(decl.timeoutMs),
       },
       {
@@ -176,7 +195,10 @@ async function cachedSpec(
       },
     );
     if (!res.ok) return decl.spec; // let the loader report the status the way it does
-    const text = await res.text();
+    // Counted as it streams in, within the loader's own limit for documents.
+    const read = await readBoundedText(res, DOCUMENT_LIMITS.maxBytes);
+    if (!read.ok) throw documentTooLarge(decl);
+    const text = read.text;
     // Tend's own files are private: .tend/ and .tend/cache/ 0700, the copy 0600.
     ensurePrivateDir(dirname(dirname(file)), true);
     ensurePrivateDir(dirname(file), true);
@@ -187,7 +209,12 @@ async function cachedSpec(
     return file;
   } catch (e) {
     // A refused redirect is the platform's answer, not an outage: no stale copy stands in for it.
-    if (e instanceof TendError && e.code.startsWith('http.')) throw e;
+    // Nor does a document too large to read.
+    if (
+      e instanceof TendError &&
+      (e.code.startsWith('http.') || e.code === 'openapi.limit_exceeded')
+    )
+      throw e;
     if (await exists(file)) return file;
     throw new TendError(
       'provider.spec_unreachable',
@@ -200,6 +227,17 @@ async function cachedSpec(
   }
 }
 
+function documentTooLarge(decl: OpenApiProviderDecl): TendError {
+  return new TendError(
+    'openapi.limit_exceeded',
+    `provider ${decl.name}: the OpenAPI document ${withoutQuery(decl.spec)} is larger than ${formatBytes(DOCUMENT_LIMITS.maxBytes)}; Tend reads OpenAPI documents up to that size, so reading stopped and the connection was closed`,
+    {
+      phase: 'load',
+      hint: 'point at a smaller document, or cut the document down to the paths you manage',
+    },
+  );
+}
+
 async function exists(path: string): Promise<boolean> {
   try {
     await access(path);
@@ -207,6 +245,12 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** A URL without its user:password part and its query (which may carry a key), fit for a message. */
+function withoutQuery(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname}`;
 }
 
 /** A URL without its user:password part, fit for a message. */

@@ -12,6 +12,7 @@ import type { HeldLease, LeaseOptions } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
+import { processUserAgent } from './user-agent.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import {
   intentCacheFor,
@@ -302,6 +303,7 @@ function followIntent(
           env: ctx.env,
           secrets: ctx.redactor,
           sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
+          userAgent: processUserAgent(ctx.env, ctx.process.pid),
         });
         options.onValid();
       } catch (e) {

@@ -14,6 +14,7 @@ import { defaultContext } from './context.js';
 import { requireKnownWorkspace } from './known-workspace.js';
 import { keyChangeNotice } from './ledger-key.js';
 import { connectProvider } from './providers.js';
+import { processUserAgent } from './user-agent.js';
 import { sqlRunner } from './sql-runner.js';
 
 /** Which workspace a command works on: an intent directory, and optionally where its store is. */
@@ -197,6 +198,7 @@ export async function loadIntentWithProviders(
         dir,
         redactor: ctx.redactor,
         ...(ctx.apiCalls ? { apiCalls: ctx.apiCalls } : {}),
+        userAgent: processUserAgent(ctx.env, ctx.process.pid),
       });
       providers.set(decl.name, provider);
       return provider.describe();
@@ -327,6 +329,7 @@ export async function openWorkspace(
       env: ctx.env,
       secrets: ctx.redactor,
       sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
+      userAgent: processUserAgent(ctx.env, ctx.process.pid),
     });
     return { ws, nameSource: chosen.source, diagnostics: loaded.diagnostics };
   } catch (e) {

@@ -12,6 +12,10 @@ export interface CheckContext {
   readonly now: () => Date;
   /** The fetch to use (defaults to the global one). */
   readonly fetch?: typeof fetch;
+  /** The User-Agent `http` checks send (default: none of Tend's). */
+  readonly userAgent?: string;
+  /** The most bytes of an answer an `http` check reads (default 16 MiB). */
+  readonly maxResponseBytes?: number;
   /** Runs the queries of `sql` checks (the application layer gives it); without it they fail. */
   readonly sql?: SqlRunner;
   /** Aborts a running check (the engine shutting down). */

@@ -1,5 +1,12 @@
 import type { CheckResult, HttpCheckDecl } from '../core/index.js';
-import { TendError, fetchFollowingRedirects } from '../core/index.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  TendError,
+  fetchFollowingRedirects,
+  formatBytes,
+  readBoundedText,
+  withUserAgent,
+} from '../core/index.js';
 import type { CheckContext } from './check-context.js';
 
 function statuses(list: readonly number[]): string {
@@ -46,7 +53,7 @@ export async function runHttpCheck(check: HttpCheckDecl, ctx: CheckContext): Pro
     const { response: res } = await fetchFollowingRedirects(
       doFetch,
       url,
-      { method: check.method, headers: {}, signal },
+      { method: check.method, headers: withUserAgent({}, ctx.userAgent), signal },
       {
         what,
         optIn: "the check's allowRedirectsTo",
@@ -55,8 +62,17 @@ export async function runHttpCheck(check: HttpCheckDecl, ctx: CheckContext): Pro
         ...(check.allowRedirectsTo ? { allowOrigins: check.allowRedirectsTo } : {}),
       },
     );
-    const body = expected === undefined ? undefined : await res.text();
+    const limit = ctx.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    // The body is read only to look for `bodyContains`, counted as it comes, never past the limit.
+    const read = expected === undefined ? undefined : await readBoundedText(res, limit);
     if (expected === undefined) await res.body?.cancel();
+    if (read?.ok === false) {
+      return result(
+        false,
+        `${what} answered ${res.status} with a body larger than ${formatBytes(limit)}; reading stopped there and the connection was closed`,
+      );
+    }
+    const body = read?.text;
     if (!check.expectStatus.includes(res.status)) {
       return result(
         false,

@@ -103,6 +103,7 @@ describe('intentHash', () => {
     concurrency: 8,
     rateLimit: 0,
     timeoutMs: 10000,
+    maxResponseBytes: 16 * 1024 * 1024,
     source: { file: `${dir}/provider.yaml`, line: 1, column: 1 },
   });
   const intent: Intent = {

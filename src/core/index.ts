@@ -25,3 +25,5 @@ export * from './redact.js';
 export * from './yaml-limits.js';
 export * from './safe-keys.js';
 export * from './action.js';
+export * from './bounded-body.js';
+export * from './user-agent.js';

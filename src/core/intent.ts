@@ -38,6 +38,8 @@ export interface OpenApiProviderDecl {
   readonly rateLimit: number;
   /** Request timeout in milliseconds. */
   readonly timeoutMs: number;
+  /** The most bytes of one answer Tend reads from this provider (each page of a list apart). */
+  readonly maxResponseBytes: number;
   /**
    * Origins besides the endpoint's (and the spec's) that redirects may lead to, normalised, or `*`;
    * credentials and request bodies are never sent there. Absent: redirects stay within the origin.

@@ -71,6 +71,7 @@ export async function runChecks(
         resolve,
         now: () => clock.now(),
         ...(ws.sql ? { sql: ws.sql } : {}),
+        ...(ws.userAgent !== undefined ? { userAgent: ws.userAgent } : {}),
       }),
     );
   }

@@ -33,6 +33,8 @@ export interface Workspace {
   readonly secrets: SecretRegistry;
   /** Runs the queries of `sql` checks; without one they fail saying so. */
   readonly sql?: SqlRunner;
+  /** The User-Agent of the requests `http` checks send (Tend's version and this process). */
+  readonly userAgent?: string;
   /** The provider and type info of a resource type `provider.resourceType`. */
   typeOf(type: string): { provider: Provider; info: ResourceTypeInfo };
   /**
@@ -58,6 +60,8 @@ export interface WorkspaceParts {
   readonly secrets?: SecretRegistry;
   /** Runs the queries of `sql` checks (the application layer's, over real connections). */
   readonly sql?: SqlRunner;
+  /** The User-Agent of the requests `http` checks send. */
+  readonly userAgent?: string;
   /** Closes the store along with the providers (default true). */
   readonly ownsStore?: boolean;
 }
@@ -82,6 +86,7 @@ export function createWorkspace(parts: WorkspaceParts): Workspace {
     env: parts.env,
     secrets: parts.secrets ?? new Redactor(),
     ...(parts.sql ? { sql: parts.sql } : {}),
+    ...(parts.userAgent !== undefined ? { userAgent: parts.userAgent } : {}),
     typeOf(type: string) {
       const found = infos.get(type);
       if (!found) throw new TendError('provider.unknown_type', `unknown resource type ${type}`);

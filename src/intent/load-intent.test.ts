@@ -1192,6 +1192,7 @@ describe('loadIntent reads a good intent', () => {
       concurrency: 16,
       rateLimit: 0,
       timeoutMs: 10000,
+      maxResponseBytes: 16 * 1024 * 1024,
       source: { file: join(dir, 'providers.yaml'), line: 1, column: 1 },
     };
     expect(intent!.providers).toEqual([provider]);

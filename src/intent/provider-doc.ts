@@ -1,7 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AuthDecl, Diagnostic, ProviderDecl } from '../core/index.js';
-import { setKey } from '../core/index.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  formatBytes,
+  MAX_RESPONSE_BYTES_CEILING,
+  setKey,
+} from '../core/index.js';
 import type { TrustedDirs } from './confine.js';
 import { fileKind, locate, trustedDirsHint } from './confine.js';
 import { FieldReader } from './fields.js';
@@ -27,6 +32,7 @@ const FIELDS = [
   'concurrency',
   'rateLimit',
   'timeoutMs',
+  'maxResponseBytes',
   'allowRedirectsTo',
   'parameters',
 ] as const;
@@ -35,7 +41,12 @@ const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Defaults of the optional Provider fields. */
-export const PROVIDER_DEFAULTS = { concurrency: 16, rateLimit: 0, timeoutMs: 10_000 } as const;
+export const PROVIDER_DEFAULTS = {
+  concurrency: 16,
+  rateLimit: 0,
+  timeoutMs: 10_000,
+  maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
+} as const;
 
 /** What reading the intent needs besides the document. */
 export interface ProviderDocContext {
@@ -173,6 +184,28 @@ function readParameters(
     }
   }
   return out;
+}
+
+/**
+ * Reads `maxResponseBytes`: a whole number of bytes from 1 up to 256 MiB (a larger answer could
+ * hardly be held as one string); the default is 16 MiB.
+ */
+function readMaxResponseBytes(r: FieldReader, value: Record<string, unknown>): number {
+  const bytes = r.number(value, 'maxResponseBytes', [], {
+    integer: true,
+    min: 1,
+    fallback: PROVIDER_DEFAULTS.maxResponseBytes,
+  });
+  if (bytes <= MAX_RESPONSE_BYTES_CEILING) return bytes;
+  r.report(
+    'field.invalid',
+    `\`maxResponseBytes\` is ${bytes}, more than Tend reads of one answer (${formatBytes(MAX_RESPONSE_BYTES_CEILING)}, ${MAX_RESPONSE_BYTES_CEILING} bytes)`,
+    ['maxResponseBytes'],
+    {
+      hint: `the default is ${formatBytes(DEFAULT_MAX_RESPONSE_BYTES)}; an API whose answers are larger should be read page by page`,
+    },
+  );
+  return PROVIDER_DEFAULTS.maxResponseBytes;
 }
 
 /** Reads `auth`; every field besides header/fromEnv/fromFile/prefix could only be an inline secret. */
@@ -316,6 +349,7 @@ export function readProviderDoc(
     fallback: PROVIDER_DEFAULTS.timeoutMs,
   });
 
+  const maxResponseBytes = readMaxResponseBytes(r, value);
   const allowRedirectsTo = readAllowedOrigins(r, value, []);
   const parameters = readParameters(r, value);
 
@@ -335,6 +369,7 @@ export function readProviderDoc(
     concurrency,
     rateLimit,
     timeoutMs,
+    maxResponseBytes,
     ...(allowRedirectsTo !== undefined && { allowRedirectsTo }),
     ...(parameters !== undefined && { parameters }),
     source: sourceOf(doc),

@@ -6,7 +6,11 @@ export type {
 } from './openapi/openapi-provider.js';
 export { createOpenApiProvider, loadOpenApiProvider } from './openapi/openapi-provider.js';
 export type { LoadDocumentOptions, OpenApiDocument } from './openapi/document/load-document.js';
-export { loadOpenApiDocument, prepareOpenApiDocument } from './openapi/document/load-document.js';
+export {
+  DOCUMENT_LIMITS,
+  loadOpenApiDocument,
+  prepareOpenApiDocument,
+} from './openapi/document/load-document.js';
 export type {
   DerivedType,
   DerivedTypes,

@@ -1,6 +1,11 @@
 import type { InspectOptions } from '../commands/providers.js';
 import type { InspectReport, InspectedType } from '../../app/index.js';
-import { inspectProvider, inspectSkeleton, writeOverlaySkeleton } from '../../app/index.js';
+import {
+  inspectProvider,
+  inspectSkeleton,
+  processUserAgent,
+  writeOverlaySkeleton,
+} from '../../app/index.js';
 import type { Output } from '../common.js';
 import { cliContext, fail, output } from '../common.js';
 
@@ -228,9 +233,11 @@ export async function inspectHandler(spec: string, o: InspectOptions): Promise<v
   // Credentials in a document URL are secrets: never printed, even in a fetch error.
   for (const url of [spec, o.overlay]) if (url) cliContext().redactor.addUrlCredentials(url);
   try {
+    const ctx = cliContext();
     const report = await inspectProvider({
       spec,
       ...(o.overlay ? { overlay: o.overlay } : {}),
+      userAgent: processUserAgent(ctx.env, ctx.process.pid),
     });
     const skeleton = o.overlaySkeleton;
     if (skeleton === true || skeleton === '-') {

@@ -65,6 +65,13 @@ export interface OpenApiProviderOptions {
   readonly allowRedirectsTo?: readonly string[];
   /** Attempts per request, the first included (default 4). */
   readonly maxAttempts?: number;
+  /**
+   * The most bytes of one answer (each page of a list, an error's body) read from the platform
+   * (default 16 MiB); past it the connection is closed and the request fails.
+   */
+  readonly maxResponseBytes?: number;
+  /** The User-Agent of every request (core `userAgent`: Tend's version and this process). */
+  readonly userAgent?: string;
   readonly fetch?: typeof fetch;
   readonly clock?: Clock;
   /** Unix milliseconds, for the times health reports (default Date.now). */
@@ -231,6 +238,7 @@ function clientFor(options: OpenApiProviderOptions, timeoutMs: number): HttpClie
   return checkedAnswers(
     createHttpClient({
       baseUrl: options.endpoint,
+      provider: options.name,
       timeoutMs,
       concurrency: options.concurrency ?? 8,
       rateLimit: options.rateLimit ?? 0,
@@ -239,6 +247,10 @@ function clientFor(options: OpenApiProviderOptions, timeoutMs: number): HttpClie
         ? { redirects: { allowOrigins: options.allowRedirectsTo } }
         : {}),
       ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      ...(options.maxResponseBytes !== undefined
+        ? { maxResponseBytes: options.maxResponseBytes }
+        : {}),
+      ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
       ...(options.circuitThreshold !== undefined
         ? { circuitThreshold: options.circuitThreshold }
         : {}),
@@ -368,6 +380,7 @@ export async function loadOpenApiProvider(
   const document = await loadOpenApiDocument(spec, {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(headers ? { headers } : {}),
+    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(overlay !== undefined ? { overlay } : {}),
     ...(options.allowRedirectsTo ? { allowRedirectsTo: options.allowRedirectsTo } : {}),
   });

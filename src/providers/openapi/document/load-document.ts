@@ -9,6 +9,7 @@ import {
   checkYamlDocument,
   fetchFollowingRedirects,
   setKey,
+  withUserAgent,
 } from '../../../core/index.js';
 import { loadDereferencer } from './dereference.js';
 import { applyOverlay, parseOverlay } from './overlay.js';
@@ -69,6 +70,8 @@ export interface LoadDocumentOptions {
   readonly fetch?: typeof fetch;
   /** Headers sent when fetching the document (e.g. an API key); never logged or put in errors. */
   readonly headers?: Record<string, string>;
+  /** Sent as User-Agent (core `userAgent`) unless `headers` names one. */
+  readonly userAgent?: string;
   /** How long to wait for the document, in milliseconds (default 30000). */
   readonly timeoutMs?: number;
   /**
@@ -824,11 +827,14 @@ async function fetchText(
       plainUrl,
       {
         method: 'GET',
-        headers: {
-          accept: 'application/json, application/yaml, text/yaml, */*',
-          ...(basic ? { authorization: basic } : {}),
-          ...options.headers,
-        },
+        headers: withUserAgent(
+          {
+            accept: 'application/json, application/yaml, text/yaml, */*',
+            ...(basic ? { authorization: basic } : {}),
+            ...options.headers,
+          },
+          options.userAgent,
+        ),
         signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
       },
       {

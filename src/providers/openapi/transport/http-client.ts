@@ -1,5 +1,14 @@
 import type { ProviderHealth, Redactor, RedirectPolicy } from '../../../core/index.js';
-import { displayUrl, fetchFollowingRedirects, setKey, TendError } from '../../../core/index.js';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  displayUrl,
+  fetchFollowingRedirects,
+  formatBytes,
+  readBoundedText,
+  setKey,
+  TendError,
+  withUserAgent,
+} from '../../../core/index.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitTicket } from './circuit-breaker.js';
 import { encodeRequestBody } from './request-media.js';
@@ -43,6 +52,16 @@ export interface HttpClientOptions {
    * header and request bodies never go to another origin, whatever the policy.
    */
   readonly redirects?: RedirectPolicy;
+  /**
+   * The most bytes of one answer read (default 16 MiB), error answers and each page of a list
+   * included: counted as the body streams in; past it the connection is closed and the request
+   * fails with `provider.response_too_large`.
+   */
+  readonly maxResponseBytes?: number;
+  /** The provider's name, for messages that tell the user which setting to change. */
+  readonly provider?: string;
+  /** Sent as User-Agent on every request unless the request names its own (core `userAgent`). */
+  readonly userAgent?: string;
   readonly fetch?: typeof fetch;
   /** Monotonic milliseconds, for every duration (default performance.now). */
   readonly clock?: Clock;
@@ -59,13 +78,13 @@ export interface HttpClientOptions {
 
 /**
  * One attempt as an observer sees it: the method, the HTTP status (absent when no response came:
- * a timeout, a lost connection, a redirect not followed: `error` names which) and how long it took. Never a URL, a
- * header or a body.
+ * a timeout, a lost connection, a redirect not followed, an answer past maxResponseBytes: `error`
+ * names which) and how long it took. Never a URL, a header or a body.
  */
 export interface HttpCall {
   readonly method: string;
   readonly status?: number;
-  readonly error?: 'timeout' | 'transport' | 'aborted' | 'redirect';
+  readonly error?: 'timeout' | 'transport' | 'aborted' | 'redirect' | 'too_large';
   readonly ms: number;
 }
 
@@ -169,6 +188,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const limiter = new RateLimiter({ ceiling: options.rateLimit ?? 0, clock, sleep });
   const base = options.baseUrl.replace(/\/+$/, '');
   const shownBase = displayUrl(base);
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const circuit = new CircuitBreaker({
     target: shownBase,
     clock,
@@ -202,7 +222,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       // A POST only with an idempotency key, which makes a second delivery harmless.
       const retryRefusals = !mutation || req.method !== 'POST' || hasKey;
       const url = buildUrl(base, req.path, req.query);
-      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+      const headers = withUserAgent(
+        { accept: 'application/json', ...req.headers },
+        options.userAgent,
+      );
       if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
       if (options.auth) setKey(headers, options.auth.header, options.auth.value);
       const body =
@@ -243,6 +266,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
             timeoutMs: req.timeoutMs ?? timeoutMs,
             redirects: options.redirects,
             credentialHeaders: options.auth ? [options.auth.header] : [],
+            maxResponseBytes,
           });
           reportAttempt(options.observer, req.method, outcome, clock() - started);
         } finally {
@@ -281,6 +305,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           continue;
         }
 
+        if (outcome.kind === 'too_large') {
+          // The platform answered: it is up, and asking again would bring the same flood.
+          circuit.succeeded(ticket);
+          limiter.succeeded(permit);
+          throw tooLarge(what, outcome, maxResponseBytes, options.provider, mutation);
+        }
         if (outcome.kind === 'refused') {
           // The platform answered (with a redirect Tend does not follow): it is up, and retrying
           // would meet the same redirect.
@@ -344,18 +374,20 @@ function reportAttempt(
   const call: HttpCall =
     outcome.kind === 'response'
       ? { method, status: outcome.response.status, ms }
-      : outcome.kind === 'refused'
-        ? { method, error: 'redirect', ms }
-        : {
-            method,
-            error:
-              outcome.kind === 'timeout'
-                ? 'timeout'
-                : outcome.kind === 'aborted'
-                  ? 'aborted'
-                  : 'transport',
-            ms,
-          };
+      : outcome.kind === 'too_large'
+        ? { method, error: 'too_large', ms }
+        : outcome.kind === 'refused'
+          ? { method, error: 'redirect', ms }
+          : {
+              method,
+              error:
+                outcome.kind === 'timeout'
+                  ? 'timeout'
+                  : outcome.kind === 'aborted'
+                    ? 'aborted'
+                    : 'transport',
+              ms,
+            };
   try {
     observer(call);
   } catch {
@@ -394,9 +426,19 @@ async function pause(
   }
 }
 
+/** An answer whose body passed the limit: the connection was closed without reading the rest. */
+interface TooLarge {
+  readonly kind: 'too_large';
+  readonly status: number;
+  /** The Content-Length that gave it away (nothing was read then). */
+  readonly declared?: number;
+  readonly received: number;
+}
+
 type Attempt =
   | { readonly kind: 'response'; readonly response: Response; readonly body: unknown }
   | { readonly kind: 'refused'; readonly error: TendError }
+  | TooLarge
   | { readonly kind: 'timeout' }
   | { readonly kind: 'aborted' }
   | { readonly kind: 'network'; readonly code: string };
@@ -418,10 +460,17 @@ async function send(
     timeoutMs: number;
     redirects: RedirectPolicy | undefined;
     credentialHeaders: readonly string[];
+    maxResponseBytes: number;
   },
 ): Promise<Attempt> {
   const timeout = AbortSignal.timeout(init.timeoutMs);
-  const signal = init.callerSignal ? AbortSignal.any([init.callerSignal, timeout]) : timeout;
+  // Aborted when an answer passes the limit: the connection is closed, the rest never downloaded.
+  const flood = new AbortController();
+  const signal = AbortSignal.any([
+    timeout,
+    flood.signal,
+    ...(init.callerSignal ? [init.callerSignal] : []),
+  ]);
   try {
     const { response } = await fetchFollowingRedirects(
       doFetch,
@@ -440,9 +489,18 @@ async function send(
         urlSetting: "the provider's endpoint",
       },
     );
-    // The body is read under the same signal: a response that stalls midway is a timeout too.
-    const text = await response.text();
-    return { kind: 'response', response, body: parseBody(text) };
+    // The body is read under the same signal: a response that stalls midway is a timeout too. Its
+    // bytes are counted as they come (never buffered first and measured after).
+    const read = await readBoundedText(response, init.maxResponseBytes, () => flood.abort());
+    if (!read.ok) {
+      return {
+        kind: 'too_large',
+        status: response.status,
+        received: read.received,
+        ...(read.declared !== undefined ? { declared: read.declared } : {}),
+      };
+    }
+    return { kind: 'response', response, body: parseBody(read.text) };
   } catch (e) {
     if (e instanceof TendError) return { kind: 'refused', error: e };
     if (init.callerSignal?.aborted) return { kind: 'aborted' };
@@ -582,6 +640,35 @@ function refusedRedirect(e: TendError, mutation: boolean): TendError {
     ...(e.status !== undefined ? { status: e.status } : {}),
     ...(e.hint !== undefined ? { hint: e.hint } : {}),
   });
+}
+
+/**
+ * An answer larger than `maxResponseBytes`. Not retried: the same request would bring the same
+ * flood. After a write the platform may have acted (its answer was never read), so the journal
+ * looks the object up before sending anything again.
+ */
+function tooLarge(
+  what: string,
+  outcome: TooLarge,
+  limit: number,
+  provider: string | undefined,
+  mutation: boolean,
+): TendError {
+  const who = provider !== undefined ? `provider ${provider}: ` : '';
+  const shownLimit = limit < 1024 ? formatBytes(limit) : `${formatBytes(limit)} (${limit} bytes)`;
+  const how =
+    outcome.declared !== undefined
+      ? `the platform announced ${formatBytes(outcome.declared)} (Content-Length); not read`
+      : `reading stopped after ${formatBytes(outcome.received)}`;
+  return new TendError(
+    'provider.response_too_large',
+    `${who}${what}: the answer (status ${outcome.status}) is larger than maxResponseBytes, ${shownLimit}: ${how} and the connection was closed${mutation ? '; the platform may have acted' : ''}`,
+    {
+      status: outcome.status,
+      outcomeUnknown: mutation,
+      hint: `raise maxResponseBytes on ${provider !== undefined ? `provider ${provider}` : 'the Provider'} if this answer is legitimate; otherwise the platform is misbehaving`,
+    },
+  );
 }
 
 function aborted(what: string, inFlightMutation: boolean): TendError {
