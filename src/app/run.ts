@@ -300,6 +300,8 @@ function followIntent(
           intent: loaded.intent,
           providers: loaded.providers,
           store: options.current().store,
+          // The same lease holds the new intent's workspace: its sends pass the same fence.
+          fence: options.current().fence,
           env: ctx.env,
           secrets: ctx.redactor,
           sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),

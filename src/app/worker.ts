@@ -119,7 +119,10 @@ export async function runWorker(
   ctx.redactor.addUrlCredentials(location);
   const registry =
     deps.registry ?? (await openRegistry(location, { env: ctx.env, redactor: ctx.redactor }));
-  const fleet = new WorkerLoop(ctx, request, deps, { id, location, registry });
+  // The platforms see which worker sent each request: its id is in every User-Agent it sends
+  // (`tend/<version> (worker <id>; pid <pid>)`, app/user-agent.ts).
+  const named: AppContext = { ...ctx, env: { ...ctx.env, TEND_WORKER_ID: id } };
+  const fleet = new WorkerLoop(named, request, deps, { id, location, registry });
   try {
     return await fleet.run();
   } finally {

@@ -64,11 +64,16 @@ export interface WorkspaceParts {
   readonly userAgent?: string;
   /** Closes the store along with the providers (default true). */
   readonly ownsStore?: boolean;
+  /**
+   * The send fence to use (default: a new one). A workspace made again on the same store and lease —
+   * the intent of a run reloaded — passes the one in force, so the lease's check keeps guarding it.
+   */
+  readonly fence?: SendFence;
 }
 
 /** Assembles a workspace from connected providers and an open store. */
 export function createWorkspace(parts: WorkspaceParts): Workspace {
-  const fence = createSendFence();
+  const fence = parts.fence ?? createSendFence();
   const providers = new Map<string, Provider>();
   const infos = new Map<string, { provider: Provider; info: ResourceTypeInfo }>();
   for (const [pname, unfenced] of parts.providers) {
