@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, copyExample, ROOT } from '../support/cli.js';
+import { POSTGRES, startPostgres } from '../support/postgres.js';
 import { stopProcess } from '../support/process.js';
 
 // Issue 26, item 6: the package a team installs on a worker machine. `npm pack` of the built tree,
@@ -163,8 +164,13 @@ describe.skipIf(!ENABLED)(
       args: string[],
       cwd: string,
       ready: (line: string) => string | undefined,
+      extraEnv: NodeJS.ProcessEnv = {},
     ): Promise<Started> {
-      const child = spawn(tend, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(tend, args, {
+        cwd,
+        env: { ...env, ...extraEnv },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(child);
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       const seen: string[] = [];
@@ -179,6 +185,11 @@ describe.skipIf(!ENABLED)(
         void exited.then((code) =>
           reject(new Error(`tend ${args.join(' ')} exited ${code}:\n${seen.join('\n')}`)),
         );
+        const timer = setTimeout(
+          () => reject(new Error(`tend ${args.join(' ')} not ready in 150 s:\n${seen.join('\n')}`)),
+          150_000,
+        );
+        timer.unref();
       });
       return {
         found,
@@ -291,5 +302,76 @@ describe.skipIf(!ENABLED)(
         ex.cleanup();
       }
     });
+
+    it.skipIf(POSTGRES.skip)(
+      `tend worker from the package joins a fleet: it takes a registered workspace and converges it${POSTGRES.note}`,
+      async () => {
+        const server = await startPostgres();
+        // A sandbox of its own: the quickstart applied above holds the same names in the shared one.
+        const platform = await startInstalled(['sandbox', '--port', '0', '--json'], work, (line) =>
+          line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined,
+        );
+        const ex = copyExample('quickstart', platform.found);
+        try {
+          await server.createDatabase('fleet');
+          const fleetEnv = {
+            ...env,
+            TEND_STORE_URL: server.url('fleet'),
+            TEND_LEDGER_KEY: 'package-install-ledger-key-0123456789abcdef',
+          };
+          const added = await run(tend, ['workspace', 'add', 'pkg-quick', '--dir', ex.dir], {
+            cwd: work,
+            env: fleetEnv,
+            timeoutMs: 60_000,
+          });
+          expect(added.code, added.stdout + added.stderr).toBe(0);
+          const worker = await startInstalled(
+            ['worker', '--id', 'pkg-worker', '--lease-ttl', '5', '--interval', '2', '--json'],
+            work,
+            (line) => {
+              if (!line.startsWith('{')) return undefined;
+              const e = JSON.parse(line) as {
+                kind?: string;
+                workspace?: string;
+                states?: { converged?: number };
+              };
+              const done = e.kind === 'pass' && e.workspace === 'pkg-quick';
+              return done && e.states?.converged === 5 ? line : undefined;
+            },
+            fleetEnv,
+          );
+          const status = await run(tend, ['fleet', 'status', '--json'], {
+            cwd: work,
+            env: fleetEnv,
+            timeoutMs: 60_000,
+          });
+          expect(status.code, status.stderr).toBe(0);
+          const fleet = JSON.parse(status.stdout) as {
+            workers: { id: string; version: string }[];
+            workspaces: {
+              name: string;
+              holder: { worker: string } | null;
+              states: Record<string, number>;
+            }[];
+          };
+          expect(fleet.workers).toEqual([
+            expect.objectContaining({ id: 'pkg-worker', version: PKG.version }),
+          ]);
+          expect(fleet.workspaces).toEqual([
+            expect.objectContaining({
+              name: 'pkg-quick',
+              holder: expect.objectContaining({ worker: 'pkg-worker' }),
+              states: { converged: 5 },
+            }),
+          ]);
+          // SIGTERM: the worker releases its lease and exits 0.
+          expect(await worker.stop()).toBe(0);
+        } finally {
+          ex.cleanup();
+          await platform.stop();
+          await server.stop();
+        }
+      },
+    );
   },
 );
