@@ -246,4 +246,56 @@ describe('tend worker scheduling (fake clock)', () => {
     });
     expect(t.clock.elapsed()).toBe(40_000);
   });
+
+  it('logs a failed pass with its error code and hint, not only the message', async () => {
+    const t = setup(['flooded']);
+    const error = new TendError(
+      'provider.response_too_large',
+      'provider flood: GET /items: the answer (status 200) is larger than maxResponseBytes',
+      { hint: 'raise maxResponseBytes on provider flood if this answer is legitimate' },
+    );
+    t.fleet.onTick = (tick) => {
+      if (tick === 3) t.stop.abort();
+    };
+    await runWorker(
+      defaultContext({ clock: t.clock, env: {} }),
+      {
+        id: 'self',
+        intervalMs: 10_000,
+        leaseTtlMs: TTL,
+        approveDestroy: false,
+        prune: true,
+        verifyTimeoutMs: 1_000,
+        version: 'test',
+        signal: t.stop.signal,
+        report: (e) => t.events.push(e),
+      },
+      {
+        registry: fakeRegistry(t.fleet),
+        runWorkspace: async (_ctx, request) => {
+          request.report?.({ kind: 'lease', workspace: 'flooded', epoch: 1 });
+          request.report?.({ kind: 'error', error });
+          await new Promise<void>((resolve) =>
+            request.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          return {
+            workspace: { name: 'flooded', source: 'flag' },
+            passes: 1,
+            stoppedBy: 'signal',
+            reloads: 0,
+          };
+        },
+      },
+    );
+    expect(t.events.filter((e) => e.kind === 'failed')).toEqual([
+      {
+        worker: 'self',
+        kind: 'failed',
+        workspace: 'flooded',
+        code: 'provider.response_too_large',
+        message: error.message,
+        hint: error.hint,
+      },
+    ]);
+  });
 });

@@ -57,7 +57,14 @@ export type WorkerEvent = { readonly worker: string } & (
       readonly ms: number;
       readonly states: Readonly<Record<string, number>>;
     }
-  | { readonly kind: 'failed'; readonly workspace: string; readonly message: string }
+  | {
+      readonly kind: 'failed';
+      readonly workspace: string;
+      /** The error's code (`provider.response_too_large`…): what a log filter or an alert keys on. */
+      readonly code: string;
+      readonly message: string;
+      readonly hint?: string;
+    }
   | { readonly kind: 'warning'; readonly workspace?: string; readonly message: string }
   | { readonly kind: 'worker-stopped'; readonly passes: number }
 );
@@ -278,7 +285,13 @@ class WorkerLoop {
         this.fleet.registry.passDone(workspace, held.epoch).catch(() => undefined);
       }
     } else if (e.kind === 'error') {
-      this.#report({ kind: 'failed', workspace, message: e.error.message });
+      this.#report({
+        kind: 'failed',
+        workspace,
+        code: e.error.code,
+        message: e.error.message,
+        ...(e.error.hint !== undefined ? { hint: e.error.hint } : {}),
+      });
     } else if (e.kind === 'warning' || e.kind === 'intent-invalid') {
       const message =
         e.kind === 'warning'

@@ -35,7 +35,7 @@ export function renderWorkerEvent(e: WorkerEvent): string {
       return `${at} workspace ${e.workspace} pass ${e.pass} done in ${e.ms} ms: ${states || 'nothing declared'}`;
     }
     case 'failed':
-      return `${at} workspace ${e.workspace} pass failed: ${e.message}`;
+      return `${at} workspace ${e.workspace} pass failed: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
     case 'warning':
       return `${at} warning${e.workspace ? ` (workspace ${e.workspace})` : ''}: ${e.message}`;
     case 'worker-stopped':
