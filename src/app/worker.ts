@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { toTendError } from '../core/index.js';
 import type { FleetLease, FleetRegistry, RegisteredWorkspace } from '../store/index.js';
-import { openRegistry } from '../store/index.js';
+import { openRegistry, withApplicationName } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { AppEvent } from './events.js';
 import { LEASE_TTL_MS } from './lease.js';
@@ -119,11 +119,13 @@ export async function runWorker(
   deps: WorkerDeps = {},
 ): Promise<WorkerReport> {
   const id = request.id ?? defaultWorkerId(ctx);
-  const location = storeLocation(ctx, {
+  const given = storeLocation(ctx, {
     dir: '.',
     ...(request.store ? { store: request.store } : {}),
   });
-  ctx.redactor.addUrlCredentials(location);
+  ctx.redactor.addUrlCredentials(given);
+  // Its connections are named `tend worker <id>` in pg_stat_activity (PostgreSQL keeps 63 bytes).
+  const location = withApplicationName(given, `tend worker ${id}`);
   const registry =
     deps.registry ?? (await openRegistry(location, { env: ctx.env, redactor: ctx.redactor }));
   // The platforms see which worker sent each request: its id is in every User-Agent it sends

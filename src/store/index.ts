@@ -61,6 +61,8 @@ export {
 export type { SqliteStoreOptions } from './sqlite/sqlite-store.js';
 // PostgreSQL: types only here; open-store.ts loads the implementation (and `pg`) with import().
 export type { PostgresStoreOptions } from './postgres/postgres-store.js';
+// The location's parser loads no driver.
+export { withApplicationName } from './postgres/postgres-location.js';
 // Moving one workspace's whole memory between stores (`tend store copy`).
 export {
   MEMORY_KINDS,

@@ -92,7 +92,7 @@ describe('openStore', () => {
       options: { workspace: 'prod' },
       code: 'store.invalid-location',
       message:
-        'the PostgreSQL store location has the parameter "password", which Tend does not read (only sslmode and host)',
+        'the PostgreSQL store location has the parameter "password", which Tend does not read (only sslmode, host and application_name)',
     },
   ])(
     'refuses $name before connecting, without repeating the location',

@@ -24,6 +24,11 @@ export interface PostgresHandle {
   createDatabase(name: string): Promise<void>;
   /** Everything PostgreSQL's programs printed so far (for failure messages). */
   log(): string;
+  /**
+   * Restarts the server as `pg_ctl restart -m fast` does (same data directory, port and settings):
+   * every connection is cut; resolves once it accepts connections again.
+   */
+  restart(): Promise<void>;
   /** Stops the server (fast shutdown) and removes the temporary directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -219,6 +224,15 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         );
       },
       log: () => output,
+      restart: async () => {
+        // pg_ctl restart reuses the options the server was started with (postmaster.opts); the log
+        // file is named again so that the server never writes to pg_ctl's pipe.
+        output += await mustRun(
+          PG_CTL!,
+          ['-D', data, '-l', join(dir, 'postgres.log'), '-m', 'fast', '-w', 'restart'],
+          'pg_ctl restart',
+        );
+      },
       stop: () => (stopping ??= stopAll()),
     };
     return handle;

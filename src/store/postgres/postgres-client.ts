@@ -21,6 +21,8 @@ export interface PgQueryable {
 /** A connection lent by the pool; `release(error)` with an error discards it instead. */
 export interface PgClient extends PgQueryable {
   release(error?: Error | boolean): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  off(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A pool of connections to one database. */

@@ -9,6 +9,11 @@ export interface PostgresLocation {
   /** A secret: never shown, never stored. */
   readonly password?: string;
   readonly ssl: 'disable' | 'require' | 'verify-full';
+  /**
+   * The `application_name` the server shows in `pg_stat_activity` (`?application_name=` or
+   * PGAPPNAME; default `tend store`): a worker names its connections `tend worker <id>`.
+   */
+  readonly applicationName: string;
   /** How the location may be shown: `host:port/database`, no user-info, no password. */
   readonly shown: string;
 }
@@ -30,9 +35,9 @@ function sslOf(text: string, where: string): PostgresLocation['ssl'] {
 
 /**
  * Reads a `postgres://` or `postgresql://` store location. Parts the URL leaves out come from the
- * libpq variables in `env` (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE), then libpq's
+ * libpq variables in `env` (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, PGAPPNAME), then libpq's
  * defaults (localhost, 5432, the user's name as user and database). `?host=/run/postgresql` names a
- * socket directory. Errors never repeat the location: it may hold a password.
+ * socket directory; `?application_name=` names the connections. Errors never repeat the location: it may hold a password.
  */
 export function parsePostgresLocation(
   location: string,
@@ -62,6 +67,7 @@ export function parsePostgresLocation(
   let password = env['PGPASSWORD'] || undefined;
   let database = env['PGDATABASE'] || '';
   let ssl = env['PGSSLMODE'] ? sslOf(env['PGSSLMODE'], 'PGSSLMODE') : 'disable';
+  let applicationName = env['PGAPPNAME'] || 'tend store';
   if (u.hostname !== '') host = decode(u.hostname.replace(/^\[|\]$/g, ''), 'host');
   if (u.port !== '') portText = u.port;
   if (u.username !== '') user = decode(u.username, 'user');
@@ -71,9 +77,10 @@ export function parsePostgresLocation(
   for (const [name, value] of u.searchParams) {
     if (name === 'sslmode') ssl = sslOf(value, 'the store location');
     else if (name === 'host') host = value;
+    else if (name === 'application_name') applicationName = value;
     else {
       throw invalid(
-        `the PostgreSQL store location has the parameter ${JSON.stringify(name)}, which Tend does not read (only sslmode and host)`,
+        `the PostgreSQL store location has the parameter ${JSON.stringify(name)}, which Tend does not read (only sslmode, host and application_name)`,
       );
     }
   }
@@ -90,6 +97,24 @@ export function parsePostgresLocation(
     database,
     ...(password !== undefined ? { password } : {}),
     ssl,
+    applicationName,
     shown: `${shownHost}:${port}/${database}`,
   };
+}
+
+/**
+ * `location` with `?application_name=<name>` set (a PostgreSQL location only; any other is returned
+ * as it is): how a worker names its connections, so that an operator — or a test cutting one
+ * worker's connections — finds them in `pg_stat_activity`.
+ */
+export function withApplicationName(location: string, name: string): string {
+  let u: URL;
+  try {
+    u = new URL(location.trim());
+  } catch {
+    return location;
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return location;
+  u.searchParams.set('application_name', name);
+  return u.toString();
 }

@@ -9,7 +9,13 @@ import { openStore } from '../open-store.js';
 import { withTwinCache } from '../twin-cache.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import type { PostgresMigration } from './postgres-migrations.js';
-import { migratePostgresStore, openPostgresStore } from './postgres-store.js';
+import { parsePostgresLocation } from './postgres-location.js';
+import {
+  connectPool,
+  migratePostgresStore,
+  openPostgresStore,
+  withClient,
+} from './postgres-store.js';
 
 // The PostgreSQL store on a real cluster the test starts (test/support/postgres.ts): the shared
 // conformance suite, unchanged, then what only a shared database has — workspaces side by side,
@@ -464,6 +470,43 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       await store.setMeta('k', 'v');
       expect(await store.getMeta('k')).toBe('v');
       await store.close();
+    });
+
+    it('a lent connection the server ends between two statements fails the body, not the process; the pool goes on', async () => {
+      // What `pg_terminate_backend`, a restart or a cut network does to a worker's connection in a
+      // transaction: the server's FATAL message and the socket's end arrive while no query is
+      // active. pg-pool listens for `error` only on idle connections; unheard, it ended the worker.
+      const url = await freshDatabase();
+      const pool = await connectPool(
+        parsePostgresLocation(`${url}?application_name=tend%20lent`, {}),
+        2,
+      );
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const error = await withClient(pool, async (c) => {
+          const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+          await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+          await new Promise((r) => setTimeout(r, 300));
+          await c.query('SELECT 1');
+        }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(Error);
+        // The broken connection was discarded: the pool hands out a working one.
+        expect(await withClient(pool, (c) => c.query('SELECT 1 AS n'))).toMatchObject({
+          rows: [{ n: 1 }],
+        });
+        // Its connections carry the location's application_name.
+        const named = await admin.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'tend lent'",
+        );
+        expect(named.rows[0]!.n).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+        await pool.end();
+      }
     });
 
     it('never repeats the password of a failed connection, and names only host, port and database', async () => {

@@ -164,7 +164,7 @@ export async function connectPool(where: PostgresLocation, max: number): Promise
     ...(where.password !== undefined ? { password: where.password } : {}),
     ssl: where.ssl === 'disable' ? false : { rejectUnauthorized: where.ssl === 'verify-full' },
     max,
-    application_name: 'tend store',
+    application_name: where.applicationName,
     connectionTimeoutMillis: 10_000,
     // A statement never hangs a pass; a lock (a takeover waiting for a write) is waited for briefly.
     statement_timeout: 60_000,
@@ -183,19 +183,36 @@ export async function connectPool(where: PostgresLocation, max: number): Promise
   return pool;
 }
 
+/**
+ * Lends `body` one pooled connection and gives it back. While lent, the connection's `error` event
+ * has a listener: a connection the server ends between two statements (`pg_terminate_backend`, a
+ * restart, a dropped network) emits `error` while no query is active, and pg-pool listens only to
+ * idle ones — unheard, the event would end the process. Such a connection is discarded, never given
+ * back to others; the next statement on it fails, and so does the body.
+ */
 export async function withClient<T>(
   pool: PgPool,
   body: (client: PgClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (e: Error): void => {
+    broken ??= e;
+  };
+  client.on('error', onError);
+  const release = (error?: Error | boolean): void => {
+    // A broken one keeps the listener: its socket's end may still emit `error` once discarded.
+    if (broken === undefined) client.off('error', onError);
+    client.release(broken ?? error);
+  };
   try {
     const value = await body(client);
-    client.release();
+    release();
     return value;
   } catch (e) {
     // A client that failed in the driver may be broken: it is not given back to others.
-    if (e instanceof TendError) client.release();
-    else client.release(e instanceof Error ? e : true);
+    if (e instanceof TendError) release();
+    else release(e instanceof Error ? e : true);
     throw e;
   }
 }
