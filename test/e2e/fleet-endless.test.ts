@@ -4,12 +4,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliProcess, CliResult } from '../support/cli.js';
 import { runCli, startCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
+import type { FleetJson, WorkerLine } from '../support/fleet.js';
+import { serviceIntent, sleep, sqlRows } from '../support/fleet.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 
@@ -30,29 +31,6 @@ const GOOD = ['good-1', 'good-2'];
 const NAMES = ['bad', ...GOOD];
 const INTERVAL_S = 2;
 const MB = 1024 * 1024;
-
-interface FleetJson {
-  workers: { id: string; pid: number }[];
-  workspaces: {
-    name: string;
-    holder: { worker: string | null; host: string; pid: number } | null;
-    epoch: number | null;
-    lastPassAt: string | null;
-    states: Record<string, number>;
-  }[];
-}
-
-interface WorkerLine {
-  time: string;
-  worker: string;
-  kind: string;
-  workspace?: string;
-  message?: string;
-  code?: string;
-  hint?: string;
-  pass?: number;
-  states?: Record<string, number>;
-}
 
 // The endless platform's OpenAPI document (as test/e2e/endless-answer.test.ts builds it).
 const ITEM = {
@@ -148,26 +126,6 @@ function badIntent(endless: string): string {
   ].join('\n');
 }
 
-function goodIntent(sandbox: string, name: string, replicas: number): string {
-  return `kind: Workspace
-name: ${name}
----
-kind: Provider
-name: sb
-type: openapi
-spec: ${sandbox}/openapi.json
-endpoint: ${sandbox}
----
-kind: Resource
-type: sb.services
-name: api
-spec:
-  name: api-${name}
-  image: nginx:1.27
-  replicas: ${replicas}
-`;
-}
-
 /** The peak resident set of a process so far, in bytes (Linux: VmHWM); undefined once it is gone. */
 function peakRss(pid: number): number | undefined {
   try {
@@ -177,8 +135,6 @@ function peakRss(pid: number): number | undefined {
     return undefined;
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(POSTGRES.skip)(
   `a fleet worker holding a workspace whose platform streams an endless answer${POSTGRES.note}`,
@@ -209,15 +165,8 @@ describe.skipIf(POSTGRES.skip)(
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as WorkerLine);
     const failures = () => lines().filter((l) => l.kind === 'failed' && l.workspace === 'bad');
-    const sql = async <R extends Record<string, unknown>>(text: string): Promise<R[]> => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query<R>(text)).rows;
-      } finally {
-        await client.end();
-      }
-    };
+    const sql = <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
+      sqlRows<R>(url, text, values);
     const replicasOf = async (name: string): Promise<unknown> =>
       (await sandbox.objects()).find(
         (o) => o.type === 'services' && o.fields['name'] === `api-${name}`,
@@ -249,7 +198,7 @@ describe.skipIf(POSTGRES.skip)(
       writeFileSync(join(dirOf('bad'), 'main.yaml'), badIntent(endlessUrl));
       for (const name of GOOD) {
         mkdirSync(dirOf(name));
-        writeFileSync(join(dirOf(name), 'main.yaml'), goodIntent(sandbox.url, name, 2));
+        writeFileSync(join(dirOf(name), 'main.yaml'), serviceIntent(sandbox.url, name, 2));
       }
       for (const name of NAMES) {
         const r = await tend(['workspace', 'add', name, '--dir', dirOf(name)]);
@@ -318,7 +267,7 @@ describe.skipIf(POSTGRES.skip)(
       const changedAt = Date.now();
       const failuresBefore = failures().length;
       for (const name of GOOD) {
-        writeFileSync(join(dirOf(name), 'main.yaml'), goodIntent(sandbox.url, name, 4));
+        writeFileSync(join(dirOf(name), 'main.yaml'), serviceIntent(sandbox.url, name, 4));
       }
       for (;;) {
         s = await status();

@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliProcess, CliResult } from '../support/cli.js';
 import { runCli, startCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
+import type { FleetJson, WorkerLine } from '../support/fleet.js';
+import { MUTATIONS, serviceIntent, sleep, sqlRows } from '../support/fleet.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 
@@ -24,50 +25,6 @@ const LEDGER_KEY = 'fleet-pgfaults-ledger-key-0123456789abcdef';
 const NAMES = ['pa', 'pb', 'pc', 'pd'];
 const WORKER_IDS = ['p1', 'p2'];
 const TTL_S = 5;
-const MUTATIONS = ['POST', 'PATCH', 'PUT', 'DELETE'];
-
-interface FleetJson {
-  workers: { id: string; host: string; pid: number; version: string; heartbeatAt: string }[];
-  workspaces: {
-    name: string;
-    holder: { worker: string | null; host: string; pid: number } | null;
-    epoch: number | null;
-    lastPassAt: string | null;
-    states: Record<string, number>;
-  }[];
-}
-
-interface WorkerLine {
-  time: string;
-  worker: string;
-  kind: string;
-  workspace?: string;
-  message?: string;
-  reason?: string;
-}
-
-/** A workspace's intent: its Workspace document and one service of its own name. */
-function intent(sandbox: string, name: string, replicas: number): string {
-  return `kind: Workspace
-name: ${name}
----
-kind: Provider
-name: sb
-type: openapi
-spec: ${sandbox}/openapi.json
-endpoint: ${sandbox}
----
-kind: Resource
-type: sb.services
-name: api
-spec:
-  name: api-${name}
-  image: nginx:1.27
-  replicas: ${replicas}
-`;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(POSTGRES.skip)(
   `a fleet while PostgreSQL fails: restarted mid-pass, one worker's connections cut${POSTGRES.note}`,
@@ -110,21 +67,11 @@ describe.skipIf(POSTGRES.skip)(
         return `${id} ${[...kinds].map(([k, n]) => `${k}×${n}`).join(' ')}${messages.length ? ` [${messages.slice(0, 4).join(' | ')}]` : ''}`;
       }).join('; ');
     const mark = () => new Map(WORKER_IDS.map((id) => [id, lines(id).length]));
-    const sql = async <R extends Record<string, unknown>>(
-      text: string,
-      values: unknown[] = [],
-    ): Promise<R[]> => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query<R>(text, values)).rows;
-      } finally {
-        await client.end();
-      }
-    };
+    const sql = <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
+      sqlRows<R>(url, text, values);
     const setReplicas = (replicas: number) => {
       for (const name of NAMES) {
-        writeFileSync(join(dirOf(name), 'main.yaml'), intent(sandbox.url, name, replicas));
+        writeFileSync(join(dirOf(name), 'main.yaml'), serviceIntent(sandbox.url, name, replicas));
       }
     };
     const services = async () =>
@@ -244,7 +191,7 @@ describe.skipIf(POSTGRES.skip)(
     it('PostgreSQL restarted mid-apply: every workspace converges again within 60 s, same workers, no duplicate, ledgers intact', async () => {
       const from = mark();
       // Slow writes, so that the apply is in flight when the server restarts.
-      await sandbox.setFaults({ latencyMs: 3_000, methods: MUTATIONS });
+      await sandbox.setFaults({ latencyMs: 3_000, methods: [...MUTATIONS] });
       setReplicas(3);
       const deadline = Date.now() + 30_000;
       let inFlight: { id: string; workspace: string }[] = [];

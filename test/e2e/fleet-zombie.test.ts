@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliProcess, CliResult } from '../support/cli.js';
 import { runCli, startCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
+import type { FleetJson } from '../support/fleet.js';
+import { MUTATIONS, sleep, sqlRows } from '../support/fleet.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 
@@ -25,16 +26,6 @@ const WS = 'zw';
 // is not due to take it back (and could not: the lease is live).
 const ZOMBIE = 'zombie';
 const HEIR = 'heir';
-
-interface FleetJson {
-  workspaces: {
-    name: string;
-    holder: { worker: string | null; host: string; pid: number } | null;
-    epoch: number | null;
-    lastPassAt: string | null;
-    states: Record<string, number>;
-  }[];
-}
 
 function intent(sandbox: string, replicas: number): string {
   const service = (n: number) => `---
@@ -59,9 +50,6 @@ concurrency: 1
 ${[1, 2, 3].map(service).join('')}`;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
 describe.skipIf(POSTGRES.skip)(
   `a zombie worker (SIGSTOP past its lease, then SIGCONT) sends and writes nothing${POSTGRES.note}`,
   () => {
@@ -85,18 +73,8 @@ describe.skipIf(POSTGRES.skip)(
       workers.set(id, w);
       return w;
     };
-    const sql = async <R extends Record<string, unknown>>(
-      text: string,
-      values: unknown[] = [],
-    ): Promise<R[]> => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query<R>(text, values)).rows;
-      } finally {
-        await client.end();
-      }
-    };
+    const sql = <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
+      sqlRows<R>(url, text, values);
     /** What the store holds for the workspace: its journal, ledger and twin, as rows. */
     const memory = async () => ({
       operations: await sql(

@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliProcess, CliResult } from '../support/cli.js';
 import { runCli, startCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
+import type { FleetJson, WorkerLine } from '../support/fleet.js';
+import { serviceIntent, sleep, sqlRows } from '../support/fleet.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 
@@ -20,48 +21,6 @@ import { startSandboxProcess } from '../support/sandbox-process.js';
 const LEDGER_KEY = 'fleet-e2e-ledger-key-0123456789abcdef';
 const NAMES = ['ws-1', 'ws-2', 'ws-3', 'ws-4', 'ws-5', 'ws-6'];
 const TTL_S = 5;
-
-interface FleetJson {
-  workers: { id: string; host: string; pid: number; version: string; heartbeatAt: string }[];
-  workspaces: {
-    name: string;
-    holder: { worker: string | null; host: string; pid: number } | null;
-    epoch: number | null;
-    lastPassAt: string | null;
-    states: Record<string, number>;
-  }[];
-}
-
-interface WorkerLine {
-  time: string;
-  worker: string;
-  kind: string;
-  workspace?: string;
-  epoch?: number;
-}
-
-/** A workspace's intent: its Workspace document and one service of its own name. */
-function intent(sandbox: string, name: string, replicas: number): string {
-  return `kind: Workspace
-name: ${name}
----
-kind: Provider
-name: sb
-type: openapi
-spec: ${sandbox}/openapi.json
-endpoint: ${sandbox}
----
-kind: Resource
-type: sb.services
-name: api
-spec:
-  name: api-${name}
-  image: nginx:1.27
-  replicas: ${replicas}
-`;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(POSTGRES.skip)(
   `a fleet: three tend workers, six workspaces, one killed mid-apply${POSTGRES.note}`,
@@ -95,15 +54,8 @@ describe.skipIf(POSTGRES.skip)(
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as WorkerLine);
-    const sql = async <R extends Record<string, unknown>>(text: string): Promise<R[]> => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query<R>(text)).rows;
-      } finally {
-        await client.end();
-      }
-    };
+    const sql = <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
+      sqlRows<R>(url, text, values);
     const converged = (s: FleetJson, names = NAMES) =>
       names.every((n) => {
         const w = s.workspaces.find((x) => x.name === n);
@@ -120,7 +72,7 @@ describe.skipIf(POSTGRES.skip)(
       root = mkdtempSync(join(tmpdir(), 'tend-fleet-'));
       for (const name of NAMES) {
         mkdirSync(dirOf(name));
-        writeFileSync(join(dirOf(name), 'main.yaml'), intent(sandbox.url, name, 2));
+        writeFileSync(join(dirOf(name), 'main.yaml'), serviceIntent(sandbox.url, name, 2));
       }
     }, 120_000);
     afterAll(async () => {
@@ -144,7 +96,7 @@ describe.skipIf(POSTGRES.skip)(
       mkdirSync(empty);
       const copy = join(root, 'ws-1-copy');
       mkdirSync(copy);
-      writeFileSync(join(copy, 'main.yaml'), intent(sandbox.url, 'ws-1', 2));
+      writeFileSync(join(copy, 'main.yaml'), serviceIntent(sandbox.url, 'ws-1', 2));
       const refusals: [string[], string][] = [
         [
           ['workspace', 'add', 'Bad_Name', '--dir', dirOf('ws-1')],
@@ -249,7 +201,7 @@ describe.skipIf(POSTGRES.skip)(
       // Slow writes, so that the apply is in flight when the worker dies.
       await sandbox.setFaults({ latencyMs: 3_000, methods: ['POST', 'PATCH', 'PUT', 'DELETE'] });
       for (const w of its)
-        writeFileSync(join(dirOf(w.name), 'main.yaml'), intent(sandbox.url, w.name, 5));
+        writeFileSync(join(dirOf(w.name), 'main.yaml'), serviceIntent(sandbox.url, w.name, 5));
       const names = its.map((w) => `'${w.name}'`).join(', ');
       const deadline = Date.now() + 30_000;
       let inFlight: { id: string; workspace: string; epoch: number }[] = [];
