@@ -53,7 +53,12 @@ async function installations(pool: pg.Pool): Promise<ObservedObject[]> {
 }
 
 /** Installs (or brings up to date) the audit in `schema`; a superuser's job (the error says so). */
-async function install(s: PgSession, schema: string, what: string): Promise<ObservedObject> {
+async function install(
+  s: PgSession,
+  schema: string,
+  what: string,
+  fence: (() => void) | undefined,
+): Promise<ObservedObject> {
   let client: pg.PoolClient;
   try {
     client = await s.pool.connect();
@@ -62,6 +67,8 @@ async function install(s: PgSession, schema: string, what: string): Promise<Obse
   }
   let broken = false;
   try {
+    // The last moment before the change is sent (WriteContext.fence, decision 0043).
+    fence?.();
     await installAudit(client, schema);
   } catch (e) {
     if (e instanceof TendError) throw e;
@@ -81,17 +88,23 @@ export const AUDIT: PostgresType = {
   list: (s) =>
     s.reading(`reading the DDL audit installation of ${s.database}`, () => installations(s.pool)),
 
-  async create(s, desired) {
+  async create(s, desired, ctx) {
     const schema = str(desired, 'schema');
     if (schema === undefined) {
       throw bad('an audit needs a schema', 'declare spec.schema, e.g. tend_audit');
     }
-    return install(s, schema, `installing the DDL audit in schema ${JSON.stringify(schema)}`);
+    return install(
+      s,
+      schema,
+      `installing the DDL audit in schema ${JSON.stringify(schema)}`,
+      ctx.fence,
+    );
   },
 
-  update: (s, id) => install(s, id, `updating audit ${JSON.stringify(id)}`),
+  update: (s, id, _desired, _current, ctx) =>
+    install(s, id, `updating audit ${JSON.stringify(id)}`, ctx.fence),
 
-  async delete(s, id) {
+  async delete(s, id, ctx) {
     const what = `deleting audit ${JSON.stringify(id)}`;
     let client: pg.PoolClient;
     try {
@@ -100,6 +113,7 @@ export const AUDIT: PostgresType = {
       throw pgError(e, what, false);
     }
     try {
+      ctx.fence?.();
       return await uninstallAudit(client, id);
     } catch (e) {
       if (e instanceof TendError) throw e;

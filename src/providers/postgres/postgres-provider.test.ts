@@ -330,6 +330,11 @@ describe.skipIf(POSTGRES.skip)(`postgres provider on a real cluster${POSTGRES.no
     expect(refused.code).toBe('store.lease-lost');
     expect(refused.outcomeUnknown).toBeFalsy();
     expect((await provider.list('role')).map((o) => o.id)).not.toContain('fenced_role');
+    // The DDL audit is installed through a connection of its own: fenced too (and left uninstalled,
+    // which the audit tests below rely on).
+    const noAudit = await failure(provider.create('audit', { schema: 'fenced_audit' }, fenced));
+    expect(noAudit.code).toBe('store.lease-lost');
+    expect((await provider.list('audit')).map((o) => o.id)).not.toContain('fenced_audit');
     const noDb = await failure(provider.create('database', { name: 'fenced_db' }, fenced));
     expect(noDb.code).toBe('store.lease-lost');
     expect((await provider.list('database')).map((o) => o.id)).not.toContain('fenced_db');
