@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BLOCK, DOCUMENT } from '../support/endless-platform.js';
 import { CLI, ROOT } from '../support/cli.js';
 
 // One bad platform must not take down a worker (issue 26, 6b; decision 0040). A real HTTP server on
@@ -17,53 +18,6 @@ import { CLI, ROOT } from '../support/cli.js';
 // The server also sees Tend's User-Agent, naming the worker (TEND_WORKER_ID) and the pid.
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-
-const ITEM = {
-  type: 'object',
-  required: ['name'],
-  properties: { id: { type: 'string', readOnly: true }, name: { type: 'string' } },
-};
-const ref = { $ref: '#/components/schemas/Item' };
-const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];
-const DOCUMENT = {
-  openapi: '3.0.0',
-  info: { title: 'flood', version: '1' },
-  paths: {
-    '/items': {
-      get: {
-        responses: {
-          '200': {
-            description: 'items',
-            content: { 'application/json': { schema: { type: 'array', items: ref } } },
-          },
-        },
-      },
-      post: {
-        requestBody: { content: { 'application/json': { schema: ref } } },
-        responses: {
-          '201': { description: 'created', content: { 'application/json': { schema: ref } } },
-        },
-      },
-    },
-    '/items/{id}': {
-      get: {
-        parameters: idParam,
-        responses: {
-          '200': { description: 'item', content: { 'application/json': { schema: ref } } },
-        },
-      },
-      delete: { parameters: idParam, responses: { '204': { description: 'gone' } } },
-    },
-  },
-  components: { schemas: { Item: ITEM } },
-};
-
-/** 64 KiB of `{"id":n},` entries, written again and again. */
-const BLOCK = (() => {
-  let text = '';
-  for (let n = 0; text.length < 64 * 1024; n++) text += `{"id":"${n}","name":"item-${n}"},`;
-  return Buffer.from(text);
-})();
 
 interface Seen {
   readonly userAgent: string | undefined;

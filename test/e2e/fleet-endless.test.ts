@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import type { CliProcess, CliResult } from '../support/cli.js';
 import { runCli, startCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
+import type { Seen } from '../support/endless-platform.js';
+import { DOCUMENT, flood } from '../support/endless-platform.js';
 import type { FleetJson, WorkerLine } from '../support/fleet.js';
 import { serviceIntent, sleep, sqlRows } from '../support/fleet.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
@@ -33,80 +35,6 @@ const INTERVAL_S = 2;
 const MB = 1024 * 1024;
 
 // The endless platform's OpenAPI document (as test/e2e/endless-answer.test.ts builds it).
-const ITEM = {
-  type: 'object',
-  required: ['name'],
-  properties: { id: { type: 'string', readOnly: true }, name: { type: 'string' } },
-};
-const ref = { $ref: '#/components/schemas/Item' };
-const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];
-const DOCUMENT = {
-  openapi: '3.0.0',
-  info: { title: 'flood', version: '1' },
-  paths: {
-    '/items': {
-      get: {
-        responses: {
-          '200': {
-            description: 'items',
-            content: { 'application/json': { schema: { type: 'array', items: ref } } },
-          },
-        },
-      },
-      post: {
-        requestBody: { content: { 'application/json': { schema: ref } } },
-        responses: {
-          '201': { description: 'created', content: { 'application/json': { schema: ref } } },
-        },
-      },
-    },
-    '/items/{id}': {
-      get: {
-        parameters: idParam,
-        responses: {
-          '200': { description: 'item', content: { 'application/json': { schema: ref } } },
-        },
-      },
-      delete: { parameters: idParam, responses: { '204': { description: 'gone' } } },
-    },
-  },
-  components: { schemas: { Item: ITEM } },
-};
-
-/** 64 KiB of `{"id":n},` entries, written again and again. */
-const BLOCK = (() => {
-  let text = '';
-  for (let n = 0; text.length < 64 * 1024; n++) text += `{"id":"${n}","name":"item-${n}"},`;
-  return Buffer.from(text);
-})();
-
-interface Seen {
-  readonly userAgent: string | undefined;
-  /** Bytes written before the connection closed; undefined while it is open. */
-  closedAfter?: number;
-}
-
-/** `200`, `[` and then entries forever, as fast as the socket takes them, until it closes. */
-function flood(seen: Seen[], req: IncomingMessage, res: ServerResponse): void {
-  const s: Seen = { userAgent: req.headers['user-agent'] };
-  seen.push(s);
-  res.writeHead(200, { 'content-type': 'application/json' });
-  let written = 0;
-  let open = true;
-  res.on('close', () => {
-    open = false;
-    s.closedAfter = written;
-  });
-  const more = () => {
-    while (open) {
-      written += BLOCK.length;
-      if (!res.write(BLOCK)) return void res.once('drain', more);
-    }
-  };
-  res.write('[');
-  more();
-}
-
 function badIntent(endless: string): string {
   return [
     'kind: Workspace',
