@@ -248,6 +248,47 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
     });
   });
 
+  it('a takeover never overwrites a renewal that commits while it decides', async () => {
+    // The renewal's transaction is held open while the other store takes over: the takeover must
+    // wait for it and then see the lease live, not decide on the expired row it read before.
+    const url = await freshDatabase();
+    let now = Date.UTC(2026, 0, 1);
+    const clock = () => new Date(now);
+    const a = await openPostgresStore(url, { workspace: 'prod', now: clock });
+    const b = await openPostgresStore(url, { workspace: 'prod', now: clock });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const holder = (pid: number) => ({
+      command: 'tend run',
+      pid,
+      host: 'h',
+      startedAt: change.time,
+    });
+    try {
+      await a.acquireLease({ workspace: 'renew-race', holder: holder(1), ttlMs: 1_000 });
+      now += 1_001;
+      await client.query('BEGIN');
+      await client.query(
+        `UPDATE tend.leases SET expires_at = $1::timestamptz + interval '1 second'
+         WHERE workspace = 'renew-race' AND epoch = 1`,
+        [new Date(now).toISOString()],
+      );
+      let settled = false;
+      const takeover = b
+        .acquireLease({ workspace: 'renew-race', holder: holder(2), ttlMs: 1_000 })
+        .finally(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBe(false);
+      await client.query('COMMIT');
+      expect(await takeover).toMatchObject({ acquired: false, current: { epoch: 1 } });
+      expect(await a.renewLease('renew-race', 1, 1_000)).toBe(true);
+    } finally {
+      await client.end();
+      await a.close();
+      await b.close();
+    }
+  });
+
   describe('migrations', () => {
     // A migration after the real ones: this Tend's schema, then one more version.
     const LATEST = POSTGRES_MIGRATIONS.length;

@@ -721,10 +721,14 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
           'SELECT epoch FROM tend.lease_epochs WHERE workspace = $1 FOR UPDATE',
           [request.workspace],
         );
+        // The lease row is locked too: a renewal of the current lease either commits before this
+        // read (and the lease is live again) or waits, and then finds its epoch gone. Read without
+        // the lock, a renewal committed between this read and the upsert below would be overwritten
+        // while its holder goes on believing it holds the workspace (found by the fleet's torture).
         const { rows } = await run<LeaseRow & { expired: boolean }>(
           db,
           `SELECT *, expires_at <= COALESCE($2::timestamptz, clock_timestamp()) AS expired
-           FROM tend.leases WHERE workspace = $1`,
+           FROM tend.leases WHERE workspace = $1 FOR UPDATE`,
           [request.workspace, now],
         );
         const row = rows[0];
