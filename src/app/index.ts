@@ -171,3 +171,5 @@ export type {
 export { defaultWorkerId, runWorker } from './worker.js';
 export { targetShare } from './worker-target.js';
 export type { TargetInput } from './worker-target.js';
+export type { Readiness, WorkerProbe } from './worker-probe.js';
+export { probes, READINESS_TIMEOUT_MS, WorkerHealth } from './worker-probe.js';
