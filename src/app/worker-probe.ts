@@ -1,5 +1,7 @@
 import type { Clock } from '../engine/index.js';
 import { monotonicNow } from '../engine/index.js';
+import type { Readiness } from './readiness.js';
+import { answers, READINESS_TIMEOUT_MS } from './readiness.js';
 
 // What a `tend worker` tells whoever watches it besides its log (docs/fleet.md, decision 0046): its
 // HTTP endpoint's readiness (`WorkerHealth`) and its `tend_fleet_*` metrics (src/server's
@@ -26,15 +28,6 @@ export function probes(...list: readonly WorkerProbe[]): WorkerProbe {
     leaseRenewed: (seconds, kept) => list.forEach((p) => p.leaseRenewed?.(seconds, kept)),
   };
 }
-
-/** A readiness answer: ready, or why not. */
-export interface Readiness {
-  readonly ready: boolean;
-  readonly reason?: string;
-}
-
-/** How long a readiness check waits for the registry to answer. */
-export const READINESS_TIMEOUT_MS = 2_000;
 
 /**
  * A worker's readiness: ready while its registry answers now and its last heartbeat succeeded
@@ -83,24 +76,5 @@ export class WorkerHealth implements WorkerProbe {
 
   #failed(what: string): string {
     return this.#lastError === undefined ? what : `${what} (last failure: ${this.#lastError})`;
-  }
-}
-
-/** Undefined when `check` resolves within `timeoutMs`, else why not. */
-async function answers(check: () => Promise<void>, timeoutMs: number): Promise<string | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
-  });
-  try {
-    return await Promise.race([
-      check().then(
-        () => undefined,
-        (e: unknown) => (e instanceof Error ? e.message : String(e)),
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
