@@ -17,7 +17,8 @@ import { startSandboxProcess } from '../support/sandbox-process.js';
 // with a 5 s lease. Each answers /healthz, /readyz and /metrics (checked by `promtool check
 // metrics`); /readyz turns 503 with its reason while PostgreSQL is stopped and 200 once it is back;
 // the takeover counter grows after the other worker is SIGKILLed; a worker row dead for longer than
-// 10 TTLs is deleted; every line of `tend worker --json` names the worker. With CI=true a missing
+// 10 TTLs is deleted; a third worker joining with --max-workspaces 1 holds one and the first keeps
+// the rest of the second's share (none left unheld); every line of `tend worker --json` names the worker. With CI=true a missing
 // PostgreSQL fails the suite, and a missing promtool (the Debian package prometheus, which .ci/run
 // installs) fails its test.
 
@@ -197,8 +198,37 @@ describe.skipIf(POSTGRES.skip)(
       expect((await status()).deadWorkers).toEqual([]);
     });
 
+    it('a worker joining with --max-workspaces 1 holds one, and the other takes the rest of its share', async () => {
+      // Uncapped, ops-c's share would be 2 of 4; capped at 1, ops-a keeps 3 (before decision 0046 it
+      // gave 2 away and one workspace stayed unheld).
+      const p = startCli(
+        ['worker', '--id', 'ops-c', '--interval', '2', '--lease-ttl', String(TTL_S)].concat([
+          '--max-workspaces',
+          '1',
+          '--json',
+        ]),
+        { env: env() },
+      );
+      workers.set('ops-c', { process: p, url: '' });
+      const held = await until('ops-c holding 1 and ops-a 3', 60_000, async () => {
+        const s = await status();
+        const of = (id: string) => s.workspaces.filter((w) => w.holder?.worker === id).length;
+        return of('ops-c') === 1 && of('ops-a') === 3 ? s : undefined;
+      });
+      expect(held.workspaces.every((w) => w.holder !== null)).toBe(true);
+      // And it stays so over the next ticks (no workspace left unheld, no flapping).
+      await sleep(TTL_S * 1000);
+      const later = await status();
+      expect(later.workspaces.filter((w) => w.holder?.worker === 'ops-a')).toHaveLength(3);
+      expect(later.workspaces.filter((w) => w.holder?.worker === 'ops-c')).toHaveLength(1);
+      expect(sample(await metrics('ops-a'), 'tend_fleet_leases_held')).toBe(3);
+    });
+
     it('names the worker on every line of its --json log, to the end', async () => {
       const a = workers.get('ops-a')!.process;
+      const holding = (await status()).workspaces
+        .filter((w) => w.holder?.worker === 'ops-a')
+        .map((w) => w.name);
       expect(await a.stop('SIGTERM')).toBe(0);
       const all = a
         .output()
@@ -214,7 +244,7 @@ describe.skipIf(POSTGRES.skip)(
       for (const l of json) expect(l.worker, JSON.stringify(l)).toBe('ops-a');
       expect(json.at(-1)).toMatchObject({ kind: 'worker-stopped' });
       const stopping = json.filter((l) => l.kind === 'released' && l.reason === 'stopping');
-      expect(stopping.map((l) => l.workspace).sort()).toEqual(NAMES);
+      expect(stopping.map((l) => l.workspace).sort()).toEqual(holding);
     });
   },
 );
