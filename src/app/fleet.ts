@@ -5,6 +5,7 @@ import type {
   FleetRegistry,
   RegisteredWorkspace,
   StateCounts,
+  WorkerRecord,
   WorkspaceSource,
 } from '../store/index.js';
 import { openRegistry } from '../store/index.js';
@@ -172,13 +173,19 @@ export interface FleetWorkspaceView {
 
 /** `tend fleet status --json`. */
 export interface FleetStatus {
+  /** The live workers. */
   readonly workers: FleetWorkerView[];
+  /**
+   * The dead workers not forgotten yet: no heartbeat for longer than their TTL (database time); a
+   * worker deletes their rows once that is DEAD_WORKER_TTLS of their TTLs (`worker.ts`).
+   */
+  readonly deadWorkers: FleetWorkerView[];
   readonly workspaces: FleetWorkspaceView[];
 }
 
 /**
- * `tend fleet status`: the live workers (heartbeat younger than their TTL, by the database's clock)
- * and every registered workspace with its holder (null when its lease expired), epoch, last pass and
+ * `tend fleet status`: the live workers (heartbeat younger than their TTL, by the database's clock),
+ * the dead ones whose rows are not deleted yet, and every registered workspace with its holder (null when its lease expired), epoch, last pass and
  * state counts.
  */
 export function fleetStatus(ctx: AppContext, request: FleetSelection): Promise<FleetStatus> {
@@ -191,16 +198,16 @@ export function fleetStatus(ctx: AppContext, request: FleetSelection): Promise<F
       registry.stateCounts(),
     ]);
     const leaseOf = new Map(leases.map((l) => [l.workspace, l]));
+    const view = (w: WorkerRecord): FleetWorkerView => ({
+      id: w.id,
+      host: w.host,
+      pid: w.pid,
+      version: w.version,
+      heartbeatAt: w.heartbeatAt,
+    });
     return {
-      workers: workers
-        .filter((w) => w.alive)
-        .map((w) => ({
-          id: w.id,
-          host: w.host,
-          pid: w.pid,
-          version: w.version,
-          heartbeatAt: w.heartbeatAt,
-        })),
+      workers: workers.filter((w) => w.alive).map(view),
+      deadWorkers: workers.filter((w) => !w.alive).map(view),
       workspaces: workspaces.map((w) => {
         const lease = leaseOf.get(w.name);
         const held = lease && !lease.expired ? lease.holder : undefined;

@@ -171,3 +171,7 @@ export type {
 export { defaultWorkerId, runWorker } from './worker.js';
 export { targetShare } from './worker-target.js';
 export type { TargetInput } from './worker-target.js';
+export type { WorkerProbe } from './worker-probe.js';
+export { probes, WorkerHealth } from './worker-probe.js';
+export type { Readiness } from './readiness.js';
+export { READINESS_TIMEOUT_MS, storeReadiness } from './readiness.js';

@@ -158,7 +158,28 @@ describe('acquireWorkspaceLease', () => {
     expect(held.signal.aborted).toBe(true);
     // Taken over: nothing more leaves this process.
     expect(() => a.ws.fence.check()).toThrow(/was taken over/);
-    await held.release();
+    // Letting it go says it was no longer held (a worker logs it lost, not released).
+    expect(await held.release()).toBe(false);
+  });
+
+  it('says on release whether it still held the lease, and times each renewal', async () => {
+    const clock = fakeClock();
+    const { a } = await twoProcesses(clock);
+    const renewals: boolean[] = [];
+    const held = await acquireWorkspaceLease(a.ctx, a.ws, {
+      command: 'tend run',
+      waitMs: 0,
+      ttlMs: 3_000,
+      onRenew: (ms, kept) => {
+        expect(ms).toBeGreaterThanOrEqual(0);
+        renewals.push(kept);
+      },
+    });
+    const until = clock.t + 5_000;
+    while (clock.t < until) await new Promise((r) => setImmediate(r));
+    expect(renewals.length).toBeGreaterThanOrEqual(4);
+    expect(renewals.every((k) => k)).toBe(true);
+    expect(await held.release()).toBe(true);
   });
 
   it('stops sending once the holder cannot be sure of its lease: paused past its expiry, never renewed', async () => {
@@ -194,7 +215,8 @@ describe('acquireWorkspaceLease', () => {
       'not sent: this process last secured the lease on workspace prod 9 s ago, and the lease lasts 10 s; another writer may hold it now',
     );
     expect(err.hint).toMatch(/paused or could not reach the store/);
-    await held.release();
+    // Paused past its lease: released as no longer held.
+    expect(await held.release()).toBe(false);
     // Released: the fence no longer holds a lease to check.
     expect(() => a.ws.fence.check()).not.toThrow();
   });

@@ -15,8 +15,11 @@ export interface HeldLease {
   /** The lease this one took over (expired, or its holder is dead), if any. */
   readonly tookOver?: Lease;
   readonly signal: AbortSignal;
-  /** Stops renewing and gives the lease up. */
-  release(): Promise<void>;
+  /**
+   * Stops renewing and gives the lease up. Resolves false when this process no longer held it: taken
+   * over, or not renewed for longer than it lasts (a process paused past its lease: a zombie).
+   */
+  release(): Promise<boolean>;
 }
 
 /** Options for taking a lease. */
@@ -30,6 +33,8 @@ export interface LeaseOptions {
   readonly ttlMs?: number;
   /** The id of the `tend worker` taking it, recorded with the holder (docs/fleet.md). */
   readonly worker?: string;
+  /** Called after each renewal the store answered: how long it took (ms), and whether it was kept. */
+  readonly onRenew?: (ms: number, kept: boolean) => void;
 }
 
 /** "10:42:07" (UTC) for a lease message; the date too when it is not today. */
@@ -86,7 +91,11 @@ export async function acquireWorkspaceLease(
         current.holder.host === ctx.process.host && !ctx.process.isAlive(current.holder.pid),
     });
     if (attempt.acquired) {
-      return hold(ctx, ws, attempt.lease, attempt.tookOver, ttlMs, asked);
+      return hold(ctx, ws, attempt, {
+        ttlMs,
+        asked,
+        ...(options.onRenew ? { onRenew: options.onRenew } : {}),
+      });
     }
     const left = deadline - ctx.clock.now().getTime();
     if (left <= 0 || options.signal?.aborted) {
@@ -120,11 +129,10 @@ function mayHaveLost(ws: string, since: number, ttlMs: number): TendError {
 function hold(
   ctx: AppContext,
   ws: Workspace,
-  lease: Lease,
-  tookOver: Lease | undefined,
-  ttlMs: number,
-  asked: number,
+  { lease, tookOver }: { lease: Lease; tookOver?: Lease },
+  how: { ttlMs: number; asked: number; onRenew?: (ms: number, kept: boolean) => void },
 ): HeldLease {
+  const { ttlMs, asked } = how;
   const lost = new AbortController();
   const stop = new AbortController();
   // When the lease was last known to be this process's: the moment the last successful acquire or
@@ -141,7 +149,9 @@ function hold(
       if (stop.signal.aborted) return;
       try {
         const renewAsked = monotonicNow(ctx.clock);
-        if (!(await ws.store.renewLease(ws.name, lease.epoch, ttlMs))) {
+        const kept = await ws.store.renewLease(ws.name, lease.epoch, ttlMs);
+        how.onRenew?.(monotonicNow(ctx.clock) - renewAsked, kept);
+        if (!kept) {
           lost.abort(
             new TendError('store.lease-lost', `the lease on workspace ${ws.name} was taken over`, {
               phase: 'lease',
@@ -163,7 +173,10 @@ function hold(
       stop.abort();
       await renewing;
       removeFence();
+      const since = monotonicNow(ctx.clock) - secured;
+      const kept = !lost.signal.aborted && since <= ttlMs - safetyMargin(ttlMs);
       await ws.store.releaseLease(ws.name, lease.epoch).catch(() => undefined);
+      return kept;
     },
   };
 }

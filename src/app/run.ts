@@ -50,7 +50,7 @@ export interface RunRequest extends WorkspaceSelection {
    * How the lease is held (default: `tend run`, no worker, LEASE_TTL_MS): `tend worker` names itself
    * and its id, and its `--lease-ttl`.
    */
-  readonly lease?: Pick<LeaseOptions, 'command' | 'worker' | 'ttlMs'>;
+  readonly lease?: Pick<LeaseOptions, 'command' | 'worker' | 'ttlMs' | 'onRenew'>;
   /** Back off failing passes up to this long (`RunOptions.failureBackoffMaxMs`; `tend worker`). */
   readonly failureBackoffMaxMs?: number;
   /** Called after every pass with the journal's unsettled operations (metrics). */
@@ -191,7 +191,8 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
     }
   } finally {
     await intent.close();
-    await lease.release();
+    // Stopped while its lease was already gone (a zombie resuming): lost, not released.
+    if (!(await lease.release())) stoppedBy = 'lease-lost';
     await current.close();
   }
   return {

@@ -8,6 +8,7 @@ describe('targetShare: a worker’s share of the fleet’s workspaces', () => {
     self: string;
     workspaces: number;
     max?: number;
+    caps?: Record<string, number>;
     want: number;
   }[] = [
     { why: 'alone: everything', workers: ['a'], self: 'a', workspaces: 6, want: 6 },
@@ -99,11 +100,116 @@ describe('targetShare: a worker’s share of the fleet’s workspaces', () => {
       workspaces: 4,
       want: 2,
     },
+    {
+      why: 'a capped worker’s remainder goes to the uncapped ones (b)',
+      workers: ['a', 'b', 'c'],
+      self: 'b',
+      workspaces: 9,
+      caps: { a: 1 },
+      want: 4,
+    },
+    {
+      why: 'a capped worker’s remainder goes to the uncapped ones (c)',
+      workers: ['a', 'b', 'c'],
+      self: 'c',
+      workspaces: 9,
+      caps: { a: 1 },
+      want: 4,
+    },
+    {
+      why: 'the capped worker itself holds its cap',
+      workers: ['a', 'b', 'c'],
+      self: 'a',
+      workspaces: 9,
+      max: 1,
+      want: 1,
+    },
+    {
+      why: 'an odd remainder: the first uncapped worker gets the extra',
+      workers: ['a', 'b', 'c'],
+      self: 'b',
+      workspaces: 8,
+      caps: { a: 1 },
+      want: 4,
+    },
+    {
+      why: 'an odd remainder: the last uncapped worker the floor',
+      workers: ['a', 'b', 'c'],
+      self: 'c',
+      workspaces: 8,
+      caps: { a: 1 },
+      want: 3,
+    },
+    {
+      why: 'a cap that becomes binding only after another’s remainder is redistributed',
+      workers: ['a', 'b', 'c'],
+      self: 'c',
+      workspaces: 9,
+      caps: { a: 0, b: 4 },
+      want: 5,
+    },
+    {
+      why: 'every worker capped: each holds its cap',
+      workers: ['a', 'b'],
+      self: 'b',
+      workspaces: 10,
+      max: 2,
+      caps: { a: 1 },
+      want: 2,
+    },
+    {
+      why: 'a cap above the share changes nothing for the others',
+      workers: ['a', 'b'],
+      self: 'b',
+      workspaces: 4,
+      caps: { a: 9 },
+      want: 2,
+    },
+    {
+      why: 'the cap of a worker not alive is ignored',
+      workers: ['a', 'b'],
+      self: 'b',
+      workspaces: 4,
+      caps: { z: 0 },
+      want: 2,
+    },
   ];
-  it.each(cases)('$why', ({ workers, self, workspaces, max, want }) => {
-    expect(targetShare({ workers, self, workspaces, ...(max !== undefined ? { max } : {}) })).toBe(
-      want,
-    );
+  it.each(cases)('$why', ({ workers, self, workspaces, max, caps, want }) => {
+    expect(
+      targetShare({
+        workers,
+        self,
+        workspaces,
+        ...(max !== undefined ? { max } : {}),
+        ...(caps !== undefined ? { caps: new Map(Object.entries(caps)) } : {}),
+      }),
+    ).toBe(want);
+  });
+
+  it('with caps, gives shares that add up to N (or to the caps) and never exceed a cap', () => {
+    for (let w = 1; w <= 5; w++) {
+      const ids = Array.from({ length: w }, (_, i) => `w${i}`);
+      for (let n = 0; n <= 16; n++) {
+        for (let c = 0; c <= 4; c++) {
+          // Every other worker capped at c.
+          const caps = new Map(ids.filter((_, i) => i % 2 === 0).map((id) => [id, c]));
+          const shares = ids.map((self) =>
+            targetShare({
+              workers: ids,
+              self,
+              workspaces: n,
+              caps,
+              ...(caps.has(self) ? { max: caps.get(self)! } : {}),
+            }),
+          );
+          const room = ids.every((id) => caps.has(id)) ? c * ids.length : Infinity;
+          expect(shares.reduce((a, b) => a + b, 0)).toBe(Math.min(n, room));
+          ids.forEach((id, i) => {
+            if (caps.has(id)) expect(shares[i]).toBeLessThanOrEqual(c);
+          });
+        }
+      }
+    }
   });
 
   it('gives shares that add up to the number of workspaces', () => {

@@ -65,6 +65,7 @@ function fakeRegistry(fleet: Fleet): FleetRegistry {
       fleet.removed.push(id);
       return Promise.resolve();
     },
+    pruneWorkers: () => Promise.resolve([]),
     fleetLeases: () =>
       Promise.resolve(
         [...fleet.leases].map(([workspace, l]): FleetLease => ({
@@ -297,5 +298,109 @@ describe('tend worker scheduling (fake clock)', () => {
         hint: error.hint,
       },
     ]);
+  });
+
+  it('logs a workspace it was stopping but had already lost (a zombie resuming) as lost, not released', async () => {
+    const t = setup(['a', 'b']);
+    t.fleet.onTick = (tick) => {
+      if (tick === 3) t.fleet.others = ['a-first']; // 'a-first' < 'self': self's share drops to 1
+      if (tick === 6) t.stop.abort();
+    };
+    await runWorker(
+      defaultContext({ clock: t.clock, env: {} }),
+      {
+        id: 'self',
+        intervalMs: 10_000,
+        leaseTtlMs: TTL,
+        approveDestroy: false,
+        prune: true,
+        verifyTimeoutMs: 1_000,
+        version: 'test',
+        signal: t.stop.signal,
+        report: (e) => t.events.push(e),
+      },
+      {
+        registry: fakeRegistry(t.fleet),
+        // A run whose lease was gone by the time it was stopped: `run` then says `lease-lost`.
+        runWorkspace: async (_ctx, request) => {
+          const name = request.workspace!;
+          request.report?.({ kind: 'lease', workspace: name, epoch: 1 });
+          await new Promise<void>((resolve) =>
+            request.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          return {
+            workspace: { name, source: 'flag' },
+            passes: 1,
+            stoppedBy: name === 'b' ? 'lease-lost' : 'signal',
+            reloads: 0,
+          };
+        },
+      },
+    );
+    const ends = t.events.filter((e) => e.kind === 'released' || e.kind === 'lost');
+    expect(ends).toEqual([
+      {
+        worker: 'self',
+        kind: 'lost',
+        workspace: 'b',
+        reason: 'the lease was taken over, or expired before this worker renewed it',
+      },
+      { worker: 'self', kind: 'released', workspace: 'a', reason: 'stopping' },
+    ]);
+  });
+
+  it('tells its probe the heartbeats, the workspaces registered and the leases held', async () => {
+    const t = setup(['a', 'b', 'c']);
+    const seen: string[] = [];
+    let failNext = false;
+    const registry = fakeRegistry(t.fleet);
+    t.fleet.onTick = (tick) => {
+      if (tick === 2) t.fleet.workspaces = ['a', 'b'];
+      if (tick === 3) failNext = true;
+      if (tick === 5) t.stop.abort();
+    };
+    await runWorker(
+      defaultContext({ clock: t.clock, env: {} }),
+      {
+        id: 'self',
+        intervalMs: 10_000,
+        leaseTtlMs: TTL,
+        maxWorkspaces: 2,
+        approveDestroy: false,
+        prune: true,
+        verifyTimeoutMs: 1_000,
+        version: 'test',
+        signal: t.stop.signal,
+        probe: {
+          heartbeat: (ok, message) =>
+            seen.push(ok ? 'heartbeat ok' : `heartbeat failed: ${message}`),
+          counted: (c) => seen.push(`registered ${c.registered}, held ${c.held}`),
+        },
+      },
+      {
+        registry: {
+          ...registry,
+          heartbeat: async (w) => {
+            seen.push(`cap ${w.maxWorkspaces}`);
+            await registry.heartbeat(w);
+            if (failNext) {
+              failNext = false;
+              throw new TendError('store.unavailable', 'connection refused');
+            }
+          },
+        },
+        runWorkspace: fakeRun(t.fleet, new Set(), t.starts),
+      },
+    );
+    expect(seen.slice(0, 5)).toEqual([
+      'cap 2',
+      'heartbeat ok',
+      'registered 3, held 0',
+      'registered 3, held 1',
+      'registered 3, held 2',
+    ]);
+    expect(seen).toContain('heartbeat failed: connection refused');
+    expect(seen).toContain('registered 2, held 2');
+    expect(seen.at(-1)).toBe('registered 2, held 0');
   });
 });

@@ -8,6 +8,7 @@ import { LEASE_TTL_MS } from './lease.js';
 import type { RunReport, RunRequest } from './run.js';
 import { run } from './run.js';
 import { storeLocation } from './workspace.js';
+import type { WorkerProbe } from './worker-probe.js';
 import { targetShare } from './worker-target.js';
 
 // `tend worker` (docs/fleet.md, decision 0042): runs the continuous loop of `tend run` for its share
@@ -34,6 +35,8 @@ export interface WorkerRequest {
   /** Aborting it stops the worker: no new workspace, every run settles, leases released. */
   readonly signal: AbortSignal;
   readonly report?: (event: WorkerEvent) => void;
+  /** Told of heartbeats, counts and lease renewals (readiness, metrics: `worker-probe.ts`). */
+  readonly probe?: WorkerProbe;
 }
 
 /** Why a worker let a workspace go. */
@@ -90,6 +93,12 @@ export const MAX_START_BACKOFF_MS = 300_000;
 /** The longest wait between the passes of a workspace that keep failing (its platform down). */
 export const MAX_PASS_BACKOFF_MS = 300_000;
 
+/** A worker's row is deleted once its last heartbeat is this many of its TTLs old (database time). */
+export const DEAD_WORKER_TTLS = 10;
+
+/** Why a run that ended without being asked to (or while being asked to) gave its workspace up. */
+const LEASE_LOST = 'the lease was taken over, or expired before this worker renewed it';
+
 /** A workspace this worker runs. */
 interface Held {
   readonly name: string;
@@ -143,6 +152,7 @@ class WorkerLoop {
   readonly #held = new Map<string, Held>();
   readonly #retryAt = new Map<string, { at: number; backoff: number }>();
   readonly #ttlMs: number;
+  #registered = 0;
   #took = 0;
   #passes = 0;
 
@@ -153,6 +163,15 @@ class WorkerLoop {
     private readonly fleet: { id: string; location: string; registry: FleetRegistry },
   ) {
     this.#ttlMs = request.leaseTtlMs ?? LEASE_TTL_MS;
+    request.probe?.attached?.(async () => {
+      await fleet.registry.listWorkers();
+    }, this.#ttlMs);
+  }
+
+  /** Tells the probe how many workspaces are registered and how many leases this worker holds. */
+  #counted(): void {
+    const held = [...this.#held.values()].filter((h) => h.epoch !== undefined).length;
+    this.request.probe?.counted?.({ registered: this.#registered, held });
   }
 
   #report(event: DistributiveOmit<WorkerEvent, 'worker'>): void {
@@ -179,28 +198,31 @@ class WorkerLoop {
   /** One scheduling tick: heartbeat, the share, then stop or take (see `runWorker`). */
   async #tick(): Promise<void> {
     const { registry, id } = this.fleet;
-    const { ctx, request } = this;
-    await registry.heartbeat({
-      id,
-      host: ctx.process.host,
-      pid: ctx.process.pid,
-      version: request.version,
-      ttlMs: this.#ttlMs,
-    });
+    const { request } = this;
+    await this.#heartbeat();
     const [workspaces, workers] = await Promise.all([
       registry.listWorkspaces(),
       registry.listWorkers(),
+      // Rows of workers long dead (their workspaces long taken over) go; recently dead ones stay,
+      // listed as dead by `tend fleet status`.
+      registry.pruneWorkers(DEAD_WORKER_TTLS),
     ]);
+    this.#registered = workspaces.length;
+    this.#counted();
     if (request.signal.aborted) return;
     const registered = new Set(workspaces.map((w) => w.name));
     for (const h of this.#held.values()) {
       if (!registered.has(h.name)) this.#stop(h, 'removed');
     }
+    const alive = workers.filter((w) => w.alive);
     const target = targetShare({
-      workers: workers.filter((w) => w.alive).map((w) => w.id),
+      workers: alive.map((w) => w.id),
       self: id,
       workspaces: workspaces.length,
       ...(request.maxWorkspaces !== undefined ? { max: request.maxWorkspaces } : {}),
+      caps: new Map(
+        alive.flatMap((w) => (w.maxWorkspaces !== undefined ? [[w.id, w.maxWorkspaces]] : [])),
+      ),
     });
     const active = [...this.#held.values()].filter((h) => h.stopping === undefined);
     if (active.length > target) {
@@ -212,6 +234,25 @@ class WorkerLoop {
     if (active.length < target) {
       const free = this.#free(workspaces, await registry.fleetLeases());
       for (const w of free.slice(0, target - active.length)) this.#start(w);
+    }
+  }
+
+  /** Records this worker's heartbeat (with its cap), telling the probe how it went. */
+  async #heartbeat(): Promise<void> {
+    const { ctx, request } = this;
+    try {
+      await this.fleet.registry.heartbeat({
+        id: this.fleet.id,
+        host: ctx.process.host,
+        pid: ctx.process.pid,
+        version: request.version,
+        ttlMs: this.#ttlMs,
+        ...(request.maxWorkspaces !== undefined ? { maxWorkspaces: request.maxWorkspaces } : {}),
+      });
+      request.probe?.heartbeat?.(true);
+    } catch (e) {
+      request.probe?.heartbeat?.(false, toTendError(e).message);
+      throw e;
     }
   }
 
@@ -244,8 +285,7 @@ class WorkerLoop {
     this.#held.set(workspace.name, held);
     const runWorkspace = this.deps.runWorkspace ?? run;
     held.done = runWorkspace(this.ctx, this.#runRequest(workspace, held)).then(
-      (r) =>
-        this.#ended(held, r.stoppedBy === 'lease-lost' ? 'the lease was taken over' : undefined),
+      (r) => this.#ended(held, r.stoppedBy === 'lease-lost' ? LEASE_LOST : undefined),
       (e: unknown) => this.#ended(held, toTendError(e)),
     );
   }
@@ -263,7 +303,12 @@ class WorkerLoop {
       lockTimeoutMs: 0,
       failureBackoffMaxMs: Math.max(request.intervalMs, MAX_PASS_BACKOFF_MS),
       signal: held.controller.signal,
-      lease: { command: 'tend worker', worker: this.fleet.id, ttlMs: this.#ttlMs },
+      lease: {
+        command: 'tend worker',
+        worker: this.fleet.id,
+        ttlMs: this.#ttlMs,
+        onRenew: (ms, kept) => request.probe?.leaseRenewed?.(ms / 1000, kept),
+      },
       report: (e) => this.#onRunEvent(held, e),
     };
   }
@@ -273,6 +318,7 @@ class WorkerLoop {
     if (e.kind === 'lease') {
       held.epoch = e.epoch;
       this.#took++;
+      this.#counted();
       this.#report({
         kind: 'took',
         workspace,
@@ -306,10 +352,12 @@ class WorkerLoop {
   /** A run ended: asked to (released), by losing its lease, or by an error (then a back-off). */
   #ended(held: Held, why: string | ReturnType<typeof toTendError> | undefined): void {
     this.#held.delete(held.name);
+    this.#counted();
     if (held.stopping !== undefined) {
-      if (held.epoch !== undefined) {
-        this.#report({ kind: 'released', workspace: held.name, reason: held.stopping });
-      }
+      if (held.epoch === undefined) return;
+      // Asked to stop, but the lease was already gone (a zombie resuming): lost, not released.
+      if (why === LEASE_LOST) this.#report({ kind: 'lost', workspace: held.name, reason: why });
+      else this.#report({ kind: 'released', workspace: held.name, reason: held.stopping });
       return;
     }
     // Another worker took it first (the lease is the mutual exclusion): nothing to say.

@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppContext, HeldWorkspace, ProviderFactory } from '../app/index.js';
+import type { AppContext, HeldWorkspace, ProviderFactory, Readiness } from '../app/index.js';
 import {
   acquireWorkspaceLease,
   defaultContext,
   holdWorkspace,
   openWorkspace,
+  storeReadiness,
 } from '../app/index.js';
 import { Redactor } from '../core/index.js';
 import { deriveTypes, loadOpenApiDocument } from '../providers/index.js';
@@ -675,5 +676,40 @@ describe('error codes become statuses in one place', () => {
   ];
   it.each(cases)('%s → %i', (code, status) => {
     expect(statusOf(code)).toBe(status);
+  });
+});
+
+describe('GET /readyz', () => {
+  const withReady = (ready: () => Promise<Readiness>) =>
+    app({
+      ctx,
+      workspace: { dir: ex.dir },
+      held,
+      hub,
+      metrics: new Metrics(),
+      version: '0.0.0-test',
+      tokens: [],
+      ready,
+    });
+
+  it('answers 200 without a token when the store answers', async () => {
+    const r = await withReady(() => storeReadiness(held)).request('/readyz');
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ ready: true });
+  });
+
+  it('answers 503 with the reason when the store does not', async () => {
+    // A PostgreSQL store nobody listens for (port 1): connecting is refused.
+    const closed = holdWorkspace(ctx, { dir: ex.dir, store: 'postgres://tend@127.0.0.1:1/tend' });
+    try {
+      const r = await withReady(() => storeReadiness(closed)).request('/readyz');
+      expect(r.status).toBe(503);
+      const body = await json<{ ready: boolean; reason: string }>(r);
+      expect(body.ready).toBe(false);
+      expect(body.reason).toMatch(/^the store: /);
+      expect(body.reason).toContain('127.0.0.1:1');
+    } finally {
+      await closed.close();
+    }
   });
 });

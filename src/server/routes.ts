@@ -4,6 +4,7 @@ import { ADDRESS_PATTERN, checkIntentWord, parseMotivation, TendError } from '..
 import type {
   AppContext,
   HeldWorkspace,
+  Readiness,
   ServeLoop,
   StatusReport,
   TwinGraph,
@@ -83,6 +84,8 @@ export interface ServerContext {
   readonly version: string;
   /** Serve /metrics without a token. */
   readonly metricsPublic?: boolean;
+  /** Whether the server can work now (`GET /readyz`: its store answers); absent: ready. */
+  readonly ready?: () => Promise<Readiness>;
 }
 
 /**
@@ -298,6 +301,23 @@ export const ROUTES: readonly Route[] = [
       properties: { ok: bool, version: { type: 'string' } },
     },
     handler: ({ server }) => Promise.resolve({ body: { ok: true, version: server.version } }),
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'ready',
+    summary:
+      'Whether the server can work now: its store answers (no token needed). 503 with the reason when not.',
+    role: 'public',
+    response: {
+      type: 'object',
+      required: ['ready'],
+      properties: { ready: bool, reason: { type: 'string' } },
+    },
+    handler: async ({ server }) => {
+      const r = server.ready ? await server.ready() : { ready: true };
+      return { status: r.ready ? 200 : 503, body: r };
+    },
   },
   {
     method: 'get',

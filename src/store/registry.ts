@@ -35,6 +35,8 @@ export interface WorkerRegistration {
   readonly version: string;
   /** Its lease TTL: it counts as alive while its last heartbeat is younger than this. */
   readonly ttlMs: number;
+  /** Its `--max-workspaces`, so that the others take what it leaves (absent: no cap). */
+  readonly maxWorkspaces?: number;
 }
 
 /** A registered worker. */
@@ -96,6 +98,11 @@ export interface FleetRegistry {
   /** Every registered worker by id, alive or not (judged by the database's clock). */
   listWorkers(): Promise<WorkerRecord[]>;
   removeWorker(id: string): Promise<void>;
+  /**
+   * Deletes the rows of workers whose last heartbeat is older than `ttlFactor` times their own TTL
+   * (database time); returns their ids.
+   */
+  pruneWorkers(ttlFactor: number): Promise<string[]>;
 
   /** The lease of every workspace that has one, by workspace, expired or not. */
   fleetLeases(): Promise<FleetLease[]>;

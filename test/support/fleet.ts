@@ -6,6 +6,8 @@ import pg from 'pg';
 /** `tend fleet status --json` (docs/fleet.md). */
 export interface FleetJson {
   workers: { id: string; host: string; pid: number; version: string; heartbeatAt: string }[];
+  /** Workers past their TTL whose rows are not deleted yet. */
+  deadWorkers: { id: string; host: string; pid: number; version: string; heartbeatAt: string }[];
   workspaces: {
     name: string;
     holder: { worker: string | null; host: string; pid: number } | null;

@@ -29,6 +29,13 @@ export interface PostgresHandle {
    * every connection is cut; resolves once it accepts connections again.
    */
   restart(): Promise<void>;
+  /**
+   * Stops the server (fast shutdown) but keeps its data directory: every connection is cut and new
+   * ones are refused until `startServer()`.
+   */
+  stopServer(): Promise<void>;
+  /** Starts a server stopped by `stopServer()` again (same data, port and settings). */
+  startServer(): Promise<void>;
   /** Stops the server (fast shutdown) and removes the temporary directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -187,20 +194,17 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     const settings = Object.entries({ fsync: 'off', ...options.settings })
       .map(([k, v]) => ` -c ${k}=${v}`)
       .join('');
-    output += await mustRun(
-      PG_CTL!,
-      [
-        '-D',
-        data,
-        '-l',
-        join(dir, 'postgres.log'),
-        '-o',
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${settings}`,
-        '-w',
-        'start',
-      ],
-      'pg_ctl start',
-    );
+    const startArgs = [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'postgres.log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${settings}`,
+      '-w',
+      'start',
+    ];
+    output += await mustRun(PG_CTL!, startArgs, 'pg_ctl start');
     started = true;
     const handle: PostgresHandle = {
       host: '127.0.0.1',
@@ -232,6 +236,12 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
           ['-D', data, '-l', join(dir, 'postgres.log'), '-m', 'fast', '-w', 'restart'],
           'pg_ctl restart',
         );
+      },
+      stopServer: async () => {
+        output += await mustRun(PG_CTL!, ['-D', data, '-m', 'fast', '-w', 'stop'], 'pg_ctl stop');
+      },
+      startServer: async () => {
+        output += await mustRun(PG_CTL!, startArgs, 'pg_ctl start');
       },
       stop: () => (stopping ??= stopAll()),
     };

@@ -11,6 +11,7 @@ export interface WorkerOptions {
   approveDestroy?: boolean;
   prune?: boolean;
   verifyTimeout: number;
+  listen?: string;
   json?: boolean;
 }
 
@@ -53,6 +54,10 @@ export function registerWorkerCommand(program: Command): void {
       'how long to wait for observed to match declared',
       intOption('--verify-timeout'),
       15_000,
+    )
+    .option(
+      '--listen <[host:]port>',
+      'serve GET /healthz, /readyz and /metrics there (host default 127.0.0.1; off by default)',
     )
     .option('--json', 'one JSON line per event')
     .action(async (o: WorkerOptions) => (await import('../handlers/worker.js')).workerHandler(o));

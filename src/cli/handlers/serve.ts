@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { HeldWorkspace, ServeLoop } from '../../app/index.js';
-import { defaultContext, holdWorkspace, startServeLoop } from '../../app/index.js';
+import { defaultContext, holdWorkspace, startServeLoop, storeReadiness } from '../../app/index.js';
 import { TendError } from '../../core/index.js';
 import { app, EventHub, listen, loadTokens, Metrics } from '../../server/index.js';
 import type { ServeOptions } from '../commands/serve.js';
@@ -94,7 +94,9 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
     }
     // Reads (status, graph) are answered from one workspace kept loaded, not a load per request.
     held = holdWorkspace(ctx, workspace);
+    const reads = held;
     const api = app({
+      ready: () => storeReadiness(reads),
       ctx,
       workspace,
       held,

@@ -86,6 +86,13 @@ function renderFleet(out: Output, status: FleetStatus): void {
       status.workers.map((w) => [w.id, w.host, String(w.pid), w.version, w.heartbeatAt]),
     );
   }
+  for (const w of status.deadWorkers) {
+    out.line(
+      out.style.yellow(
+        `dead worker ${w.id} (pid ${w.pid} on ${w.host}, ${w.version}): last heartbeat ${w.heartbeatAt}`,
+      ),
+    );
+  }
   out.line('');
   if (status.workspaces.length === 0) {
     out.line('no workspace is registered (tend workspace add)');

@@ -10,6 +10,7 @@ import { pgError, sqlstateOf } from './errors.js';
 import type { PostgresType } from './postgres-type.js';
 import { BASE, NAME } from './postgres-type.js';
 import type { PgSession } from './session.js';
+import { lendClient } from './session.js';
 import { bad, str } from './spec.js';
 
 const INFO: ResourceTypeInfo = {
@@ -59,23 +60,18 @@ async function install(
   what: string,
   fence: (() => void) | undefined,
 ): Promise<ObservedObject> {
-  let client: pg.PoolClient;
-  try {
-    client = await s.pool.connect();
-  } catch (e) {
-    throw pgError(e, what, false);
-  }
+  const lent = await lendClient(s.pool, what);
   let broken = false;
   try {
     // The last moment before the change is sent (WriteContext.fence, decision 0043).
     fence?.();
-    await installAudit(client, schema);
+    await installAudit(lent.client, schema);
   } catch (e) {
     if (e instanceof TendError) throw e;
     broken = sqlstateOf(e) === undefined;
     throw pgError(e, what, broken);
   } finally {
-    client.release(broken);
+    lent.release(broken);
   }
   return s.mustRead('audit', schema, what);
 }
@@ -106,20 +102,15 @@ export const AUDIT: PostgresType = {
 
   async delete(s, id, ctx) {
     const what = `deleting audit ${JSON.stringify(id)}`;
-    let client: pg.PoolClient;
-    try {
-      client = await s.pool.connect();
-    } catch (e) {
-      throw pgError(e, what, false);
-    }
+    const lent = await lendClient(s.pool, what);
     try {
       ctx.fence?.();
-      return await uninstallAudit(client, id);
+      return await uninstallAudit(lent.client, id);
     } catch (e) {
       if (e instanceof TendError) throw e;
       throw pgError(e, what, false);
     } finally {
-      client.release();
+      lent.release();
     }
   },
 };

@@ -39,6 +39,42 @@ export interface PgSession {
   mustRead(type: string, id: string, what: string): Promise<ObservedObject>;
 }
 
+/** A connection lent by the pool, listening for `error` while lent. */
+export interface LentClient {
+  readonly client: pg.PoolClient;
+  /** Gives it back; a broken one (`broken`, or an `error` it emitted while lent) is discarded. */
+  release(broken?: boolean): void;
+}
+
+/**
+ * Borrows a connection for `what` (a failure to connect is a TendError; nothing was sent). pg-pool
+ * listens for `error` only on idle connections: one the server ends while lent (terminated,
+ * restarted, a failover) emits `error` — also after the statement under way failed — and with no
+ * listener that event ends the process. This listener keeps it: the statement's own rejection
+ * reports the failure, and the connection is discarded when given back.
+ */
+export async function lendClient(pool: pg.Pool, what: string): Promise<LentClient> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (e) {
+    throw pgError(e, what, false);
+  }
+  let failed: Error | undefined;
+  const onError = (e: Error): void => {
+    failed ??= e;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release(broken = false) {
+      // A broken one keeps the listener: its socket's end may still emit `error` once discarded.
+      if (failed === undefined && !broken) client.off('error', onError);
+      client.release(failed ?? broken);
+    },
+  };
+}
+
 /** A session on `pool`; `list` lists a type's objects (what `read` looks an object up in). */
 export function createSession(
   pool: pg.Pool,
@@ -59,12 +95,8 @@ export function createSession(
     },
     async transaction(what, statements, ctx) {
       if (statements.length === 0) return;
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (e) {
-        throw pgError(e, what, false);
-      }
+      const lent = await lendClient(pool, what);
+      const { client } = lent;
       let committing = false;
       let broken = false;
       try {
@@ -92,30 +124,25 @@ export function createSession(
         // Before COMMIT, a lost connection rolls the transaction back: only COMMIT leaves it unknown.
         throw pgError(e, what, committing);
       } finally {
-        client.release(broken);
+        lent.release(broken);
       }
     },
     async single(what, statement, fence) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (e) {
-        throw pgError(e, what, false); // nothing was sent
-      }
+      const lent = await lendClient(pool, what); // failing to connect: nothing was sent
       let broken = false;
       try {
         fence?.();
       } catch (e) {
-        client.release();
+        lent.release();
         throw e;
       }
       try {
-        await client.query(statement);
+        await lent.client.query(statement);
       } catch (e) {
         broken = sqlstateOf(e) === undefined;
         throw pgError(e, what, true);
       } finally {
-        client.release(broken);
+        lent.release(broken);
       }
     },
     read,

@@ -127,6 +127,53 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
     }
   });
 
+  it('deletes the rows of workers dead for longer than a factor of their TTL (database time)', async () => {
+    const url = await freshDatabase();
+    const registry = await openPostgresRegistry(url);
+    try {
+      const w = { host: 'h1', pid: 7, version: '1.0.0', ttlMs: 5_000 };
+      await registry.heartbeat({ ...w, id: 'long-dead' });
+      await registry.heartbeat({ ...w, id: 'just-dead' });
+      await registry.heartbeat({ ...w, id: 'alive' });
+      // 60 s and 20 s without a heartbeat: dead for 12 and 4 TTLs.
+      await sql(
+        url,
+        "UPDATE tend.workers SET heartbeat_at = clock_timestamp() - interval '60 s' WHERE id = 'long-dead'",
+      );
+      await sql(
+        url,
+        "UPDATE tend.workers SET heartbeat_at = clock_timestamp() - interval '20 s' WHERE id = 'just-dead'",
+      );
+      expect(await registry.pruneWorkers(10)).toEqual(['long-dead']);
+      expect((await registry.listWorkers()).map((r) => [r.id, r.alive])).toEqual([
+        ['alive', true],
+        ['just-dead', false],
+      ]);
+      expect(await registry.pruneWorkers(10)).toEqual([]);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('keeps a worker’s --max-workspaces with its heartbeat, the version unchanged', async () => {
+    const url = await freshDatabase();
+    const registry = await openPostgresRegistry(url);
+    try {
+      const w = { host: 'h1', pid: 7, version: '1.2.3', ttlMs: 5_000 };
+      await registry.heartbeat({ ...w, id: 'capped', maxWorkspaces: 3 });
+      await registry.heartbeat({ ...w, id: 'free' });
+      const [capped, free] = await registry.listWorkers();
+      expect(capped).toMatchObject({ id: 'capped', version: '1.2.3', maxWorkspaces: 3 });
+      expect(free).toMatchObject({ id: 'free', version: '1.2.3' });
+      expect(free).not.toHaveProperty('maxWorkspaces');
+      // A heartbeat without the cap (the worker restarted without the flag) forgets it.
+      await registry.heartbeat({ ...w, id: 'capped' });
+      expect((await registry.listWorkers())[0]).not.toHaveProperty('maxWorkspaces');
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('lists every lease with the worker holding it, expired by the database clock', async () => {
     const url = await freshDatabase();
     const registry = await openPostgresRegistry(url);

@@ -64,12 +64,26 @@ function registeredFromRow(row: RegisteredRow): RegisteredWorkspace {
   };
 }
 
+// A worker's `--max-workspaces` is kept in its row's version column, after the version
+// (`0.1.0;max-workspaces=3`), so that schema version 2 needs no new column (decision 0046). A worker
+// of an older Tend reads the whole text as the version, and ignores the cap.
+const CAP_MARK = ';max-workspaces=';
+
+function versionColumn(worker: WorkerRegistration): string {
+  return worker.maxWorkspaces === undefined
+    ? worker.version
+    : `${worker.version}${CAP_MARK}${worker.maxWorkspaces}`;
+}
+
 function workerFromRow(row: WorkerRow): WorkerRecord {
+  const mark = row.version.indexOf(CAP_MARK);
+  const cap = mark < 0 ? NaN : Number(row.version.slice(mark + CAP_MARK.length));
   return {
     id: row.id,
     host: row.host,
     pid: row.pid,
-    version: row.version,
+    version: mark < 0 ? row.version : row.version.slice(0, mark),
+    ...(Number.isSafeInteger(cap) && cap >= 0 ? { maxWorkspaces: cap } : {}),
     ttlMs: row.ttl_ms,
     startedAt: row.started_at.toISOString(),
     heartbeatAt: row.heartbeat_at.toISOString(),
@@ -191,7 +205,7 @@ export class PostgresRegistry implements FleetRegistry {
         `INSERT INTO tend.workers (id, host, pid, version, ttl_ms) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
            version = excluded.version, ttl_ms = excluded.ttl_ms, heartbeat_at = clock_timestamp()`,
-        [w.id, w.host, w.pid, w.version, w.ttlMs],
+        [w.id, w.host, w.pid, versionColumn(w), w.ttlMs],
       );
     });
   }
@@ -210,6 +224,19 @@ export class PostgresRegistry implements FleetRegistry {
   removeWorker(id: string): Promise<void> {
     return this.#run(async (db) => {
       await run(db, 'DELETE FROM tend.workers WHERE id = $1', [id]);
+    });
+  }
+
+  pruneWorkers(ttlFactor: number): Promise<string[]> {
+    return this.#run(async (db) => {
+      const { rows } = await run<{ id: string }>(
+        db,
+        `DELETE FROM tend.workers
+         WHERE heartbeat_at + ttl_ms * $1::float8 * interval '1 millisecond' < clock_timestamp()
+         RETURNING id`,
+        [ttlFactor],
+      );
+      return rows.map((r) => r.id).sort();
     });
   }
 
