@@ -181,7 +181,7 @@ class Fleet {
         }
       }
       if (ok === this.o.workspaces * this.o.resources) return Date.now() - from;
-      await sleep(500);
+      await sleep(1_000);
     }
   }
 

@@ -313,7 +313,11 @@ async function trial(seed: number): Promise<void> {
         w.process.child.kill('SIGKILL');
         killedAt.set(id, Date.now());
         w.state = 'killed';
-        return `kill ${id}, start ${startWorker()}`;
+        const fresh = startWorker();
+        // Up before the next fault: a worker whose first connection fails (PostgreSQL restarting)
+        // exits 1 with store.open-failed rather than waiting — a supervisor's concern, not this test's.
+        await workers.get(fresh)!.process.waitFor(/"kind":"worker-started"/, 60_000);
+        return `kill ${id}, start ${fresh}`;
       }
       if (fault.kind === 'restart') {
         const t0 = Date.now();
@@ -378,7 +382,6 @@ async function trial(seed: number): Promise<void> {
       epoch: Number(e.epoch),
     }));
     const { held, steals } = leaseHistory(events, killedAt);
-    expect(steals, 'takeovers of live leases').toEqual([]);
     const started = new Set(workers.keys());
     for (const sample of samples) {
       const names = sample.workspaces.map((w) => w.name);
@@ -410,9 +413,17 @@ async function trial(seed: number): Promise<void> {
       'every mutation names its worker',
     ).toEqual([]);
     const unleased = unleasedMutations(mutations, held, SLACK_MS);
-    expect(unleased.late, 'mutations sent without a valid lease').toEqual([]);
     const zombies = zombieMutations(mutations, held, pauses);
-    expect(zombies.sent, 'mutations of a continued worker for a workspace taken over').toEqual([]);
+    // All three judged together, so that a failure shows whether a stolen lease let mutations through.
+    expect({
+      'takeovers of live leases': steals,
+      'mutations sent without a valid lease': unleased.late,
+      'mutations of a continued worker for a workspace taken over': zombies.sent,
+    }).toEqual({
+      'takeovers of live leases': [],
+      'mutations sent without a valid lease': [],
+      'mutations of a continued worker for a workspace taken over': [],
+    });
 
     // The ledgers.
     for (const s of spaces) {
