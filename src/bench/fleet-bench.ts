@@ -61,6 +61,8 @@ export interface FleetBenchResult {
   readonly options: Omit<FleetBenchOptions, 'workDir' | 'say'>;
   /** Convergence after every intent changed, ms, by worker count. */
   readonly converge: { readonly one: number[]; readonly three: number[] };
+  /** Leases taken, released or lost during each of those rounds (0 when the fleet held still). */
+  readonly moves: { readonly one: number[]; readonly three: number[] };
   readonly takeoverMs: number[];
   /** Whether the workers had host names of their own (else the dead-pid shortcut applied). */
   readonly ownHosts: boolean;
@@ -92,6 +94,8 @@ interface Worker {
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
   passes: number;
+  /** Workspaces taken (`took` lines), released or lost so far. */
+  moves: number;
 }
 
 /** The workers, the database and the platforms of one run. */
@@ -122,12 +126,15 @@ class Fleet {
         )
       : spawn(process.execPath, args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    const worker: Worker = { id, child, exited, passes: 0 };
+    const worker: Worker = { id, child, exited, passes: 0, moves: 0 };
     let rest = '';
     child.stdout.on('data', (d: Buffer) => {
       const lines = (rest + d.toString()).split('\n');
       rest = lines.pop() ?? '';
-      for (const l of lines) if (l.includes('"kind":"pass"')) worker.passes++;
+      for (const l of lines) {
+        if (l.includes('"kind":"pass"')) worker.passes++;
+        if (/"kind":"(took|released|lost)"/.test(l)) worker.moves++;
+      }
     });
     child.stderr.on('data', () => {});
     this.workers.set(id, worker);
@@ -296,6 +303,8 @@ async function measure(
 ): Promise<Omit<FleetBenchResult, 'options' | 'load' | 'totalMs'>> {
   const o = fleet.o;
   const converge = { one: [] as number[], three: [] as number[] };
+  const moves = { one: [] as number[], three: [] as number[] };
+  const movesNow = () => [...fleet.workers.values()].reduce((a, w) => a + w.moves, 0);
   const costs: PassCost[] = [];
   let replicas = 1;
   for (let round = 0; round < o.rounds; round++) {
@@ -306,11 +315,15 @@ async function measure(
       if (n === 1 && costs.length === 0) costs.push(await workerCost(fleet, source));
       replicas = (replicas % 5) + 1;
       o.say(`fleet: round ${round + 1}, ${n} worker(s): every intent to replicas ${replicas}…`);
+      const m0 = movesNow();
       const t0 = Date.now();
       fleet.writeIntents(replicas);
       const ms = await fleet.platformsAt(replicas, t0);
       (n === 1 ? converge.one : converge.three).push(ms);
-      o.say(`  converged in ${ms} ms`);
+      (n === 1 ? moves.one : moves.three).push(movesNow() - m0);
+      o.say(
+        `  converged in ${ms} ms (${movesNow() - m0} leases taken, released or lost meanwhile)`,
+      );
     }
   }
   await fleet.stopAll();
@@ -319,7 +332,7 @@ async function measure(
   const takeoverMs = await takeovers(fleet);
   await fleet.stopAll();
   for (const c of await runCosts(fleet, source)) costs.push(c);
-  return { converge, takeoverMs, ownHosts: OWN_HOSTS, costs, statementsSource: source };
+  return { converge, moves, takeoverMs, ownHosts: OWN_HOSTS, costs, statementsSource: source };
 }
 
 /** One worker holding every workspace, no drift: statements and CPU per resource per pass. */
@@ -437,6 +450,7 @@ export function renderFleetBench(r: FleetBenchResult): string {
       `converge after every intent changed, 1 worker : ${range(one)}`,
       `converge after every intent changed, 3 workers: ${range(three)}`,
       `ratio 1-worker / 3-worker time (medians): ${(one.median / three.median).toFixed(2)}×`,
+      `leases taken, released or lost during the rounds: 1 worker ${r.moves.one.join(', ')}; 3 workers ${r.moves.three.join(', ')}`,
     );
   }
   if (r.takeoverMs.length > 0) {
