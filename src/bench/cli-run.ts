@@ -38,6 +38,8 @@ export interface TendRunOptions {
   readonly timeoutMs?: number;
   /** Called with the child once it is started (to signal it). */
   readonly started?: (stop: (signal: NodeJS.Signals) => void) => void;
+  /** The environment instead of this process's (NO_COLOR and the probe's file are added). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** Runs `node [--cpu-prof] dist/cli/main.js …args` and resolves when it exits. */
@@ -57,7 +59,7 @@ export function runNode(argv: readonly string[], options: TendRunOptions = {}): 
     const t0 = performance.now();
     const child = spawn(process.execPath, [...execArgv, ...argv], {
       cwd: options.cwd ?? process.cwd(),
-      env: { ...process.env, NO_COLOR: '1', TEND_BENCH_PROBE: probeFile },
+      env: { ...(options.env ?? process.env), NO_COLOR: '1', TEND_BENCH_PROBE: probeFile },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     options.started?.((signal) => child.kill(signal));

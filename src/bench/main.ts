@@ -4,6 +4,8 @@
 //
 //   node dist/bench/main.js [--quick] [--only cli,core,<figure>,…] [--runs N] [--oob-changes N]
 //                           [--sizes N,N] [--profile DIR] [--json FILE] [--keep]
+//                           [--fleet-workspaces N] [--fleet-resources N] [--fleet-kills N]
+//                           [--fleet-rounds N] [--fleet-latency MS] [--fleet-ttl S]
 //
 // First the figures a user feels, measured through the built tend command (cli-bench.ts) at 1,000,
 // 10,000 and 100,000 resources; then the core (in-process) micro-benchmarks. --quick (or
@@ -28,6 +30,8 @@ import { describeMachine, load } from './machine.js';
 import { runNoDriftPasses } from './no-drift-pass.js';
 import { runPdnsScale } from './pdns-scale.js';
 import { runPlanBench } from './plan-bench.js';
+import type { FleetBenchResult } from './fleet-bench.js';
+import { FLEET_SIZES, renderFleetBench, runFleetBench } from './fleet-bench.js';
 import { renderReport } from './report.js';
 import type { ServeLoadResult } from './serve-load.js';
 import { measureServeLoad, renderServeLoad } from './serve-load.js';
@@ -78,7 +82,9 @@ const CORE = [
   'pdns',
   'serve',
 ] as const;
-const BENCHES = [...CLI_FIGURES, ...CORE] as const;
+/** Run only when named (`--only fleet`): PostgreSQL, several workers, minutes at full size. */
+const FLEET = 'fleet';
+const BENCHES = [...CLI_FIGURES, ...CORE, FLEET] as const;
 type BenchName = (typeof BENCHES)[number];
 /** Names that stand for several: every CLI figure, every core benchmark. */
 const GROUPS: Record<string, readonly BenchName[]> = { cli: CLI_FIGURES, core: CORE };
@@ -93,9 +99,22 @@ interface Args {
   readonly profile?: string;
   readonly json?: string;
   readonly keep: boolean;
+  /** The fleet benchmark's sizes given on the command line. */
+  readonly fleet: Partial<Record<FleetFlag, number>>;
 }
 
-const USAGE = `usage: bench [--quick] [--only ${[...Object.keys(GROUPS), ...BENCHES].join(',')}] [--runs N] [--sizes N,N] [--oob-changes N] [--profile DIR] [--json FILE] [--keep]`;
+/** The fleet benchmark's flags (`--fleet-<name> N`) and the least each takes. */
+const FLEET_FLAGS = {
+  workspaces: 1,
+  resources: 1,
+  kills: 0,
+  rounds: 0,
+  latency: 0,
+  ttl: 2,
+} as const;
+type FleetFlag = keyof typeof FLEET_FLAGS;
+
+const USAGE = `usage: bench [--quick] [--only ${[...Object.keys(GROUPS), ...BENCHES].join(',')}] [--runs N] [--sizes N,N] [--oob-changes N] [--profile DIR] [--json FILE] [--keep] [--fleet-workspaces N] [--fleet-resources N] [--fleet-kills N] [--fleet-rounds N] [--fleet-latency MS] [--fleet-ttl S]`;
 
 function count(flag: string, text: string | undefined, min: number): number {
   const v = Number(text);
@@ -107,7 +126,8 @@ function count(flag: string, text: string | undefined, min: number): number {
 
 function parseArgs(argv: readonly string[]): Args {
   let quick = process.env['BENCH_QUICK'] === '1';
-  let only = new Set<BenchName>(BENCHES);
+  let only = new Set<BenchName>(BENCHES.filter((b) => b !== FLEET));
+  const fleet: Partial<Record<FleetFlag, number>> = {};
   let json: string | undefined;
   let profile: string | undefined;
   let runs = 5;
@@ -125,7 +145,10 @@ function parseArgs(argv: readonly string[]): Args {
       const text = argv[++i];
       cliSizes = (text ?? '').split(',').map((x) => count('--sizes', x, 2));
     } else if (a === '--oob-changes') oobChanges = count('--oob-changes', argv[++i], 1);
-    else if (a === '--only') {
+    else if (a.startsWith('--fleet-') && Object.hasOwn(FLEET_FLAGS, a.slice(8))) {
+      const name = a.slice(8) as FleetFlag;
+      fleet[name] = count(a, argv[++i], FLEET_FLAGS[name]);
+    } else if (a === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       const bad = names.filter(
         (x) => !(BENCHES as readonly string[]).includes(x) && !(x in GROUPS),
@@ -153,6 +176,7 @@ function parseArgs(argv: readonly string[]): Args {
     ...(profile !== undefined ? { profile: resolve(profile) } : {}),
     ...(json !== undefined ? { json } : {}),
     keep,
+    fleet,
   };
 }
 
@@ -175,6 +199,7 @@ async function main(): Promise<void> {
   };
   let converged: Workspace | undefined;
   let serve: ServeLoadResult | undefined;
+  let fleet: FleetBenchResult | undefined;
   const cli: {
     start?: StartFigures;
     sizes: CliSizeResults[];
@@ -310,6 +335,7 @@ async function main(): Promise<void> {
         await own.stop();
       }
     }
+    if (args.only.has(FLEET)) fleet = await fleetBench(args, work);
   } finally {
     await sandbox.stop();
     if (args.keep) say(`kept ${work}`);
@@ -324,9 +350,29 @@ async function main(): Promise<void> {
     `${renderReport(results, cliOnly.size > 0 ? renderCli(cli, FAULTS.rateLimit) : undefined)}\n`,
   );
   if (serve) process.stdout.write(`\n${renderServeLoad(serve)}\n`);
+  if (fleet) process.stdout.write(`\n${renderFleetBench(fleet)}\n`);
   if (args.json) {
-    writeFileSync(args.json, `${JSON.stringify({ ...results, serve }, null, 2)}\n`);
+    writeFileSync(args.json, `${JSON.stringify({ ...results, serve, fleet }, null, 2)}\n`);
   }
+}
+
+/** The fleet benchmark at the sizes asked (docs/benchmarks.md, "A fleet"). */
+function fleetBench(args: Args, work: string): Promise<FleetBenchResult> {
+  const sizes = args.quick ? FLEET_SIZES.quick : FLEET_SIZES.full;
+  const f = args.fleet;
+  const workspaces = f.workspaces ?? sizes.workspaces;
+  return runFleetBench({
+    workspaces,
+    resources: f.resources ?? sizes.resources,
+    kills: f.kills ?? sizes.kills,
+    rounds: f.rounds ?? sizes.rounds,
+    latencyMs: f.latency ?? 50,
+    leaseTtlS: f.ttl ?? 10,
+    sandboxes: Math.min(3, workspaces),
+    concurrency: 16,
+    workDir: join(work, 'fleet'),
+    say,
+  });
 }
 
 /** The CLI figures: start-up, then one table per size, then the profiles. */
