@@ -2,6 +2,7 @@ import type {
   Address,
   Change,
   CheckResult,
+  IntentOrigin,
   Plan,
   ResourceState,
   TendError,
@@ -59,6 +60,8 @@ export type EngineEvent =
       readonly pass: number;
       readonly ms: number;
       readonly states: Readonly<Record<ResourceState, number>>;
+      /** The commit the pass planned from (a git workspace). */
+      readonly origin?: IntentOrigin;
     }
   | { readonly kind: 'warning'; readonly message: string }
   | { readonly kind: 'error'; readonly error: TendError };

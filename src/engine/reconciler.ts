@@ -365,7 +365,13 @@ async function backHalf(
   // record
   const { statuses, states } = statusesOf(ws, planned, outcomes, clock.now().toISOString());
   await recorder.recordStatuses(statuses);
-  report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
+  report({
+    kind: 'pass-done',
+    pass: options.pass ?? 1,
+    ms: clock.now().getTime() - t0,
+    states,
+    ...(ws.origin ? { origin: ws.origin } : {}),
+  });
   return {
     plan: planned.plan,
     observation: planned.observation,

@@ -11,6 +11,7 @@ export interface WorkerOptions {
   approveDestroy?: boolean;
   prune?: boolean;
   verifyTimeout: number;
+  cacheDir?: string;
   json?: boolean;
 }
 
@@ -53,6 +54,10 @@ export function registerWorkerCommand(program: Command): void {
       'how long to wait for observed to match declared',
       intOption('--verify-timeout'),
       15_000,
+    )
+    .option(
+      '--cache-dir <dir>',
+      'where git workspaces are fetched, one folder each (default $XDG_CACHE_HOME/tend/git, else ~/.cache/tend/git)',
     )
     .option('--json', 'one JSON line per event')
     .action(async (o: WorkerOptions) => (await import('../handlers/worker.js')).workerHandler(o));

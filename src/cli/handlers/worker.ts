@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { TendError } from '../../core/index.js';
 import type { WorkerEvent } from '../../app/index.js';
 import { runWorker, storeFlag } from '../../app/index.js';
@@ -77,6 +78,7 @@ export async function workerHandler(o: WorkerOptions): Promise<void> {
       approveDestroy: Boolean(o.approveDestroy),
       prune: o.prune !== false,
       verifyTimeoutMs: o.verifyTimeout,
+      ...(o.cacheDir !== undefined ? { cacheDir: resolve(o.cacheDir) } : {}),
       version: version(),
       signal: stop.signal,
       report,

@@ -543,8 +543,9 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
         tx.db,
         `INSERT INTO tend.changes (workspace, seq, time, actor, actor_kind, intent, motivation, source,
            address, type, object_id, action, fields, before, after, decision, key_id, format,
-           prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+           prev_hash, hash, origin)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+           $21)`,
         [
           this.#workspace,
           row.seq,
@@ -566,6 +567,7 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
           row.format ?? 1,
           row.prev_hash,
           row.hash,
+          row.origin ?? null,
         ],
       );
       tx.head = { seq: entry.seq, hash: entry.hash };
