@@ -57,7 +57,7 @@ export interface RunRequest extends WorkspaceSelection {
   readonly onPassDone?: (info: { pass: number; unsettled: number }) => void;
   /**
    * Where the intent comes from when it is not `dir` itself (a git workspace, `tend worker`): asked
-   * once before the first pass and again after every pass, it returns the directory holding one
+   * before every pass (`RunOptions.beforePass`; before the first, to open the workspace), it returns the directory holding one
    * commit's intent and that commit. `dir` is then ignored. A new commit is loaded like an edit of
    * the files (valid: it takes over at once; invalid: reported, the last good commit stays in force);
    * a failure to fetch is reported (`error`) and the commit in force stays.
@@ -177,9 +177,13 @@ export async function run(ctx: AppContext, given: RunRequest): Promise<RunReport
               const unsettled = (await current.store.unsettled().catch(() => [])).length;
               request.onPassDone({ pass: p.pass, unsettled });
             }
-            if (request.follow !== false) await intent.check();
+            // A source is asked before each pass instead (beforePass): the pass plans from its commit.
+            if (request.follow !== false && !request.source) await intent.check();
             intent.reportInvalid();
           },
+          ...(request.source && request.follow !== false
+            ? { beforePass: () => intent.check() }
+            : {}),
         },
         AbortSignal.any([request.signal, lease.signal, restart.signal]),
       );

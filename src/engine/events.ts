@@ -21,7 +21,12 @@ export type EngineEvent =
       /** A focused pass: only the objects the audit feed named (and what they reference) were read. */
       readonly focused?: boolean;
     }
-  | { readonly kind: 'plan'; readonly plan: Plan }
+  | {
+      readonly kind: 'plan';
+      readonly plan: Plan;
+      /** The commit the plan was planned from (a git workspace). */
+      readonly origin?: IntentOrigin;
+    }
   | {
       readonly kind: 'recovered';
       readonly opId: string;

@@ -146,7 +146,11 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     arbitration = { ...arbitration, recorded };
     for (const change of recorded) report({ kind: 'change-observed', change });
   }
-  report({ kind: 'plan', plan: front.planned.plan });
+  report({
+    kind: 'plan',
+    plan: front.planned.plan,
+    ...(ws.origin ? { origin: ws.origin } : {}),
+  });
   const decided = { ...front, arbitration };
   if (!recorder) return notApplied(decided);
   return backHalf(ws, options, recorder, decided, t0);
