@@ -63,6 +63,8 @@ export type WorkerEvent = { readonly worker: string } & (
       readonly pass: number;
       readonly ms: number;
       readonly states: Readonly<Record<string, number>>;
+      /** The commit the pass planned from (a git workspace). */
+      readonly commit?: string;
     }
   | {
       readonly kind: 'failed';
@@ -302,7 +304,14 @@ class WorkerLoop {
     } else if (e.kind === 'pass-done') {
       this.#passes++;
       this.#retryAt.delete(workspace);
-      this.#report({ kind: 'pass', workspace, pass: e.pass, ms: e.ms, states: e.states });
+      this.#report({
+        kind: 'pass',
+        workspace,
+        pass: e.pass,
+        ms: e.ms,
+        states: e.states,
+        ...(e.origin ? { commit: e.origin.commit } : {}),
+      });
       if (held.epoch !== undefined) {
         this.fleet.registry.passDone(workspace, held.epoch, e.origin).catch(() => undefined);
       }

@@ -91,7 +91,10 @@ describe.skipIf(POSTGRES.skip)(`a git workspace in a fleet${POSTGRES.note}`, () 
     (await sandbox.objects()).find(
       (o) => o.type === 'services' && o.fields['name'] === `api-${NAME}`,
     )?.fields['replicas'];
-  const passes = () => lines().filter((l) => l.kind === 'pass' && l.workspace === NAME);
+  const passes = () =>
+    lines().filter((l) => l.kind === 'pass' && l.workspace === NAME) as (WorkerLine & {
+      commit?: string;
+    })[];
   /**
    * A copy of a good intent of the workspace, for the commands that read one besides the store
    * (history, status): the work clone may hold a bad one.
@@ -224,11 +227,24 @@ describe.skipIf(POSTGRES.skip)(`a git workspace in a fleet${POSTGRES.note}`, () 
     const second = push(5);
     const pushedAt = Date.now();
     await waitFor('replicas 5', async () => (await replicas()) === 5, 60_000);
-    const passesTaken = passes().length - passesBefore;
+    // The passes that ended after the push, up to the first planned from the new commit.
+    await waitFor(
+      'a pass from the new commit',
+      () => passes().some((p) => p.commit === second),
+      30_000,
+    );
+    const passesTaken = passes().findIndex((p) => p.commit === second) - passesBefore + 1;
     console.log(
       `fleet-git: commit ${second.slice(0, 12)} applied ${Date.now() - pushedAt} ms after the push, ${passesTaken} pass(es) later`,
     );
+    expect(passesTaken).toBeGreaterThanOrEqual(1);
     expect(passesTaken).toBeLessThanOrEqual(2);
+    expect(passes().find((p) => p.commit === second)!.states).toMatchObject({
+      converged: 1,
+      pending: 0,
+      failing: 0,
+      error: 0,
+    });
     h = await history();
     const update = h.changes.filter((c) => c.action === 'update' && c.after?.['replicas'] === 5);
     expect(update).toHaveLength(1);

@@ -33,7 +33,8 @@ export function renderWorkerEvent(e: WorkerEvent): string {
         .filter(([, n]) => n > 0)
         .map(([k, n]) => `${n} ${k}`)
         .join(', ');
-      return `${at} workspace ${e.workspace} pass ${e.pass} done in ${e.ms} ms: ${states || 'nothing declared'}`;
+      const from = e.commit ? ` (commit ${e.commit.slice(0, 12)})` : '';
+      return `${at} workspace ${e.workspace} pass ${e.pass}${from} done in ${e.ms} ms: ${states || 'nothing declared'}`;
     }
     case 'failed':
       return `${at} workspace ${e.workspace} pass failed: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
