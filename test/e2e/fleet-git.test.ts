@@ -168,6 +168,9 @@ describe.skipIf(POSTGRES.skip)(`a git workspace in a fleet${POSTGRES.note}`, () 
     const both = await tend(['workspace', 'add', 'x', '--git', repoUrl, '--dir', root]);
     expect(both.code).toBe(1);
     expect(both.stdout + both.stderr).toContain('--dir and --git cannot be given together');
+    const refAlone = await tend(['workspace', 'add', 'x', '--dir', root, '--ref', 'main']);
+    expect(refAlone.code).toBe(1);
+    expect(refAlone.stdout + refAlone.stderr).toContain('--ref and --path go with --git');
   });
 
   it('converges, follows a pushed commit within two passes, records it everywhere, keeps the last good commit, pushes an accepted change on a branch', async () => {
