@@ -18,6 +18,7 @@ import type { PatchLocation } from '../intent/index.js';
 import { fieldPosition, isSecretRef, parseFieldPath, patchResourceField } from '../intent/index.js';
 import type { AppContext } from './context.js';
 import { commitOnNewBranch } from './git-commit.js';
+import { acceptInRepository, registeredGitSource } from './accept-git-workspace.js';
 import type { WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
 import { writeFileAtomic } from './write-file-atomic.js';
@@ -70,6 +71,11 @@ export interface AcceptReport {
   readonly branch?: string;
   readonly commit?: string;
   readonly returnedTo?: string;
+  /**
+   * A git workspace registered in the fleet's store: the repository the branch was pushed to
+   * (`git push origin <branch>`; never the ref the workspace follows).
+   */
+  readonly pushedTo?: string;
   readonly elsewhere?: { readonly reason: string; readonly where?: PatchLocation };
   /** Things the user should know (the platform could not be read, a value was normalised, …). */
   readonly notes: readonly string[];
@@ -283,6 +289,11 @@ async function valueToAccept(
  * Read-only for the store, so it takes no workspace lease (a running `tend run` keeps it).
  */
 export async function accept(ctx: AppContext, request: AcceptRequest): Promise<AcceptReport> {
+  if (request.git) {
+    // A git workspace of a fleet: the patch is committed in a clone of its repository and pushed.
+    const source = await registeredGitSource(ctx, request);
+    if (source) return acceptInRepository(ctx, request, source);
+  }
   const { ws } = await openWorkspace(ctx, request);
   try {
     return await acceptIn(ctx, ws, request);

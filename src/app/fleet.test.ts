@@ -70,10 +70,37 @@ describe('the fleet registry’s use cases refuse bad input', () => {
     });
   });
 
+  it('refuses a source that is both a directory and a repository, or neither', async () => {
+    const d = dir('both', { 'main.yaml': 'kind: Workspace\nname: shop\n' });
+    const both = await refusal(
+      addWorkspace(ctx, { name: 'shop', dir: d, git: { url: 'file:///srv/i.git' } }),
+    );
+    expect({ code: both.code, message: both.message, hint: both.hint }).toEqual({
+      code: 'workspace.source',
+      message: '--dir and --git cannot be given together',
+      hint: 'a workspace reads its intent from one directory or one git repository',
+    });
+    const neither = await refusal(addWorkspace(ctx, { name: 'shop' }));
+    expect(neither.message).toBe('give where the intent is: --dir <path> or --git <url>');
+  });
+
+  it('refuses a git source with credentials, a bad ref or a path leaving the repository, before any database', async () => {
+    const cases: [Parameters<typeof addWorkspace>[1]['git'], string][] = [
+      [{ url: 'https://u:p4ss@h/r.git' }, 'workspace.git_url'],
+      [{ url: 'file:///srv/r.git', ref: 'a..b' }, 'workspace.git_ref'],
+      [{ url: 'file:///srv/r.git', path: '../up' }, 'workspace.git_path'],
+    ];
+    for (const [git, code] of cases) {
+      // The store is SQLite (no registry): the source is refused first, for what it is.
+      expect((await refusal(addWorkspace(ctx, { name: 'shop', git }))).code).toBe(code);
+    }
+  });
+
   it('refuses every registry command on a store that is not shared', async () => {
     const d = dir('ok', { 'main.yaml': 'kind: Workspace\nname: shop\n' });
     const attempts = [
       () => addWorkspace(ctx, { name: 'shop', dir: d }),
+      () => addWorkspace(ctx, { name: 'shop', git: { url: 'file:///srv/r.git' } }),
       () => listWorkspaces(ctx, {}),
       () => removeWorkspace(ctx, { name: 'shop' }),
       () => fleetStatus(ctx, { store: join(root, 'state.db') }),

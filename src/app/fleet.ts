@@ -10,6 +10,7 @@ import type {
 } from '../store/index.js';
 import { openRegistry } from '../store/index.js';
 import type { AppContext } from './context.js';
+import { gitSource } from './git-source.js';
 import { storeLocation } from './workspace.js';
 
 // The fleet's registry as use cases (docs/fleet.md): `tend workspace add/list/remove` and
@@ -84,10 +85,12 @@ async function checkIntentDir(dir: string, name: string): Promise<void> {
   }
 }
 
-/** What `tend workspace add` is asked. */
+/** What `tend workspace add` is asked: a directory, or a git repository (exactly one). */
 export interface AddWorkspaceRequest extends FleetSelection {
   readonly name: string;
-  readonly dir: string;
+  readonly dir?: string;
+  /** The repository (`--git`), its branch or tag (`--ref`, default main), the intent folder in it. */
+  readonly git?: { readonly url: string; readonly ref?: string; readonly path?: string };
 }
 
 /** What `tend workspace add` did: `added: false` when it was registered with this source already. */
@@ -107,13 +110,31 @@ export async function addWorkspace(
   request: AddWorkspaceRequest,
 ): Promise<AddWorkspaceReport> {
   checkWorkspaceName(request.name);
-  const dir = resolve(request.dir);
-  await checkIntentDir(dir, request.name);
-  const source: WorkspaceSource = { kind: 'dir', dir };
+  const source = await sourceOf(request);
   const addedBy = `${ctx.env['USER'] ?? ctx.env['LOGNAME'] ?? 'unknown'}@${ctx.process.host}`;
   return withRegistry(ctx, request, (registry) =>
     registry.addWorkspace({ name: request.name, source, addedBy }),
   );
+}
+
+/**
+ * The source a request names: `--dir` (made absolute, holding an intent) or `--git` (its URL, ref and
+ * path checked; the repository is read by the worker that holds the workspace, with its credentials).
+ */
+async function sourceOf(request: AddWorkspaceRequest): Promise<WorkspaceSource> {
+  if ((request.dir === undefined) === (request.git === undefined)) {
+    throw new TendError(
+      'workspace.source',
+      request.dir === undefined
+        ? 'give where the intent is: --dir <path> or --git <url>'
+        : '--dir and --git cannot be given together',
+      { hint: 'a workspace reads its intent from one directory or one git repository' },
+    );
+  }
+  if (request.git) return gitSource(request.git);
+  const dir = resolve(request.dir!);
+  await checkIntentDir(dir, request.name);
+  return { kind: 'dir', dir };
 }
 
 /** `tend workspace list`: every registered workspace, by name. */

@@ -154,6 +154,16 @@ export type {
   FleetWorkerView,
   FleetWorkspaceView,
 } from './fleet.js';
+export { describeSource } from '../store/index.js';
+export {
+  checkGitPath,
+  checkGitRef,
+  checkGitUrl,
+  defaultGitCacheDir,
+  GitCheckout,
+  gitSource,
+} from './git-source.js';
+export type { GitSnapshot } from './git-source.js';
 export {
   addWorkspace,
   checkWorkspaceName,

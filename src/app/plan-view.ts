@@ -1,4 +1,4 @@
-import type { Address, Plan, PlanStep } from '../core/index.js';
+import type { Address, IntentOrigin, Plan, PlanStep } from '../core/index.js';
 import { blockedReason, destructive } from '../core/index.js';
 import type { FieldDecision } from '../engine/index.js';
 import type { LiveFindings, Orphan, PlanReport } from './plan.js';
@@ -28,6 +28,8 @@ export interface PlanStepsView {
 export interface PlanView extends PlanStepsView, LiveFindings {
   readonly workspace: PlanReport['workspace'];
   readonly decisions: readonly FieldDecision[];
+  /** The commit the intent was read from (a git workspace): what the plan was planned from. */
+  readonly origin?: IntentOrigin;
 }
 
 /** The steps part of the view (see `PlanStepsView`). */
@@ -66,5 +68,6 @@ export function planView(report: Omit<PlanReport, 'changeset'>): PlanView {
     duplicates: report.duplicates,
     replacing: report.replacing,
     unlisted: report.unlisted,
+    ...(report.origin ? { origin: report.origin } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { Address, ObservedObject, Plan } from '../core/index.js';
+import type { Address, IntentOrigin, ObservedObject, Plan } from '../core/index.js';
 import type { FieldDecision, Observation, Reporter } from '../engine/index.js';
 import { makeChangeset, reconcilePass, tendActor, writeChangeset } from '../engine/index.js';
 import type { AppContext } from './context.js';
@@ -52,6 +52,8 @@ export interface PlanReport extends LiveFindings {
   readonly decisions: readonly FieldDecision[];
   /** The changeset file written (absolute), when asked for. */
   readonly changeset?: string;
+  /** The commit the intent was read from (a git workspace). */
+  readonly origin?: IntentOrigin;
 }
 
 /** What observe found besides the declared resources, as plain data. */
@@ -108,6 +110,7 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
       plan: result.plan,
       decisions: result.arbitration?.decisions ?? [],
       ...(changeset ? { changeset } : {}),
+      ...(ws.origin ? { origin: ws.origin } : {}),
       ...liveFindings(result.observation),
     };
   } finally {

@@ -1,7 +1,7 @@
 import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
-import type { Diagnostic } from '../core/index.js';
-import { toTendError } from '../core/index.js';
+import type { Diagnostic, IntentOrigin } from '../core/index.js';
+import { TendError, toTendError } from '../core/index.js';
 import type { CrashHook, PassReport, Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace, runContinuously, tendActor } from '../engine/index.js';
 import { intentContentHash, readIntentFiles } from '../intent/index.js';
@@ -55,6 +55,19 @@ export interface RunRequest extends WorkspaceSelection {
   readonly failureBackoffMaxMs?: number;
   /** Called after every pass with the journal's unsettled operations (metrics). */
   readonly onPassDone?: (info: { pass: number; unsettled: number }) => void;
+  /**
+   * Where the intent comes from when it is not `dir` itself (a git workspace, `tend worker`): asked
+   * before every pass (`RunOptions.beforePass`; before the first, to open the workspace), it returns the directory holding one
+   * commit's intent and that commit. `dir` is then ignored. A new commit is loaded like an edit of
+   * the files (valid: it takes over at once; invalid: reported, the last good commit stays in force);
+   * a failure to fetch is reported (`error`) and the commit in force stays.
+   */
+  readonly source?: RunSource;
+}
+
+/** One commit of a run's intent source (see `RunRequest.source`). */
+export interface RunSource {
+  snapshot(): Promise<{ readonly dir: string; readonly origin: IntentOrigin }>;
 }
 
 /** How the last pass of a run ended. */
@@ -87,9 +100,12 @@ function lastPassOf(p: PassReport): LastPass {
  * over at once, an invalid one is reported at every pass while the last valid intent stays in force
  * (so a broken file never causes a prune).
  */
-export async function run(ctx: AppContext, request: RunRequest): Promise<RunReport> {
-  const report: AppReporter = request.report ?? (() => {});
-  const opened = await openWorkspace(ctx, request);
+export async function run(ctx: AppContext, given: RunRequest): Promise<RunReport> {
+  const report: AppReporter = given.report ?? (() => {});
+  // A git workspace: the first pass plans from the commit its ref points to now.
+  const first = given.source ? await given.source.snapshot() : undefined;
+  const request: RunRequest = first ? { ...given, dir: first.dir } : given;
+  const opened = await openWorkspace(ctx, request, 'write', first ? { origin: first.origin } : {});
   // A changed intent is loaded again with the store's cache: only the files that changed are parsed.
   const cache = intentCacheFor(storeLocation(ctx, request), request.dir);
   let current: Workspace = opened.ws;
@@ -115,8 +131,9 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
     current: () => current,
     cache,
     report,
-    watch: request.watch !== false && request.follow !== false,
+    watch: request.watch !== false && request.follow !== false && !request.source,
     onValid: () => restart.abort(),
+    ...(request.source ? { source: request.source } : {}),
   });
 
   let stoppedBy: RunReport['stoppedBy'] = 'signal';
@@ -160,9 +177,13 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
               const unsettled = (await current.store.unsettled().catch(() => [])).length;
               request.onPassDone({ pass: p.pass, unsettled });
             }
-            if (request.follow !== false) await intent.check();
+            // A source is asked before each pass instead (beforePass): the pass plans from its commit.
+            if (request.follow !== false && !request.source) await intent.check();
             intent.reportInvalid();
           },
+          ...(request.source && request.follow !== false
+            ? { beforePass: () => intent.check() }
+            : {}),
         },
         AbortSignal.any([request.signal, lease.signal, restart.signal]),
       );
@@ -248,67 +269,97 @@ function followIntent(
     readonly report: AppReporter;
     readonly watch: boolean;
     readonly onValid: () => void;
+    readonly source?: RunSource;
   },
 ): IntentFollower {
   const { report } = options;
   let watcher: FSWatcher | undefined;
   let next: Workspace | undefined;
+  // The content hash (or, from a source, the commit) of an intent that does not load.
   let badHash: string | undefined;
   let badDiagnostics: readonly Diagnostic[] = [];
+  let badError: TendError | undefined;
   let checking: Promise<void> | undefined;
+  const inForce = () => next ?? options.current();
+
+  /** The files in the intent directory, when their content changed since the intent in force. */
+  const changedFiles = async (): Promise<Candidate | undefined> => {
+    const files = await readIntentFiles(options.current().intent.dir);
+    const hash = intentContentHash(files.files);
+    if (hash === inForce().intent.contentHash) {
+      badHash = undefined;
+      return undefined;
+    }
+    return hash === badHash ? undefined : { dir: options.current().intent.dir, key: hash };
+  };
+
+  /** The source's commit now, when it is not the one in force (a fetch failure is reported). */
+  const newCommit = async (source: RunSource): Promise<Candidate | undefined> => {
+    let snap: Awaited<ReturnType<RunSource['snapshot']>>;
+    try {
+      snap = await source.snapshot();
+    } catch (e) {
+      report({ kind: 'error', error: toTendError(e, 'git.fetch_failed') });
+      return undefined;
+    }
+    const commit = snap.origin.commit;
+    if (commit === inForce().origin?.commit) {
+      badHash = undefined;
+      return undefined;
+    }
+    return commit === badHash ? undefined : { dir: snap.dir, key: commit, origin: snap.origin };
+  };
+
+  const load = async (found: Candidate): Promise<void> => {
+    const current = options.current();
+    const loaded = await loadIntentWithProviders(ctx, found.dir, current.name, options.cache);
+    const problems: Diagnostic[] = [...loaded.diagnostics];
+    if (loaded.intent && (loaded.intent.workspace?.name ?? current.name) !== current.name) {
+      problems.push({
+        code: 'workspace.renamed',
+        severity: 'error',
+        message: `the intent now names workspace ${loaded.intent.workspace?.name}, but this run holds ${current.name}`,
+        hint: 'stop tend run and start it again to manage the other workspace',
+      });
+    }
+    if (!loaded.intent || problems.some((d) => d.severity === 'error')) {
+      await closeProviders(loaded.providers.values());
+      badHash = found.key;
+      badDiagnostics = problems;
+      badError = found.origin ? invalidCommit(found.origin, problems, inForce().origin) : undefined;
+      reportBad();
+      return;
+    }
+    badHash = undefined;
+    badError = undefined;
+    if (next) await closeProviders(next.providers.values());
+    next = createWorkspace({
+      name: current.name,
+      intent: loaded.intent,
+      providers: loaded.providers,
+      store: current.store,
+      // The same lease holds the new intent's workspace: its sends pass the same fence.
+      fence: current.fence,
+      env: ctx.env,
+      secrets: ctx.redactor,
+      sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
+      userAgent: processUserAgent(ctx.env, ctx.process.pid),
+      ...(found.origin ? { origin: found.origin } : {}),
+    });
+    options.onValid();
+  };
+
+  const reportBad = (): void => {
+    if (badHash === undefined) return;
+    report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });
+    if (badError) report({ kind: 'error', error: badError });
+  };
 
   const checkIntent = (): Promise<void> =>
     (checking ??= (async () => {
       try {
-        const files = await readIntentFiles(options.current().intent.dir);
-        const hash = intentContentHash(files.files);
-        const inForce = next?.intent.contentHash ?? options.current().intent.contentHash;
-        if (hash === inForce) {
-          badHash = undefined;
-          return;
-        }
-        if (hash === badHash) return;
-        const current = options.current();
-        const loaded = await loadIntentWithProviders(
-          ctx,
-          current.intent.dir,
-          current.name,
-          options.cache,
-        );
-        const problems: Diagnostic[] = [...loaded.diagnostics];
-        if (
-          loaded.intent &&
-          (loaded.intent.workspace?.name ?? options.current().name) !== options.current().name
-        ) {
-          problems.push({
-            code: 'workspace.renamed',
-            severity: 'error',
-            message: `the intent now names workspace ${loaded.intent.workspace?.name}, but this run holds ${options.current().name}`,
-            hint: 'stop tend run and start it again to manage the other workspace',
-          });
-        }
-        if (!loaded.intent || problems.some((d) => d.severity === 'error')) {
-          await closeProviders(loaded.providers.values());
-          badHash = hash;
-          badDiagnostics = problems;
-          report({ kind: 'intent-invalid', diagnostics: problems, contentHash: hash });
-          return;
-        }
-        badHash = undefined;
-        if (next) await closeProviders(next.providers.values());
-        next = createWorkspace({
-          name: options.current().name,
-          intent: loaded.intent,
-          providers: loaded.providers,
-          store: options.current().store,
-          // The same lease holds the new intent's workspace: its sends pass the same fence.
-          fence: options.current().fence,
-          env: ctx.env,
-          secrets: ctx.redactor,
-          sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
-          userAgent: processUserAgent(ctx.env, ctx.process.pid),
-        });
-        options.onValid();
+        const found = options.source ? await newCommit(options.source) : await changedFiles();
+        if (found) await load(found);
       } catch (e) {
         report({ kind: 'warning', message: `cannot check the intent: ${toTendError(e).message}` });
       }
@@ -330,11 +381,7 @@ function followIntent(
 
   return {
     check: checkIntent,
-    reportInvalid: () => {
-      if (badHash !== undefined) {
-        report({ kind: 'intent-invalid', diagnostics: badDiagnostics, contentHash: badHash });
-      }
-    },
+    reportInvalid: reportBad,
     takeNext: () => {
       const n = next;
       next = undefined;
@@ -346,4 +393,29 @@ function followIntent(
       if (next) await closeProviders(next.providers.values());
     },
   };
+}
+
+/** An intent to load: its directory, what identifies it (content hash or commit), its commit. */
+interface Candidate {
+  readonly dir: string;
+  readonly key: string;
+  readonly origin?: IntentOrigin;
+}
+
+/** `git.intent_invalid`: the commit does not load, the one in force stays. */
+function invalidCommit(
+  origin: IntentOrigin,
+  problems: readonly Diagnostic[],
+  kept: IntentOrigin | undefined,
+): TendError {
+  const first = problems.find((d) => d.severity === 'error');
+  const where = first?.file ? `${first.file}: ` : '';
+  return new TendError(
+    'git.intent_invalid',
+    `commit ${origin.commit.slice(0, 12)} of ${origin.url} (${origin.ref}) does not load: ${where}${first?.message ?? 'no intent'}${kept ? `; commit ${kept.commit.slice(0, 12)} stays in force` : ''}`,
+    {
+      hint: `fix the intent on ${origin.ref} and push again (\`tend validate\` on a checkout says what is wrong)`,
+      phase: 'load',
+    },
+  );
 }

@@ -2,12 +2,13 @@ import type { ResourceStatus } from '../core/index.js';
 import { toTendError } from '../core/index.js';
 import type { PausedResource, ProviderState } from '../engine/index.js';
 import { observe, PROVIDER_STATE_KEY, readPaused } from '../engine/index.js';
-import type { Lease } from '../store/index.js';
+import type { GitSource, Lease } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { LiveFindings } from './plan.js';
 import { liveFindings } from './plan.js';
 import type { OpenedWorkspace, WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
-import { openWorkspace } from './workspace.js';
+import { isSharedStore, openWorkspace, storeLocation } from './workspace.js';
+import { withRegistry } from './fleet.js';
 
 /** What `status` is asked. */
 export interface StatusRequest extends WorkspaceSelection {
@@ -38,16 +39,42 @@ export interface StatusReport extends Partial<LiveFindings> {
   readonly paused: readonly PausedResource[];
   /** Why the live findings are missing, when the platform could not be read. */
   readonly platformError?: string;
+  /**
+   * A git workspace registered in the fleet's store: its repository, ref and path, and the commit its
+   * holder's last finished pass planned from (absent before the first) with that pass's time.
+   */
+  readonly gitSource?: GitSource & { readonly commit?: string; readonly lastPassAt?: string };
 }
 
 /** Reads what Tend knows of a workspace; read-only (never waits for a writer's lease). */
 export async function status(ctx: AppContext, request: StatusRequest): Promise<StatusReport> {
   const opened = await openWorkspace(ctx, request, 'read', { recorded: true });
   try {
-    return await readStatus(ctx, opened, request.offline ?? false);
+    const report = await readStatus(ctx, opened, request.offline ?? false);
+    const git = await registeredGitSource(ctx, request, opened.ws.name);
+    return git ? { ...report, gitSource: git } : report;
   } finally {
     await opened.ws.close();
   }
+}
+
+/** The registration of a git workspace in a shared store, with the commit of its last pass. */
+async function registeredGitSource(
+  ctx: AppContext,
+  request: StatusRequest,
+  name: string,
+): Promise<StatusReport['gitSource']> {
+  const location = storeLocation(ctx, request);
+  if (!isSharedStore(location)) return undefined;
+  const found = await withRegistry(ctx, { store: location }, async (registry) =>
+    (await registry.listWorkspaces()).find((w) => w.name === name),
+  );
+  if (found?.source.kind !== 'git') return undefined;
+  return {
+    ...found.source,
+    ...(found.lastOrigin ? { commit: found.lastOrigin.commit } : {}),
+    ...(found.lastPassAt ? { lastPassAt: found.lastPassAt } : {}),
+  };
 }
 
 /**

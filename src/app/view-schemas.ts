@@ -80,11 +80,23 @@ export const decision = open({
   fresh: z.boolean(),
 });
 
+/** The commit an intent was read from (core `IntentOrigin`). */
+const intentOrigin = open({
+  kind: z.literal('git'),
+  url: z.string(),
+  ref: z.string(),
+  commit: z.string(),
+  path: z.string().optional(),
+});
+
 /** A plan as `tend plan --json`, `POST /plan` and the MCP `plan` tool give it (`PlanView`). */
 export const planViewShape = {
   workspace,
   ...planStepsShape,
   decisions: z.array(decision).describe('what the arbitration policy decides about drifted fields'),
+  origin: intentOrigin
+    .optional()
+    .describe('the commit the intent was read from (a git workspace): what the plan planned from'),
   ...liveFindings,
 };
 
@@ -116,6 +128,16 @@ export const statusViewShape = {
     .optional()
     .describe('resources whose reconciling is stopped'),
   platformError: z.string().optional(),
+  gitSource: open({
+    kind: z.literal('git'),
+    url: z.string(),
+    ref: z.string(),
+    path: z.string().optional(),
+    commit: z.string().optional(),
+    lastPassAt: z.string().optional(),
+  })
+    .optional()
+    .describe("a git workspace: its repository, ref, and the commit of its holder's last pass"),
   ...liveFindings,
 };
 

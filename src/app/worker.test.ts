@@ -11,6 +11,7 @@ import { defaultContext } from './context.js';
 import type { RunReport, RunRequest } from './run.js';
 import type { WorkerEvent } from './worker.js';
 import { runWorker } from './worker.js';
+import { GitCheckout } from './git-source.js';
 
 // The scheduling of `tend worker` on a fake clock (ticks every third of the lease TTL, no sleeping),
 // a registry in memory and runs that only hold a lease: taking its share, giving workspaces back when
@@ -402,5 +403,98 @@ describe('tend worker scheduling (fake clock)', () => {
     expect(seen).toContain('heartbeat failed: connection refused');
     expect(seen).toContain('registered 2, held 2');
     expect(seen.at(-1)).toBe('registered 2, held 0');
+  });
+});
+
+describe('tend worker and a git workspace (fake clock)', () => {
+  it('runs it from its git source in the cache, records each pass’s commit, and reports a fetch failure as the workspace’s', async () => {
+    const t = setup(['shop', 'broken']);
+    const registry = fakeRegistry(t.fleet);
+    const at = '2026-01-01T00:00:00.000Z';
+    const git = (name: string): RegisteredWorkspace => ({
+      name,
+      source: { kind: 'git', url: `file:///srv/${name}.git`, ref: 'main', path: 'prod' },
+      addedAt: at,
+      addedBy: 'test',
+    });
+    const done: { name: string; epoch: number; commit?: string }[] = [];
+    const origin = {
+      kind: 'git' as const,
+      url: 'file:///srv/shop.git',
+      ref: 'main',
+      commit: 'c'.repeat(40),
+      path: 'prod',
+    };
+    const requests = new Map<string, RunRequest>();
+    t.fleet.onTick = (tick) => {
+      if (tick === 4) t.stop.abort();
+    };
+    const ctx = defaultContext({ clock: t.clock, env: {} });
+    await runWorker(
+      ctx,
+      {
+        id: 'self',
+        intervalMs: 10_000,
+        leaseTtlMs: TTL,
+        approveDestroy: false,
+        prune: true,
+        verifyTimeoutMs: 1_000,
+        version: 'test',
+        cacheDir: '/var/cache/tend-git',
+        signal: t.stop.signal,
+        report: (e) => t.events.push(e),
+      },
+      {
+        registry: {
+          ...registry,
+          listWorkspaces: () => Promise.resolve([git('broken'), git('shop')]),
+          passDone: (name, epoch, o) => {
+            done.push({ name, epoch, ...(o ? { commit: o.commit } : {}) });
+            return Promise.resolve();
+          },
+        },
+        runWorkspace: async (_ctx, request) => {
+          const name = request.workspace!;
+          requests.set(name, request);
+          if (name === 'broken') {
+            throw new TendError(
+              'git.fetch_failed',
+              'cannot fetch main from file:///srv/broken.git',
+              {
+                hint: 'check the repository',
+              },
+            );
+          }
+          request.report?.({ kind: 'lease', workspace: name, epoch: 3 });
+          const states = { converged: 1, drifted: 0, pending: 0, failing: 0, blocked: 0, error: 0 };
+          request.report?.({ kind: 'pass-done', pass: 1, ms: 5, states, origin });
+          await new Promise<void>((resolve) =>
+            request.signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          return {
+            workspace: { name, source: 'flag' },
+            passes: 1,
+            stoppedBy: 'signal',
+            reloads: 0,
+          };
+        },
+      },
+    );
+    const shop = requests.get('shop')!;
+    expect(shop.source).toBeInstanceOf(GitCheckout);
+    const checkout = shop.source as GitCheckout;
+    expect(checkout.cacheDir).toBe('/var/cache/tend-git/shop');
+    expect(checkout.source).toEqual(git('shop').source);
+    expect(done).toEqual([{ name: 'shop', epoch: 3, commit: origin.commit }]);
+    expect(t.events).toContainEqual(
+      expect.objectContaining({ kind: 'pass', workspace: 'shop', commit: origin.commit }),
+    );
+    const broken = t.events.filter((e) => 'workspace' in e && e.workspace === 'broken');
+    expect(broken.map((e) => e.kind)).toEqual(['failed', 'lost']);
+    expect(broken[0]).toMatchObject({
+      code: 'git.fetch_failed',
+      message: 'cannot fetch main from file:///srv/broken.git',
+      hint: 'check the repository',
+    });
   });
 });

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { toTendError } from '../core/index.js';
 import type { FleetLease, FleetRegistry, RegisteredWorkspace } from '../store/index.js';
 import { openRegistry, withApplicationName } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { AppEvent } from './events.js';
+import { defaultGitCacheDir, GitCheckout } from './git-source.js';
 import { LEASE_TTL_MS } from './lease.js';
 import type { RunReport, RunRequest } from './run.js';
 import { run } from './run.js';
@@ -30,6 +32,11 @@ export interface WorkerRequest {
   readonly approveDestroy: boolean;
   readonly prune: boolean;
   readonly verifyTimeoutMs: number;
+  /**
+   * Where git workspaces are fetched: `<cacheDir>/<workspace>/` (default `defaultGitCacheDir`:
+   * `$XDG_CACHE_HOME/tend/git`, else `~/.cache/tend/git`).
+   */
+  readonly cacheDir?: string;
   /** Tend's version, as the registry shows it. */
   readonly version: string;
   /** Aborting it stops the worker: no new workspace, every run settles, leases released. */
@@ -59,6 +66,8 @@ export type WorkerEvent = { readonly worker: string } & (
       readonly pass: number;
       readonly ms: number;
       readonly states: Readonly<Record<string, number>>;
+      /** The commit the pass planned from (a git workspace). */
+      readonly commit?: string;
     }
   | {
       readonly kind: 'failed';
@@ -286,14 +295,27 @@ class WorkerLoop {
     const runWorkspace = this.deps.runWorkspace ?? run;
     held.done = runWorkspace(this.ctx, this.#runRequest(workspace, held)).then(
       (r) => this.#ended(held, r.stoppedBy === 'lease-lost' ? LEASE_LOST : undefined),
-      (e: unknown) => this.#ended(held, toTendError(e)),
+      (e: unknown) => {
+        const error = toTendError(e);
+        // A git workspace that cannot be fetched (or whose first commit does not load) is its failure.
+        if (error.code.startsWith('git.')) this.#onRunEvent(held, { kind: 'error', error });
+        this.#ended(held, error);
+      },
     );
   }
 
   #runRequest(workspace: RegisteredWorkspace, held: Held): RunRequest {
     const { request } = this;
+    const { source } = workspace;
+    const cacheRoot = request.cacheDir ?? defaultGitCacheDir(this.ctx.env);
     return {
-      dir: workspace.source.dir,
+      // A git workspace: each pass plans from one commit the checkout lays out (run's `source`).
+      ...(source.kind === 'dir'
+        ? { dir: source.dir }
+        : {
+            dir: join(cacheRoot, workspace.name),
+            source: new GitCheckout(source, join(cacheRoot, workspace.name), this.ctx.env),
+          }),
       store: this.fleet.location,
       workspace: workspace.name,
       intervalMs: request.intervalMs,
@@ -328,9 +350,16 @@ class WorkerLoop {
     } else if (e.kind === 'pass-done') {
       this.#passes++;
       this.#retryAt.delete(workspace);
-      this.#report({ kind: 'pass', workspace, pass: e.pass, ms: e.ms, states: e.states });
+      this.#report({
+        kind: 'pass',
+        workspace,
+        pass: e.pass,
+        ms: e.ms,
+        states: e.states,
+        ...(e.origin ? { commit: e.origin.commit } : {}),
+      });
       if (held.epoch !== undefined) {
-        this.fleet.registry.passDone(workspace, held.epoch).catch(() => undefined);
+        this.fleet.registry.passDone(workspace, held.epoch, e.origin).catch(() => undefined);
       }
     } else if (e.kind === 'error') {
       this.#report({

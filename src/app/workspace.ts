@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Diagnostic, Intent, Provider, ProviderDecl } from '../core/index.js';
+import type { Diagnostic, Intent, IntentOrigin, Provider, ProviderDecl } from '../core/index.js';
 import { hasErrors, TendError, toTendError, WORKSPACE_NAME } from '../core/index.js';
 import type { Workspace } from '../engine/index.js';
 import { closeProviders, createWorkspace } from '../engine/index.js';
@@ -245,6 +245,8 @@ export interface OpenWorkspaceOptions {
    * `workspace.not_found`, naming the workspaces it holds (known-workspace.ts). No effect on SQLite.
    */
   readonly recorded?: boolean;
+  /** The commit the intent directory holds (a git workspace's): `Workspace.origin`. */
+  readonly origin?: IntentOrigin;
 }
 
 /** An open workspace and where its name came from. */
@@ -330,6 +332,7 @@ export async function openWorkspace(
       secrets: ctx.redactor,
       sql: sqlRunner({ env: ctx.env, dir: loaded.intent.dir, secrets: ctx.redactor }),
       userAgent: processUserAgent(ctx.env, ctx.process.pid),
+      ...(options.origin ? { origin: options.origin } : {}),
     });
     return { ws, nameSource: chosen.source, diagnostics: loaded.diagnostics };
   } catch (e) {

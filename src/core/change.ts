@@ -6,6 +6,22 @@ import type { ActorKind, Motivation } from './attribution.js';
 export type ChangeSource = 'tend' | 'audit' | 'announcement' | 'unknown';
 
 /**
+ * The commit an intent was read from: a git workspace's passes each plan from one commit of its
+ * repository (docs/fleet.md), and every ledger entry such a pass writes names it.
+ */
+export interface IntentOrigin {
+  readonly kind: 'git';
+  /** The repository, as registered (never with credentials). */
+  readonly url: string;
+  /** The branch or tag followed. */
+  readonly ref: string;
+  /** The full SHA of the commit the pass planned from. */
+  readonly commit: string;
+  /** The intent's folder inside the repository, when not its root. */
+  readonly path?: string;
+}
+
+/**
  * One entry of the change ledger: a mutation made by Tend or observed on the platform, with its actor,
  * intent (the goal) and motivation (why now). The ledger is append-only and hash-chained.
  */
@@ -32,6 +48,8 @@ export interface Change {
   readonly after?: Readonly<Record<string, unknown>>;
   /** What Tend decided about this change (drift only), with the rule and the reason. */
   readonly decision?: RecordedDecision;
+  /** The commit the pass that wrote the entry planned from (a git workspace); absent otherwise. */
+  readonly origin?: IntentOrigin;
   /**
    * The id of the ledger key that signed the entry (HMAC); absent on entries written before the
    * ledger was keyed. Assigned by the store.

@@ -2,6 +2,7 @@ import type {
   Address,
   Change,
   CheckResult,
+  IntentOrigin,
   Plan,
   ResourceState,
   TendError,
@@ -20,7 +21,12 @@ export type EngineEvent =
       /** A focused pass: only the objects the audit feed named (and what they reference) were read. */
       readonly focused?: boolean;
     }
-  | { readonly kind: 'plan'; readonly plan: Plan }
+  | {
+      readonly kind: 'plan';
+      readonly plan: Plan;
+      /** The commit the plan was planned from (a git workspace). */
+      readonly origin?: IntentOrigin;
+    }
   | {
       readonly kind: 'recovered';
       readonly opId: string;
@@ -59,6 +65,8 @@ export type EngineEvent =
       readonly pass: number;
       readonly ms: number;
       readonly states: Readonly<Record<ResourceState, number>>;
+      /** The commit the pass planned from (a git workspace). */
+      readonly origin?: IntentOrigin;
     }
   | { readonly kind: 'warning'; readonly message: string }
   | { readonly kind: 'error'; readonly error: TendError };

@@ -318,6 +318,7 @@ export class Operator {
         fields: changedFields(b, a),
         ...(b ? { before: b } : {}),
         ...(a ? { after: a } : {}),
+        ...(this.ws.origin ? { origin: this.ws.origin } : {}),
       }),
     );
   }

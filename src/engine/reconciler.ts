@@ -146,7 +146,11 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     arbitration = { ...arbitration, recorded };
     for (const change of recorded) report({ kind: 'change-observed', change });
   }
-  report({ kind: 'plan', plan: front.planned.plan });
+  report({
+    kind: 'plan',
+    plan: front.planned.plan,
+    ...(ws.origin ? { origin: ws.origin } : {}),
+  });
   const decided = { ...front, arbitration };
   if (!recorder) return notApplied(decided);
   return backHalf(ws, options, recorder, decided, t0);
@@ -365,7 +369,13 @@ async function backHalf(
   // record
   const { statuses, states } = statusesOf(ws, planned, outcomes, clock.now().toISOString());
   await recorder.recordStatuses(statuses);
-  report({ kind: 'pass-done', pass: options.pass ?? 1, ms: clock.now().getTime() - t0, states });
+  report({
+    kind: 'pass-done',
+    pass: options.pass ?? 1,
+    ms: clock.now().getTime() - t0,
+    states,
+    ...(ws.origin ? { origin: ws.origin } : {}),
+  });
   return {
     plan: planned.plan,
     observation: planned.observation,

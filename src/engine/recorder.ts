@@ -121,7 +121,11 @@ export class Recorder extends Operator {
   private async recordDecision(w: ArbitrationWrite): Promise<Change | undefined> {
     switch (w.kind) {
       case 'ledger':
-        return this.step('ledger', 'arbitrate', () => this.store.appendChange(w.entry));
+        return this.step('ledger', 'arbitrate', () =>
+          this.store.appendChange(
+            this.ws.origin ? { ...w.entry, origin: this.ws.origin } : w.entry,
+          ),
+        );
       case 'gone':
         await this.step('twin', 'arbitrate', () => this.store.deleteTwin(w.address));
         for (const field of w.claims) {

@@ -24,6 +24,11 @@ export interface RunOptions extends Omit<PassOptions, 'mode' | 'pass' | 'trigger
   /** Called after every pass with what it did or why it failed. */
   readonly onPass?: (pass: PassReport) => void | Promise<void>;
   /**
+   * Called before every pass but the first (a git workspace fetches its ref here: `tend worker`).
+   * When the loop's signal is aborted by the time it returns, the loop stops without that pass.
+   */
+  readonly beforePass?: () => Promise<void>;
+  /**
    * Back off a pass that keeps failing (the platform down): wait the interval after the first
    * failure, then twice as long after each next one, up to this (and at least what the platform
    * asked for); a pass that runs resets it. Absent (`tend run`): every failure waits the interval.
@@ -157,6 +162,10 @@ export async function runContinuously(
 
   try {
     while (!signal.aborted) {
+      if (options.beforePass && pass >= first) {
+        await options.beforePass();
+        if (signal.aborted) break;
+      }
       pass++;
       const focused =
         options.incremental !== false && fromFeed && clock.now().getTime() < nextFullAt;

@@ -1,4 +1,5 @@
 import type {
+  IntentOrigin,
   Address,
   DependencyGraph,
   Intent,
@@ -42,6 +43,11 @@ export interface Workspace {
    * (send-fence.ts). `providers` and `typeOf` hand out providers that pass it.
    */
   readonly fence: SendFence;
+  /**
+   * The commit the intent was read from (a git workspace): every ledger entry a pass of this
+   * workspace writes names it. Absent for an intent read from a directory.
+   */
+  readonly origin?: IntentOrigin;
   /** Closes the providers and the store. */
   close(): Promise<void>;
 }
@@ -69,6 +75,8 @@ export interface WorkspaceParts {
    * the intent of a run reloaded — passes the one in force, so the lease's check keeps guarding it.
    */
   readonly fence?: SendFence;
+  /** The commit the intent was read from (`Workspace.origin`). */
+  readonly origin?: IntentOrigin;
 }
 
 /** Assembles a workspace from connected providers and an open store. */
@@ -92,6 +100,7 @@ export function createWorkspace(parts: WorkspaceParts): Workspace {
     secrets: parts.secrets ?? new Redactor(),
     ...(parts.sql ? { sql: parts.sql } : {}),
     ...(parts.userAgent !== undefined ? { userAgent: parts.userAgent } : {}),
+    ...(parts.origin ? { origin: parts.origin } : {}),
     typeOf(type: string) {
       const found = infos.get(type);
       if (!found) throw new TendError('provider.unknown_type', `unknown resource type ${type}`);

@@ -37,6 +37,7 @@ export type {
   AddedWorkspace,
   DirSource,
   FleetLease,
+  GitSource,
   FleetRegistry,
   RegisteredWorkspace,
   StateCounts,
@@ -44,6 +45,7 @@ export type {
   WorkerRegistration,
   WorkspaceSource,
 } from './registry.js';
+export { describeSource, sameSource } from './registry.js';
 export type { StoreKind, StoreMigration } from './open-store.js';
 export { withTwinCache } from './twin-cache.js';
 export { isWorkspaceDirectory } from './workspace-directory.js';

@@ -25,7 +25,7 @@ export interface LedgerHead {
  */
 export interface UnkeyedRecord extends Omit<
   Change,
-  'actorKind' | 'motivation' | 'decision' | 'keyId' | 'action'
+  'actorKind' | 'motivation' | 'decision' | 'origin' | 'keyId' | 'action'
 > {
   readonly format: 1;
   readonly motivation?: string;
@@ -88,7 +88,7 @@ export function unkeyedHash(entry: Omit<UnkeyedRecord, 'hash' | 'format'>): stri
  */
 export function keyedHash(key: LedgerKey, entry: Omit<KeyedRecord, 'hash'>): string {
   const { seq, time, actor, actorKind, intent, motivation, source, address, type } = entry;
-  const { objectId, action, fields, before, after, decision, keyId, prevHash } = entry;
+  const { objectId, action, fields, before, after, decision, origin, keyId, prevHash } = entry;
   return key.sign(
     canonicalJson({
       format: LEDGER_FORMAT,
@@ -107,6 +107,8 @@ export function keyedHash(key: LedgerKey, entry: Omit<KeyedRecord, 'hash'>): str
       before,
       after,
       decision,
+      // Absent on entries without one (every entry before git workspaces): their hash is unchanged.
+      origin,
       keyId,
       prevHash,
     }),

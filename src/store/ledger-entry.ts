@@ -37,6 +37,7 @@ export function signChange(clean: NewChange, key: LedgerKey, head: LedgerHead): 
     before: json(clean.before),
     after: json(clean.after),
     decision: json(clean.decision),
+    origin: json(clean.origin),
     key_id: key.id,
     format: LEDGER_FORMAT,
     prev_hash: head.hash,
@@ -63,6 +64,7 @@ export function signChange(clean: NewChange, key: LedgerKey, head: LedgerHead): 
       before: unsigned.before ?? undefined,
       after: unsigned.after ?? undefined,
       decision: unsigned.decision ?? undefined,
+      origin: unsigned.origin ?? undefined,
       keyId: str(unsigned.key_id),
       prevHash: str(unsigned.prev_hash),
     }),
@@ -87,6 +89,7 @@ export function signChange(clean: NewChange, key: LedgerKey, head: LedgerHead): 
     ...(clean.motivation === undefined ? {} : { motivation: clean.motivation }),
     action: clean.action,
     ...(clean.decision === undefined ? {} : { decision: clean.decision }),
+    ...(clean.origin === undefined ? {} : { origin: clean.origin }),
     keyId: key.id,
   };
   return { row, entry };

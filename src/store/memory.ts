@@ -45,6 +45,7 @@ export function ledgerRowOf(r: ChangeRow & { readonly recorded_at: string | Date
     before: r.before,
     after: r.after,
     decision: r.decision ?? null,
+    origin: r.origin ?? null,
     key_id: r.key_id ?? null,
     format: r.format ?? 1,
     prev_hash: r.prev_hash,

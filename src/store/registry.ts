@@ -1,3 +1,4 @@
+import type { IntentOrigin } from '../core/index.js';
 import type { LeaseHolder } from './store.js';
 
 // The fleet's registry (docs/fleet.md): which workspaces a fleet runs, which workers are alive, who
@@ -11,8 +12,36 @@ export interface DirSource {
   readonly dir: string;
 }
 
-/** The source of a registered workspace (a git repository is another session's: issue 26 item 3). */
-export type WorkspaceSource = DirSource;
+/**
+ * Where a registered workspace's intent comes from: a branch or tag of a git repository, fetched by
+ * the worker that holds the workspace (docs/fleet.md, decision 0044).
+ */
+export interface GitSource {
+  readonly kind: 'git';
+  /** `https://`, `ssh://`, `git@host:path`, `file://` or an absolute path; never with credentials. */
+  readonly url: string;
+  /** The branch or tag followed. */
+  readonly ref: string;
+  /** The intent's folder inside the repository (relative, confined); absent: its root. */
+  readonly path?: string;
+}
+
+/** The source of a registered workspace. */
+export type WorkspaceSource = DirSource | GitSource;
+
+/** Whether two sources name the same place. */
+export function sameSource(a: WorkspaceSource, b: WorkspaceSource): boolean {
+  if (a.kind === 'dir' || b.kind === 'dir') {
+    return a.kind === b.kind && a.kind === 'dir' && b.kind === 'dir' && a.dir === b.dir;
+  }
+  return a.url === b.url && a.ref === b.ref && (a.path ?? '') === (b.path ?? '');
+}
+
+/** A source as one line: `dir /srv/x`, `git <url> <ref>[ path <path>]`. */
+export function describeSource(s: WorkspaceSource): string {
+  if (s.kind === 'dir') return `dir ${s.dir}`;
+  return `git ${s.url} ${s.ref}${s.path ? ` path ${s.path}` : ''}`;
+}
 
 /** A workspace the fleet runs. */
 export interface RegisteredWorkspace {
@@ -24,6 +53,8 @@ export interface RegisteredWorkspace {
   readonly addedBy: string;
   /** When its holder last finished a pass (ISO, database time); absent before the first. */
   readonly lastPassAt?: string;
+  /** The commit that pass planned from (a git workspace). */
+  readonly lastOrigin?: IntentOrigin;
 }
 
 /** A worker as it registers itself. */
@@ -88,10 +119,11 @@ export interface FleetRegistry {
   /** Forgets a registration (not the workspace's memory); false when it was not registered. */
   removeWorkspace(name: string): Promise<boolean>;
   /**
-   * Records that the holder of `name`'s lease at `epoch` finished a pass now (database time): written
+   * Records that the holder of `name`'s lease at `epoch` finished a pass now (database time), and the
+   * commit it planned from (a git workspace): written
    * only while that lease is still held with that epoch, in the same statement.
    */
-  passDone(name: string, epoch: number): Promise<void>;
+  passDone(name: string, epoch: number, origin?: IntentOrigin): Promise<void>;
 
   /** Registers a worker, or records its heartbeat (database time). */
   heartbeat(worker: WorkerRegistration): Promise<void>;

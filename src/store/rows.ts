@@ -10,6 +10,7 @@ import type {
   CheckResult,
   DecisionKind,
   FieldClaim,
+  IntentOrigin,
   Marker,
   Motivation,
   Operation,
@@ -83,6 +84,8 @@ export interface ChangeRow {
   readonly before: string | null;
   readonly after: string | null;
   readonly decision?: string | null;
+  /** The commit a git workspace's pass planned from (JSON); SQLite version 8, PostgreSQL version 4. */
+  readonly origin?: string | null;
   readonly key_id?: string | null;
   readonly format?: number;
   readonly prev_hash: string;
@@ -189,6 +192,7 @@ export function changeToRow(entry: Change): ChangeRow {
     before: entry.before === undefined ? null : JSON.stringify(entry.before),
     after: entry.after === undefined ? null : JSON.stringify(entry.after),
     decision: entry.decision === undefined ? null : JSON.stringify(entry.decision),
+    origin: entry.origin === undefined ? null : JSON.stringify(entry.origin),
     key_id: entry.keyId ?? null,
     format: LEDGER_FORMAT,
     prev_hash: entry.prevHash,
@@ -246,6 +250,7 @@ export function recordFromRow(row: ChangeRow, lenient = false): LedgerRecord {
   }
   const actorKind = row.actor_kind ?? null;
   const decision = row.decision ?? null;
+  const origin = row.origin ?? null;
   return {
     format: LEDGER_FORMAT,
     ...common,
@@ -253,6 +258,7 @@ export function recordFromRow(row: ChangeRow, lenient = false): LedgerRecord {
     ...(row.motivation === null ? {} : { motivation: parse(row.motivation) as Motivation }),
     action: row.action as Change['action'],
     ...(decision === null ? {} : { decision: parse(decision) as RecordedDecision }),
+    ...(origin === null ? {} : { origin: parse(origin) as IntentOrigin }),
     keyId: row.key_id ?? '',
   };
 }

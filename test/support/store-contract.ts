@@ -387,6 +387,43 @@ export function describeStore(
         expect(await store.verifyLedger()).toEqual(intact(1, stored.hash));
       });
 
+      it('round-trips the commit a git workspace planned from, hashed with the entry; entries without one unchanged', async () => {
+        const plain = await store.appendChange(change(1));
+        const origin = {
+          kind: 'git' as const,
+          url: 'file:///srv/git/infra.git',
+          ref: 'main',
+          commit: '0123456789abcdef0123456789abcdef01234567',
+          path: 'prod',
+        };
+        const input = change(2, { origin });
+        const stored = await store.appendChange(input);
+        expect(stored).toStrictEqual({
+          ...input,
+          seq: 2,
+          keyId: SUITE_LEDGER_KEY.id,
+          prevHash: plain.hash,
+          hash: stored.hash,
+        });
+        expect(await store.changes()).toStrictEqual([plain, stored]);
+        const { hash, ...rest } = stored;
+        const signed = { ...rest, format: 2 as const, keyId: SUITE_LEDGER_KEY.id };
+        expect(hash).toBe(keyedHash(SUITE_LEDGER_KEY, signed));
+        // The commit is part of what is signed: the same entry without it (or with another) differs.
+        const { origin: _, ...without } = signed;
+        expect(keyedHash(SUITE_LEDGER_KEY, without)).not.toBe(hash);
+        expect(
+          keyedHash(SUITE_LEDGER_KEY, { ...signed, origin: { ...origin, commit: 'f'.repeat(40) } }),
+        ).not.toBe(hash);
+        // An entry without one is hashed exactly as before the member existed.
+        const { hash: plainHash, ...plainRest } = plain;
+        expect(plain).not.toHaveProperty('origin');
+        expect(plainHash).toBe(
+          keyedHash(SUITE_LEDGER_KEY, { ...plainRest, format: 2, keyId: SUITE_LEDGER_KEY.id }),
+        );
+        expect(await store.verifyLedger()).toEqual(intact(2, stored.hash));
+      });
+
       it('ignores seq, keyId, prevHash and hash passed in by the caller', async () => {
         const forged = {
           ...change(1),

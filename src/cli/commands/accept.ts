@@ -25,7 +25,7 @@ export function registerAcceptCommand(program: Command): void {
     .option('--write', 'write the patched file in place')
     .option(
       '--git',
-      'commit the patch on a new branch tend/accept-… and switch back (the file must be tracked and unmodified)',
+      'commit the patch on a new branch tend/accept-… and switch back (the file must be tracked and unmodified); on a git workspace of a fleet (--workspace, shared --store), commit it in a clone of its repository and push the branch',
     )
     .option('--value <json>', 'accept this value (JSON) instead of reading the platform')
     .action(async (address: string, field: string, dir: string, o: AcceptOptions) =>

@@ -12,6 +12,7 @@ export interface WorkerOptions {
   prune?: boolean;
   verifyTimeout: number;
   listen?: string;
+  cacheDir?: string;
   json?: boolean;
 }
 
@@ -58,6 +59,10 @@ export function registerWorkerCommand(program: Command): void {
     .option(
       '--listen <[host:]port>',
       'serve GET /healthz, /readyz and /metrics there (host default 127.0.0.1; off by default)',
+    )
+    .option(
+      '--cache-dir <dir>',
+      'where git workspaces are fetched, one folder each (default $XDG_CACHE_HOME/tend/git, else ~/.cache/tend/git)',
     )
     .option('--json', 'one JSON line per event')
     .action(async (o: WorkerOptions) => (await import('../handlers/worker.js')).workerHandler(o));

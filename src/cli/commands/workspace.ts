@@ -8,7 +8,10 @@ export interface FleetOptions {
 
 /** The flags of `tend workspace add`. */
 export interface WorkspaceAddOptions extends FleetOptions {
-  dir: string;
+  dir?: string;
+  git?: string;
+  ref?: string;
+  path?: string;
 }
 
 const STORE_HELP =
@@ -24,9 +27,20 @@ export function registerWorkspaceCommand(program: Command): void {
     .description('the workspaces a fleet of `tend worker`s runs, registered in the shared store');
   workspace
     .command('add')
-    .description('register a workspace whose intent is in a directory every worker can read')
+    .description(
+      'register a workspace whose intent is in a directory every worker can read, or in a git repository the worker holding it fetches',
+    )
     .argument('<name>', 'the workspace name (lower-case letters, digits, . _ -)')
-    .requiredOption('--dir <path>', 'the intent directory (made absolute)')
+    .option('--dir <path>', 'the intent directory (made absolute)')
+    .option(
+      '--git <url>',
+      'the repository: https://, ssh://, git@host:path, file:// or an absolute path (no credentials in it)',
+    )
+    .option('--ref <name>', 'with --git: the branch or tag followed (default main)')
+    .option(
+      '--path <dir>',
+      'with --git: the intent folder inside the repository (default its root)',
+    )
     .option('--store <location>', STORE_HELP)
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: WorkspaceAddOptions) =>

@@ -56,7 +56,13 @@ function renderReport(out: Output, r: AcceptReport): void {
     }
     case 'patched':
       out.line(renderDiff(r.diff, s));
-      if (r.branch) {
+      if (r.branch && r.pushedTo) {
+        out.line(
+          s.green(
+            `committed ${r.commit?.slice(0, 12) ?? ''} on branch ${r.branch} and pushed it to ${r.pushedTo}`,
+          ),
+        );
+      } else if (r.branch) {
         out.line(
           s.green(
             `committed ${r.commit?.slice(0, 12) ?? ''} on branch ${r.branch}; back on ${r.returnedTo ?? ''}, whose ${r.file} is unchanged`,

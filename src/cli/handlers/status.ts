@@ -24,6 +24,14 @@ export async function statusHandler(dir: string, o: StatusOptions): Promise<void
           s.dim(`held by ${h.command} (pid ${h.pid} on ${h.host}) since ${r.lease.acquiredAt}`),
         );
       }
+      if (r.gitSource) {
+        const g = r.gitSource;
+        out.line(
+          s.dim(
+            `intent from git ${g.url} ${g.ref}${g.path ? ` path ${g.path}` : ''}: ${g.commit ? `last pass planned from commit ${g.commit}${g.lastPassAt ? ` at ${g.lastPassAt}` : ''}` : 'no pass yet'}`,
+          ),
+        );
+      }
       for (const p of r.providers) {
         if (p.state !== 'ok') {
           out.line(s.red(`provider ${p.name}: ${p.state}${p.message ? ` — ${p.message}` : ''}`));

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { TendError, toTendError } from '../../core/index.js';
 import type { AppContext, WorkerEvent, WorkerProbe } from '../../app/index.js';
 import {
@@ -39,7 +40,8 @@ export function renderWorkerEvent(e: WorkerEvent): string {
         .filter(([, n]) => n > 0)
         .map(([k, n]) => `${n} ${k}`)
         .join(', ');
-      return `${at} workspace ${e.workspace} pass ${e.pass} done in ${e.ms} ms: ${states || 'nothing declared'}`;
+      const from = e.commit ? ` (commit ${e.commit.slice(0, 12)})` : '';
+      return `${at} workspace ${e.workspace} pass ${e.pass}${from} done in ${e.ms} ms: ${states || 'nothing declared'}`;
     }
     case 'failed':
       return `${at} workspace ${e.workspace} pass failed: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
@@ -146,6 +148,7 @@ export async function workerHandler(o: WorkerOptions): Promise<void> {
       approveDestroy: Boolean(o.approveDestroy),
       prune: o.prune !== false,
       verifyTimeoutMs: o.verifyTimeout,
+      ...(o.cacheDir !== undefined ? { cacheDir: resolve(o.cacheDir) } : {}),
       version: version(),
       signal: stop.signal,
       report,

@@ -1,6 +1,8 @@
 import type { FleetStatus } from '../../app/index.js';
+import { TendError } from '../../core/index.js';
 import {
   addWorkspace,
+  describeSource,
   fleetStatus,
   listWorkspaces,
   removeWorkspace,
@@ -19,13 +21,29 @@ function selection(o: FleetOptions): { store?: string } {
 export async function workspaceAddHandler(name: string, o: WorkspaceAddOptions): Promise<void> {
   const out = output(o.json);
   try {
-    const r = await addWorkspace(cliContext(), { ...selection(o), name, dir: o.dir });
-    if (out.json) out.data({ ok: true, ...r });
-    else if (r.added) {
-      out.line(out.style.green(`registered workspace ${name}: dir ${r.workspace.source.dir}`));
-    } else {
-      out.line(`workspace ${name} is already registered with dir ${r.workspace.source.dir}`);
+    if (o.git === undefined && (o.ref !== undefined || o.path !== undefined)) {
+      throw new TendError('workspace.source', '--ref and --path go with --git', {
+        hint: 'tend workspace add <name> --git <url> [--ref main] [--path sub/dir]',
+      });
     }
+    const r = await addWorkspace(cliContext(), {
+      ...selection(o),
+      name,
+      ...(o.dir !== undefined ? { dir: o.dir } : {}),
+      ...(o.git !== undefined
+        ? {
+            git: {
+              url: o.git,
+              ...(o.ref !== undefined ? { ref: o.ref } : {}),
+              ...(o.path !== undefined ? { path: o.path } : {}),
+            },
+          }
+        : {}),
+    });
+    const where = describeSource(r.workspace.source);
+    if (out.json) out.data({ ok: true, ...r });
+    else if (r.added) out.line(out.style.green(`registered workspace ${name}: ${where}`));
+    else out.line(`workspace ${name} is already registered with ${where}`);
     process.exitCode = EXIT.ok;
   } catch (e) {
     fail(out, e);
@@ -40,7 +58,7 @@ export async function workspaceListHandler(o: FleetOptions): Promise<void> {
     if (out.json) out.data({ workspaces: list });
     else if (list.length === 0) out.line('no workspace is registered (tend workspace add)');
     else {
-      const rows = list.map((w) => [w.name, `dir ${w.source.dir}`, w.addedAt, w.addedBy]);
+      const rows = list.map((w) => [w.name, describeSource(w.source), w.addedAt, w.addedBy]);
       printTable(out, ['WORKSPACE', 'SOURCE', 'ADDED', 'BY'], rows);
     }
     process.exitCode = EXIT.ok;

@@ -25,6 +25,11 @@ export function renderChange(c: Change, s: Style, indent = ''): string[] {
       `${indent}       ${decisionColor(c.decision.decision, s)(`↳ ${describeDecision(c.decision)}`)}${s.dim(on)}`,
     );
   }
+  if (c.origin) {
+    lines.push(
+      `${indent}       ${s.dim(`planned from commit ${c.origin.commit.slice(0, 12)} of ${c.origin.url} (${c.origin.ref})`)}`,
+    );
+  }
   return lines;
 }
 

@@ -261,6 +261,25 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE tend.leases ADD COLUMN worker TEXT COLLATE "C";
     `,
   },
+  {
+    // Reserved for another branch of issue 26 (the API over the fleet), merged separately: on this
+    // branch alone it changes nothing, so that the versions stay consecutive.
+    version: 3,
+    name: 'reserved',
+    sql: '',
+  },
+  {
+    version: 4,
+    name: 'git workspaces: the commit on ledger entries and of the last pass',
+    sql: `
+      -- JSON {kind:'git', url, ref, commit, path?} of the commit the pass that wrote the entry planned
+      -- from (a git workspace, docs/fleet.md); NULL otherwise. Part of the hashed entry when present,
+      -- so the entries written before (NULL) keep their hash.
+      ALTER TABLE tend.changes ADD COLUMN origin TEXT;
+      -- The same, of the holder's last finished pass (\`tend status\`), written with last_pass_at.
+      ALTER TABLE tend.registered_workspaces ADD COLUMN last_origin JSONB;
+    `,
+  },
 ];
 
 /** Where a database's Tend schema stands: 0 when it has none (a database Tend never used). */

@@ -220,6 +220,44 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
     }
   });
 
+  it('registers a git workspace; the same repository, ref and path again is no change, another ref is refused; a pass records its commit', async () => {
+    const url = await freshDatabase();
+    const registry = await openPostgresRegistry(url);
+    const store = await openPostgresStore(url, { workspace: 'g' });
+    const source = {
+      kind: 'git' as const,
+      url: 'file:///srv/git/i.git',
+      ref: 'main',
+      path: 'prod',
+    };
+    try {
+      expect(await registry.addWorkspace({ name: 'g', source, addedBy: 'x' })).toMatchObject({
+        added: true,
+        workspace: { name: 'g', source },
+      });
+      const again = await registry.addWorkspace({ name: 'g', source: { ...source }, addedBy: 'y' });
+      expect(again).toMatchObject({ added: false, workspace: { addedBy: 'x' } });
+      const e = await refusal(
+        registry.addWorkspace({ name: 'g', source: { ...source, ref: 'prod' }, addedBy: 'x' }),
+      );
+      expect(e.message).toBe(
+        'workspace g is already registered with another source (git file:///srv/git/i.git main path prod)',
+      );
+      await refusal(
+        registry.addWorkspace({ name: 'g', source: { kind: 'dir', dir: '/srv/g' }, addedBy: 'x' }),
+      );
+      const origin = { ...source, commit: 'c'.repeat(40) };
+      await store.acquireLease({ workspace: 'g', holder, ttlMs: 60_000 });
+      await registry.passDone('g', 2, { ...origin, commit: 'd'.repeat(40) }); // not the holder's epoch
+      expect((await registry.listWorkspaces())[0]!.lastOrigin).toBeUndefined();
+      await registry.passDone('g', 1, origin);
+      expect((await registry.listWorkspaces())[0]).toMatchObject({ source, lastOrigin: origin });
+    } finally {
+      await store.close();
+      await registry.close();
+    }
+  });
+
   it('counts the resource states of every workspace', async () => {
     const url = await freshDatabase();
     const registry = await openPostgresRegistry(url);
@@ -243,7 +281,7 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
     }
   });
 
-  it('migrates a version-1 database to version 2, keeping its leases (no worker)', async () => {
+  it('migrates a version-1 database to the latest, keeping its leases (no worker)', async () => {
     const url = await freshDatabase();
     await migratePostgresStore(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 1) });
     // A lease as a Tend of schema version 1 wrote it.
@@ -255,7 +293,7 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
     );
     const e = await refusal(openPostgresRegistry(url));
     expect(e.code).toBe('store.schema-too-old');
-    expect(await migratePostgresStore(url)).toEqual({ from: 1, to: 2 });
+    expect(await migratePostgresStore(url)).toEqual({ from: 1, to: POSTGRES_MIGRATIONS.length });
     const registry = await openPostgresRegistry(url);
     try {
       const [lease] = await registry.fleetLeases();

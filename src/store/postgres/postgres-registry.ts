@@ -1,4 +1,4 @@
-import type { Redactor } from '../../core/index.js';
+import type { IntentOrigin, Redactor } from '../../core/index.js';
 import { setKey, TendError } from '../../core/index.js';
 import type {
   AddedWorkspace,
@@ -10,6 +10,7 @@ import type {
   WorkerRegistration,
   WorkspaceSource,
 } from '../registry.js';
+import { describeSource, sameSource } from '../registry.js';
 import type { PgPool, PgQueryable } from './postgres-client.js';
 import { run } from './postgres-client.js';
 import { parsePostgresLocation } from './postgres-location.js';
@@ -41,6 +42,7 @@ interface RegisteredRow {
   readonly added_at: Date;
   readonly added_by: string;
   readonly last_pass_at: Date | null;
+  readonly last_origin?: IntentOrigin | null;
 }
 
 interface WorkerRow {
@@ -61,6 +63,7 @@ function registeredFromRow(row: RegisteredRow): RegisteredWorkspace {
     addedAt: row.added_at.toISOString(),
     addedBy: row.added_by,
     ...(row.last_pass_at ? { lastPassAt: row.last_pass_at.toISOString() } : {}),
+    ...(row.last_origin ? { lastOrigin: row.last_origin } : {}),
   };
 }
 
@@ -91,15 +94,6 @@ function workerFromRow(row: WorkerRow): WorkerRecord {
   };
 }
 
-/** Whether two sources name the same place. */
-function sameSource(a: WorkspaceSource, b: WorkspaceSource): boolean {
-  return a.kind === b.kind && a.dir === b.dir;
-}
-
-function describeSource(s: WorkspaceSource): string {
-  return `dir ${s.dir}`;
-}
-
 /**
  * Opens the fleet registry of a `postgres://` location, with a small pool of its own (2). A database
  * without Tend's schema gets it; an older or newer one is refused as a store's is.
@@ -124,7 +118,7 @@ export async function openPostgresRegistry(
   return new PostgresRegistry(pool, options.redactor);
 }
 
-/** The fleet registry on PostgreSQL (tables of schema version 2; docs/fleet.md). */
+/** The fleet registry on PostgreSQL (tables of schema versions 2 and 4; docs/fleet.md). */
 export class PostgresRegistry implements FleetRegistry {
   readonly #pool: PgPool;
   readonly #clean: <T>(value: T) => T;
@@ -185,14 +179,14 @@ export class PostgresRegistry implements FleetRegistry {
     });
   }
 
-  passDone(name: string, epoch: number): Promise<void> {
+  passDone(name: string, epoch: number, origin?: IntentOrigin): Promise<void> {
     return this.#run(async (db) => {
       await run(
         db,
-        `UPDATE tend.registered_workspaces SET last_pass_at = now()
+        `UPDATE tend.registered_workspaces SET last_pass_at = now(), last_origin = $3::jsonb
          WHERE name = $1
            AND EXISTS (SELECT 1 FROM tend.leases WHERE workspace = $1 AND epoch = $2)`,
-        [name, epoch],
+        [name, epoch, origin ? JSON.stringify(this.#clean(origin)) : null],
       );
     });
   }

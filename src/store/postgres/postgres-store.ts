@@ -539,12 +539,16 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
       // appends between this read of the head and the commit.
       const head = tx.head ?? (await this.#head(tx.db));
       const { row, entry } = signChange(this.#clean(change), key, head);
+      // The origin column (schema version 4) only when the entry has one: an entry without it is
+      // written exactly as before.
+      const origin = row.origin ?? null;
       await run(
         tx.db,
         `INSERT INTO tend.changes (workspace, seq, time, actor, actor_kind, intent, motivation, source,
            address, type, object_id, action, fields, before, after, decision, key_id, format,
-           prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+           prev_hash, hash${origin === null ? '' : ', origin'})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20
+           ${origin === null ? '' : ', $21'})`,
         [
           this.#workspace,
           row.seq,
@@ -566,6 +570,7 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
           row.format ?? 1,
           row.prev_hash,
           row.hash,
+          ...(origin === null ? [] : [origin]),
         ],
       );
       tx.head = { seq: entry.seq, hash: entry.hash };

@@ -240,6 +240,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 8,
+    name: 'ledger: the commit a git workspace planned from',
+    sql: `
+      -- JSON {kind:'git', url, ref, commit, path?} of the commit the pass that wrote the entry planned
+      -- from (a git workspace, docs/fleet.md); NULL otherwise. Part of the hashed entry when present, so
+      -- the entries written before (NULL) keep their hash.
+      ALTER TABLE changes ADD COLUMN origin TEXT;
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

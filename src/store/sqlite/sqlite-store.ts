@@ -304,10 +304,11 @@ export class SqliteStore implements Store, MemoryTransfer {
       setLedgerHead: p('INSERT OR REPLACE INTO ledger_head (id, seq, hash) VALUES (1, ?, ?)'),
       insertChange: p(
         `INSERT INTO changes (seq, time, actor, actor_kind, intent, motivation, source, address, type,
-           object_id, action, fields, before, after, decision, key_id, format, prev_hash, hash, recorded_at)
+           object_id, action, fields, before, after, decision, origin, key_id, format, prev_hash, hash,
+           recorded_at)
          VALUES (@seq, @time, @actor, @actor_kind, @intent, @motivation, @source, @address, @type,
-           @object_id, @action, @fields, @before, @after, @decision, @key_id, @format, @prev_hash, @hash,
-           @recorded_at)`,
+           @object_id, @action, @fields, @before, @after, @decision, @origin, @key_id, @format, @prev_hash,
+           @hash, @recorded_at)`,
       ),
       changes: p(recentChanges('')),
       changesFor: p(recentChanges('AND address = @address')),
