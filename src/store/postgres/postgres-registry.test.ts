@@ -208,7 +208,7 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
     );
     const e = await refusal(openPostgresRegistry(url));
     expect(e.code).toBe('store.schema-too-old');
-    expect(await migratePostgresStore(url)).toEqual({ from: 1, to: 2 });
+    expect(await migratePostgresStore(url)).toEqual({ from: 1, to: POSTGRES_MIGRATIONS.length });
     const registry = await openPostgresRegistry(url);
     try {
       const [lease] = await registry.fleetLeases();
