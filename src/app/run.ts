@@ -12,6 +12,7 @@ import type { HeldLease, LeaseOptions } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
+import type { LeasedWorkspace } from './with-workspace.js';
 import { processUserAgent } from './user-agent.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import {
@@ -55,6 +56,15 @@ export interface RunRequest extends WorkspaceSelection {
   readonly failureBackoffMaxMs?: number;
   /** Called after every pass with the journal's unsettled operations (metrics). */
   readonly onPassDone?: (info: { pass: number; unsettled: number }) => void;
+  /**
+   * Work done between passes under this run's lease (`tend worker`: the jobs the fleet's API queued,
+   * docs/fleet.md): `run` is handed the workspace as the run holds it — its intent in force, its
+   * lease and fence — after every pass and whenever the wake `subscribe` hands out is called.
+   */
+  readonly between?: {
+    run(held: LeasedWorkspace): Promise<void>;
+    subscribe(wake: () => void): () => void;
+  };
 }
 
 /** How the last pass of a run ended. */
@@ -121,6 +131,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
 
   let stoppedBy: RunReport['stoppedBy'] = 'signal';
   let trigger = 'start';
+  const between = request.between;
   try {
     await rememberWorkspaceName(current, opened.nameSource);
     request.onStart?.({
@@ -153,6 +164,20 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
           ...(request.crash ? { crash: request.crash } : {}),
           ...(request.failureBackoffMaxMs !== undefined
             ? { failureBackoffMaxMs: request.failureBackoffMaxMs }
+            : {}),
+          ...(between
+            ? {
+                between: {
+                  run: () =>
+                    between.run({
+                      ws: current,
+                      nameSource: opened.nameSource,
+                      lease,
+                      signal: AbortSignal.any([request.signal, lease.signal]),
+                    }),
+                  subscribe: between.subscribe,
+                },
+              }
             : {}),
           onPass: async (p) => {
             last = lastPassOf(p);

@@ -29,6 +29,20 @@ export interface RunOptions extends Omit<PassOptions, 'mode' | 'pass' | 'trigger
    * asked for); a pass that runs resets it. Absent (`tend run`): every failure waits the interval.
    */
   readonly failureBackoffMaxMs?: number;
+  /** Work done between passes, under the same lease (a fleet's queued jobs): see BetweenPasses. */
+  readonly between?: BetweenPasses;
+}
+
+/**
+ * Work a loop does between its passes, while it holds its lease and no pass is in flight (the jobs a
+ * fleet's API queued for the holder: docs/fleet.md). `run` is called after every pass, and whenever
+ * the wake `subscribe` hands out is called while the loop waits: then the wait goes on afterwards (a
+ * wake starts no pass). A wake during a pass is kept for the end of the pass. `run` must not throw.
+ */
+export interface BetweenPasses {
+  run(): Promise<void>;
+  /** Hands the loop's wake to the caller; returns how to stop. */
+  subscribe(wake: () => void): () => void;
 }
 
 /** How one pass of the loop ended. */
@@ -155,6 +169,40 @@ export async function runContinuously(
     return waitMs;
   };
 
+  // Work between passes (see BetweenPasses): asked for by a wake, done after a pass or at once.
+  let betweenAsked = false;
+  let wakeBetween: (() => void) | undefined;
+  const unsubscribe = options.between?.subscribe(() => {
+    betweenAsked = true;
+    wakeBetween?.();
+  });
+  const runBetween = async (): Promise<void> => {
+    betweenAsked = false;
+    if (!signal.aborted) await options.between?.run();
+  };
+  /** Waits `waitMs`, or until the feed triggers a pass; does the work between passes asked meanwhile. */
+  const waitForNext = async (waitMs: number): Promise<void> => {
+    const until = clock.now().getTime() + waitMs;
+    while (!signal.aborted && pendingTrigger === undefined) {
+      if (betweenAsked) {
+        await runBetween();
+        continue;
+      }
+      const remaining = until - clock.now().getTime();
+      if (remaining <= 0) return;
+      const timer = new AbortController();
+      await Promise.race([
+        clock.sleep(remaining, AbortSignal.any([signal, timer.signal])),
+        new Promise<void>((resolve) => (wake = resolve)),
+        new Promise<void>((resolve) => (wakeBetween = resolve)),
+      ]);
+      timer.abort();
+      wake = undefined;
+      wakeBetween = undefined;
+      if (!betweenAsked) return;
+    }
+  };
+
   try {
     while (!signal.aborted) {
       pass++;
@@ -162,22 +210,16 @@ export async function runContinuously(
         options.incremental !== false && fromFeed && clock.now().getTime() < nextFullAt;
       last = undefined;
       const waitMs = await passOnce(focused);
+      if (options.between) await runBetween();
       if (options.maxPasses !== undefined && pass - first + 1 >= options.maxPasses) break;
       if (signal.aborted) break;
-      if (pendingTrigger === undefined) {
-        const timer = new AbortController();
-        await Promise.race([
-          clock.sleep(waitMs, AbortSignal.any([signal, timer.signal])),
-          new Promise<void>((resolve) => (wake = resolve)),
-        ]);
-        timer.abort();
-        wake = undefined;
-      }
+      await waitForNext(waitMs);
       why = pendingTrigger ?? 'interval';
       fromFeed = pendingTrigger !== undefined;
       pendingTrigger = undefined;
     }
   } finally {
+    unsubscribe?.();
     loopDone.abort();
     await Promise.allSettled(feeds);
   }
