@@ -171,3 +171,14 @@ export type {
 export { defaultWorkerId, runWorker } from './worker.js';
 export { targetShare } from './worker-target.js';
 export type { TargetInput } from './worker-target.js';
+export type {
+  ActionJobInput,
+  ApplyJobInput,
+  JobEvent,
+  JobKind,
+  JobRunnerOptions,
+  JobView,
+} from './fleet-jobs.js';
+export { JOB_KINDS, jobOf, jobView, newJobId, runQueuedJobs } from './fleet-jobs.js';
+export type { FleetServe, FleetServeRequest } from './fleet-serve.js';
+export { MAX_JOB_WAIT_S, openFleetServe } from './fleet-serve.js';

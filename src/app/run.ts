@@ -175,7 +175,7 @@ export async function run(ctx: AppContext, request: RunRequest): Promise<RunRepo
                       lease,
                       signal: AbortSignal.any([request.signal, lease.signal]),
                     }),
-                  subscribe: between.subscribe,
+                  subscribe: (wake: () => void) => between.subscribe(wake),
                 },
               }
             : {}),

@@ -19,3 +19,4 @@ export { Metrics } from './metrics.js';
 export { openApiDocument } from './openapi.js';
 export type { Route, RouteInput, RouteResult, Schema, ServerContext } from './routes.js';
 export { evaluateLifecycle, ROUTES } from './routes.js';
+export { fleetRoutes } from './fleet-routes.js';
