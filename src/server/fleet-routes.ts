@@ -41,26 +41,31 @@ const jobShape = {
 };
 const jobSchema = jsonSchemaOf(jobShape);
 
-const holder = z.object({ worker: z.string().nullable(), host: z.string(), pid: z.number().int() });
-const workspacesSchema = jsonSchemaOf({
-  workers: z.array(
-    z.object({
-      id: z.string(),
-      host: z.string(),
-      pid: z.number().int(),
-      version: z.string(),
-      heartbeatAt: z.string(),
+/** A value or null, each its own branch (no type list: strict clients and generators take it). */
+const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+const text = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const object = (properties: Record<string, Schema>): Schema => ({
+  type: 'object',
+  required: Object.keys(properties),
+  properties,
+});
+/** `tend fleet status --json` (docs/fleet.md), which scripts rely on. */
+const workspacesSchema: Schema = object({
+  workers: {
+    type: 'array',
+    items: object({ id: text, host: text, pid: int, version: text, heartbeatAt: text }),
+  },
+  workspaces: {
+    type: 'array',
+    items: object({
+      name: text,
+      holder: orNull(object({ worker: orNull(text), host: text, pid: int })),
+      epoch: orNull(int),
+      lastPassAt: orNull(text),
+      states: { type: 'object', additionalProperties: int },
     }),
-  ),
-  workspaces: z.array(
-    z.object({
-      name: z.string(),
-      holder: holder.nullable(),
-      epoch: z.number().int().nullable(),
-      lastPassAt: z.string().nullable(),
-      states: z.record(z.string(), z.number().int()),
-    }),
-  ),
+  },
 });
 
 const waitQuery: Schema = {
