@@ -76,12 +76,8 @@ export async function runContinuously(
   // The feeds stop with the loop, whether it was stopped or ran its passes.
   const loopDone = new AbortController();
   const feedSignal = AbortSignal.any([signal, loopDone.signal]);
-  let wake: (() => void) | undefined;
-  let pendingTrigger: string | undefined;
-  const trigger = (why: string) => {
-    pendingTrigger ??= why;
-    wake?.();
-  };
+  const waiter = new Waiter(clock, signal, options.between);
+  const trigger = (why: string) => waiter.trigger(why);
 
   // The feeds only wake the loop: each pass reads them from the stored cursors and records what they
   // say together with what it decides. The watch keeps its own cursor in memory.
@@ -169,40 +165,6 @@ export async function runContinuously(
     return waitMs;
   };
 
-  // Work between passes (see BetweenPasses): asked for by a wake, done after a pass or at once.
-  let betweenAsked = false;
-  let wakeBetween: (() => void) | undefined;
-  const unsubscribe = options.between?.subscribe(() => {
-    betweenAsked = true;
-    wakeBetween?.();
-  });
-  const runBetween = async (): Promise<void> => {
-    betweenAsked = false;
-    if (!signal.aborted) await options.between?.run();
-  };
-  /** Waits `waitMs`, or until the feed triggers a pass; does the work between passes asked meanwhile. */
-  const waitForNext = async (waitMs: number): Promise<void> => {
-    const until = clock.now().getTime() + waitMs;
-    while (!signal.aborted && pendingTrigger === undefined) {
-      if (betweenAsked) {
-        await runBetween();
-        continue;
-      }
-      const remaining = until - clock.now().getTime();
-      if (remaining <= 0) return;
-      const timer = new AbortController();
-      await Promise.race([
-        clock.sleep(remaining, AbortSignal.any([signal, timer.signal])),
-        new Promise<void>((resolve) => (wake = resolve)),
-        new Promise<void>((resolve) => (wakeBetween = resolve)),
-      ]);
-      timer.abort();
-      wake = undefined;
-      wakeBetween = undefined;
-      if (!betweenAsked) return;
-    }
-  };
-
   try {
     while (!signal.aborted) {
       pass++;
@@ -210,18 +172,86 @@ export async function runContinuously(
         options.incremental !== false && fromFeed && clock.now().getTime() < nextFullAt;
       last = undefined;
       const waitMs = await passOnce(focused);
-      if (options.between) await runBetween();
+      if (options.between) await waiter.runBetween();
       if (options.maxPasses !== undefined && pass - first + 1 >= options.maxPasses) break;
       if (signal.aborted) break;
-      await waitForNext(waitMs);
-      why = pendingTrigger ?? 'interval';
-      fromFeed = pendingTrigger !== undefined;
-      pendingTrigger = undefined;
+      await waiter.waitForNext(waitMs);
+      const pending = waiter.takeTrigger();
+      why = pending ?? 'interval';
+      fromFeed = pending !== undefined;
     }
   } finally {
-    unsubscribe?.();
+    waiter.close();
     loopDone.abort();
     await Promise.allSettled(feeds);
   }
   return { passes: pass - first + 1, ...(last ? { last } : {}) };
+}
+
+/**
+ * How the loop waits between passes: for the interval, or until the audit feed triggers a pass
+ * (`trigger`), doing the work between passes (`BetweenPasses`) whenever it is asked meanwhile.
+ */
+class Waiter {
+  #wake: (() => void) | undefined;
+  #wakeBetween: (() => void) | undefined;
+  #pending: string | undefined;
+  #betweenAsked = false;
+  readonly #unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly clock: RunOptions['clock'],
+    private readonly signal: AbortSignal,
+    private readonly between: BetweenPasses | undefined,
+  ) {
+    this.#unsubscribe = between?.subscribe(() => {
+      this.#betweenAsked = true;
+      this.#wakeBetween?.();
+    });
+  }
+
+  /** The feed asks for a pass (the first reason is kept). */
+  trigger(why: string): void {
+    this.#pending ??= why;
+    this.#wake?.();
+  }
+
+  /** Why the next pass runs, if the feed asked for it (and forgets it). */
+  takeTrigger(): string | undefined {
+    const why = this.#pending;
+    this.#pending = undefined;
+    return why;
+  }
+
+  async runBetween(): Promise<void> {
+    this.#betweenAsked = false;
+    if (!this.signal.aborted) await this.between?.run();
+  }
+
+  /** Waits `waitMs`, or until the feed triggers a pass; does the work between passes asked meanwhile. */
+  async waitForNext(waitMs: number): Promise<void> {
+    const until = this.clock.now().getTime() + waitMs;
+    while (!this.signal.aborted && this.#pending === undefined) {
+      if (this.#betweenAsked) {
+        await this.runBetween();
+        continue;
+      }
+      const remaining = until - this.clock.now().getTime();
+      if (remaining <= 0) return;
+      const timer = new AbortController();
+      await Promise.race([
+        this.clock.sleep(remaining, AbortSignal.any([this.signal, timer.signal])),
+        new Promise<void>((resolve) => (this.#wake = resolve)),
+        new Promise<void>((resolve) => (this.#wakeBetween = resolve)),
+      ]);
+      timer.abort();
+      this.#wake = undefined;
+      this.#wakeBetween = undefined;
+      if (!this.#betweenAsked) return;
+    }
+  }
+
+  close(): void {
+    this.#unsubscribe?.();
+  }
 }
