@@ -51,6 +51,9 @@ interface Job {
   worker?: string;
   epoch?: number;
   requestedBy: string;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
   result?: { verdict: string; epoch: number; applied: boolean };
   error?: { code: string; message: string };
 }
@@ -207,6 +210,10 @@ describe.skipIf(POSTGRES.skip)(
       expect(posted.headers.get('location')).toBe(`/workspaces/${WS}/jobs/${job.id}`);
       expect(job).toMatchObject({ state: 'done', worker: holder, requestedBy: 'api' });
       expect(job.result).toMatchObject({ verdict: 'ok', applied: true, epoch: job.epoch });
+      const at = (iso?: string) => Date.parse(iso ?? '');
+      console.log(
+        `fleet job: claimed ${at(job.startedAt) - at(job.createdAt)} ms after it was queued, done ${at(job.finishedAt) - at(job.startedAt)} ms later (database time)`,
+      );
 
       // Node B: the same job from the shared store.
       const polled = await fetch(`${b.url}/workspaces/${WS}/jobs/${job.id}`);
