@@ -305,17 +305,22 @@ class ChannelListener implements FleetListener {
   }
 
   async #connect(): Promise<void> {
-    const client = await this.#pool!.connect();
-    const lost = (e?: Error): void => {
-      if (this.#client !== client) return;
-      this.#client = undefined;
-      client.release(e ?? true);
-      if (this.#closed) return;
-      this.handlers.onConnection?.('lost', e?.message ?? 'the connection ended');
-      this.#retry();
-    };
-    client.on('error', lost);
-    (client as unknown as { on(e: 'end', l: () => void): void }).on('end', () => lost());
+    const client = await new Promise<PgClient>((resolve, reject) => {
+      const pool = this.#pool as unknown as {
+        connect(cb: (e: Error | undefined, c: PgClient | undefined) => void): void;
+      };
+      pool.connect((e, c) => {
+        if (e || !c) return reject(e ?? new Error('no connection'));
+        // At once, inside the driver's callback: the server may end the connection in the same burst
+        // of packets as the handshake (a backend terminated as it starts), and an `error` with no
+        // listener would end the process.
+        c.on('error', (err) => this.#lost(c, err));
+        resolve(c);
+      });
+    });
+    (client as unknown as { on(e: 'end', l: () => void): void }).on('end', () =>
+      this.#lost(client),
+    );
     (client as unknown as { on(e: 'notification', l: (n: Notification) => void): void }).on(
       'notification',
       (n) => this.#deliver(n),
@@ -325,11 +330,21 @@ class ChannelListener implements FleetListener {
       await client.query(`LISTEN ${EVENTS_CHANNEL}`);
       await client.query(`LISTEN ${JOBS_CHANNEL}`);
     } catch (e) {
-      lost(e instanceof Error ? e : new Error(String(e)));
+      this.#lost(client, e instanceof Error ? e : new Error(String(e)));
       throw e;
     }
     this.#backoff = RECONNECT_MS;
     this.handlers.onConnection?.('listening');
+  }
+
+  /** The connection dropped: discarded (once), and listened again after a back-off. */
+  #lost(client: PgClient, e?: Error): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    client.release(e ?? true);
+    if (this.#closed) return;
+    this.handlers.onConnection?.('lost', e?.message ?? 'the connection ended');
+    this.#retry();
   }
 
   #retry(): void {
