@@ -13,6 +13,7 @@ import { carryOutRun } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import { openWorkspace } from './workspace.js';
+import type { UnderLease } from './with-workspace.js';
 import { withWorkspace } from './with-workspace.js';
 
 /** What `listActions` is asked: the resource whose type's actions to show. */
@@ -42,7 +43,7 @@ export interface ActionList {
 }
 
 /** What `runAction` is asked. */
-export interface ActionRequest extends WorkspaceSelection {
+export interface ActionRequest extends WorkspaceSelection, UnderLease {
   readonly address: string;
   readonly action: string;
   /** `name=value` pairs, as `--param` gives them. */

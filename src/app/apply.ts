@@ -5,6 +5,7 @@ import { readChangeset, reconcilePass, tendActor } from '../engine/index.js';
 import type { AcceptReport } from './accept.js';
 import { acceptIn } from './accept.js';
 import type { AppContext } from './context.js';
+import type { UnderLease } from './with-workspace.js';
 import { withWorkspace } from './with-workspace.js';
 import type { ApplyVerdict, OutcomeSummary } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
@@ -13,7 +14,7 @@ import { liveFindings } from './plan.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 
 /** What `apply` is asked. */
-export interface ApplyRequest extends WorkspaceSelection {
+export interface ApplyRequest extends WorkspaceSelection, UnderLease {
   readonly approveDestroy: boolean;
   /** Delete managed objects removed from the intent. */
   readonly prune: boolean;

@@ -210,36 +210,39 @@ export interface FleetStatus {
  * state counts.
  */
 export function fleetStatus(ctx: AppContext, request: FleetSelection): Promise<FleetStatus> {
-  return withRegistry(ctx, request, async (registry) => {
-    const [workers, workspaces, leases, epochs, states] = await Promise.all([
-      registry.listWorkers(),
-      registry.listWorkspaces(),
-      registry.fleetLeases(),
-      registry.leaseEpochs(),
-      registry.stateCounts(),
-    ]);
-    const leaseOf = new Map(leases.map((l) => [l.workspace, l]));
-    const view = (w: WorkerRecord): FleetWorkerView => ({
-      id: w.id,
-      host: w.host,
-      pid: w.pid,
-      version: w.version,
-      heartbeatAt: w.heartbeatAt,
-    });
-    return {
-      workers: workers.filter((w) => w.alive).map(view),
-      deadWorkers: workers.filter((w) => !w.alive).map(view),
-      workspaces: workspaces.map((w) => {
-        const lease = leaseOf.get(w.name);
-        const held = lease && !lease.expired ? lease.holder : undefined;
-        return {
-          name: w.name,
-          holder: held ? { worker: held.worker ?? null, host: held.host, pid: held.pid } : null,
-          epoch: lease?.epoch ?? epochs.get(w.name) ?? null,
-          lastPassAt: w.lastPassAt ?? null,
-          states: states.get(w.name) ?? {},
-        };
-      }),
-    };
+  return withRegistry(ctx, request, readFleetStatus);
+}
+
+/** `tend fleet status` from an open registry (also `GET /workspaces` of `tend serve --fleet`). */
+export async function readFleetStatus(registry: FleetRegistry): Promise<FleetStatus> {
+  const [workers, workspaces, leases, epochs, states] = await Promise.all([
+    registry.listWorkers(),
+    registry.listWorkspaces(),
+    registry.fleetLeases(),
+    registry.leaseEpochs(),
+    registry.stateCounts(),
+  ]);
+  const leaseOf = new Map(leases.map((l) => [l.workspace, l]));
+  const view = (w: WorkerRecord): FleetWorkerView => ({
+    id: w.id,
+    host: w.host,
+    pid: w.pid,
+    version: w.version,
+    heartbeatAt: w.heartbeatAt,
   });
+  return {
+    workers: workers.filter((w) => w.alive).map(view),
+    deadWorkers: workers.filter((w) => !w.alive).map(view),
+    workspaces: workspaces.map((w) => {
+      const lease = leaseOf.get(w.name);
+      const held = lease && !lease.expired ? lease.holder : undefined;
+      return {
+        name: w.name,
+        holder: held ? { worker: held.worker ?? null, host: held.host, pid: held.pid } : null,
+        epoch: lease?.epoch ?? epochs.get(w.name) ?? null,
+        lastPassAt: w.lastPassAt ?? null,
+        states: states.get(w.name) ?? {},
+      };
+    }),
+  };
 }

@@ -184,4 +184,15 @@ export type { TargetInput } from './worker-target.js';
 export type { WorkerProbe } from './worker-probe.js';
 export { probes, WorkerHealth } from './worker-probe.js';
 export type { Readiness } from './readiness.js';
-export { READINESS_TIMEOUT_MS, storeReadiness } from './readiness.js';
+export { fleetReadiness, READINESS_TIMEOUT_MS, storeReadiness } from './readiness.js';
+export type {
+  ActionJobInput,
+  ApplyJobInput,
+  JobEvent,
+  JobKind,
+  JobRunnerOptions,
+  JobView,
+} from './fleet-jobs.js';
+export { JOB_KINDS, jobOf, jobView, newJobId, runQueuedJobs } from './fleet-jobs.js';
+export type { FleetServe, FleetServeRequest } from './fleet-serve.js';
+export { MAX_JOB_WAIT_S, openFleetServe } from './fleet-serve.js';

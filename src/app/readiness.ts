@@ -52,3 +52,14 @@ export async function storeReadiness(
     ? { ready: true }
     : { ready: false, reason: `the store: ${problem}` };
 }
+
+/** `tend serve --fleet`'s readiness: the fleet's store answers (its status read, at most `timeoutMs`). */
+export async function fleetReadiness(
+  fleet: { status(): Promise<unknown> },
+  timeoutMs = READINESS_TIMEOUT_MS,
+): Promise<Readiness> {
+  const problem = await answers(() => fleet.status(), timeoutMs);
+  return problem === undefined
+    ? { ready: true }
+    : { ready: false, reason: `the fleet's store: ${problem}` };
+}

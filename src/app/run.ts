@@ -12,6 +12,7 @@ import type { HeldLease, LeaseOptions } from './lease.js';
 import { acquireWorkspaceLease } from './lease.js';
 import type { ApplyVerdict } from './outcomes.js';
 import { summarizeOutcomes, verdictOf } from './outcomes.js';
+import type { LeasedWorkspace } from './with-workspace.js';
 import { processUserAgent } from './user-agent.js';
 import type { WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
 import {
@@ -63,6 +64,15 @@ export interface RunRequest extends WorkspaceSelection {
    * a failure to fetch is reported (`error`) and the commit in force stays.
    */
   readonly source?: RunSource;
+  /**
+   * Work done between passes under this run's lease (`tend worker`: the jobs the fleet's API queued,
+   * docs/fleet.md): `run` is handed the workspace as the run holds it — its intent in force, its
+   * lease and fence — after every pass and whenever the wake `subscribe` hands out is called.
+   */
+  readonly between?: {
+    run(held: LeasedWorkspace): Promise<void>;
+    subscribe(wake: () => void): () => void;
+  };
 }
 
 /** One commit of a run's intent source (see `RunRequest.source`). */
@@ -138,6 +148,7 @@ export async function run(ctx: AppContext, given: RunRequest): Promise<RunReport
 
   let stoppedBy: RunReport['stoppedBy'] = 'signal';
   let trigger = 'start';
+  const between = request.between;
   try {
     await rememberWorkspaceName(current, opened.nameSource);
     request.onStart?.({
@@ -170,6 +181,20 @@ export async function run(ctx: AppContext, given: RunRequest): Promise<RunReport
           ...(request.crash ? { crash: request.crash } : {}),
           ...(request.failureBackoffMaxMs !== undefined
             ? { failureBackoffMaxMs: request.failureBackoffMaxMs }
+            : {}),
+          ...(between
+            ? {
+                between: {
+                  run: () =>
+                    between.run({
+                      ws: current,
+                      nameSource: opened.nameSource,
+                      lease,
+                      signal: AbortSignal.any([request.signal, lease.signal]),
+                    }),
+                  subscribe: (wake: () => void) => between.subscribe(wake),
+                },
+              }
             : {}),
           onPass: async (p) => {
             last = lastPassOf(p);

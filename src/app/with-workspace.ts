@@ -14,6 +14,14 @@ export interface LeasedWorkspace {
   readonly signal: AbortSignal;
 }
 
+/**
+ * A writing use case asked to work inside a run that holds the lease already (`tend worker` carrying
+ * out a fleet's job between passes) instead of opening the workspace and taking the lease itself.
+ */
+export interface UnderLease {
+  readonly heldByRun?: LeasedWorkspace;
+}
+
 /** How a writing use case holds its workspace. */
 export interface WithWorkspaceOptions<P> {
   readonly lease: LeaseOptions;
@@ -31,10 +39,19 @@ export interface WithWorkspaceOptions<P> {
  */
 export async function withWorkspace<T, P = undefined>(
   ctx: AppContext,
-  selection: WorkspaceSelection,
+  selection: WorkspaceSelection & UnderLease,
   options: WithWorkspaceOptions<P>,
   fn: (held: LeasedWorkspace, prepared: P) => Promise<T>,
 ): Promise<T> {
+  const held = selection.heldByRun;
+  if (held) {
+    // Already held by a run (a fleet's job between passes): its workspace, lease and fence, which
+    // stay the run's (nothing is opened, released or closed here).
+    const prepared = options.prepare ? options.prepare(held.ws) : (undefined as P);
+    const wanted = options.lease.signal;
+    const signal = wanted ? AbortSignal.any([wanted, held.signal]) : held.signal;
+    return fn({ ...held, signal }, prepared);
+  }
   const { ws, nameSource } = await openWorkspace(ctx, selection);
   let lease: HeldLease | undefined;
   try {

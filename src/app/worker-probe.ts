@@ -17,6 +17,8 @@ export interface WorkerProbe {
   counted?(counts: { readonly registered: number; readonly held: number }): void;
   /** A lease renewal the store answered: how long it took (s), whether the lease was kept. */
   leaseRenewed?(seconds: number, kept: boolean): void;
+  /** The fleet's job table is open: how to count the jobs queued in it (every workspace). */
+  jobsAttached?(queued: () => Promise<number>): void;
 }
 
 /** Several probes as one. */
@@ -26,6 +28,7 @@ export function probes(...list: readonly WorkerProbe[]): WorkerProbe {
     heartbeat: (ok, message) => list.forEach((p) => p.heartbeat?.(ok, message)),
     counted: (counts) => list.forEach((p) => p.counted?.(counts)),
     leaseRenewed: (seconds, kept) => list.forEach((p) => p.leaseRenewed?.(seconds, kept)),
+    jobsAttached: (queued) => list.forEach((p) => p.jobsAttached?.(queued)),
   };
 }
 

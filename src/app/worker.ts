@@ -1,11 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { toTendError } from '../core/index.js';
-import type { FleetLease, FleetRegistry, RegisteredWorkspace } from '../store/index.js';
-import { openRegistry, withApplicationName } from '../store/index.js';
+import type {
+  FleetJobs,
+  FleetLease,
+  FleetListener,
+  FleetRegistry,
+  RegisteredWorkspace,
+} from '../store/index.js';
+import { openFleetJobs, openRegistry, withApplicationName } from '../store/index.js';
 import type { AppContext } from './context.js';
 import type { AppEvent } from './events.js';
 import { defaultGitCacheDir, GitCheckout } from './git-source.js';
+import type { JobEvent } from './fleet-jobs.js';
+import { runQueuedJobs } from './fleet-jobs.js';
 import { LEASE_TTL_MS } from './lease.js';
 import type { RunReport, RunRequest } from './run.js';
 import { run } from './run.js';
@@ -92,6 +100,8 @@ export interface WorkerReport {
 /** Seams for tests: the registry, how a workspace is run, how the id is made. */
 export interface WorkerDeps {
   readonly registry?: FleetRegistry;
+  /** The job table and event channel (default: opened on the store, unless `registry` is given). */
+  readonly jobs?: FleetJobs;
   readonly runWorkspace?: (ctx: AppContext, request: RunRequest) => Promise<RunReport>;
 }
 
@@ -116,6 +126,8 @@ interface Held {
   stopping?: ReleaseReason;
   epoch?: number;
   done?: Promise<void>;
+  /** Wakes its run to carry out queued jobs now (set while the run waits between passes). */
+  wake?: () => void;
 }
 
 /** The default id of a worker: host, pid and a short random part. */
@@ -149,10 +161,15 @@ export async function runWorker(
   // The platforms see which worker sent each request: its id is in every User-Agent it sends
   // (`tend/<version> (worker <id>; pid <pid>)`, app/user-agent.ts).
   const named: AppContext = { ...ctx, env: { ...ctx.env, TEND_WORKER_ID: id } };
-  const fleet = new WorkerLoop(named, request, deps, { id, location, registry });
+  let jobs = deps.jobs;
   try {
+    jobs ??= deps.registry
+      ? undefined
+      : await openFleetJobs(location, { env: ctx.env, redactor: ctx.redactor });
+    const fleet = new WorkerLoop(named, request, deps, { id, location, registry, jobs });
     return await fleet.run();
   } finally {
+    if (!deps.jobs) await jobs?.close();
     if (!deps.registry) await registry.close();
   }
 }
@@ -169,12 +186,23 @@ class WorkerLoop {
     private readonly ctx: AppContext,
     private readonly request: WorkerRequest,
     private readonly deps: WorkerDeps,
-    private readonly fleet: { id: string; location: string; registry: FleetRegistry },
+    private readonly fleet: {
+      id: string;
+      location: string;
+      registry: FleetRegistry;
+      jobs: FleetJobs | undefined;
+    },
   ) {
     this.#ttlMs = request.leaseTtlMs ?? LEASE_TTL_MS;
     request.probe?.attached?.(async () => {
       await fleet.registry.listWorkers();
     }, this.#ttlMs);
+    const jobs = fleet.jobs;
+    if (jobs) {
+      request.probe?.jobsAttached?.(async () =>
+        [...(await jobs.queued()).values()].reduce((a, b) => a + b, 0),
+      );
+    }
   }
 
   /** Tells the probe how many workspaces are registered and how many leases this worker holds. */
@@ -191,15 +219,19 @@ class WorkerLoop {
     const { ctx, request } = this;
     this.#report({ kind: 'worker-started', host: ctx.process.host, pid: ctx.process.pid });
     const tickMs = Math.max(100, Math.floor(this.#ttlMs / 3));
+    const listener = await this.#listen();
     while (!request.signal.aborted) {
       try {
         await this.#tick();
       } catch (e) {
         this.#report({ kind: 'warning', message: `scheduling: ${toTendError(e).message}` });
       }
+      // The poll behind NOTIFY: each held workspace looks for queued jobs at every tick.
+      for (const h of this.#held.values()) h.wake?.();
       await ctx.clock.sleep(tickMs, request.signal);
     }
     await this.#stopAll();
+    await listener?.close();
     this.#report({ kind: 'worker-stopped', passes: this.#passes });
     return { id: this.fleet.id, took: this.#took, passes: this.#passes };
   }
@@ -282,6 +314,29 @@ class WorkerLoop {
     });
   }
 
+  /** Listens for new jobs (NOTIFY) to wake the workspace's run; without it, ticks poll. */
+  async #listen(): Promise<FleetListener | undefined> {
+    const jobs = this.fleet.jobs;
+    if (!jobs) return undefined;
+    try {
+      return await jobs.listen({ onJob: (workspace) => this.#held.get(workspace)?.wake?.() });
+    } catch (e) {
+      this.#report({
+        kind: 'warning',
+        message: `cannot listen for jobs (polling at every tick instead): ${toTendError(e).message}`,
+      });
+      return undefined;
+    }
+  }
+
+  /** Publishes a workspace's event on the fleet's channel, for `tend serve --fleet` (best effort). */
+  #publish(workspace: string, event: AppEvent | JobEvent): void {
+    const jobs = this.fleet.jobs;
+    const shown = jobs ? fleetEvent(event) : undefined;
+    if (!jobs || !shown) return;
+    jobs.publish({ workspace, worker: this.fleet.id, event: shown }).catch(() => undefined);
+  }
+
   #stop(held: Held, reason: ReleaseReason): void {
     if (held.stopping !== undefined) return;
     held.stopping = reason;
@@ -332,11 +387,48 @@ class WorkerLoop {
         onRenew: (ms, kept) => request.probe?.leaseRenewed?.(ms / 1000, kept),
       },
       report: (e) => this.#onRunEvent(held, e),
+      // Jobs come from `tend serve --fleet`, which serves directory workspaces only (fleet-serve.ts).
+      ...(this.fleet.jobs && source.kind === 'dir'
+        ? { between: this.#between(source.dir, workspace.name, held, this.fleet.jobs) }
+        : {}),
+    };
+  }
+
+  /** The jobs of a held workspace, carried out by its run between passes (app/fleet-jobs.ts). */
+  #between(dir: string, name: string, held: Held, jobs: FleetJobs): RunRequest['between'] {
+    const selection = { dir, store: this.fleet.location, workspace: name };
+    return {
+      run: async (leased) => {
+        try {
+          await runQueuedJobs(this.ctx, selection, leased, {
+            jobs,
+            worker: this.fleet.id,
+            verifyTimeoutMs: this.request.verifyTimeoutMs,
+            report: (e) => {
+              if (e.kind !== 'job') this.#onRunEvent(held, e);
+              else this.#publish(held.name, e);
+            },
+          });
+        } catch (e) {
+          this.#report({
+            kind: 'warning',
+            workspace: held.name,
+            message: `jobs: ${toTendError(e).message}`,
+          });
+        }
+      },
+      subscribe: (wake) => {
+        held.wake = wake;
+        return () => {
+          held.wake = undefined;
+        };
+      },
     };
   }
 
   #onRunEvent(held: Held, e: AppEvent): void {
     const workspace = held.name;
+    this.#publish(workspace, e);
     if (e.kind === 'lease') {
       held.epoch = e.epoch;
       this.#took++;
@@ -410,6 +502,36 @@ class WorkerLoop {
     await Promise.all([...this.#held.values()].map((h) => h.done ?? Promise.resolve()));
     await this.fleet.registry.removeWorker(this.fleet.id).catch(() => undefined);
   }
+}
+
+/** The kinds of a run's events a worker publishes for `tend serve --fleet` (not a whole plan). */
+const PUBLISHED = new Set([
+  'lease',
+  'pass-start',
+  'pass-done',
+  'recovered',
+  'op-start',
+  'op-done',
+  'op-failed',
+  'blocked',
+  'skipped',
+  'verified',
+  'drift',
+  'warning',
+  'error',
+  'intent-reloaded',
+  'intent-invalid',
+  'job',
+]);
+
+/** An event as the fleet's channel carries it (an error as its code, message and hint). */
+function fleetEvent(
+  event: AppEvent | JobEvent,
+): ({ kind: string } & Record<string, unknown>) | undefined {
+  if (!PUBLISHED.has(event.kind)) return undefined;
+  if (event.kind !== 'error' && event.kind !== 'op-failed') return { ...event };
+  const { code, message, hint } = event.error;
+  return { ...event, error: { code, message, ...(hint !== undefined ? { hint } : {}) } };
 }
 
 /** Omit over each member of a union. */

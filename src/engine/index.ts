@@ -60,7 +60,7 @@ export { reconcilePass, tendActor } from './reconciler.js';
 export type { ProviderState } from './recorder.js';
 export { PROVIDER_STATE_KEY, Recorder } from './recorder.js';
 export { onlyTheRecorderWrites } from './store-writer.js';
-export type { PassReport, RunOptions, RunOutcome } from './runner.js';
+export type { BetweenPasses, PassReport, RunOptions, RunOutcome } from './runner.js';
 export { runContinuously } from './runner.js';
 export type { Workspace, WorkspaceParts } from './workspace.js';
 export { closeProviders, createWorkspace, declaredByAddress, secretFields } from './workspace.js';

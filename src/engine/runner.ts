@@ -34,6 +34,20 @@ export interface RunOptions extends Omit<PassOptions, 'mode' | 'pass' | 'trigger
    * asked for); a pass that runs resets it. Absent (`tend run`): every failure waits the interval.
    */
   readonly failureBackoffMaxMs?: number;
+  /** Work done between passes, under the same lease (a fleet's queued jobs): see BetweenPasses. */
+  readonly between?: BetweenPasses;
+}
+
+/**
+ * Work a loop does between its passes, while it holds its lease and no pass is in flight (the jobs a
+ * fleet's API queued for the holder: docs/fleet.md). `run` is called after every pass, and whenever
+ * the wake `subscribe` hands out is called while the loop waits: then the wait goes on afterwards (a
+ * wake starts no pass). A wake during a pass is kept for the end of the pass. `run` must not throw.
+ */
+export interface BetweenPasses {
+  run(): Promise<void>;
+  /** Hands the loop's wake to the caller; returns how to stop. */
+  subscribe(wake: () => void): () => void;
 }
 
 /** How one pass of the loop ended. */
@@ -67,12 +81,8 @@ export async function runContinuously(
   // The feeds stop with the loop, whether it was stopped or ran its passes.
   const loopDone = new AbortController();
   const feedSignal = AbortSignal.any([signal, loopDone.signal]);
-  let wake: (() => void) | undefined;
-  let pendingTrigger: string | undefined;
-  const trigger = (why: string) => {
-    pendingTrigger ??= why;
-    wake?.();
-  };
+  const waiter = new Waiter(clock, signal, options.between);
+  const trigger = (why: string) => waiter.trigger(why);
 
   // The feeds only wake the loop: each pass reads them from the stored cursors and records what they
   // say together with what it decides. The watch keeps its own cursor in memory.
@@ -171,24 +181,86 @@ export async function runContinuously(
         options.incremental !== false && fromFeed && clock.now().getTime() < nextFullAt;
       last = undefined;
       const waitMs = await passOnce(focused);
+      if (options.between) await waiter.runBetween();
       if (options.maxPasses !== undefined && pass - first + 1 >= options.maxPasses) break;
       if (signal.aborted) break;
-      if (pendingTrigger === undefined) {
-        const timer = new AbortController();
-        await Promise.race([
-          clock.sleep(waitMs, AbortSignal.any([signal, timer.signal])),
-          new Promise<void>((resolve) => (wake = resolve)),
-        ]);
-        timer.abort();
-        wake = undefined;
-      }
-      why = pendingTrigger ?? 'interval';
-      fromFeed = pendingTrigger !== undefined;
-      pendingTrigger = undefined;
+      await waiter.waitForNext(waitMs);
+      const pending = waiter.takeTrigger();
+      why = pending ?? 'interval';
+      fromFeed = pending !== undefined;
     }
   } finally {
+    waiter.close();
     loopDone.abort();
     await Promise.allSettled(feeds);
   }
   return { passes: pass - first + 1, ...(last ? { last } : {}) };
+}
+
+/**
+ * How the loop waits between passes: for the interval, or until the audit feed triggers a pass
+ * (`trigger`), doing the work between passes (`BetweenPasses`) whenever it is asked meanwhile.
+ */
+class Waiter {
+  #wake: (() => void) | undefined;
+  #wakeBetween: (() => void) | undefined;
+  #pending: string | undefined;
+  #betweenAsked = false;
+  readonly #unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly clock: RunOptions['clock'],
+    private readonly signal: AbortSignal,
+    private readonly between: BetweenPasses | undefined,
+  ) {
+    this.#unsubscribe = between?.subscribe(() => {
+      this.#betweenAsked = true;
+      this.#wakeBetween?.();
+    });
+  }
+
+  /** The feed asks for a pass (the first reason is kept). */
+  trigger(why: string): void {
+    this.#pending ??= why;
+    this.#wake?.();
+  }
+
+  /** Why the next pass runs, if the feed asked for it (and forgets it). */
+  takeTrigger(): string | undefined {
+    const why = this.#pending;
+    this.#pending = undefined;
+    return why;
+  }
+
+  async runBetween(): Promise<void> {
+    this.#betweenAsked = false;
+    if (!this.signal.aborted) await this.between?.run();
+  }
+
+  /** Waits `waitMs`, or until the feed triggers a pass; does the work between passes asked meanwhile. */
+  async waitForNext(waitMs: number): Promise<void> {
+    const until = this.clock.now().getTime() + waitMs;
+    while (!this.signal.aborted && this.#pending === undefined) {
+      if (this.#betweenAsked) {
+        await this.runBetween();
+        continue;
+      }
+      const remaining = until - this.clock.now().getTime();
+      if (remaining <= 0) return;
+      const timer = new AbortController();
+      await Promise.race([
+        this.clock.sleep(remaining, AbortSignal.any([this.signal, timer.signal])),
+        new Promise<void>((resolve) => (this.#wake = resolve)),
+        new Promise<void>((resolve) => (this.#wakeBetween = resolve)),
+      ]);
+      timer.abort();
+      this.#wake = undefined;
+      this.#wakeBetween = undefined;
+      if (!this.#betweenAsked) return;
+    }
+  }
+
+  close(): void {
+    this.#unsubscribe?.();
+  }
 }

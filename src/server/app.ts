@@ -179,16 +179,19 @@ export function app(options: ServerOptions): Hono {
           throw e;
         }
         if (route.operationId === 'openapi') return json(c, 200, document);
-        if (route.operationId === 'events') return events(c, server);
+        // The server this request is for (a fleet's workspace named in the path), else this one.
+        const scoped = route.scope ? await route.scope(params, server) : server;
+        if (route.operationId === 'events') return events(c, scoped);
         const result: RouteResult = await route.handler({
           params,
           query,
           body,
           caller,
-          server,
+          server: scoped,
           signal: c.req.raw.signal,
         });
         if (result instanceof Response) return result;
+        for (const [name, value] of Object.entries(result.headers ?? {})) c.header(name, value);
         return json(c, result.status ?? 200, result.body);
       } catch (e) {
         return fail(c, e);

@@ -19,6 +19,7 @@ export interface FleetMetricsOptions {
 const RELEASE_REASONS = ['rebalance', 'removed', 'stopping'] as const;
 
 export class FleetMetrics implements WorkerProbe {
+  #depth: (() => Promise<number>) | undefined;
   readonly registry = new Registry();
   readonly #held = new Gauge({
     name: 'tend_fleet_leases_held',
@@ -72,17 +73,27 @@ export class FleetMetrics implements WorkerProbe {
 
   constructor(options: FleetMetricsOptions = {}) {
     for (const reason of RELEASE_REASONS) this.#releases.inc({ reason }, 0);
-    const depth = options.jobQueueDepth;
-    if (depth) {
-      new Gauge({
-        name: 'tend_fleet_job_queue_depth',
-        help: "Jobs waiting in the fleet's job table.",
-        registers: [this.registry],
-        async collect() {
-          this.set(await depth());
-        },
-      });
-    }
+    if (options.jobQueueDepth) this.jobsAttached(options.jobQueueDepth);
+  }
+
+  /**
+   * The worker opened the job table: the queue's depth is read from it at each scrape. Before that
+   * there is no series (rather than a made-up 0).
+   */
+  jobsAttached(queued: () => Promise<number>): void {
+    const first = this.#depth === undefined;
+    this.#depth = queued;
+    if (!first) return;
+    const depth = (): (() => Promise<number>) | undefined => this.#depth;
+    new Gauge({
+      name: 'tend_fleet_job_queue_depth',
+      help: "Jobs waiting in the fleet's job table (every workspace's).",
+      registers: [this.registry],
+      async collect() {
+        const count = depth();
+        if (count) this.set(await count());
+      },
+    });
   }
 
   /** Counts what a worker event says. */

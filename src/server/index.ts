@@ -23,3 +23,4 @@ export { workerApp } from './worker-app.js';
 export { openApiDocument } from './openapi.js';
 export type { Route, RouteInput, RouteResult, Schema, ServerContext } from './routes.js';
 export { evaluateLifecycle, ROUTES } from './routes.js';
+export { fleetRoutes } from './fleet-routes.js';

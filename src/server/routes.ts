@@ -3,8 +3,10 @@ import type { Address, Motivation } from '../core/index.js';
 import { ADDRESS_PATTERN, checkIntentWord, parseMotivation, TendError } from '../core/index.js';
 import type {
   AppContext,
+  FleetServe,
   HeldWorkspace,
   Readiness,
+  JobKind,
   ServeLoop,
   StatusReport,
   TwinGraph,
@@ -63,7 +65,13 @@ export interface RouteInput {
 }
 
 /** A handler's answer: JSON with a status, or a Response of its own (SSE, metrics, the document). */
-export type RouteResult = { readonly status?: number; readonly body: unknown } | Response;
+export type RouteResult =
+  | {
+      readonly status?: number;
+      readonly body: unknown;
+      readonly headers?: Readonly<Record<string, string>>;
+    }
+  | Response;
 
 /** Everything the API works with. */
 export interface ServerContext {
@@ -86,6 +94,15 @@ export interface ServerContext {
   readonly metricsPublic?: boolean;
   /** Whether the server can work now (`GET /readyz`: its store answers); absent: ready. */
   readonly ready?: () => Promise<Readiness>;
+  /** `tend serve --fleet`: every registered workspace, under /workspaces/{workspace}/… */
+  readonly fleet?: FleetServe;
+  /** `tend serve --fleet`: the event hub of each workspace (its workers' events, its requests'). */
+  readonly hubs?: (workspace: string) => EventHub;
+  /**
+   * A route of one workspace of a fleet: the writes that need its lease are queued as jobs for the
+   * worker holding it (instead of `loop`/the lease here).
+   */
+  readonly jobs?: { readonly workspace: string; readonly fleet: FleetServe };
 }
 
 /**
@@ -108,6 +125,14 @@ export interface Route {
   readonly status?: number;
   /** The media type of the success answer (default application/json). */
   readonly produces?: string;
+  /**
+   * The server a request is handled with, from its path parameters (`tend serve --fleet`: the
+   * workspace named in the path); absent, the server's own.
+   */
+  readonly scope?: (
+    params: Readonly<Record<string, string>>,
+    server: ServerContext,
+  ) => Promise<ServerContext>;
   readonly handler: (input: RouteInput) => Promise<RouteResult>;
 }
 
@@ -274,6 +299,32 @@ function exclusive<T>(server: ServerContext, work: () => Promise<T>): Promise<T>
 }
 
 const who = (caller: Caller | undefined) => (caller ? `api:${caller.name}` : 'api');
+
+/**
+ * A write of a fleet's workspace, queued for the worker holding it: 202 with the job and its
+ * Location, or — when `?wait=` seconds were asked and it ended by then — 200 with the ended job.
+ */
+async function queued(
+  server: ServerContext,
+  kind: JobKind,
+  input: unknown,
+  request: Pick<RouteInput, 'caller' | 'query' | 'signal'>,
+): Promise<RouteResult> {
+  const { fleet, workspace } = server.jobs!;
+  const caller = request.caller;
+  const by = caller ? `api:${caller.name} (${caller.role})` : 'api';
+  let job = await fleet.submit(workspace, kind, input, by);
+  const wait = request.query['wait'];
+  if (typeof wait === 'number' && wait > 0) {
+    job = await fleet.wait(workspace, job.id, wait * 1000, request.signal);
+  }
+  const ended = job.state !== 'queued' && job.state !== 'running';
+  return {
+    status: ended ? 200 : 202,
+    body: job,
+    headers: { location: `/workspaces/${workspace}/jobs/${job.id}` },
+  };
+}
 
 /** `status`, from the workspace the server holds (else loaded for this request). */
 function statusOf(server: ServerContext, offline: boolean): Promise<StatusReport> {
@@ -555,7 +606,7 @@ export const ROUTES: readonly Route[] = [
       },
     },
     response: answers.apply,
-    handler: async ({ server, body, caller, signal }) => {
+    handler: async ({ server, body, caller, signal, query }) => {
       const b = body as { plan: string; approveDestroy?: boolean };
       const saved = await readSavedPlan(server.workspace, b.plan);
       if (saved.destructive.length > 0) {
@@ -573,6 +624,7 @@ export const ROUTES: readonly Route[] = [
           );
         }
       }
+      if (server.jobs) return queued(server, 'apply', { plan: b.plan }, { caller, query, signal });
       const report = await exclusive(server, () =>
         applySavedPlan(server.ctx, {
           ...server.workspace,
@@ -673,7 +725,7 @@ export const ROUTES: readonly Route[] = [
       },
     },
     response: answers.action,
-    handler: async ({ server, body, caller, signal }) => {
+    handler: async ({ server, body, caller, signal, query }) => {
       const b = body as {
         address: string;
         action: string;
@@ -697,18 +749,24 @@ export const ROUTES: readonly Route[] = [
           hint: 'nothing was run',
         });
       }
+      const params = Object.entries(b.params ?? {}).map(([k, v]) => `${k}=${String(v)}`);
+      const actor = {
+        actor: who(caller),
+        actorKind: 'human' as const,
+        ...(b.intent ? { intent: b.intent } : {}),
+        ...(motivation ? { motivation } : {}),
+      };
+      if (server.jobs) {
+        const input = { address: b.address, action: b.action, params, actor };
+        return queued(server, 'action', input, { caller, query, signal });
+      }
       const report = await exclusive(server, () =>
         runAction(server.ctx, {
           ...server.workspace,
           address: b.address,
           action: b.action,
-          params: Object.entries(b.params ?? {}).map(([k, v]) => `${k}=${String(v)}`),
-          actor: {
-            actor: who(caller),
-            actorKind: 'human',
-            ...(b.intent ? { intent: b.intent } : {}),
-            ...(motivation ? { motivation } : {}),
-          },
+          params,
+          actor,
           lockTimeoutMs: server.lockTimeoutMs ?? 0,
           command: `tend serve (action by ${who(caller)})`,
           signal,

@@ -136,4 +136,14 @@ describe('tend_fleet_* metrics', () => {
     const m = new FleetMetrics({ jobQueueDepth: () => Promise.resolve(7) });
     expect((await m.render()).text).toContain('tend_fleet_job_queue_depth 7\n');
   });
+
+  it('exports the job queue depth from the table the worker attaches, read at each scrape', async () => {
+    const m = new FleetMetrics();
+    let queued = 3;
+    m.jobsAttached(() => Promise.resolve(queued));
+    expect((await m.render()).text).toContain('tend_fleet_job_queue_depth 3\n');
+    queued = 0;
+    m.jobsAttached(() => Promise.resolve(queued));
+    expect((await m.render()).text).toContain('tend_fleet_job_queue_depth 0\n');
+  });
 });

@@ -32,7 +32,18 @@ export type {
 } from './ledger-chain.js';
 export { MIN_LEDGER_KEY_LENGTH, ledgerKey } from './ledger-key.js';
 export type { LedgerKey } from './ledger-key.js';
-export { migrateStore, openRegistry, openStore, storeKind } from './open-store.js';
+export { migrateStore, openFleetJobs, openRegistry, openStore, storeKind } from './open-store.js';
+export type {
+  FleetJobs,
+  FleetListener,
+  FleetListenerHandlers,
+  FleetNotice,
+  Job,
+  JobEnd,
+  JobError,
+  JobState,
+  NewJob,
+} from './jobs.js';
 export type {
   AddedWorkspace,
   DirSource,

@@ -2,6 +2,7 @@ import { TendError } from '../core/index.js';
 import type { PostgresStoreOptions } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { SqliteStoreOptions } from './sqlite/sqlite-store.js';
+import type { FleetJobs } from './jobs.js';
 import type { FleetRegistry } from './registry.js';
 import type { Store } from './store.js';
 
@@ -120,4 +121,26 @@ export async function openRegistry(
   }
   const { openPostgresRegistry } = await import('./postgres/postgres-registry.js');
   return openPostgresRegistry(location, options);
+}
+
+/**
+ * Opens the fleet's job table and event channel (docs/fleet.md, decision 0045) of a shared store;
+ * any other location is refused as `openRegistry` refuses it.
+ */
+export async function openFleetJobs(
+  location: string,
+  options: Pick<PostgresStoreOptions, 'env' | 'redactor'> = {},
+): Promise<FleetJobs> {
+  if (storeKind(location) !== 'postgres') {
+    throw new TendError(
+      'fleet.shared-store-required',
+      'the fleet’s job table needs a shared store: --store postgres://… or TEND_STORE_URL',
+      {
+        phase: 'store',
+        hint: 'a fleet of workers shares one PostgreSQL database (docs/fleet.md); a SQLite file is one workspace’s',
+      },
+    );
+  }
+  const { openPostgresJobs } = await import('./postgres/postgres-jobs.js');
+  return openPostgresJobs(location, options);
 }

@@ -119,7 +119,7 @@ describe.skipIf(POSTGRES.skip)(
         TEND_STORE_URL: 'postgres://nobody@127.0.0.1:1/none',
       });
       expect(migrate.code, migrate.stdout + migrate.stderr).toBe(0);
-      expect(migrate.stdout).toContain('the postgres store is up to date: schema version 2');
+      expect(migrate.stdout).toContain('the postgres store is up to date: schema version 3');
     });
 
     it('refuses a database it cannot reach with a message naming host, port and database only', async () => {

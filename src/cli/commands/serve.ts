@@ -15,6 +15,7 @@ export interface ServeOptions extends WriterOptions {
   verifyTimeout: number;
   loop?: boolean;
   follow?: boolean;
+  fleet?: boolean;
 }
 
 /** `tend serve [dir]`: the continuous loop plus the HTTP API (docs/api.md). */
@@ -50,6 +51,10 @@ export function registerServeCommand(program: Command): void {
     .option(
       '--no-follow',
       'the loop does not follow edits of the intent: they take effect through POST /plan and POST /apply (the loop loads the intent again when it resumes after an apply or an action)',
+    )
+    .option(
+      '--fleet',
+      'serve every workspace registered in the fleet’s store (PostgreSQL: --store or TEND_STORE_URL) under /workspaces/{name}/…, from any node; runs no loop (the workers do), and the writes that need a workspace’s lease become jobs its holder carries out (docs/fleet.md)',
     )
     .action(async (dir: string, o: ServeOptions) =>
       (await import('../handlers/serve.js')).serveHandler(dir, o),

@@ -1,8 +1,22 @@
 import { readFileSync } from 'node:fs';
-import type { HeldWorkspace, ServeLoop } from '../../app/index.js';
-import { defaultContext, holdWorkspace, startServeLoop, storeReadiness } from '../../app/index.js';
+import type {
+  AppContext,
+  AppEvent,
+  FleetServe,
+  HeldWorkspace,
+  ServeLoop,
+} from '../../app/index.js';
+import {
+  defaultContext,
+  fleetReadiness,
+  holdWorkspace,
+  openFleetServe,
+  startServeLoop,
+  storeReadiness,
+} from '../../app/index.js';
 import { TendError } from '../../core/index.js';
-import { app, EventHub, listen, loadTokens, Metrics } from '../../server/index.js';
+import type { ServerOptions } from '../../server/index.js';
+import { app, EventHub, fleetRoutes, listen, loadTokens, Metrics } from '../../server/index.js';
 import type { ServeOptions } from '../commands/serve.js';
 import { cliContext, fail, output, stopOnSignals, workspaceOptions } from '../common.js';
 import { renderEvent } from '../render/events.js';
@@ -29,6 +43,7 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
     process.stderr.write(`${base.redactor.json(entry)}\n`);
   let loop: ServeLoop | undefined;
   let held: HeldWorkspace | undefined;
+  let fleet: FleetServe | undefined;
   const stop = stopOnSignals(out);
   try {
     if (o.logFormat !== 'text' && o.logFormat !== 'json') {
@@ -78,6 +93,42 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
       }
     });
     const workspace = workspaceOptions(dir, o);
+    if (o.fleet && o.workspace) {
+      throw new TendError(
+        'serve.bad_flag',
+        '--fleet serves every workspace registered in the fleet’s store: --workspace does not go with it',
+        { hint: 'drop --workspace; a workspace is served under /workspaces/{name}/…' },
+      );
+    }
+    const common: Omit<ServerOptions, 'workspace' | 'hub'> = {
+      ctx,
+      metrics,
+      lockTimeoutMs: o.lockTimeout * 1000,
+      verifyTimeoutMs: o.verifyTimeout,
+      version: version(),
+      tokens: o.auth === false ? 'none' : tokens,
+      ...(o.metricsPublic ? { metricsPublic: true } : {}),
+      ...(jsonLog ? { log } : {}),
+    };
+    if (o.fleet) {
+      const served = await serveFleet(ctx, { ...common, workspace, hub }, (text, entry) => {
+        if (jsonLog) log(entry);
+        else if (text) out.err(text);
+      });
+      fleet = served.fleet;
+      const listening = await listen(served.api, o.listen, o.port);
+      const message = `tend serve --fleet: ${listening.url} (${o.auth === false ? 'no authentication' : `${tokens.length} token${tokens.length === 1 ? '' : 's'}`}); the workspaces of the fleet under /workspaces/{name}/, no loop here. Ctrl-C to stop.`;
+      if (jsonLog)
+        log({ time: ctx.clock.now().toISOString(), kind: 'listening', url: listening.url });
+      else out.err(out.style.bold(message));
+      await untilStopped(stop.signal);
+      await listening.close();
+      await fleet.close();
+      fleet = undefined;
+      if (jsonLog) log({ time: ctx.clock.now().toISOString(), kind: 'stopped' });
+      else out.err('stopped cleanly.');
+      return;
+    }
     if (o.loop !== false) {
       loop = startServeLoop(ctx, {
         ...workspace,
@@ -96,29 +147,19 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
     held = holdWorkspace(ctx, workspace);
     const reads = held;
     const api = app({
+      ...common,
       ready: () => storeReadiness(reads),
-      ctx,
       workspace,
       held,
       hub,
-      metrics,
       ...(loop ? { loop } : {}),
-      lockTimeoutMs: o.lockTimeout * 1000,
-      verifyTimeoutMs: o.verifyTimeout,
-      version: version(),
-      tokens: o.auth === false ? 'none' : tokens,
-      ...(o.metricsPublic ? { metricsPublic: true } : {}),
-      ...(jsonLog ? { log } : {}),
     });
     const listening = await listen(api, o.listen, o.port);
     const message = `tend serve: ${listening.url} (${o.auth === false ? 'no authentication' : `${tokens.length} token${tokens.length === 1 ? '' : 's'}`}); loop ${loop ? 'running' : 'off'}. Ctrl-C to stop.`;
     if (jsonLog)
       log({ time: ctx.clock.now().toISOString(), kind: 'listening', url: listening.url });
     else out.err(out.style.bold(message));
-    await new Promise<void>((resolve) => {
-      if (stop.signal.aborted) resolve();
-      stop.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilStopped(stop.signal);
     await listening.close();
     await held.close();
     await loop?.stop();
@@ -126,10 +167,72 @@ export async function serveHandler(dir: string, o: ServeOptions): Promise<void> 
     if (jsonLog) log({ time: ctx.clock.now().toISOString(), kind: 'stopped' });
     else out.err('stopped cleanly.');
   } catch (e) {
+    await fleet?.close();
     await held?.close();
     await loop?.stop();
     fail(out, e);
   } finally {
     stop.dispose();
   }
+}
+
+function untilStopped(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/**
+ * `tend serve --fleet`: the fleet's store opened (a SQLite store is refused, saying what to give),
+ * one event hub per workspace fed by the workers' events (the fleet's channel), the fleet's routes.
+ * `say` gets each log line as text (may be empty) and as a JSON entry.
+ */
+async function serveFleet(
+  ctx: AppContext,
+  options: ServerOptions,
+  say: (text: string, entry: Record<string, unknown>) => void,
+): Promise<{ api: ReturnType<typeof app>; fleet: FleetServe }> {
+  const hubs = new Map<string, EventHub>();
+  const hubOf = (name: string): EventHub => {
+    let hub = hubs.get(name);
+    if (!hub) {
+      hub = new EventHub(() => ctx.clock.now());
+      hub.subscribe((e) => {
+        const worker = (e.event as { worker?: unknown }).worker;
+        say(`[${name}${typeof worker === 'string' ? ` ${worker}` : ''}] ${e.event.kind}`, {
+          time: e.time,
+          log: 'event',
+          workspace: name,
+          event: e.event,
+        });
+      });
+      hubs.set(name, hub);
+    }
+    return hub;
+  };
+  const fleet = await openFleetServe(ctx, {
+    ...(options.workspace.store ? { store: options.workspace.store } : {}),
+    onEvent: (n) =>
+      hubOf(n.workspace).publish({ ...n.event, worker: n.worker } as unknown as AppEvent),
+    onConnection: (state, message) =>
+      say(
+        state === 'lost'
+          ? `the fleet's event channel dropped (${message ?? 'no reason'}): listening again`
+          : '',
+        {
+          time: ctx.clock.now().toISOString(),
+          kind: state === 'lost' ? 'warning' : 'listening-events',
+          ...(message ? { message } : {}),
+        },
+      ),
+  });
+  const api = app({
+    ...options,
+    ready: () => fleetReadiness(fleet),
+    fleet,
+    hubs: hubOf,
+    routes: fleetRoutes(),
+  });
+  return { api, fleet };
 }

@@ -262,11 +262,34 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     `,
   },
   {
-    // Reserved for another branch of issue 26 (the API over the fleet), merged separately: on this
-    // branch alone it changes nothing, so that the versions stay consecutive.
     version: 3,
-    name: 'reserved',
-    sql: '',
+    name: 'fleet: the job table (writes carried out by the holder of a workspace)',
+    sql: `
+      -- A write that needs a workspace's lease, asked of \`tend serve --fleet\` on any node and carried
+      -- out once by the worker holding the workspace (docs/fleet.md, decision 0045). A worker claims a
+      -- queued job of a workspace it holds with FOR UPDATE SKIP LOCKED, only while its lease with
+      -- that epoch is live, and records the epoch; a running job whose epoch is gone is marked
+      -- interrupted by the next holder, never run again. input, result and error are JSON as TEXT
+      -- (like the rest of the schema); every time is the database's.
+      CREATE TABLE tend.jobs (
+        id           TEXT COLLATE "C" PRIMARY KEY,
+        workspace    TEXT COLLATE "C" NOT NULL,
+        kind         TEXT NOT NULL,
+        input        TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        state        TEXT NOT NULL
+                     CHECK (state IN ('queued', 'running', 'done', 'failed', 'interrupted')),
+        result       TEXT,
+        error        TEXT,
+        created_at   TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        started_at   TIMESTAMPTZ,
+        finished_at  TIMESTAMPTZ,
+        epoch        INTEGER,
+        worker       TEXT COLLATE "C"
+      );
+      CREATE INDEX jobs_queued ON tend.jobs (workspace, created_at, id) WHERE state = 'queued';
+      CREATE INDEX jobs_running ON tend.jobs (workspace) WHERE state = 'running';
+    `,
   },
   {
     version: 4,

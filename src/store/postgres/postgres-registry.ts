@@ -118,7 +118,7 @@ export async function openPostgresRegistry(
   return new PostgresRegistry(pool, options.redactor);
 }
 
-/** The fleet registry on PostgreSQL (tables of schema versions 2 and 4; docs/fleet.md). */
+/** The fleet registry on PostgreSQL (tables of schema version 2 and later; docs/fleet.md). */
 export class PostgresRegistry implements FleetRegistry {
   readonly #pool: PgPool;
   readonly #clean: <T>(value: T) => T;
