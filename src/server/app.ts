@@ -26,6 +26,8 @@ export function statusOf(code: string): number {
   if (code === 'auth.forbidden') return 403;
   if (code === 'workspace.locked' || code === 'store.lease-lost') return 409;
   if (code === 'intent.invalid') return 422;
+  // A capability this server does not offer for that resource (a fleet's git workspace).
+  if (code.endsWith('.git_not_served')) return 501;
   if (
     code.endsWith('.not_found') ||
     code.endsWith('.unknown_address') ||

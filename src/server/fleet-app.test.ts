@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext, FleetServe } from '../app/index.js';
-import { addWorkspace, defaultContext, openFleetServe } from '../app/index.js';
+import { addWorkspace, defaultContext, openFleetServe, removeWorkspace } from '../app/index.js';
 import { Redactor, TendError } from '../core/index.js';
 import type { FleetJobs } from '../store/index.js';
 import { openFleetJobs } from '../store/index.js';
@@ -100,6 +100,7 @@ describe.skipIf(POSTGRES.skip)(`tend serve --fleet, in-process${POSTGRES.note}`,
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({
       workers: [],
+      deadWorkers: [],
       workspaces: [
         { name: 'a', holder: null, epoch: null, lastPassAt: null, states: {} },
         { name: 'b', holder: null, epoch: null, lastPassAt: null, states: {} },
@@ -291,6 +292,7 @@ describe.skipIf(POSTGRES.skip)(`tend serve --fleet, in-process${POSTGRES.note}`,
     expect(Object.keys(paths).sort()).toEqual(
       [
         '/healthz',
+        '/readyz',
         '/openapi.json',
         '/metrics',
         '/lifecycle/evaluate',
@@ -336,6 +338,27 @@ describe.skipIf(POSTGRES.skip)(`tend serve --fleet, in-process${POSTGRES.note}`,
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  it('answers a git workspace with what it cannot serve (501), not a made-up read', async () => {
+    await addWorkspace(ctx, {
+      store: url,
+      name: 'g',
+      git: { url: 'https://git.example.com/team/intent.git' },
+    });
+    try {
+      expect(await error(await call('GET', '/workspaces/g/status'))).toEqual({
+        status: 501,
+        code: 'workspace.git_not_served',
+        message:
+          'workspace g follows a git repository (https://git.example.com/team/intent.git); tend serve --fleet serves directory workspaces only',
+      });
+      expect((await error(await call('GET', '/workspaces/g/history'))).code).toBe(
+        'workspace.git_not_served',
+      );
+    } finally {
+      await removeWorkspace(ctx, { store: url, name: 'g' });
+    }
   });
 });
 

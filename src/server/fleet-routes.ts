@@ -13,6 +13,7 @@ import { ROUTES } from './routes.js';
 /** The routes of the server itself, not of a workspace: served as they are. */
 const SERVER_ROUTES: ReadonlySet<string> = new Set([
   'health',
+  'ready',
   'openapi',
   'metrics',
   'evaluateLifecycle',
