@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/postgres-migrations.js';
 import type { CliResult } from '../support/cli.js';
 import { copyExample, runCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
@@ -119,7 +120,9 @@ describe.skipIf(POSTGRES.skip)(
         TEND_STORE_URL: 'postgres://nobody@127.0.0.1:1/none',
       });
       expect(migrate.code, migrate.stdout + migrate.stderr).toBe(0);
-      expect(migrate.stdout).toContain('the postgres store is up to date: schema version 3');
+      expect(migrate.stdout).toContain(
+        `the postgres store is up to date: schema version ${POSTGRES_MIGRATIONS.length}`,
+      );
     });
 
     it('refuses a database it cannot reach with a message naming host, port and database only', async () => {
