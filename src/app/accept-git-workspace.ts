@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import type { AppContext } from './context.js';
 import { withRegistry } from './fleet.js';
 import { defaultGitCacheDir, GIT_TIMEOUT_MS } from './git-source.js';
 import { isSharedStore, openWorkspace, storeLocation } from './workspace.js';
+import { runProgram } from './run-program.js';
 
 // `tend accept --git` on a git workspace of a fleet (docs/fleet.md, decision 0044): the workspace has
 // no work tree of its own to commit in, so the patch is committed in a fresh clone of its repository
@@ -31,35 +31,19 @@ export async function registeredGitSource(
 }
 
 /** Runs git without a shell in `cwd`; a failure is `accept.git` with what git said. */
-function git(
+async function git(
   cwd: string,
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(
-      'git',
-      [...args],
-      {
-        cwd,
-        env: { ...env, GIT_TERMINAL_PROMPT: '0' },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: GIT_TIMEOUT_MS,
-        killSignal: 'SIGKILL',
-      },
-      (error, stdout, stderr) => {
-        if (error) {
-          const detail = String(stderr).trim() || error.message;
-          reject(
-            new TendError('accept.git', `git ${args[0] ?? ''} failed: ${detail}`, {
-              cause: error,
-              hint: 'check that you can read and push to the repository (its credential helper, GIT_ASKPASS or SSH key) and that git knows who you are (user.name, user.email)',
-            }),
-          );
-        } else resolvePromise(String(stdout).trim());
-      },
-    );
-  });
+  try {
+    return await runProgram('git', args, { cwd, env, timeoutMs: GIT_TIMEOUT_MS });
+  } catch (e) {
+    throw new TendError('accept.git', `git ${args[0] ?? ''} failed: ${(e as Error).message}`, {
+      cause: e,
+      hint: 'check that you can read and push to the repository (its credential helper, GIT_ASKPASS or SSH key) and that git knows who you are (user.name, user.email)',
+    });
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
 import { TendError } from '../core/index.js';
+import { runProgram } from './run-program.js';
 
 /** What committing one file's new content on a new branch needs. */
 export interface BranchCommitRequest {
@@ -25,29 +25,19 @@ export interface BranchCommit {
   readonly returnedTo: string;
 }
 
-/** Runs git (no shell: the arguments are passed as they are) and returns its trimmed stdout. */
-function git(
+/** Runs git without a shell in `cwd`; a failure is `accept.git` with what git said. */
+async function git(
   cwd: string,
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(
-      'git',
-      [...args],
-      { cwd, env: { ...env, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error) {
-          const detail = String(stderr).trim() || error.message;
-          reject(
-            new TendError('accept.git', `git ${args[0] ?? ''} failed: ${detail}`, {
-              cause: error,
-            }),
-          );
-        } else resolvePromise(String(stdout).trim());
-      },
-    );
-  });
+  try {
+    return await runProgram('git', args, { cwd, env });
+  } catch (e) {
+    throw new TendError('accept.git', `git ${args[0] ?? ''} failed: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
 }
 
 /**

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -6,6 +5,7 @@ import { isAbsolute, join, posix } from 'node:path';
 import type { IntentOrigin } from '../core/index.js';
 import { TendError } from '../core/index.js';
 import type { GitSource } from '../store/index.js';
+import { ProgramFailure, runProgram } from './run-program.js';
 
 // Git workspaces (docs/fleet.md, decision 0044): what `tend workspace add --git` accepts, and how the
 // worker holding such a workspace fetches its ref with the system `git` and lays out the tree of
@@ -158,43 +158,6 @@ export function defaultGitCacheDir(env: Readonly<Record<string, string | undefin
   return join(base, 'tend', 'git');
 }
 
-/** A run of git failed: its stderr (trimmed) and whether it was killed for taking too long. */
-class GitFailure extends Error {
-  constructor(
-    readonly stderr: string,
-    readonly timedOut: boolean,
-  ) {
-    super(stderr);
-  }
-}
-
-/** Runs a program without a shell (arguments as they are) and returns its trimmed stdout. */
-function exec(
-  file: string,
-  args: readonly string[],
-  options: { cwd?: string; env: Readonly<Record<string, string | undefined>>; timeoutMs: number },
-): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(
-      file,
-      [...args],
-      {
-        ...(options.cwd ? { cwd: options.cwd } : {}),
-        env: { ...options.env, GIT_TERMINAL_PROMPT: '0' },
-        maxBuffer: 16 * 1024 * 1024,
-        timeout: options.timeoutMs,
-        killSignal: 'SIGKILL',
-      },
-      (error, stdout, stderr) => {
-        if (error) {
-          const killed = (error as { killed?: boolean }).killed === true;
-          reject(new GitFailure(String(stderr).trim() || error.message, killed));
-        } else resolvePromise(String(stdout).trim());
-      },
-    );
-  });
-}
-
 /** One commit of a git workspace laid out on disk. */
 export interface GitSnapshot {
   /** The intent directory: the commit's tree (at `path` inside it). */
@@ -234,7 +197,7 @@ export class GitCheckout {
   }
 
   #git(args: readonly string[]): Promise<string> {
-    return exec('git', ['--git-dir', this.#repo, ...args], {
+    return runProgram('git', ['--git-dir', this.#repo, ...args], {
       env: this.env,
       timeoutMs: this.timeoutMs,
     });
@@ -249,7 +212,7 @@ export class GitCheckout {
     const { url, ref, path } = this.source;
     await mkdir(this.#commits, { recursive: true, mode: 0o700 });
     if (!(await exists(join(this.#repo, 'HEAD')))) {
-      await exec('git', ['init', '--quiet', '--bare', this.#repo], {
+      await runProgram('git', ['init', '--quiet', '--bare', this.#repo], {
         env: this.env,
         timeoutMs: this.timeoutMs,
       });
@@ -299,7 +262,10 @@ export class GitCheckout {
     await mkdir(tmp, { mode: 0o700 });
     try {
       await this.#git(['archive', '--format=tar', `--output=${tar}`, commit]);
-      await exec('tar', ['-xf', tar, '-C', tmp], { env: this.env, timeoutMs: this.timeoutMs });
+      await runProgram('tar', ['-xf', tar, '-C', tmp], {
+        env: this.env,
+        timeoutMs: this.timeoutMs,
+      });
       await rename(tmp, tree);
     } catch (e) {
       await rm(tmp, { recursive: true, force: true });
@@ -337,7 +303,7 @@ function exists(path: string): Promise<boolean> {
 
 /** `git.fetch_failed`, saying what git said and what to check. */
 function fetchFailed(source: GitSource, e: unknown): TendError {
-  const failure = e instanceof GitFailure ? e : undefined;
+  const failure = e instanceof ProgramFailure ? e : undefined;
   const said = failure?.stderr ?? (e instanceof Error ? e.message : String(e));
   const missing = /couldn't find remote ref|not our ref|no such ref/i.test(said);
   const hint = failure?.timedOut
