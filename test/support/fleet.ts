@@ -1,7 +1,6 @@
 // What the fleet's end-to-end tests share (test/e2e/fleet*.test.ts): the JSON of `tend fleet status`,
 // a worker's `--json` log line, the intent of a workspace holding one sandbox service, and a query of
 // the fleet's database.
-import pg from 'pg';
 
 /** `tend fleet status --json` (docs/fleet.md). */
 export interface FleetJson {
@@ -58,17 +57,4 @@ export const MUTATIONS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', '
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Runs one query on the database at `url` (a connection of its own) and returns its rows. */
-export async function sqlRows<R extends Record<string, unknown>>(
-  url: string,
-  text: string,
-  values: unknown[] = [],
-): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+export { sqlRows } from './postgres.js';

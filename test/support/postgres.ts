@@ -7,6 +7,7 @@ import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { freePort } from './pdns.js';
+import pg from 'pg';
 
 /** A running cluster as tests see it. */
 export interface PostgresHandle {
@@ -249,5 +250,20 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   } catch (e) {
     await stopAll().catch(() => undefined);
     throw e instanceof Error ? new Error(`${e.message}\n${output}`) : e;
+  }
+}
+
+/** Runs one statement on a connection of its own and returns its rows. */
+export async function sqlRows<R extends Record<string, unknown>>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
   }
 }

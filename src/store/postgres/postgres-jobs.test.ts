@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redactor, TendError } from '../../core/index.js';
 import type { PostgresHandle } from '../../../test/support/postgres.js';
-import { POSTGRES, startPostgres } from '../../../test/support/postgres.js';
+import { POSTGRES, sqlRows as sql, startPostgres } from '../../../test/support/postgres.js';
 import type { FleetNotice } from '../jobs.js';
 import { openFleetJobs } from '../open-store.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
@@ -25,20 +25,6 @@ async function freshDatabase(): Promise<string> {
   const url = server!.url(name);
   await migratePostgresStore(url);
   return url;
-}
-
-async function sql<R extends Record<string, unknown>>(
-  url: string,
-  text: string,
-  params: unknown[] = [],
-): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, params)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 /** A lease of `workspace` at `epoch`, live for a minute (or already expired). */

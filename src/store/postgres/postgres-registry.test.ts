@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TendError } from '../../core/index.js';
 import type { PostgresHandle } from '../../../test/support/postgres.js';
-import { POSTGRES, startPostgres } from '../../../test/support/postgres.js';
+import { POSTGRES, sqlRows as sql, startPostgres } from '../../../test/support/postgres.js';
 import { openRegistry } from '../open-store.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import { migratePostgresStore, openPostgresStore } from './postgres-store.js';
@@ -20,20 +19,6 @@ async function freshDatabase(): Promise<string> {
   const name = `registry_${databases}`;
   await server!.createDatabase(name);
   return server!.url(name);
-}
-
-async function sql<R extends Record<string, unknown>>(
-  url: string,
-  text: string,
-  params: unknown[] = [],
-): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, params)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 async function refusal(promise: Promise<unknown>): Promise<TendError> {
