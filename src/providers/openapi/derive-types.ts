@@ -1125,6 +1125,8 @@ function identityOf(
     idempotencyHeader,
     explicit: [createSchema, readSchema, post],
     createText: [post['summary'], post['description']],
+    createOperation: post,
+    parentParams: [...collectionPath.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!),
     lookups: lookupParams(ctx.paths, collectionPath, itemPath, getItem),
     warnings: ctx.warnings,
   });

@@ -1,5 +1,6 @@
 import type { IdentityStrategy } from '../../../core/index.js';
 import { formatKeyPath, nullRecord, setKey } from '../../../core/index.js';
+import { conflictKey, duplicateAnswers } from './conflict-answers.js';
 import type { ObjectView } from './schema-view.js';
 import {
   hasFlag,
@@ -40,6 +41,13 @@ export interface IdentityInput {
   readonly createText?: readonly unknown[];
   /** Paths reading one object by another value than its id (`/releases/tags/{tag}`): see `lookupParams`. */
   readonly lookups?: readonly Lookup[];
+  /** The create operation: its answers may say a duplicate is refused (conflict-answers.ts). */
+  readonly createOperation?: unknown;
+  /**
+   * The path parameters above the item (the parents'): the key's scope, never its only field, even
+   * where the create body repeats one.
+   */
+  readonly parentParams?: readonly string[];
   readonly warnings: string[];
 }
 
@@ -254,8 +262,10 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
     new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${escape(f.toLowerCase())}\\b`, 'i').test(
       paramDescription,
     );
-  // In the order of NAME_LIKE, whatever their case (`Name` in Docker's documents).
-  const keyable = input.writableFields.filter(writable);
+  // In the order of NAME_LIKE, whatever their case (`Name` in Docker's documents). A parent's path
+  // parameter repeated in the body is the key's scope, not a key of its own.
+  const parents = new Set(input.parentParams ?? []);
+  const keyable = input.writableFields.filter((f) => writable(f) && !parents.has(f));
   const candidates = NAME_LIKE.flatMap((n) => keyable.filter((f) => f.toLowerCase() === n));
   for (const f of candidates) {
     if (namedAfter(idParam, f, !required(f)) && idParam.toLowerCase() !== 'id') {
@@ -359,8 +369,20 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
       };
     }
   }
+  // The create refuses a second object with the same value (409 "already exists").
+  const conflict = conflictKey({
+    create,
+    keyable,
+    required,
+    nameLike: NAME_LIKE,
+    isIdLike,
+    ...duplicateAnswers(input.createOperation),
+    where: `POST ${input.collectionPath}`,
+  });
+  if (conflict.found !== undefined) return { found: conflict.found };
   const nested = nestedNaturalKey(input, required);
   if (nested.found !== undefined) return { found: nested.found };
+  if (conflict.note !== undefined) return { note: conflict.note };
   if (nested.note !== undefined) return { note: nested.note };
   if (writable(idParam)) {
     return {

@@ -17,7 +17,16 @@ export interface MarkerLocation {
  * then, as the last resort, a free-text field, where the marker is a token at the end of the text.
  */
 export const MARKER_CANDIDATES: Readonly<Record<MarkerKind, readonly string[]>> = {
-  map: ['tags', 'labels', 'metadata.labels', 'metadata.tags', 'metadata'],
+  map: [
+    'tags',
+    'labels',
+    'metadata.labels',
+    'metadata.tags',
+    'metadata',
+    'annotations',
+    'attributes',
+    'properties',
+  ],
   list: ['tags', 'labels'],
   text: ['description', 'comment'],
 };
@@ -43,14 +52,24 @@ export function markerLocation(
     if (typeof read !== 'string') return read;
     warnings.push(`${typeName}: x-tend-marker ${read}; inferring where the marker goes instead`);
   }
-  for (const kind of MARKER_KINDS) {
+  const first = (
+    kind: MarkerKind,
+    fit: (field: string, prop: unknown) => boolean,
+  ): MarkerLocation | undefined => {
     for (const candidate of MARKER_CANDIDATES[kind]) {
       const field = spelled(create, candidate);
-      const prop = propertyAt(create, field);
-      if (fits(prop, kind) && writable(create, field)) return { field, kind };
+      if (fit(field, propertyAt(create, field)) && writable(create, field)) return { field, kind };
     }
-  }
-  return undefined;
+    return undefined;
+  };
+  // A map, then a list, as the schema types them; then a map the schema shows by its name and an
+  // example only (freeFormMap); the free text last.
+  return (
+    first('map', (_, prop) => fits(prop, 'map')) ??
+    first('list', (_, prop) => fits(prop, 'list')) ??
+    first('map', freeFormMap) ??
+    first('text', (_, prop) => fits(prop, 'text'))
+  );
 }
 
 /** Reads `{field, kind}`; a string says what is wrong with it. */
@@ -89,6 +108,61 @@ function fits(prop: unknown, kind: MarkerKind): boolean {
     return others.length < choice.length && others.every(clearsOnly);
   }
   return fitsOne(prop, kind);
+}
+
+/** The names of the places people keep their own keys in (free-form maps), whatever their schema. */
+const FREE_FORM_NAMES = new Set([
+  'tags',
+  'labels',
+  'metadata',
+  'annotations',
+  'attributes',
+  'properties',
+]);
+
+/** A description of a map of the user's own keys. */
+const PAIRS =
+  /\bkey[-/\s]?value\b|\barbitrary\b|\bfree[-\s]?form\b|\buser[-\s]?defined\b|\bcustom\b/i;
+
+/** The names of maps that hold labels whatever else their schema says. */
+const LABEL_NAMES = new Set(['tags', 'labels', 'annotations']);
+
+/** A property name that is a field of a structure rather than an example key. */
+const STRUCTURE_FIELD = /^(name|namespace|slug|key|id|uid|uuid|type|kind|version)$/i;
+
+/**
+ * A free-form map of strings under one of `FREE_FORM_NAMES`: an object whose listed properties are
+ * optional strings and whose other keys are strings too (`additionalProperties` of strings) or not
+ * stated, with at most one property listed that is an example (Hetzner's `labels: {properties:
+ * {labelkey: {example: value}}}`, "User-defined labels (key-value pairs)"). A structure with several fields or a required one (Kubernetes' `metadata`) is no
+ * map, nor one whose values may be anything (`additionalProperties: true`: Keycloak's `attributes`
+ * hold lists of strings).
+ */
+export function freeFormMap(field: string, prop: unknown): boolean {
+  const name = field.split('.').at(-1)!.toLowerCase();
+  if (!FREE_FORM_NAMES.has(name) || !isObject(prop)) return false;
+  if (!hasType(prop, 'object') && !(prop['type'] === undefined && isObject(prop['properties']))) {
+    return false;
+  }
+  const listed = isObject(prop['properties']) ? Object.values(prop['properties']) : [];
+  const required = prop['required'];
+  if (Array.isArray(required) && required.length > 0) return false;
+  if (!listed.every((p) => hasType(p, 'string') && isObject(p) && p['enum'] === undefined)) {
+    return false;
+  }
+  const extra = prop['additionalProperties'];
+  if (extra !== undefined) return isObject(extra) && hasType(extra, 'string');
+  const pairs = typeof prop['description'] === 'string' && PAIRS.test(prop['description']);
+  // Nothing listed: labels by their name, the others only when said to hold pairs (Keycloak's
+  // `attributes` hold lists of strings).
+  if (listed.length === 0) return pairs || LABEL_NAMES.has(name);
+  // One listed property: an example when the map says it holds pairs, or the property shows a value
+  // and is not named like a field of a structure (Kubernetes' `metadata: {name}` is one).
+  const [key, value] = Object.entries(prop['properties'] as Record<string, unknown>)[0]!;
+  return (
+    listed.length === 1 &&
+    (pairs || (isObject(value) && value['example'] !== undefined && !STRUCTURE_FIELD.test(key)))
+  );
 }
 
 /** A member of a choice that offers only the empty string (`{enum: [""]}`). */

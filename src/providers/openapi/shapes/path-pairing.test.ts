@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deriveTypes, type DerivedType } from '../derive-types.js';
-import { longerName, singulars, withParams } from './path-pairing.js';
+import { longerName, sameSchema, singulars, withParams } from './path-pairing.js';
 
 // The generic rules that pair a collection with operations on other paths (path-pairing.ts), each
 // with a small hand-written document: what pairs, and what must not.
@@ -331,16 +331,47 @@ const cases: Case[] = [
     types: [{ name: 'teams', read: 'GET /teams/{id}', delete: 'DELETE /teams/{id}' }],
   },
   {
-    name: 'not when the answers only look alike (two schema objects)',
+    name: 'two schema objects equal but for their documentation pair (an inline copy, no $ref)',
+    paths: {
+      '/orgs/{org}/teams': { get: list(), post: create({ ...THING, description: 'A new team' }) },
+      '/teams/{id}': {
+        get: read({ ...THING, title: 'Team', 'x-go-name': 'Team', example: { name: 'a' } }),
+        delete: del(),
+      },
+    },
+    types: [{ name: 'teams', read: 'GET /teams/{id}', delete: 'DELETE /teams/{id}' }],
+  },
+  {
+    name: 'not when the answers only look alike (a field more)',
     paths: {
       '/orgs/{org}/teams': { get: list(), post: create({ ...THING }) },
-      '/teams/{id}': { get: read({ ...THING }), delete: del() },
+      '/teams/{id}': {
+        get: read({
+          ...THING,
+          properties: { ...THING.properties, slug: { type: 'string' } },
+        }),
+        delete: del(),
+      },
     },
     types: [],
     unmapped: {
       '/orgs/{org}/teams':
         'no item path /orgs/{org}/teams/{id}: Tend cannot read or delete one object',
     },
+  },
+  {
+    name: 'not when the answers only look alike (a field of another type)',
+    paths: {
+      '/orgs/{org}/teams': { get: list(), post: create({ ...THING }) },
+      '/teams/{id}': {
+        get: read({
+          ...THING,
+          properties: { ...THING.properties, name: { type: 'integer' } },
+        }),
+        delete: del(),
+      },
+    },
+    types: [],
   },
   {
     name: 'not when the top-level path has a collection of its own',
@@ -472,6 +503,12 @@ describe('pairing paths that are not the plain /x and /x/{id}', () => {
     expect(repos.operations.read.assigned).toBe(
       'inferred: /repos/{owner}/{repo} (with {owner} = {org}) reads what POST /orgs/{org}/repos creates (the same schema)',
     );
+    const teams = deriveTypes(
+      doc(cases.find((c) => c.name.startsWith('two schema objects equal'))!.paths),
+    ).types[0]!;
+    expect(teams.operations.read.assigned).toBe(
+      'inferred: /teams/{id} reads what POST /orgs/{org}/teams creates (an equal schema)',
+    );
   });
 });
 
@@ -489,6 +526,34 @@ describe('singulars', () => {
     ['{ids}', []],
   ])('%s → %j', (plural, want) => {
     expect(singulars(plural)).toEqual(want);
+  });
+});
+
+describe('sameSchema', () => {
+  const cyclic = (): Obj => {
+    const node: Obj = { type: 'object', properties: {} };
+    (node['properties'] as Obj)['parent'] = node;
+    return node;
+  };
+  it.each([
+    ['one object', SHARED, SHARED, 'the same schema'],
+    ['equal copies', { ...THING }, { ...THING, description: 'x' }, 'an equal schema'],
+    ['cyclic copies', cyclic(), cyclic(), 'an equal schema'],
+    ['a required field less', THING, { ...THING, required: [] }, undefined],
+    ['an enum more', { type: 'string' }, { type: 'string', enum: ['a'] }, undefined],
+    ['nothing to compare', undefined, THING, undefined],
+  ])('%s → %s', (_, a, b, want) => {
+    expect(sameSchema(a, b)).toBe(want);
+  });
+
+  it('gives up on schemas too large to compare (not the same)', () => {
+    const wide = (): Obj => ({
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 5000 }, (_, i) => [`f${i}`, { type: 'string' }]),
+      ),
+    });
+    expect(sameSchema(wide(), wide())).toBeUndefined();
   });
 });
 

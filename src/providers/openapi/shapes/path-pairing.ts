@@ -24,8 +24,9 @@ import { isObject } from '../fields/schema-view.js';
  *   not a collection with a POST of its own;
  * - a top-level item path of the last segment (`/repos/{owner}/{repo}` for `/orgs/{org}/repos`,
  *   `/teams/{id}` for `/orgs/{org}/teams`, `/users/{username}` for `/admin/users`), when its GET
- *   answers with the very schema the collection's POST answers with (the same object of the
- *   document, not a look-alike), its parameters above the id are none or as many as the
+ *   answers with the schema the collection's POST answers with (the same object of the document,
+ *   a shared `$ref`, or an equal one: equal in all but descriptions, examples, titles and `x-`
+ *   extensions; not a look-alike with other fields), its parameters above the id are none or as many as the
  *   collection's (taken in order), and `/<last>` is not a collection with a POST of its own. It fills
  *   what the collection's item path lacks (a missing GET), or, with a DELETE, is the item path.
  */
@@ -304,7 +305,9 @@ function topLevelTwin(
   });
   for (const twin of twins) {
     const get = paths[twin]!['get'];
-    if (!isObject(get) || placer.declared(get) || successSchema(get) !== created) continue;
+    if (!isObject(get) || placer.declared(get)) continue;
+    const same = sameSchema(successSchema(get), created);
+    if (same === undefined) continue;
     if (own === undefined && !isObject(paths[twin]!['delete'])) continue;
     if (own !== undefined && paramsOf(twin).at(-1) !== paramsOf(item!).at(-1)) continue;
     used.add(twin);
@@ -323,13 +326,59 @@ function topLevelTwin(
         m,
         target,
         m,
-        `inferred: ${twin}${note} reads what POST ${c} creates (the same schema)`,
+        `inferred: ${twin}${note} reads what POST ${c} creates (${same})`,
         { rename: true },
       );
     }
     placer.absorb(target, twin);
     return;
   }
+}
+
+/** Keywords that document a schema without changing what it accepts. */
+const DOCUMENTING = new Set(['description', 'example', 'examples', 'title', 'externalDocs']);
+
+/** How many schema nodes one comparison looks at before it gives up (not the same). */
+const COMPARED_NODES = 4000;
+
+/**
+ * How two answer schemas are one kind of object: `the same schema` (one object of the document, a
+ * shared `$ref`), `an equal schema` (two objects equal in everything but their documentation:
+ * descriptions, examples, titles, `x-` extensions), else undefined. Cycles of a dereferenced
+ * document are compared once per pair.
+ */
+export function sameSchema(a: unknown, b: unknown): string | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  if (a === b) return 'the same schema';
+  const budget = { nodes: COMPARED_NODES };
+  return equalSchemas(a, b, new Map(), budget) ? 'an equal schema' : undefined;
+}
+
+function equalSchemas(
+  a: unknown,
+  b: unknown,
+  seen: Map<object, Set<object>>,
+  budget: { nodes: number },
+): boolean {
+  if (a === b) return true;
+  if (--budget.nodes < 0) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => equalSchemas(x, b[i], seen, budget));
+  }
+  if (!isObject(a) || !isObject(b)) return false;
+  const pairs = seen.get(a) ?? new Set<object>();
+  if (pairs.has(b)) return true; // a cycle: equal so far
+  pairs.add(b);
+  seen.set(a, pairs);
+  const keys = (o: Record<string, unknown>) =>
+    Object.keys(o)
+      .filter((k) => !DOCUMENTING.has(k) && !k.startsWith('x-'))
+      .sort();
+  const ka = keys(a);
+  const kb = keys(b);
+  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return false;
+  return ka.every((k) => equalSchemas(a[k], b[k], seen, budget));
 }
 
 function moveItem(placer: Placer, from: string, target: string, source: () => string): void {
