@@ -127,7 +127,21 @@ const cases: Case[] = [
     name: 'a bare 409 ("Conflict") is no evidence: the reason says what to declare',
     doc: doc(object({ name: str() }, ['name']), { '409': answer('Conflict') }),
     key: null,
-    why: 'POST /widgets may answer 409 without saying why; if that is for a second object with the same name, declare x-tend-identity: natural-key',
+    why: 'name is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same name, declare x-tend-identity: natural-key and x-tend-natural-key: name; POST /widgets may answer 409 without saying why: if that is a second object with the same value of a field, declare that field',
+  },
+  {
+    name: 'an empty 409 is no evidence either',
+    doc: doc(object({ name: str() }, ['name']), { '409': answer('') }),
+    key: null,
+    why: 'may answer 409 without saying why',
+  },
+  {
+    name: 'a 409 for something else ("already in progress") is no evidence, nor a hint',
+    doc: doc(object({ name: str() }, ['name']), {
+      '409': answer('An import is already in progress for this account'),
+    }),
+    key: null,
+    why: 'name is required on create but the document does not say it is unique',
   },
   {
     name: 'a 409 for something else ("already in progress") is no evidence',

@@ -23,6 +23,8 @@ export interface ConflictAnswer {
 export interface ConflictKey {
   readonly found?: { readonly field: string; readonly why: string };
   readonly note?: string;
+  /** A bare 409: a hint added to whatever reason there is for no identity. */
+  readonly hint?: string;
 }
 
 const STATUSES = ['409', '400', '422'];
@@ -31,10 +33,13 @@ const STATUSES = ['409', '400', '422'];
 const DUPLICATE =
   /\balready\s+(exists?|in\s+use|taken|registered|used|assigned)\b|\b(is|are|been|was)\s+(already\s+)?taken\b|\bduplicated?\b|\bconflicts?\s+with\s+an?\s+existing\b|\bsame\s+\w+\s+already\b/i;
 
+/** A 409 that says nothing of the conflict ("Conflict", "Response", no description). */
+const BARE = /^((a\s+)?conflict|response|409)?\.?$/i;
+
 /** The answers of a create (an operation object) that say a duplicate is refused, in status order. */
 export function duplicateAnswers(create: unknown): {
   readonly refusals: readonly ConflictAnswer[];
-  /** A 409 that says nothing of what conflicts. */
+  /** A 409 that says nothing of what conflicts (one that names another conflict is no hint). */
   readonly bareConflict: boolean;
 } {
   const responses = isObject(create) ? create['responses'] : undefined;
@@ -47,7 +52,7 @@ export function duplicateAnswers(create: unknown): {
     const description =
       typeof answer['description'] === 'string' ? answer['description'].trim() : '';
     if (DUPLICATE.test(description)) refusals.push({ status, description });
-    else if (status === '409') bareConflict = true;
+    else if (status === '409' && BARE.test(description)) bareConflict = true;
   }
   return { refusals, bareConflict };
 }
@@ -119,7 +124,7 @@ export function conflictKey(input: {
   }
   if (input.bareConflict) {
     return {
-      note: `${input.where} may answer 409 without saying why; if that is for a second object with the same name, declare x-tend-identity: natural-key and x-tend-natural-key`,
+      hint: `${input.where} may answer 409 without saying why: if that is a second object with the same value of a field, declare that field with x-tend-identity: natural-key and x-tend-natural-key`,
     };
   }
   return {};

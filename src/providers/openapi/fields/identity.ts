@@ -383,18 +383,22 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
   const nested = nestedNaturalKey(input, required);
   if (nested.found !== undefined) return { found: nested.found };
   if (conflict.note !== undefined) return { note: conflict.note };
-  if (nested.note !== undefined) return { note: nested.note };
+  const hinted = (note: string | undefined): { note?: string } => {
+    const all = [note, conflict.hint].filter((n): n is string => n !== undefined);
+    return all.length === 0 ? {} : { note: all.join('; ') };
+  };
+  if (nested.note !== undefined) return hinted(nested.note);
   if (writable(idParam)) {
-    return {
-      note: `{${idParam}} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: ${idParam}`,
-    };
+    return hinted(
+      `{${idParam}} is a field of the create body but optional, so the platform might choose it; if the platform requires it, declare x-tend-identity: natural-key and x-tend-natural-key: ${idParam}`,
+    );
   }
   const first = candidates.find(required);
-  return first === undefined
-    ? {}
-    : {
-        note: `${first} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${first}, declare x-tend-identity: natural-key and x-tend-natural-key: ${first}`,
-      };
+  return hinted(
+    first === undefined
+      ? undefined
+      : `${first} is required on create but the document does not say it is unique (a display name may repeat); if the platform refuses a second object with the same ${first}, declare x-tend-identity: natural-key and x-tend-natural-key: ${first}`,
+  );
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   withParams,
 } from './path-pairing.js';
 import { isObject } from '../fields/schema-view.js';
+import { placeCollectionPuts } from './collection-put.js';
 
 /**
  * Operations that belong to a resource type without sitting on its plain collection and item paths
@@ -31,7 +32,8 @@ import { isObject } from '../fields/schema-view.js';
  * - inferred (generic rules, never per API): `POST <c>/create|new|add` is the create of `<c>`, and a
  *   `json` format segment is dropped (`GET <c>/json` lists `<c>`, `GET <c>/{p}/json` reads `<c>/{p}`),
  *   each only when `<c>` (or `<c>/{p}`) lacks that operation and `<c>` has an item path with DELETE;
- *   and the rules of path-pairing.ts (`.json` suffixes and API versions first, which every later
+ *   `PUT <c>` of one object answering the item's schema creates `<c>` (collection-put.ts); and the
+ *   rules of path-pairing.ts (`.json` suffixes and API versions first, which every later
  *   rule then sees; collections paired with item paths elsewhere last).
  *
  * Declared operations are never taken by an inferred rule.
@@ -99,6 +101,8 @@ export function assembleOperations(
   }
   // --- inferred: generic rules --------------------------------------------------------------------
   placeActionPaths(a, itemWithDelete);
+  // --- inferred: a PUT on the collection that creates one object (collection-put.ts) -------------
+  placeCollectionPuts(a.placer);
   // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
   pairItemPaths(a.placer, a.documentPaths);
   const { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates } = a;

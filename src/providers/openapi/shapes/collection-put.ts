@@ -1,0 +1,59 @@
+import { hasType, isObject, jsonMedia, objectView, successSchema } from '../fields/schema-view.js';
+import type { Placer } from './path-pairing.js';
+import { isParam, join, sameSchema, split } from './path-pairing.js';
+
+/**
+ * Inverted verbs: an API that creates by `PUT` on the collection (`PUT /widgets` with one widget's
+ * fields) and changes an object by `POST` on its item path. The verb alone decides nothing — a PUT
+ * on a collection usually replaces the whole list (`PUT /topics` with every topic) — so the PUT is
+ * taken for the create only when its body and answer say it makes one object:
+ *
+ * - the collection has no POST and an item path `<c>/{id}` with a GET and a DELETE (a type Tend
+ *   could manage, but for its create);
+ * - the PUT's request body is one object (a JSON object schema with properties), not a list;
+ * - its 2xx answer is the object the item GET answers (the same schema, or an equal one:
+ *   `sameSchema`): what it made is one of the objects the item path reads.
+ *
+ * The PUT then sits where `deriveTypes` looks for a create (the collection's POST slot), sent as the
+ * PUT it is; the item path's POST is then the update when it looks like one (update-by-post.ts).
+ * Declared operations (`x-tend-op`) are left alone.
+ */
+export function placeCollectionPuts(placer: Placer): void {
+  const paths = placer.paths;
+  for (const [path, item] of Object.entries(paths)) {
+    const s = split(path);
+    if (s.length === 0 || isParam(s.at(-1)!)) continue;
+    const put = item['put'];
+    if (!isObject(put) || placer.declared(put) || isObject(item['post'])) continue;
+    const itemPath = Object.keys(paths).find((p) => {
+      const t = split(p);
+      return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === path;
+    });
+    if (itemPath === undefined) continue;
+    const one = paths[itemPath]!;
+    if (!isObject(one['get']) || !isObject(one['delete'])) continue;
+    const same = createsOne(put, one['get']);
+    if (same === undefined) continue;
+    const moved = placer.move(
+      path,
+      'put',
+      path,
+      'post',
+      `inferred: PUT ${path} creates one object (its body is one object, and it answers ${same} as GET ${itemPath})`,
+    );
+    // The working path item is the placer's own copy now: the PUT is the create, not a PUT too.
+    if (moved) delete placer.paths[path]!['put'];
+  }
+}
+
+/** How a PUT's answer is the object an item GET reads, when its body is one object; else undefined. */
+function createsOne(put: Record<string, unknown>, get: unknown): string | undefined {
+  const requestBody = put['requestBody'];
+  const body = isObject(requestBody) ? jsonMedia(requestBody['content'])?.schema : undefined;
+  if (!isObject(body) || hasType(body, 'array')) return undefined;
+  if (Object.keys(objectView(body).properties).length === 0) return undefined;
+  const answer = successSchema(put);
+  const read = successSchema(get);
+  if (!isObject(answer) || hasType(answer, 'array')) return undefined;
+  return sameSchema(answer, read);
+}
