@@ -16,6 +16,7 @@ import {
 } from './path-pairing.js';
 import { isObject } from '../fields/schema-view.js';
 import { placeCollectionPuts } from './collection-put.js';
+import { listThroughParents } from './embedded-list.js';
 
 /**
  * Operations that belong to a resource type without sitting on its plain collection and item paths
@@ -32,9 +33,10 @@ import { placeCollectionPuts } from './collection-put.js';
  * - inferred (generic rules, never per API): `POST <c>/create|new|add` is the create of `<c>`, and a
  *   `json` format segment is dropped (`GET <c>/json` lists `<c>`, `GET <c>/{p}/json` reads `<c>/{p}`),
  *   each only when `<c>` (or `<c>/{p}`) lacks that operation and `<c>` has an item path with DELETE;
- *   `PUT <c>` of one object answering the item's schema creates `<c>` (collection-put.ts); and the
- *   rules of path-pairing.ts (`.json` suffixes and API versions first, which every later
- *   rule then sees; collections paired with item paths elsewhere last).
+ *   `PUT <c>` of one object answering the item's schema creates `<c>` (collection-put.ts); the
+ *   rules of path-pairing.ts (`.json` suffixes and API versions first, which every later rule then
+ *   sees; collections paired with item paths elsewhere last); and, at the very end, a parent's read
+ *   lists a sub-collection it embeds (embedded-list.ts).
  *
  * Declared operations are never taken by an inferred rule.
  */
@@ -105,6 +107,8 @@ export function assembleOperations(
   placeCollectionPuts(a.placer);
   // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
   pairItemPaths(a.placer, a.documentPaths);
+  // --- inferred: sub-collections listed through their parent's read (embedded-list.ts) ----------
+  listThroughParents(a.placer);
   const { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates } = a;
   return { paths, realOf, movedFrom, notes, readAs, valuedFrom, addressedUpdates };
 }
@@ -174,6 +178,21 @@ function startAssembly(source: Readonly<Record<string, Record<string, unknown>>>
       });
       placedAt.set(op, target);
       absorb(target, from);
+      return true;
+    },
+    lend(from, method, target, slot, source, extra) {
+      const op = paths[from]?.[method];
+      if (!isObject(op) || isObject(paths[target]?.[slot])) return false;
+      const copy: Record<string, unknown> = { ...op };
+      for (const [k, v] of Object.entries(extra)) setKey(copy, k, v);
+      setKey(own(target), slot, copy);
+      const prev = realOf.get(op);
+      realOf.set(copy, {
+        method: prev?.method ?? (method.toUpperCase() as RealOperation['method']),
+        path: prev?.path ?? from,
+        source: prev !== undefined ? `${prev.source}; ${source}` : source,
+      });
+      placedAt.set(copy, target);
       return true;
     },
     absorb,

@@ -52,6 +52,19 @@ export interface Placer {
     source: string,
     options?: { readonly rename?: boolean; readonly extra?: Record<string, unknown> },
   ): boolean;
+  /**
+   * Places a copy of the operation at `from`/`method` on `target`/`slot` with `extra` keys on the
+   * copy, leaving the original where it is (an operation two types use: a parent's read that lists a
+   * child's objects). Returns false when there is no such operation or the slot is taken.
+   */
+  lend(
+    from: string,
+    method: Method,
+    target: string,
+    slot: Method,
+    source: string,
+    extra: Record<string, unknown>,
+  ): boolean;
   /** Records that `target` stands for `from` too (its operations were superseded, not moved). */
   absorb(target: string, from: string): void;
   /** Removes a working path whose operations have all moved to `now` (the path it is read as). */
