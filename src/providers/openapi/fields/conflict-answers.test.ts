@@ -184,6 +184,19 @@ const cases: Case[] = [
     why: "naming key, which Tend cannot key by alone (an id, or the parent's parameter: the key's scope)",
   },
   {
+    name: "the parent's parameter repeated in the body is no key, even described as unique",
+    doc: doc(
+      object(
+        { key: { type: 'string', description: 'The unique key of the project' }, note: str() },
+        ['key'],
+      ),
+      {},
+      '/projects/{key}/widgets',
+    ),
+    key: null,
+    why: 'no natural key',
+  },
+  {
     name: 'a refusal naming an id field is not taken for the name',
     doc: doc(object({ external_id: str(), name: str() }, ['external_id', 'name']), {
       '409': answer('A widget with this external_id already exists'),
