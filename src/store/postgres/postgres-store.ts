@@ -779,7 +779,8 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 
   renewLease(workspace: string, epoch: number, ttlMs: number): Promise<boolean> {
-    return this.#read(async (db) => {
+    // Not behind the queued writes: a worker writing without pause must still renew in time.
+    return this.#unqueued(async (db) => {
       const { rowCount } = await run(
         db,
         `UPDATE tend.leases
@@ -914,6 +915,16 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     }
   }
 
+  /** Runs `body` at once on the pool, not after the queued writes: for what needs no read-your-writes. */
+  async #unqueued<T>(body: (db: PgQueryable) => Promise<T>): Promise<T> {
+    try {
+      this.#checkOpen();
+      return await body(this.#pool);
+    } catch (e) {
+      throw storeError(e);
+    }
+  }
+
   /** Runs `body` in a transaction of its own on one pooled connection. */
   #transaction<T>(body: (db: PgQueryable) => Promise<T>): Promise<T> {
     return withClient(this.#pool, async (client) => {
@@ -1009,10 +1020,17 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     });
   }
 
+  /**
+   * The fence of a write transaction: the lease row still has this store's epoch, and keeps it until
+   * the commit. `FOR KEY SHARE` is the weakest lock that does that: a takeover locks the row `FOR
+   * UPDATE` before it changes the epoch (acquireLease) and a release deletes it, so both wait for
+   * the commit; a renewal (an UPDATE of `expires_at` alone) does not. With `FOR SHARE` a worker
+   * writing without pause starved its own renewals past the lease (docs/fleet.md).
+   */
   async #checkFence(db: PgQueryable, fence: { workspace: string; epoch: number }): Promise<void> {
     const { rows } = await run<LeaseRow>(
       db,
-      'SELECT * FROM tend.leases WHERE workspace = $1 FOR SHARE',
+      'SELECT * FROM tend.leases WHERE workspace = $1 FOR KEY SHARE',
       [fence.workspace],
     );
     const row = rows[0];
