@@ -64,6 +64,8 @@ import type {
 } from '../memory.js';
 import { twinFromRow, twinParams, twinToRow } from './postgres-rows.js';
 import type { TwinRow } from './postgres-rows.js';
+import type { Upsert } from './postgres-upserts.js';
+import { runUpserts } from './postgres-upserts.js';
 
 /** Options of a PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -240,6 +242,8 @@ export function openError(
 /** A write waiting for the next group commit. */
 interface QueuedWrite {
   readonly body: (tx: WriteTx) => Promise<unknown>;
+  /** A plain one-row upsert: sent in one statement with its neighbours of the same kind. */
+  readonly upsert?: Upsert;
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
 }
@@ -373,17 +377,9 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 
   putTwin(entry: TwinEntry): Promise<void> {
-    return this.#write(async ({ db }) => {
-      await run(
-        db,
-        `INSERT INTO tend.twin (workspace, address, type, object_id, fields, stateful, depends_on,
-           observed_at, sent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (workspace, address) DO UPDATE SET type = excluded.type,
-           object_id = excluded.object_id, fields = excluded.fields, stateful = excluded.stateful,
-           depends_on = excluded.depends_on, observed_at = excluded.observed_at, sent = excluded.sent`,
-        [this.#workspace, ...twinParams(twinToRow(this.#clean(entry)))],
-      );
+    return this.#upsert({
+      kind: 'twin',
+      values: [this.#workspace, ...twinParams(twinToRow(this.#clean(entry)))],
     });
   }
 
@@ -644,17 +640,10 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 
   putStatus(status: ResourceStatus): Promise<void> {
-    return this.#write(async ({ db }) => {
-      const r = statusToRow(this.#clean(status));
-      await run(
-        db,
-        `INSERT INTO tend.statuses (workspace, address, state, object_id, message, checks, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (workspace, address) DO UPDATE SET state = excluded.state,
-           object_id = excluded.object_id, message = excluded.message, checks = excluded.checks,
-           updated_at = excluded.updated_at`,
-        [this.#workspace, r.address, r.state, r.object_id, r.message, r.checks, r.updated_at],
-      );
+    const r = statusToRow(this.#clean(status));
+    return this.#upsert({
+      kind: 'statuses',
+      values: [this.#workspace, r.address, r.state, r.object_id, r.message, r.checks, r.updated_at],
     });
   }
 
@@ -941,15 +930,21 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     });
   }
 
+  /** Queues a one-row upsert, which the group commit may merge with its neighbours. */
+  #upsert(upsert: Upsert): Promise<void> {
+    return this.#write(({ db }) => runUpserts(db, [upsert]), upsert);
+  }
+
   /** Queues a write for the next group commit (see the class comment). */
-  #write<T>(body: (tx: WriteTx) => Promise<T>): Promise<T> {
+  #write<T>(body: (tx: WriteTx) => Promise<T>, upsert?: Upsert): Promise<T> {
     try {
       this.#checkOpen();
     } catch (e) {
       return Promise.reject(storeError(e));
     }
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+      const queued: QueuedWrite = { body, resolve: resolve as (value: unknown) => void, reject };
+      this.#queue.push(upsert ? { ...queued, upsert } : queued);
       if (this.#queue.length === 1) setImmediate(() => this.#kick());
     });
   }
@@ -983,14 +978,26 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
           [this.#workspace],
         );
         const tx: WriteTx = { db, head: undefined };
-        for (const write of batch) {
+        for (let i = 0; i < batch.length;) {
+          const merged = mergeable(batch, i);
+          if (merged > 1) {
+            // A statement error aborts the transaction: the batch is retried write by write.
+            await runUpserts(
+              db,
+              batch.slice(i, i + merged).map((w) => w.upsert!),
+            );
+            for (let k = 0; k < merged; k++) outcomes.push({ ok: true, value: undefined });
+            i += merged;
+            continue;
+          }
           try {
-            outcomes.push({ ok: true, value: await write.body(tx) });
+            outcomes.push({ ok: true, value: await batch[i]!.body(tx) });
           } catch (e) {
             // A driver error has aborted the transaction: the batch is retried write by write.
             if (!(e instanceof TendError)) throw e;
             outcomes.push({ ok: false, value: e });
           }
+          i += 1;
         }
         if (tx.head) {
           await run(
@@ -1043,6 +1050,15 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
       throw storeClosedError();
     }
   }
+}
+
+/** How many writes from `i` on are upserts of one kind (0 when the write at `i` is not one). */
+function mergeable(batch: readonly QueuedWrite[], i: number): number {
+  const kind = batch[i]!.upsert?.kind;
+  if (kind === undefined) return 0;
+  let n = 1;
+  while (batch[i + n]?.upsert?.kind === kind) n += 1;
+  return n;
 }
 
 /** PostgreSQL's SQLSTATE of a server error, if it is one. */
