@@ -268,6 +268,8 @@ export interface InspectedType {
   readonly create: { readonly method: string; readonly path: string };
   readonly identity: string | null;
   readonly identityReason?: string;
+  /** For natural-key identity: the key fields, parents (path parameters) first. */
+  readonly naturalKey?: readonly string[];
 }
 
 export interface Inspection {
@@ -399,6 +401,67 @@ export function meets(
   return verdict.ok
     ? { ok: true, found }
     : { ok: false, found, problem: `found as ${found.name}, but ${verdict.problem}` };
+}
+
+/**
+ * A natural key on a field the document does not support: the key's fields that are neither in the
+ * expectation's `key` list nor a parameter of the paths inspect reports for the type (a parent
+ * scope). Undefined when the key is supported, or when there is no natural key.
+ */
+export function wrongKey(expected: ExpectedType, found: InspectedType): string[] | undefined {
+  if (found.identity !== 'natural-key' || found.naturalKey === undefined) return undefined;
+  const params = new Set(
+    [found.collectionPath, found.create.path].flatMap((p) =>
+      [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+    ),
+  );
+  const bad = found.naturalKey.filter((f) => !expected.key.includes(f) && !params.has(f));
+  return bad.length > 0 ? bad : undefined;
+}
+
+/** What one document scores: recall, identity agreement, wrong keys, and every miss with why. */
+export interface Score {
+  readonly expected: number;
+  readonly found: number;
+  /** Found with the identity the expectation gives. */
+  readonly identity: number;
+  /** `type: field, …` for each type keyed by a field the document does not support. */
+  readonly wrongKeys: readonly string[];
+  /** One line per expected type not found or found without the expected identity. */
+  readonly misses: readonly string[];
+}
+
+/** Scores a document's inspection against its expectations (the plain run, overlay types aside). */
+export function score(e: Expectation, inspection: Inspection): Score {
+  const types = e.types.filter((t) => !t.overlay);
+  const report = inspection.report;
+  if (report === undefined) {
+    const why = inspection.crashed ?? `refused: ${inspection.refused?.code ?? '?'}`;
+    return {
+      expected: types.length,
+      found: 0,
+      identity: 0,
+      wrongKeys: [],
+      misses: types.map((t) => `${t.name} (${t.path}): the document did not load (${why})`),
+    };
+  }
+  let found = 0;
+  let identity = 0;
+  const wrongKeys: string[] = [];
+  const misses: string[] = [];
+  for (const t of types) {
+    const verdict = meets(t, report);
+    if (verdict.found === undefined) {
+      misses.push(`${t.name} (${t.path}): ${verdict.problem ?? 'not found'}`);
+      continue;
+    }
+    found += 1;
+    if (verdict.ok) identity += 1;
+    else misses.push(`${t.name} (${t.path}): ${verdict.problem ?? ''}`);
+    const bad = wrongKey(t, verdict.found);
+    if (bad !== undefined) wrongKeys.push(`${t.name}: ${bad.join(', ')}`);
+  }
+  return { expected: types.length, found, identity, wrongKeys, misses };
 }
 
 /** Why an expected type was not found, as far as `inspect` says (its unmapped paths). */
