@@ -214,6 +214,7 @@ const expected = (over: Partial<ExpectedType>): ExpectedType => ({
   path: '/t',
   alt: [],
   identity: 'safe',
+  key: [],
   why: 'w',
   overlay: false,
   ...over,
