@@ -213,6 +213,12 @@ export const workspaceInput = {
 
 export const listWorkspacesInput = {};
 
+/**
+ * A text (never empty) or null: zod writes each as its own branch (`anyOf`), not the type list
+ * (`["string", "null"]`) that the inspector's --strict finds less portable.
+ */
+const nullableText = z.string().min(1).nullable();
+
 /** `tend fleet status --json` (docs/fleet.md), as GET /workspaces of `tend serve --fleet` answers. */
 export const listWorkspacesOutput = {
   workers: z
@@ -230,11 +236,11 @@ export const listWorkspacesOutput = {
     .array(
       open({
         name: z.string(),
-        holder: open({ worker: z.string().nullable(), host: z.string(), pid: z.number().int() })
+        holder: open({ worker: nullableText, host: z.string(), pid: z.number().int() })
           .nullable()
           .describe('the worker holding its lease, null when nobody holds it'),
         epoch: z.number().int().nullable(),
-        lastPassAt: z.string().nullable().describe('when its holder last finished a pass'),
+        lastPassAt: nullableText.describe('when its holder last finished a pass'),
         states: z.record(z.string(), z.number().int()).describe('how many resources per state'),
       }),
     )

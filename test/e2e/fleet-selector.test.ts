@@ -280,6 +280,8 @@ describe.skipIf(POSTGRES.skip)(
           'announce',
           'propose_change',
         ]);
+        // Each nullable field is its own anyOf branch: no type list (the inspector's --strict warns).
+        expect(JSON.stringify(tools)).not.toMatch(/"type":\[/);
         for (const t of tools.slice(1)) {
           expect(t.inputSchema.required, t.name).toContain('workspace');
           expect(t.inputSchema.properties?.['workspace'], t.name).toMatchObject({ type: 'string' });
