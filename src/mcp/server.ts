@@ -113,7 +113,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       : z.strictObject(shape)) as z.ZodObject<S>;
   /** The workspace a call is about: the one served, or in a fleet the registered one it names. */
   const where = async (a: object): Promise<WorkspaceSelection> =>
-    fleet ? fleet.selection(String((a as { workspace?: unknown }).workspace)) : options.selection!;
+    fleet ? fleet.selection(String((a as { workspace?: unknown }).workspace)) : options.selection;
   const redact = (value: Record<string, unknown>): Record<string, unknown> =>
     redactResult(value, ctx.redactor);
   const result = (value: Record<string, unknown>): CallToolResult => {
