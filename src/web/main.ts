@@ -538,6 +538,8 @@ function showList(): void {
   for (const v of ['graph', 'timeline', 'plan']) $(`view-${v}`).hidden = true;
   document.querySelector<HTMLElement>('header nav')!.hidden = true;
   $('find').hidden = true;
+  // The list follows no event stream: it is read when the page opens.
+  $('live').hidden = true;
 }
 
 /** In a fleet: the workspaces listed, then the one the address names shown (or why not). */

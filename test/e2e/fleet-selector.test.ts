@@ -7,7 +7,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv } from 'ajv';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumMissing, launchChromium } from '../support/browser.js';
+import { artifactsDir, chromiumMissing, launchChromium, snap } from '../support/browser.js';
 import type { CliProcess, CliResult } from '../support/cli.js';
 import { CLI, runCli, startCli } from '../support/cli.js';
 import type { FleetJson } from '../support/fleet.js';
@@ -190,6 +190,8 @@ describe.skipIf(POSTGRES.skip)(
             expect(await rows.nth(1).textContent()).toContain('w-1');
             expect(await rows.nth(1).textContent()).toContain('1 converged');
             expect(await page.getByTestId('view-graph').isHidden()).toBe(true);
+            expect(await page.getByTestId('live').isHidden()).toBe(true);
+            await snap(page, artifactsDir('fleet-selector'), '1-workspaces');
           });
 
           it('shows the workspace the address names, every call under /workspaces/<name>/', async () => {
@@ -207,6 +209,7 @@ describe.skipIf(POSTGRES.skip)(
             await expect
               .poll(() => page.getByTestId('field-replicas').locator('td').nth(1).textContent())
               .toBe('1');
+            await snap(page, artifactsDir('fleet-selector'), '2-shop');
             expect(calls).toContain('/workspaces');
             expect(calls).toContain('/workspaces/shop/graph');
             expect(calls).toContain('/workspaces/shop/events');
@@ -240,6 +243,7 @@ describe.skipIf(POSTGRES.skip)(
               .toBe(`no workspace "${hostile}" is registered in this fleet: pick one below`);
             expect(await page.getByTestId('workspace-row').count()).toBe(2);
             expect(await page.locator('img').count()).toBe(0);
+            await snap(page, artifactsDir('fleet-selector'), '3-unknown-name');
           });
         },
       );
