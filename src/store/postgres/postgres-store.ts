@@ -261,7 +261,7 @@ interface WriteTx {
  * Writes are group-committed like SQLite's: the writes made in one turn of the event loop commit
  * together in one transaction, batches one after another, so writes commit in call order; a read
  * waits for the writes queued before it, so a caller always reads its own writes. Each write
- * transaction first reads this store's lease row `FOR SHARE` and commits only while it still has the
+ * transaction first reads this store's lease row `FOR KEY SHARE` and commits only while it still has the
  * epoch this store acquired — a takeover (which updates that row) waits for the transaction, and one
  * that took over first makes it fail with `store.lease-lost` — and then bumps the workspace's version
  * row, which orders the workspace's writers (ledger appends never fork) and tells other connections'
