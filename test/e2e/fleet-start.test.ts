@@ -122,6 +122,8 @@ describe.skipIf(POSTGRES.skip)(`a worker starting while PostgreSQL is down${POST
 
   it('exits 1 at once on a wrong password, saying so, and never prints it', async () => {
     const wrong = 'not-the-password-93ac';
+    // Up, whatever the test before did (pg_ctl refuses to start a running server).
+    await server.startServer().catch(() => undefined);
     const t0 = Date.now();
     const p = worker('wrong-pw', wrong);
     const code =
