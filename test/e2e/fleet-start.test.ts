@@ -76,7 +76,7 @@ describe.skipIf(POSTGRES.skip)(`a worker starting while PostgreSQL is down${POST
 
   it('keeps trying while the server is down, then joins and holds the workspace; signalled while waiting, exits 0', async () => {
     await server.stopServer();
-    const late = worker('late-w', undefined, ['--max-workspaces', '3']);
+    const late = worker('late-w', undefined, ['--max-workspaces', '3', '--listen', '127.0.0.1:0']);
     const quitter = worker('quitter');
     // Attempts after 1 s and 2 s (then 4, 8 … at most 30 s): two logged within ~3 s, generous here.
     await late.waitFor(/"attempt":2/, 30_000);
@@ -93,6 +93,16 @@ describe.skipIf(POSTGRES.skip)(`a worker starting while PostgreSQL is down${POST
     expect(first!.message).toContain(
       `cannot open the PostgreSQL store at 127.0.0.1:${server.port}/start`,
     );
+    // Alive (a liveness probe leaves it be), not ready.
+    const endpoint = (lines(late).find((l) => l.kind === 'listening') as { url?: string }).url!;
+    expect((await fetch(`${endpoint}/healthz`)).status).toBe(200);
+    const waiting = await fetch(`${endpoint}/readyz`);
+    expect(waiting.status).toBe(503);
+    expect(await waiting.json()).toEqual({
+      ready: false,
+      worker: 'late-w',
+      reason: 'starting: the fleet registry is not open yet',
+    });
     // Signalled while it waits: stops at once, cleanly.
     expect(await quitter.stop('SIGTERM')).toBe(0);
     expect(lines(quitter).at(-1)).toMatchObject({ kind: 'worker-stopped', worker: 'quitter' });
@@ -103,6 +113,7 @@ describe.skipIf(POSTGRES.skip)(`a worker starting while PostgreSQL is down${POST
     await late.waitFor(/"kind":"took","workspace":"late"/, 60_000);
     const joinedMs = Date.now() - back;
     await late.waitFor(/"kind":"pass","workspace":"late"/, 60_000);
+    expect((await fetch(`${endpoint}/readyz`)).status).toBe(200);
     const s = await status();
     expect(s.workers.map((w) => [w.id, w.version])).toEqual([['late-w', VERSION]]);
     expect(s.workspaces).toMatchObject([
