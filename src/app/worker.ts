@@ -112,7 +112,7 @@ export interface WorkerDeps {
   /** The job table and event channel (default: opened on the store, unless `registry` is given). */
   readonly jobs?: FleetJobs;
   readonly runWorkspace?: (ctx: AppContext, request: RunRequest) => Promise<RunReport>;
-  /** Opens the registry and the job table (default: `openFleet`, or the `registry` and `jobs` given). */
+  /** Opens the registry and the job table (default: on the store; the `registry` and `jobs` given). */
   readonly openFleet?: (location: string) => Promise<OpenedFleet>;
 }
 
@@ -184,21 +184,21 @@ export async function runWorker(
     deps.openFleet ?? openFleetOf(ctx, deps),
     location,
   );
-  if (opened === undefined) {
-    // Stopped (SIGTERM, SIGINT) before the store could be reached: nothing held, nothing to release.
-    request.report?.({ worker: id, kind: 'worker-stopped', passes: 0 });
-    return { id, took: 0, passes: 0 };
-  }
   // The platforms see which worker sent each request: its id is in every User-Agent it sends
   // (`tend/<version> (worker <id>; pid <pid>)`, app/user-agent.ts).
   const named: AppContext = { ...ctx, env: { ...ctx.env, TEND_WORKER_ID: id } };
-  const { registry, jobs } = opened;
   try {
+    if (opened === undefined || request.signal.aborted) {
+      // Stopped (SIGTERM, SIGINT) before the store could be reached: nothing held, nothing to release.
+      request.report?.({ worker: id, kind: 'worker-stopped', passes: 0 });
+      return { id, took: 0, passes: 0 };
+    }
+    const { registry, jobs } = opened;
     const fleet = new WorkerLoop(named, request, deps, { id, location, registry, jobs });
     return await fleet.run();
   } finally {
-    if (!deps.jobs) await jobs?.close();
-    if (!deps.registry) await registry.close();
+    if (!deps.jobs) await opened?.jobs?.close();
+    if (!deps.registry) await opened?.registry.close();
   }
 }
 
@@ -225,7 +225,7 @@ function openFleetOf(
  * Opens the fleet's store, trying again while it cannot be reached (PostgreSQL down or restarting: a
  * retryable error) after a back-off doubling from `CONNECT_BACKOFF_MS` to `MAX_CONNECT_BACKOFF_MS`,
  * each attempt reported. What waiting does not heal (a wrong password, a missing database, a schema
- * too old or too new) is thrown at once. Undefined when `signal` aborts first.
+ * too old or too new) is thrown at once. Undefined when `signal` aborts before it could open them.
  */
 async function connectFleet(
   ctx: AppContext,
@@ -237,11 +237,7 @@ async function connectFleet(
   let wait = CONNECT_BACKOFF_MS;
   for (let attempt = 1; !request.signal.aborted; attempt++) {
     try {
-      const opened = await open(location);
-      if (!request.signal.aborted) return opened;
-      await opened.jobs?.close().catch(() => undefined);
-      await opened.registry.close().catch(() => undefined);
-      return undefined;
+      return await open(location);
     } catch (e) {
       const error = toTendError(e);
       if (!error.retryable) throw error;
