@@ -14,9 +14,9 @@ import { startSandboxProcess } from '../support/sandbox-process.js';
 // A worker started while PostgreSQL is down (docs/fleet.md, "What happens when PostgreSQL fails"),
 // through the built CLI against a cluster that asks for a password: it logs each attempt to reach
 // the store (naming itself, never the password) and keeps trying until the server is back, then
-// joins and holds the workspace; one signalled while it waits exits 0; a wrong password is not
-// something waiting heals: the worker exits 1 at once. With CI=true a missing PostgreSQL fails the
-// suite.
+// joins and holds the workspace; one signalled while it waits exits 0; a wrong password or a missing
+// database is not something waiting heals: the worker exits 1 at once. With CI=true a missing
+// PostgreSQL fails the suite.
 
 const PASSWORD = 'fleet-start-e2e-pw-4d1b9';
 const TTL_S = 5;
@@ -153,5 +153,23 @@ describe.skipIf(POSTGRES.skip)(`a worker starting while PostgreSQL is down${POST
     expect(p.output()).not.toContain(PASSWORD);
     // Node's start-up and one failed login: seconds, not a back-off.
     expect(ms).toBeLessThan(30_000);
+  }, 60_000);
+
+  it('exits 1 at once on a database that does not exist', async () => {
+    await server.startServer().catch(() => undefined);
+    const p = startCli(['worker', '--id', 'no-db', '--json'], {
+      env: { ...env(), TEND_STORE_URL: server.url('nosuchdb') },
+    });
+    started.push(p);
+    const code =
+      p.child.exitCode ?? (await new Promise<number | null>((r) => p.child.once('exit', r)));
+    expect(code).toBe(1);
+    expect(count(p, 'store-unreachable')).toBe(0);
+    const [error] = lines(p).filter((l) => l.kind === 'error') as (WorkerLine & {
+      error: { message: string };
+    })[];
+    expect(error!.error.message).toBe(
+      `cannot open the PostgreSQL store at 127.0.0.1:${server.port}/nosuchdb: database "nosuchdb" does not exist`,
+    );
   }, 60_000);
 });
