@@ -7,7 +7,7 @@ import { ROOT, runCli, startCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
 import type { FleetJson, WorkerLine } from '../support/fleet.js';
-import { serviceIntent } from '../support/fleet.js';
+import { serviceIntent, sqlRows } from '../support/fleet.js';
 import type { SandboxHandle } from '../support/sandbox-process.js';
 import { startSandboxProcess } from '../support/sandbox-process.js';
 
@@ -116,6 +116,11 @@ describe.skipIf(POSTGRES.skip)(`a worker starting while PostgreSQL is down${POST
     expect((await fetch(`${endpoint}/readyz`)).status).toBe(200);
     const s = await status();
     expect(s.workers.map((w) => [w.id, w.version])).toEqual([['late-w', VERSION]]);
+    // Its cap in its own column (schema version 5), the version column plain.
+    const withPassword = url.replace('postgres@', `postgres:${PASSWORD}@`);
+    expect(await sqlRows(withPassword, 'SELECT version, max_workspaces FROM tend.workers')).toEqual(
+      [{ version: VERSION, max_workspaces: 3 }],
+    );
     expect(s.workspaces).toMatchObject([
       { name: 'late', holder: { worker: 'late-w' }, states: { converged: 1 } },
     ]);
