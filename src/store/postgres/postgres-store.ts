@@ -1073,12 +1073,23 @@ function isStatementError(e: unknown): boolean {
   return state !== undefined && !isTransient(e);
 }
 
-/** Errors worth trying again: a lost or refused connection, a lock or statement timeout, a deadlock. */
+/**
+ * Errors worth trying again: a lost or refused connection (a socket file gone while the server is
+ * down, a name that does not resolve for now, a host out of reach, a connection timed out or ended
+ * by the server), a lock or statement timeout, a deadlock, the server starting or shutting down.
+ */
 function isTransient(e: unknown): boolean {
   const state = sqlState(e);
   if (state === undefined) {
     const code = (e as { code?: unknown } | null)?.code;
-    return typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code);
+    if (typeof code === 'string') {
+      return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOENT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(
+        code,
+      );
+    }
+    // pg's own: `Connection terminated unexpectedly`, `… due to connection timeout`, `timeout expired`.
+    const message = e instanceof Error ? e.message : '';
+    return /^(Connection terminated|timeout expired)/.test(message);
   }
   // 08: connection exceptions; 40: rollbacks (deadlock, serialization); 55P03 lock timeout;
   // 57014 statement timeout (canceled); 57P: the server shutting down.
