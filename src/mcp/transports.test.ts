@@ -118,12 +118,13 @@ describe('MCP over stdio: the end of stdin', () => {
       { selection: { dir: '/nonexistent' }, allowApply: false, version: '0.0.0-test' },
       { stdin, stdout },
     );
+    let out = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
     const answers = () =>
-      (stdout.read() as Buffer | null)
-        ?.toString()
+      out
         .split('\n')
         .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as { id: number }) ?? [];
+        .map((l) => JSON.parse(l) as { id: number });
     return { stdin, served, answers };
   };
 
@@ -143,8 +144,10 @@ describe('MCP over stdio: the end of stdin', () => {
     };
     stdin.write(`${rpc('initialize', 1, init)}\n`);
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    stdin.end(`${rpc('tools/list', 2)}\n`);
+    stdin.write(`${rpc('tools/list', 2)}\n`);
+    // Answered after the input ended: it reads the (missing) intent directory first.
+    stdin.end(`${rpc('tools/call', 3, { name: 'plan', arguments: {} })}\n`);
     await served;
-    expect(answers().map((a) => a.id)).toEqual([1, 2]);
+    expect(answers().map((a) => a.id)).toEqual([1, 2, 3]);
   });
 });

@@ -41,39 +41,38 @@ export async function serveStdio(
 ): Promise<void> {
   const server = createMcpServer(ctx, options);
   const transport = new StdioServerTransport(io.stdin, io.stdout);
+  // Set before connecting: the SDK's connect keeps callbacks already set and calls them first.
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });
+  const answered = unanswered(transport);
   const ended = new Promise<void>((resolve) => io.stdin.once('end', resolve));
   await server.connect(transport);
-  const answered = unanswered(transport);
   void ended.then(answered).then(() => server.close());
   await closed;
 }
 
 /**
- * Follows the requests `transport` received and has not answered (nor seen cancelled) yet; the
- * function returned resolves once there are none.
+ * Follows the requests `transport` receives and has not answered (nor seen cancelled) yet; the
+ * function returned resolves once there are none. Set up before the transport is connected.
  */
 function unanswered(transport: Transport): () => Promise<void> {
   const open = new Set<RequestId>();
   let idle: (() => void) | undefined;
-  const receive = transport.onmessage;
-  transport.onmessage = (message, extra) => {
+  const settle = (id: RequestId | undefined) => {
+    if (id !== undefined) open.delete(id);
+    if (open.size === 0) idle?.();
+  };
+  transport.onmessage = (message) => {
     if (isJSONRPCRequest(message)) open.add(message.id);
     else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
-      open.delete(message.params?.['requestId'] as RequestId);
+      settle(message.params?.['requestId'] as RequestId | undefined);
     }
-    receive?.(message, extra);
-    if (open.size === 0) idle?.();
   };
   const send = transport.send.bind(transport);
   transport.send = async (message, sendOptions) => {
     await send(message, sendOptions);
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      if (message.id !== undefined) open.delete(message.id);
-      if (open.size === 0) idle?.();
-    }
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) settle(message.id);
   };
   return () =>
     open.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve));
