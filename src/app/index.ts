@@ -196,3 +196,5 @@ export type {
 export { JOB_KINDS, jobOf, jobView, newJobId, runQueuedJobs } from './fleet-jobs.js';
 export type { FleetServe, FleetServeRequest } from './fleet-serve.js';
 export { MAX_JOB_WAIT_S, openFleetServe } from './fleet-serve.js';
+export type { FleetWorkspaces, FleetWorkspacesOptions } from './fleet-workspaces.js';
+export { fleetWorkspacesOf, openFleetWorkspaces, selectRegistered } from './fleet-workspaces.js';

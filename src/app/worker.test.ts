@@ -498,3 +498,93 @@ describe('tend worker and a git workspace (fake clock)', () => {
     });
   });
 });
+
+describe('tend worker starting while its store cannot be reached (fake clock)', () => {
+  const DOWN = 'cannot open the PostgreSQL store at 127.0.0.1:5432/tend: connect ECONNREFUSED';
+  const down = () => new TendError('store.open-failed', DOWN, { retryable: true });
+
+  /** A worker whose store fails to open `failures` times (each as `error` makes it), then opens. */
+  function starting(failures: number, error: () => TendError = down) {
+    const t = setup(['a', 'b']);
+    const opens: number[] = [];
+    const hooks: { onOpen?: (n: number) => void } = {};
+    const open = () => {
+      opens.push(t.clock.elapsed());
+      hooks.onOpen?.(opens.length);
+      return opens.length <= failures
+        ? Promise.reject(error())
+        : Promise.resolve({ registry: fakeRegistry(t.fleet) });
+    };
+    const go = () =>
+      runWorker(
+        defaultContext({ clock: t.clock, env: {} }),
+        {
+          id: 'self',
+          intervalMs: 10_000,
+          leaseTtlMs: TTL,
+          approveDestroy: false,
+          prune: true,
+          verifyTimeoutMs: 1_000,
+          version: 'test',
+          signal: t.stop.signal,
+          report: (e) => t.events.push(e),
+        },
+        { openFleet: open, runWorkspace: fakeRun(t.fleet, new Set(), t.starts) },
+      );
+    return Object.assign(hooks, { ...t, opens, go });
+  }
+
+  it('tries again after 1, 2, 4 … s, at most 30 s, logging each attempt; then joins and holds its share', async () => {
+    const t = starting(7);
+    t.fleet.onTick = (tick) => {
+      if (tick === 3) t.stop.abort();
+    };
+    const report = await t.go();
+    expect(t.opens).toEqual([0, 1_000, 3_000, 7_000, 15_000, 31_000, 61_000, 91_000]);
+    const waits = t.events.filter((e) => e.kind === 'store-unreachable');
+    expect(waits).toHaveLength(7);
+    expect(waits[0]).toEqual({
+      worker: 'self',
+      kind: 'store-unreachable',
+      attempt: 1,
+      retryInMs: 1_000,
+      code: 'store.open-failed',
+      message: DOWN,
+    });
+    expect(waits.map((e) => e.kind === 'store-unreachable' && e.retryInMs)).toEqual([
+      1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000,
+    ]);
+    // Connected: started, took both workspaces, released them when stopped.
+    expect(t.events[7]).toMatchObject({ kind: 'worker-started' });
+    expect(report).toEqual({ id: 'self', took: 2, passes: 0 });
+    expect(t.fleet.removed).toEqual(['self']);
+  });
+
+  it('fails at once on what waiting does not heal (a wrong password, a missing database, a schema too old)', async () => {
+    const refused = new TendError(
+      'store.open-failed',
+      'cannot open the PostgreSQL store at 127.0.0.1:5432/tend: password authentication failed for user "tend"',
+    );
+    const t = starting(5, () => refused);
+    await expect(t.go()).rejects.toBe(refused);
+    expect(t.opens).toEqual([0]);
+    expect(t.events).toEqual([]);
+  });
+
+  it('stops cleanly when signalled while it waits: nothing taken, nothing registered', async () => {
+    const t = starting(Infinity);
+    // Signalled while its third attempt is under way (then the wait that would follow).
+    t.onOpen = (n) => {
+      if (n === 3) t.stop.abort();
+    };
+    const report = await t.go();
+    expect(report).toEqual({ id: 'self', took: 0, passes: 0 });
+    expect(t.opens).toHaveLength(3);
+    expect(t.events.map((e) => e.kind)).toEqual([
+      'store-unreachable',
+      'store-unreachable',
+      'worker-stopped',
+    ]);
+    expect(t.fleet.ticks).toBe(0);
+  });
+});

@@ -86,6 +86,15 @@ export type WorkerEvent = { readonly worker: string } & (
       readonly hint?: string;
     }
   | { readonly kind: 'warning'; readonly workspace?: string; readonly message: string }
+  | {
+      /** The store could not be reached at start (down, restarting): tried again after `retryInMs`. */
+      readonly kind: 'store-unreachable';
+      readonly attempt: number;
+      readonly retryInMs: number;
+      readonly code: string;
+      /** Names the store by host, port and database only (never its password). */
+      readonly message: string;
+    }
   | { readonly kind: 'worker-stopped'; readonly passes: number }
 );
 
@@ -103,7 +112,19 @@ export interface WorkerDeps {
   /** The job table and event channel (default: opened on the store, unless `registry` is given). */
   readonly jobs?: FleetJobs;
   readonly runWorkspace?: (ctx: AppContext, request: RunRequest) => Promise<RunReport>;
+  /** Opens the registry and the job table (default: on the store; the `registry` and `jobs` given). */
+  readonly openFleet?: (location: string) => Promise<OpenedFleet>;
 }
+
+/** What a worker opens on the fleet's store before it starts. */
+export interface OpenedFleet {
+  readonly registry: FleetRegistry;
+  readonly jobs?: FleetJobs;
+}
+
+/** The first wait after the store could not be reached at start; doubled at each attempt, capped. */
+export const CONNECT_BACKOFF_MS = 1_000;
+export const MAX_CONNECT_BACKOFF_MS = 30_000;
 
 /** The first wait after a workspace's run failed to start or failed; doubled each time, capped. */
 export const START_BACKOFF_MS = 5_000;
@@ -156,22 +177,84 @@ export async function runWorker(
   ctx.redactor.addUrlCredentials(given);
   // Its connections are named `tend worker <id>` in pg_stat_activity (PostgreSQL keeps 63 bytes).
   const location = withApplicationName(given, `tend worker ${id}`);
-  const registry =
-    deps.registry ?? (await openRegistry(location, { env: ctx.env, redactor: ctx.redactor }));
+  const opened = await connectFleet(
+    ctx,
+    request,
+    id,
+    deps.openFleet ?? openFleetOf(ctx, deps),
+    location,
+  );
   // The platforms see which worker sent each request: its id is in every User-Agent it sends
   // (`tend/<version> (worker <id>; pid <pid>)`, app/user-agent.ts).
   const named: AppContext = { ...ctx, env: { ...ctx.env, TEND_WORKER_ID: id } };
-  let jobs = deps.jobs;
   try {
-    jobs ??= deps.registry
-      ? undefined
-      : await openFleetJobs(location, { env: ctx.env, redactor: ctx.redactor });
+    if (opened === undefined || request.signal.aborted) {
+      // Stopped (SIGTERM, SIGINT) before the store could be reached: nothing held, nothing to release.
+      request.report?.({ worker: id, kind: 'worker-stopped', passes: 0 });
+      return { id, took: 0, passes: 0 };
+    }
+    const { registry, jobs } = opened;
     const fleet = new WorkerLoop(named, request, deps, { id, location, registry, jobs });
     return await fleet.run();
   } finally {
-    if (!deps.jobs) await jobs?.close();
-    if (!deps.registry) await registry.close();
+    if (!deps.jobs) await opened?.jobs?.close();
+    if (!deps.registry) await opened?.registry.close();
   }
+}
+
+/** The registry and the job table of the store (those of `deps` when given: tests). */
+function openFleetOf(
+  ctx: AppContext,
+  deps: WorkerDeps,
+): (location: string) => Promise<OpenedFleet> {
+  return async (location) => {
+    const options = { env: ctx.env, redactor: ctx.redactor };
+    const registry = deps.registry ?? (await openRegistry(location, options));
+    try {
+      const jobs =
+        deps.jobs ?? (deps.registry ? undefined : await openFleetJobs(location, options));
+      return { registry, ...(jobs ? { jobs } : {}) };
+    } catch (e) {
+      if (!deps.registry) await registry.close().catch(() => undefined);
+      throw e;
+    }
+  };
+}
+
+/**
+ * Opens the fleet's store, trying again while it cannot be reached (PostgreSQL down or restarting: a
+ * retryable error) after a back-off doubling from `CONNECT_BACKOFF_MS` to `MAX_CONNECT_BACKOFF_MS`,
+ * each attempt reported. What waiting does not heal (a wrong password, a missing database, a schema
+ * too old or too new) is thrown at once. Undefined when `signal` aborts before it could open them.
+ */
+async function connectFleet(
+  ctx: AppContext,
+  request: WorkerRequest,
+  id: string,
+  open: (location: string) => Promise<OpenedFleet>,
+  location: string,
+): Promise<OpenedFleet | undefined> {
+  let wait = CONNECT_BACKOFF_MS;
+  for (let attempt = 1; !request.signal.aborted; attempt++) {
+    try {
+      return await open(location);
+    } catch (e) {
+      const error = toTendError(e);
+      if (!error.retryable) throw error;
+      if (request.signal.aborted) return undefined;
+      request.report?.({
+        worker: id,
+        kind: 'store-unreachable',
+        attempt,
+        retryInMs: wait,
+        code: error.code,
+        message: ctx.redactor.text(error.message),
+      });
+      await ctx.clock.sleep(wait, request.signal);
+      wait = Math.min(MAX_CONNECT_BACKOFF_MS, wait * 2);
+    }
+  }
+  return undefined;
 }
 
 class WorkerLoop {

@@ -7,9 +7,13 @@ import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync } fr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { onTeardown } from './teardown.js';
 
 /** A running cluster. */
 export interface BenchPostgres {
+  /** The temporary directory of the cluster (`data/`, the log, the socket). */
+  readonly dir: string;
+  readonly port: number;
   /** `postgres://postgres@127.0.0.1:<port>/<database>`. */
   url(database: string): string;
   createDatabase(name: string): Promise<void>;
@@ -98,11 +102,17 @@ export async function startBenchPostgres(
     chownSync(dir, id('-u'), id('-g'));
   }
   let started = false;
-  const stop = async () => {
-    if (started) await run(p.runuser, p.pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop']);
-    started = false;
-    rmSync(dir, { recursive: true, force: true });
-  };
+  let stopping: Promise<void> | undefined;
+  // Stopped by the benchmark's teardown too (SIGINT, SIGTERM: pg_ctl detached the server, which
+  // would otherwise outlive the benchmark); once only, whoever asks first.
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      untear();
+      if (started) await run(p.runuser, p.pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop']);
+      started = false;
+      rmSync(dir, { recursive: true, force: true });
+    })());
+  const untear = onTeardown(stop);
   try {
     await run(p.runuser, p.initdb, [
       ...['-D', data, '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C', '--auth=trust'],
@@ -117,6 +127,8 @@ export async function startBenchPostgres(
     ]);
     started = true;
     return {
+      dir,
+      port,
       url: (database) => `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`,
       createDatabase: async (name) => {
         await run(p.runuser, p.createdb, ['-h', dir, '-p', String(port), '-U', 'postgres', name]);

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { FaultSettings, OracleObject, SandboxStats } from '../sandbox/index.js';
 import type { SandboxChildMessage, SandboxChildRequest } from './sandbox-child.js';
+import { onTeardown } from './teardown.js';
 
 /** A sandbox platform running in its own process, with what the benchmarks need from it. */
 export interface BenchSandbox {
@@ -29,6 +30,8 @@ export async function startBenchSandbox(faults: Partial<FaultSettings>): Promise
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Killed with the benchmark (it also exits when its parent's IPC channel closes).
+  const untear = onTeardown(() => stop());
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (m: SandboxChildMessage) => {
       if (m.kind === 'ready') resolve(m.url);
@@ -67,11 +70,15 @@ export async function startBenchSandbox(faults: Partial<FaultSettings>): Promise
         child.on('message', on);
         request({ kind: 'cpu' });
       }),
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) request({ kind: 'stop' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop,
   };
+  async function stop(): Promise<void> {
+    untear();
+    if (child.exitCode === null && child.signalCode === null && child.connected) {
+      request({ kind: 'stop' });
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ProbeReport } from './cli-probe.js';
+import { onTeardown } from './teardown.js';
 
 /** The built CLI, as `npm run build` writes it. */
 export const CLI = resolve(import.meta.dirname, '..', 'cli', 'main.js');
@@ -63,6 +64,7 @@ export function runNode(argv: readonly string[], options: TendRunOptions = {}): 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     options.started?.((signal) => child.kill(signal));
+    const untear = onTeardown(() => child.kill('SIGKILL'));
     let stdout = '';
     let stderr = '';
     let partial = '';
@@ -89,6 +91,7 @@ export function runNode(argv: readonly string[], options: TendRunOptions = {}): 
     child.once('error', reject);
     child.once('close', (code, signal) => {
       const wallMs = performance.now() - t0;
+      untear();
       if (timer) clearTimeout(timer);
       if (partial !== '' && options.onLine) options.onLine(partial);
       const probe = existsSync(probeFile)

@@ -25,6 +25,7 @@ import { CLI, runTend } from './cli-run.js';
 import { load } from './machine.js';
 import type { Spread } from './stats.js';
 import { spread } from './stats.js';
+import { onTeardown } from './teardown.js';
 
 /** Sizes and settings of a fleet benchmark run. */
 export interface FleetBenchOptions {
@@ -141,10 +142,15 @@ class Fleet {
     return worker;
   }
 
-  async stopAll(): Promise<void> {
+  /** SIGTERM to every worker (each releases its leases), SIGKILL to those still running after `graceMs`. */
+  async stopAll(graceMs = 600_000): Promise<void> {
     const all = [...this.workers.values()];
     for (const w of all) w.child.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      for (const w of all) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+    }, graceMs);
     await Promise.all(all.map((w) => w.exited));
+    clearTimeout(timer);
     this.workers.clear();
   }
 
@@ -240,9 +246,13 @@ export async function runFleetBench(o: FleetBenchOptions): Promise<FleetBenchRes
     max_connections: '500',
     shared_preload_libraries: 'pg_stat_statements',
   });
+  o.say(`fleet: PostgreSQL in ${server.dir} on port ${server.port}`);
   const sandboxes: BenchSandbox[] = [];
   let db: pg.Pool | undefined;
   let fleet: Fleet | undefined;
+  // Killed (SIGINT, SIGTERM): the workers first (registered after the cluster and the sandboxes, so
+  // stopped before them), with little grace: the benchmark is being torn down.
+  const untear = onTeardown(() => fleet?.stopAll(5_000));
   try {
     await server.createDatabase('fleet');
     const url = server.url('fleet');
@@ -258,6 +268,7 @@ export async function runFleetBench(o: FleetBenchOptions): Promise<FleetBenchRes
     const result = await measure(fleet, source);
     return { ...result, options: strip(o), load: l, totalMs: performance.now() - started };
   } finally {
+    untear();
     await fleet?.stopAll().catch(() => undefined);
     await db?.end().catch(() => undefined);
     for (const s of sandboxes) await s.stop().catch(() => undefined);

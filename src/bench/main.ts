@@ -20,6 +20,7 @@ import type { Workspace } from '../engine/index.js';
 import type { ApplyRun } from './apply-throughput.js';
 import { runApply } from './apply-throughput.js';
 import { startBenchSandbox } from './bench-sandbox.js';
+import { installTeardown, onTeardown } from './teardown.js';
 import type { CliFigure, CliSizeResults, StartFigures } from './cli-bench.js';
 import { CLI_FIGURES, measureSize, measureStart, profileStart } from './cli-bench.js';
 import { renderProfiles, renderSize, renderStart } from './cli-report.js';
@@ -186,8 +187,14 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const sizes = args.quick ? SIZES.quick : SIZES.full;
   const started = performance.now();
+  // Killed (SIGINT, SIGTERM) or an uncaught error: what was started is stopped, then exit 130/143/1.
+  installTeardown(say);
   const work = mkdtempSync(join(tmpdir(), 'tend-bench-'));
   say(`working in ${work}`);
+  const untearWork = onTeardown(() => {
+    if (args.keep) say(`kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  });
   const sandbox = await startBenchSandbox(FAULTS);
   const apply: ApplyPair[] = [];
   const partial: Omit<BenchResults, 'totalMs'> = {
@@ -337,6 +344,7 @@ async function main(): Promise<void> {
     }
     if (args.only.has(FLEET)) fleet = await fleetBench(args, work);
   } finally {
+    untearWork();
     await sandbox.stop();
     if (args.keep) say(`kept ${work}`);
     else rmSync(work, { recursive: true, force: true });

@@ -199,3 +199,50 @@ export const proposeOutput = {
     .describe('the outcome, when the proposal was applied (else null)'),
   review: z.string().describe('what a human does next'),
 };
+
+// ——— a fleet (tend mcp --fleet) ———
+
+/** The argument every tool takes in a fleet: which registered workspace. */
+export const workspaceInput = {
+  workspace: required(
+    'workspace',
+    'the registered workspace the call is about (list_workspaces lists them)',
+    '"shop"',
+  ),
+};
+
+export const listWorkspacesInput = {};
+
+/**
+ * A text (never empty) or null: zod writes each as its own branch (`anyOf`), not the type list
+ * (`["string", "null"]`) that the inspector's --strict finds less portable.
+ */
+const nullableText = z.string().min(1).nullable();
+
+/** `tend fleet status --json` (docs/fleet.md), as GET /workspaces of `tend serve --fleet` answers. */
+export const listWorkspacesOutput = {
+  workers: z
+    .array(
+      open({
+        id: z.string(),
+        host: z.string(),
+        pid: z.number().int(),
+        version: z.string(),
+        heartbeatAt: z.string(),
+      }),
+    )
+    .describe('the live workers'),
+  workspaces: z
+    .array(
+      open({
+        name: z.string(),
+        holder: open({ worker: nullableText, host: z.string(), pid: z.number().int() })
+          .nullable()
+          .describe('the worker holding its lease, null when nobody holds it'),
+        epoch: z.number().int().nullable(),
+        lastPassAt: nullableText.describe('when its holder last finished a pass'),
+        states: z.record(z.string(), z.number().int()).describe('how many resources per state'),
+      }),
+    )
+    .describe('every registered workspace, by name'),
+};

@@ -4,7 +4,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import type { AppContext, WorkspaceSelection } from '../app/index.js';
+import type { AppContext, FleetWorkspaces, WorkspaceSelection } from '../app/index.js';
 import {
   announce,
   AnnouncementError,
@@ -27,17 +27,33 @@ import {
   explainOutput,
   historyInput,
   historyOutput,
+  listWorkspacesInput,
+  listWorkspacesOutput,
   planInput,
   planOutput,
   proposeInput,
   proposeOutput,
   statusInput,
   statusOutput,
+  workspaceInput,
 } from './schemas.js';
 
-/** How the server was started: the workspace it serves and what it may do. */
-export interface McpServerOptions {
-  readonly selection: WorkspaceSelection;
+/** How the server was started: the workspace (or the fleet) it serves and what it may do. */
+export type McpServerOptions = McpServing &
+  (
+    | { readonly selection: WorkspaceSelection; readonly fleet?: undefined }
+    | {
+        /**
+         * `tend mcp --fleet`: every registered workspace of the fleet's store; every tool takes a
+         * `workspace` argument, and `list_workspaces` lists them (docs/mcp.md "A fleet").
+         */
+        readonly fleet: FleetWorkspaces;
+        readonly selection?: undefined;
+      }
+  );
+
+/** What the server may do, in either mode. */
+export interface McpServing {
   /**
    * `propose_change` with `apply: true` carries out a proposal without destructive steps. Off by
    * default: an agent then only writes saved plans and patches for a human.
@@ -59,6 +75,13 @@ export const TOOL_NAMES = [
   'propose_change',
 ] as const;
 
+/** The tools of `tend mcp --fleet`, in the order `tools/list` gives them. */
+export const FLEET_TOOL_NAMES = ['list_workspaces', ...TOOL_NAMES] as const;
+
+const INSTRUCTIONS =
+  'Tend keeps infrastructure as the intent declares it. Read with status, plan, explain and history. Before changing a managed field yourself, announce it (actor, intent and motivation are required) so Tend attributes the drift to you. To change the intent, use propose_change: it writes a saved plan and a patch for a human to review.';
+const FLEET_INSTRUCTIONS = `${INSTRUCTIONS} This server serves a fleet of workspaces: list_workspaces lists them, and every other tool takes the workspace it is about (workspace, required).`;
+
 /** The default number of ledger entries `history` returns. */
 const HISTORY_LIMIT = 50;
 
@@ -79,11 +102,18 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
     { name: 'tend', version: options.version },
     {
       capabilities: { tools: {} },
-      instructions:
-        'Tend keeps infrastructure as the intent declares it. Read with status, plan, explain and history. Before changing a managed field yourself, announce it (actor, intent and motivation are required) so Tend attributes the drift to you. To change the intent, use propose_change: it writes a saved plan and a patch for a human to review.',
+      instructions: options.fleet ? FLEET_INSTRUCTIONS : INSTRUCTIONS,
     },
   );
-  const { selection } = options;
+  const { fleet } = options;
+  /** A tool's input: in a fleet, with the workspace it is about (required). */
+  const input = <S extends z.ZodRawShape>(shape: S) =>
+    (fleet
+      ? z.strictObject({ ...workspaceInput, ...shape })
+      : z.strictObject(shape)) as z.ZodObject<S>;
+  /** The workspace a call is about: the one served, or in a fleet the registered one it names. */
+  const where = async (a: object): Promise<WorkspaceSelection> =>
+    fleet ? fleet.selection(String((a as { workspace?: unknown }).workspace)) : options.selection;
   const redact = (value: Record<string, unknown>): Record<string, unknown> =>
     redactResult(value, ctx.redactor);
   const result = (value: Record<string, unknown>): CallToolResult => {
@@ -108,19 +138,40 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
     };
   const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: true };
 
+  if (fleet) {
+    server.registerTool(
+      'list_workspaces',
+      {
+        title: 'Workspaces of the fleet',
+        description:
+          'Every workspace registered in the fleet (its name, the worker holding it, its epoch, its last pass, how many resources are in each state) and the live workers, as tend fleet status --json. Give a name as workspace to the other tools.',
+        inputSchema: z.strictObject(listWorkspacesInput),
+        outputSchema: z.object(listWorkspacesOutput),
+        annotations: { ...readOnly, openWorldHint: false },
+      },
+      run(async () => {
+        const s = await fleet.status();
+        return {
+          workers: [...s.workers].sort(byKey((w) => w.id)),
+          workspaces: [...s.workspaces].sort(byKey((w) => w.name)),
+        };
+      }),
+    );
+  }
+
   server.registerTool(
     'status',
     {
       title: 'Workspace status',
       description:
         "Each declared resource's state after the last pass (converged, drifted, pending, failing, blocked, error), each provider's, who holds the workspace, and (unless offline) orphans and duplicates found live.",
-      inputSchema: z.strictObject(statusInput),
+      inputSchema: input(statusInput),
       outputSchema: z.object(statusOutput),
       annotations: readOnly,
     },
     run(async (a: { offline?: boolean | undefined }) => {
       const r = await status(ctx, {
-        ...selection,
+        ...(await where(a)),
         offline: a.offline ?? SERVED_STATUS_OFFLINE,
       });
       return {
@@ -145,13 +196,13 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       title: 'Plan',
       description:
         'Observes the platform and returns what an apply would do, step by step, with the blast radius (everything downstream of a replace or delete), gated and blocked steps, and what the arbitration policy decides about drifted fields. Read-only.',
-      inputSchema: z.strictObject(planInput),
+      inputSchema: input(planInput),
       outputSchema: z.object(planOutput),
       annotations: readOnly,
     },
     run(async (a: { targets?: string[] | undefined; prune?: boolean | undefined }) => {
       const r = await plan(ctx, {
-        ...selection,
+        ...(await where(a)),
         approveDestroy: false,
         prune: a.prune ?? true,
         ...(a.targets ? { targets: a.targets as Address[] } : {}),
@@ -166,13 +217,13 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       title: 'Explain a resource or field',
       description:
         'One resource (sb.services/api) or one field (sb.services/api.replicas): declared and observed values, the owner of each field, who changed it and why (latest ledger entries), and what the policy decides now.',
-      inputSchema: z.strictObject(explainInput),
+      inputSchema: input(explainInput),
       outputSchema: z.object(explainOutput),
       annotations: readOnly,
     },
     run(async (a: { target: string; limit?: number | undefined }) => {
       const r = await explain(ctx, {
-        ...selection,
+        ...(await where(a)),
         target: a.target,
         ...(a.limit !== undefined ? { limit: a.limit } : {}),
       });
@@ -186,7 +237,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       title: 'Change history',
       description:
         'The change ledger, oldest first: who changed what, with which intent and motivation, and what Tend decided. Filters combine (and); a filter given a list matches any of its values.',
-      inputSchema: z.strictObject(historyInput),
+      inputSchema: input(historyInput),
       outputSchema: z.object(historyOutput),
       annotations: readOnly,
     },
@@ -204,7 +255,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
         'decision',
       ] as const;
       const r = await history(ctx, {
-        ...selection,
+        ...(await where(a)),
         limit: typeof a['limit'] === 'number' ? a['limit'] : HISTORY_LIMIT,
         ...Object.fromEntries(
           filters.flatMap((k) => {
@@ -225,7 +276,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       title: 'Announce a change',
       description:
         'Declare a change you make to a managed field yourself (who, intent, motivation, how long), so Tend attributes the drift it then observes to you and its arbitration policy decides with your reason. actor, intent and motivation are required.',
-      inputSchema: z.strictObject(announceInput),
+      inputSchema: input(announceInput),
       outputSchema: z.object(announceOutput),
       annotations: {
         readOnlyHint: false,
@@ -234,9 +285,11 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       },
     },
     run(async (a: Record<string, unknown>) => {
-      const input = Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined));
+      const input = Object.fromEntries(
+        Object.entries(a).filter(([k, v]) => v !== undefined && !(fleet && k === 'workspace')),
+      );
       const r = await announce(ctx, {
-        ...selection,
+        ...(await where(a)),
         input: { actorKind: 'agent', ...input },
       });
       return { ...r };
@@ -249,7 +302,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
       title: 'Propose a change to the intent',
       description:
         'Sets fields of the intent (set) and/or applies a unified diff (patch) to a copy of the intent, plans it, and writes a saved plan and the patch for a human to review. The intent and the platform are not touched. apply: true carries it out, only on a server started with --allow-apply and never with a destructive step.',
-      inputSchema: z.strictObject(proposeInput),
+      inputSchema: input(proposeInput),
       outputSchema: z.object(proposeOutput),
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     },
@@ -268,6 +321,15 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
             hint: 'e.g. {"set": [{"address": "sb.services/api", "field": "replicas", "value": 3}]}, or a unified diff in patch',
           });
         }
+        if (a.apply && fleet) {
+          throw new TendError(
+            'propose.apply_not_in_fleet',
+            'tend mcp --fleet does not apply proposals: the worker holding the workspace carries out its intent; nothing was written',
+            {
+              hint: 'call propose_change without apply: a human reviews the patch and applies it in the intent directory, and the holder carries it out on its next pass',
+            },
+          );
+        }
         if (a.apply && !options.allowApply) {
           throw new TendError(
             'propose.apply_not_allowed',
@@ -279,7 +341,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
         }
         const actor = a.actor ?? server.server.getClientVersion()?.name ?? 'mcp-agent';
         const r = await propose(ctx, {
-          ...selection,
+          ...(await where(a)),
           ...(a.set
             ? { set: a.set.map((s) => ({ address: s.address, field: s.field, value: s.value })) }
             : {}),

@@ -1,7 +1,8 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { defaultContext } from '../app/index.js';
 import type { Clock } from '../engine/index.js';
-import { mcpHttpApp } from './transports.js';
+import { mcpHttpApp, serveStdio } from './transports.js';
 
 // MCP HTTP sessions are bounded: a session unused for `idleMs` is closed when the next request
 // arrives, and past `maxSessions` a new one closes the least recently used. Driven in-process
@@ -102,5 +103,51 @@ describe('MCP HTTP session limits', () => {
     expect((await post(http.app, rpc('tools/list', 32), first)).status).toBe(200);
     expect((await post(http.app, rpc('tools/list', 33), third)).status).toBe(200);
     await http.close();
+  });
+});
+
+// The stdio server ends when its input does: at once when nothing was asked, after the answers to
+// what was asked otherwise (`tend mcp` then exits 0; test/e2e/mcp.test.ts runs the built CLI).
+describe('MCP over stdio: the end of stdin', () => {
+  const serve = () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const ctx = defaultContext({ clock: fakeClock(), notice: () => undefined });
+    const served = serveStdio(
+      ctx,
+      { selection: { dir: '/nonexistent' }, allowApply: false, version: '0.0.0-test' },
+      { stdin, stdout },
+    );
+    let out = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const answers = () =>
+      out
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { id: number });
+    return { stdin, served, answers };
+  };
+
+  it('ends the server when stdin ends without any message', async () => {
+    const { stdin, served, answers } = serve();
+    stdin.end();
+    await served;
+    expect(answers()).toEqual([]);
+  });
+
+  it('answers the requests received before stdin ended, then ends', async () => {
+    const { stdin, served, answers } = serve();
+    const init = {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'eof-test', version: '1' },
+    };
+    stdin.write(`${rpc('initialize', 1, init)}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    stdin.write(`${rpc('tools/list', 2)}\n`);
+    // Answered after the input ended: it reads the (missing) intent directory first.
+    stdin.end(`${rpc('tools/call', 3, { name: 'plan', arguments: {} })}\n`);
+    await served;
+    expect(answers().map((a) => a.id)).toEqual([1, 2, 3]);
   });
 });

@@ -3,9 +3,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+} from '@modelcontextprotocol/sdk/types.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
 import type { AppContext } from '../app/index.js';
@@ -13,18 +22,60 @@ import { TendError } from '../core/index.js';
 import type { McpServerOptions } from './server.js';
 import { createMcpServer } from './server.js';
 
+/** The streams the stdio server speaks over (the process's own by default; tests give others). */
+export interface StdioStreams {
+  readonly stdin: Readable;
+  readonly stdout: Writable;
+}
+
 /**
- * Serves on stdin/stdout until stdin closes. Nothing but the protocol is written to stdout: Tend's
- * notices go to stderr.
+ * Serves on stdin/stdout until stdin ends: the requests already received are answered, then the
+ * server closes (the SDK's transport never notices the end of its input by itself, and a process
+ * left waiting on it exits 13, "unsettled top-level await"). Nothing but the protocol is written to
+ * stdout: Tend's notices go to stderr.
  */
-export async function serveStdio(ctx: AppContext, options: McpServerOptions): Promise<void> {
+export async function serveStdio(
+  ctx: AppContext,
+  options: McpServerOptions,
+  io: StdioStreams = { stdin: process.stdin, stdout: process.stdout },
+): Promise<void> {
   const server = createMcpServer(ctx, options);
-  const transport = new StdioServerTransport();
+  const transport = new StdioServerTransport(io.stdin, io.stdout);
+  // Set before connecting: the SDK's connect keeps callbacks already set and calls them first.
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
   });
+  const answered = unanswered(transport);
+  const ended = new Promise<void>((resolve) => io.stdin.once('end', resolve));
   await server.connect(transport);
+  void ended.then(answered).then(() => server.close());
   await closed;
+}
+
+/**
+ * Follows the requests `transport` receives and has not answered (nor seen cancelled) yet; the
+ * function returned resolves once there are none. Set up before the transport is connected.
+ */
+function unanswered(transport: Transport): () => Promise<void> {
+  const open = new Set<RequestId>();
+  let idle: (() => void) | undefined;
+  const settle = (id: RequestId | undefined) => {
+    if (id !== undefined) open.delete(id);
+    if (open.size === 0) idle?.();
+  };
+  transport.onmessage = (message) => {
+    if (isJSONRPCRequest(message)) open.add(message.id);
+    else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      settle(message.params?.['requestId'] as RequestId | undefined);
+    }
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, sendOptions) => {
+    await send(message, sendOptions);
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) settle(message.id);
+  };
+  return () =>
+    open.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve));
 }
 
 /** A streamable HTTP server that is listening. */

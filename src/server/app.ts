@@ -113,7 +113,8 @@ export function app(options: ServerOptions): Hono {
   });
 
   // The web page of the twin (docs/web.md): a client of the routes below, served without a token.
-  addWebPage(hono);
+  // `tend serve --fleet` serves the page that picks a workspace first.
+  addWebPage(hono, { fleet: options.fleet !== undefined });
 
   for (const route of routes) {
     const path = honoPath(route.path);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
-import { addWebPage, PAGE } from './web.js';
+import { addWebPage, FLEET_PAGE, PAGE } from './web.js';
 
 // The page's files as `tend serve` serves them (docs/web.md): without a token (they carry no data),
 // with a content security policy that allows nothing from elsewhere, and nothing outside dist/web.
@@ -42,5 +42,37 @@ describe('the web page', () => {
     const r = await get(path);
     expect(r.status).toBe(404);
     expect(await r.text()).toBe('no such file\n');
+  });
+});
+
+// `tend serve --fleet` (docs/web.md "A fleet"): the same page marked data-fleet, with a workspace
+// selector and the list of the fleet's workspaces; `tend serve [dir]` keeps the page without them.
+describe('the web page of a fleet', () => {
+  const fleet = new Hono();
+  addWebPage(fleet, { fleet: true });
+
+  it('serves the fleet page at / with the same content security policy', async () => {
+    const r = await fleet.request('http://127.0.0.1/');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-security-policy')).toBe(
+      (await get('/')).headers.get('content-security-policy'),
+    );
+    const html = await r.text();
+    expect(html).toBe(FLEET_PAGE);
+    expect(html).toContain('<body data-fleet="true">');
+    expect(html).toContain('data-testid="workspace-select"');
+    expect(html).toContain('data-testid="view-workspaces"');
+    expect(html).not.toMatch(/https?:\/\/|<script>|\son[a-z]+=/);
+  });
+
+  it('keeps the single-workspace page without a selector', () => {
+    expect(PAGE).not.toContain('data-fleet');
+    expect(PAGE).not.toContain('workspace-select');
+    expect(PAGE).not.toContain('view-workspaces');
+    // The fleet page is the same page with those three additions and nothing else.
+    const removed = FLEET_PAGE.replace(' data-fleet="true"', '')
+      .replace(/ {2}<label id="picker">.*<\/label>\n/, '')
+      .replace(/ {2}<section id="view-workspaces"[\s\S]*?<\/section>\n/, '');
+    expect(removed).toBe(PAGE);
   });
 });

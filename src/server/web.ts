@@ -78,6 +78,32 @@ export const PAGE = `<!doctype html>
 </html>
 `;
 
+/**
+ * The page as `tend serve --fleet` serves it (docs/web.md "A fleet"): the same page, marked
+ * `data-fleet`, with a workspace selector in the header and the list of the fleet's workspaces.
+ */
+export const FLEET_PAGE = fleetPage(PAGE);
+
+function fleetPage(page: string): string {
+  const parts: [string, string][] = [
+    ['<body>', '<body data-fleet="true">'],
+    [
+      '  <h1>Tend</h1>\n',
+      '  <h1>Tend</h1>\n  <label id="picker">workspace <select id="workspace-select" data-testid="workspace-select"></select></label>\n',
+    ],
+    [
+      '<main>\n',
+      '<main>\n  <section id="view-workspaces" data-testid="view-workspaces" hidden>\n    <h2>Workspaces of the fleet</h2>\n    <table id="workspaces" data-testid="workspaces"><thead><tr><th>workspace</th><th>held by</th><th>epoch</th><th>last pass</th><th>resources</th></tr></thead><tbody></tbody></table>\n  </section>\n',
+    ],
+  ];
+  let out = page;
+  for (const [from, to] of parts) {
+    if (!out.includes(from)) throw new Error(`the page has no ${from.trim()} to extend`);
+    out = out.replace(from, to);
+  }
+  return out;
+}
+
 /** The page's style: states have a colour and a written word (never colour only). */
 export const STYLE = `
 :root { font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f6f7f9; }
@@ -85,6 +111,7 @@ body { margin: 0; }
 header { display: flex; gap: 1em; align-items: center; padding: .5em 1em; background: #1d2330; color: #fff; }
 header h1 { font-size: 1.1em; margin: 0; }
 header nav { margin-left: auto; display: flex; gap: .3em; }
+header nav[hidden] { display: none; }
 button { font: inherit; cursor: pointer; }
 button[aria-pressed="true"] { font-weight: bold; }
 .live.on { color: #7fdc8f; } .live.off { color: #f5a3a3; }
@@ -116,13 +143,16 @@ code { font-size: 12px; word-break: break-all; }
 .reason { color: #5a3d00; }
 #timeline li { margin-bottom: .4em; }
 #filters { margin-bottom: .5em; display: flex; gap: .5em; flex-wrap: wrap; }
+#view-workspaces table { background: #fff; }
 `;
 
 /**
  * Adds the page to the app: `GET /` (the HTML), `GET /ui/style.css` and `GET /ui/<module>.js`.
- * When the modules were not built (a checkout without `npm run build`) `/` says so.
+ * When the modules were not built (a checkout without `npm run build`) `/` says so. `fleet`: the
+ * page of `tend serve --fleet`, which picks a workspace first.
  */
-export function addWebPage(hono: Hono): void {
+export function addWebPage(hono: Hono, options: { readonly fleet?: boolean } = {}): void {
+  const page = options.fleet ? FLEET_PAGE : PAGE;
   const dir = webDir();
   const modules = new Map<string, string>();
   const moduleText = (name: string): string | undefined => {
@@ -152,7 +182,7 @@ export function addWebPage(hono: Hono): void {
         503,
       );
     }
-    return c.body(PAGE, 200, headers('text/html'));
+    return c.body(page, 200, headers('text/html'));
   });
   hono.get('/ui/style.css', (c) => {
     return c.body(STYLE, 200, headers('text/css'));

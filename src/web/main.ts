@@ -2,6 +2,9 @@
 // It asks for a bearer token (kept in sessionStorage), draws /graph (with /drift folded in), opens
 // /resources/{address} on a click, lists /history with filters, shows /plans/last or POST /plan with
 // its blast radius, and follows /events (SSE, read with fetch so the token goes in a header).
+// Served by `tend serve --fleet` (the body says data-fleet="true"), it first lists the fleet's
+// workspaces (GET /workspaces); the one chosen is in the address (#/workspaces/<name>) and every
+// call above goes to /workspaces/<name>/… (docs/web.md "A fleet").
 import type { EdgeIn, NodeIn } from './layout.js';
 import { layout, NODE_H } from './layout.js';
 
@@ -61,7 +64,20 @@ type Plan = { id?: string; createdAt?: string; destructive?: string[] } & (
   { plan: PlanSteps } | PlanSteps
 );
 
+/** A registered workspace of a fleet, as GET /workspaces gives it. */
+interface FleetWorkspace {
+  name: string;
+  holder: { worker: string | null; host: string; pid: number } | null;
+  epoch: number | null;
+  lastPassAt: string | null;
+  states: Record<string, number>;
+}
+
 const TOKEN_KEY = 'tend.token';
+/** Served by `tend serve --fleet`: the page picks a workspace first. */
+const FLEET = document.body.dataset['fleet'] === 'true';
+/** Where the workspace's routes are: '' for `tend serve [dir]`, /workspaces/<name> in a fleet. */
+let base = '';
 const STATES = ['converged', 'drifted', 'pending', 'failing', 'blocked', 'error', 'paused'];
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -97,7 +113,7 @@ class ApiError extends Error {
 /** One API call with the token; a 401 asks for a token again. */
 async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   const token = sessionStorage.getItem(TOKEN_KEY) ?? '';
-  const res = await fetch(path, {
+  const res = await fetch(base + path, {
     ...init,
     headers: {
       authorization: `Bearer ${token}`,
@@ -425,7 +441,7 @@ async function follow(): Promise<void> {
   const live = $('live');
   for (;;) {
     try {
-      const res = await fetch('/events', {
+      const res = await fetch(`${base}/events`, {
         headers: { authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY) ?? ''}` },
       });
       if (!res.ok || !res.body) throw new Error(`events: ${res.status}`);
@@ -463,6 +479,93 @@ async function start(): Promise<void> {
   void follow();
 }
 
+/** The workspace the address names (#/workspaces/<name>), if any. */
+function chosenWorkspace(): string | undefined {
+  const m = /^#\/workspaces\/([^/]+)$/.exec(location.hash);
+  if (!m) return undefined;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The address of a workspace's view. */
+function workspaceHash(name: string): string {
+  return `#/workspaces/${encodeURIComponent(name)}`;
+}
+
+/** A cell of text (names are the fleet's, shown as text, never as HTML). */
+function cell(row: HTMLTableRowElement, text: string): HTMLTableCellElement {
+  const td = row.insertCell();
+  td.textContent = text;
+  return td;
+}
+
+/** The fleet's workspaces: a table (each name a link to its view) and the header's selector. */
+function renderWorkspaces(workspaces: readonly FleetWorkspace[], chosen: string | undefined): void {
+  const body = $<HTMLTableElement>('workspaces').tBodies[0]!;
+  body.replaceChildren();
+  for (const w of workspaces) {
+    const row = body.insertRow();
+    row.dataset['testid'] = 'workspace-row';
+    row.dataset['name'] = w.name;
+    const link = document.createElement('a');
+    link.href = workspaceHash(w.name);
+    link.textContent = w.name;
+    cell(row, '').append(link);
+    cell(
+      row,
+      w.holder
+        ? `${w.holder.worker ?? 'a worker'} (${w.holder.host}, pid ${w.holder.pid})`
+        : 'nobody',
+    );
+    cell(row, w.epoch === null ? '' : String(w.epoch));
+    cell(row, w.lastPassAt ?? 'none yet');
+    const states = Object.entries(w.states).map(([state, n]) => `${n} ${state}`);
+    cell(row, states.join(', ') || 'no resources yet');
+  }
+  if (workspaces.length === 0) cell(body.insertRow(), 'no workspace is registered in this fleet');
+  const select = $<HTMLSelectElement>('workspace-select');
+  const all = new Option('all workspaces', '');
+  select.replaceChildren(all, ...workspaces.map((w) => new Option(w.name, w.name)));
+  select.value = chosen !== undefined && workspaces.some((w) => w.name === chosen) ? chosen : '';
+}
+
+/** Shows the list of the fleet's workspaces instead of one workspace's views. */
+function showList(): void {
+  $('view-workspaces').hidden = false;
+  for (const v of ['graph', 'timeline', 'plan']) $(`view-${v}`).hidden = true;
+  document.querySelector<HTMLElement>('header nav')!.hidden = true;
+  $('find').hidden = true;
+  // The list follows no event stream: it is read when the page opens.
+  $('live').hidden = true;
+}
+
+/** In a fleet: the workspaces listed, then the one the address names shown (or why not). */
+async function startFleet(): Promise<void> {
+  $('login').hidden = true;
+  const chosen = chosenWorkspace();
+  const { workspaces } = await api<{ workspaces: FleetWorkspace[] }>('/workspaces');
+  renderWorkspaces(workspaces, chosen);
+  if (chosen === undefined || !workspaces.some((w) => w.name === chosen)) {
+    if (chosen !== undefined || location.hash.startsWith('#/workspaces/')) {
+      notice(
+        `no workspace ${JSON.stringify(chosen ?? location.hash.slice('#/workspaces/'.length))} is registered in this fleet: pick one below`,
+      );
+    }
+    showList();
+    return;
+  }
+  base = `/workspaces/${encodeURIComponent(chosen)}`;
+  $('view-workspaces').hidden = true;
+  await start();
+}
+
+function begin(): Promise<void> {
+  return FLEET ? startFleet() : start();
+}
+
 function main(): void {
   // A token given once in the URL (?token=) is kept for the session and dropped from the address.
   const url = new URL(location.href);
@@ -478,7 +581,7 @@ function main(): void {
     const input = $<HTMLFormElement>('login').elements.namedItem('token') as HTMLInputElement;
     sessionStorage.setItem(TOKEN_KEY, input.value.trim());
     input.value = '';
-    start().catch((e: Error) => notice(e.message));
+    begin().catch((e: Error) => notice(e.message));
   });
   $('graph').addEventListener('click', (ev) => {
     const target = ev.target as Element;
@@ -520,8 +623,16 @@ function main(): void {
   for (const b of document.querySelectorAll<HTMLButtonElement>('nav button')) {
     b.addEventListener('click', () => show(b.dataset['view'] ?? 'graph'));
   }
+  if (FLEET) {
+    $('workspace-select').addEventListener('change', (ev) => {
+      const name = (ev.target as HTMLSelectElement).value;
+      location.hash = name ? workspaceHash(name) : '#/';
+    });
+    // Another workspace (a link, the selector, the back button): the page starts again for it.
+    window.addEventListener('hashchange', () => location.reload());
+  }
   if (!sessionStorage.getItem(TOKEN_KEY)) askToken();
-  else start().catch((e: Error) => notice(e.message));
+  else begin().catch((e: Error) => notice(e.message));
 }
 
 main();

@@ -45,6 +45,12 @@ export interface ExpectedType {
   /** Found only with the document's overlay (the document cannot say it). */
   readonly overlay: boolean;
   /**
+   * The fields a natural key may use: those the document supports as unique (its words, a 409 on
+   * a second create, or the field being the item path parameter). A natural key inspect derives on
+   * any other field (parent path parameters aside) is a wrong key. Measured on the held-out set.
+   */
+  readonly key: readonly string[];
+  /**
    * A known gap: today's Tend does not meet this expectation, and why (what inspect says, or what
    * inference lacks). The expectation stays the specification; its test checks that the gap is
    * still there, so closing it fails the test until this line is removed (a ratchet, never a
@@ -53,9 +59,18 @@ export interface ExpectedType {
   readonly gap?: string;
 }
 
+/**
+ * Which half of the corpus a document is in (test/corpus/README.md, "The split"): `tuned`, the
+ * documents the inference rules are tuned on (every expected type is a specification), or
+ * `held-out`, the documents that are only measured (their figure is the one the README quotes).
+ */
+export type CorpusSet = 'tuned' | 'held-out';
+export const SETS: readonly CorpusSet[] = ['tuned', 'held-out'];
+
 /** The expectations for one document (test/corpus/expected/<slug>.yaml). */
 export interface Expectation {
   readonly slug: string;
+  readonly set: CorpusSet;
   /** The file under test/corpus/documents/ (`.gz` is decompressed before loading). */
   readonly document: string;
   /** An overlay (path from the repository root) for the types marked `overlay: true`. */
@@ -68,8 +83,8 @@ export interface Expectation {
 /** A problem in an expectation file, with its place. */
 export class ExpectationError extends Error {}
 
-const DOC_KEYS = new Set(['document', 'overlay', 'unusable', 'types']);
-const TYPE_KEYS = new Set(['name', 'path', 'alt', 'identity', 'why', 'overlay', 'gap']);
+const DOC_KEYS = new Set(['document', 'set', 'overlay', 'unusable', 'types']);
+const TYPE_KEYS = new Set(['name', 'path', 'alt', 'identity', 'key', 'why', 'overlay', 'gap']);
 
 /**
  * Parses one expectation file. Anything malformed is an ExpectationError naming the file, line and
@@ -101,6 +116,7 @@ export function parseExpectation(file: string, text: string): Expectation {
     return node.value;
   };
   let document: string | undefined;
+  let set: CorpusSet | undefined;
   let overlay: string | undefined;
   let unusable: Expectation['unusable'];
   let types: ExpectedType[] | undefined;
@@ -111,6 +127,7 @@ export function parseExpectation(file: string, text: string): Expectation {
     }
     const value = pair.value as Node | null;
     if (key === 'document') document = text_(value, 'document');
+    if (key === 'set') set = parseSet(value, fail);
     if (key === 'overlay') overlay = text_(value, 'overlay');
     if (key === 'unusable') {
       if (!isMap(value)) return fail(value, 'unusable must be a mapping {code, why}');
@@ -125,6 +142,9 @@ export function parseExpectation(file: string, text: string): Expectation {
   }
   if (document === undefined)
     return fail(root, 'document is missing: name the file under documents/');
+  if (set === undefined) {
+    return fail(root, 'set is missing: write set: tuned or set: held-out (README, "The split")');
+  }
   if (types === undefined) return fail(root, 'types is missing: list the types a person expects');
   if (types.length === 0 && unusable === undefined) {
     return fail(root, 'types is empty: a usable document lists at least one expected type');
@@ -140,11 +160,24 @@ export function parseExpectation(file: string, text: string): Expectation {
   const slug = basename(file).replace(/\.ya?ml$/, '');
   return {
     slug,
+    set,
     document,
     ...(overlay !== undefined ? { overlay } : {}),
     ...(unusable !== undefined ? { unusable } : {}),
     types,
   };
+}
+
+function parseSet(
+  node: Node | null,
+  fail: (node: Node | null | undefined, message: string) => never,
+): CorpusSet {
+  const value: unknown = isScalar(node) ? node.value : undefined;
+  if (value === 'tuned' || value === 'held-out') return value;
+  return fail(
+    node,
+    `set must be tuned or held-out, not ${JSON.stringify(value ?? null)} (README, "The split")`,
+  );
 }
 
 function parseType(
@@ -173,6 +206,14 @@ function parseType(
   if (identity !== 'safe' && identity !== 'none') {
     return fail(identityNode ?? item, `identity of ${name} must be safe or none`);
   }
+  const keyNode = item.get('key', true) as Node | undefined;
+  let key: string[] = [];
+  if (keyNode !== undefined) {
+    if (!isSeq(keyNode) || keyNode.items.length === 0) {
+      return fail(keyNode, `key of ${name} must be a non-empty list of field names`);
+    }
+    key = keyNode.items.map((k) => text(k, `key of ${name}`));
+  }
   const why = text(item.get('why', true), `why of ${name}`);
   const overlayNode = item.get('overlay', true) as Node | undefined;
   if (
@@ -183,9 +224,9 @@ function parseType(
   }
   const overlay = isScalar(overlayNode) && overlayNode.value === true;
   const gapNode = item.get('gap', true) as Node | undefined;
-  if (gapNode === undefined) return { name, path, alt, identity, why, overlay };
+  if (gapNode === undefined) return { name, path, alt, identity, key, why, overlay };
   const gap = text(gapNode, `gap of ${name}`);
-  return { name, path, alt, identity, why, overlay, gap };
+  return { name, path, alt, identity, key, why, overlay, gap };
 }
 
 /** Every expectation file, by slug. */
@@ -227,6 +268,8 @@ export interface InspectedType {
   readonly create: { readonly method: string; readonly path: string };
   readonly identity: string | null;
   readonly identityReason?: string;
+  /** For natural-key identity: the key fields, parents (path parameters) first. */
+  readonly naturalKey?: readonly string[];
 }
 
 export interface Inspection {
@@ -358,6 +401,67 @@ export function meets(
   return verdict.ok
     ? { ok: true, found }
     : { ok: false, found, problem: `found as ${found.name}, but ${verdict.problem}` };
+}
+
+/**
+ * A natural key on a field the document does not support: the key's fields that are neither in the
+ * expectation's `key` list nor a parameter of the paths inspect reports for the type (a parent
+ * scope). Undefined when the key is supported, or when there is no natural key.
+ */
+export function wrongKey(expected: ExpectedType, found: InspectedType): string[] | undefined {
+  if (found.identity !== 'natural-key' || found.naturalKey === undefined) return undefined;
+  const params = new Set(
+    [found.collectionPath, found.create.path].flatMap((p) =>
+      [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+    ),
+  );
+  const bad = found.naturalKey.filter((f) => !expected.key.includes(f) && !params.has(f));
+  return bad.length > 0 ? bad : undefined;
+}
+
+/** What one document scores: recall, identity agreement, wrong keys, and every miss with why. */
+export interface Score {
+  readonly expected: number;
+  readonly found: number;
+  /** Found with the identity the expectation gives. */
+  readonly identity: number;
+  /** `type: field, …` for each type keyed by a field the document does not support. */
+  readonly wrongKeys: readonly string[];
+  /** One line per expected type not found or found without the expected identity. */
+  readonly misses: readonly string[];
+}
+
+/** Scores a document's inspection against its expectations (the plain run, overlay types aside). */
+export function score(e: Expectation, inspection: Inspection): Score {
+  const types = e.types.filter((t) => !t.overlay);
+  const report = inspection.report;
+  if (report === undefined) {
+    const why = inspection.crashed ?? `refused: ${inspection.refused?.code ?? '?'}`;
+    return {
+      expected: types.length,
+      found: 0,
+      identity: 0,
+      wrongKeys: [],
+      misses: types.map((t) => `${t.name} (${t.path}): the document did not load (${why})`),
+    };
+  }
+  let found = 0;
+  let identity = 0;
+  const wrongKeys: string[] = [];
+  const misses: string[] = [];
+  for (const t of types) {
+    const verdict = meets(t, report);
+    if (verdict.found === undefined) {
+      misses.push(`${t.name} (${t.path}): ${verdict.problem ?? 'not found'}`);
+      continue;
+    }
+    found += 1;
+    if (verdict.ok) identity += 1;
+    else misses.push(`${t.name} (${t.path}): ${verdict.problem ?? ''}`);
+    const bad = wrongKey(t, verdict.found);
+    if (bad !== undefined) wrongKeys.push(`${t.name}: ${bad.join(', ')}`);
+  }
+  return { expected: types.length, found, identity, wrongKeys, misses };
 }
 
 /** Why an expected type was not found, as far as `inspect` says (its unmapped paths). */

@@ -17,7 +17,7 @@ import {
 } from './corpus.js';
 
 const FILE = 'test/corpus/expected/x.yaml';
-const ok = ['document: x.json', 'types:', '  - name: things', '    path: /things'];
+const ok = ['document: x.json', 'set: tuned', 'types:', '  - name: things', '    path: /things'];
 
 describe('parseExpectation', () => {
   it('reads a document, its overlay and its types', () => {
@@ -25,9 +25,10 @@ describe('parseExpectation', () => {
       FILE,
       [
         'document: x.json',
+        'set: held-out',
         'overlay: examples/x.overlay.yaml',
         'types:',
-        '  - { name: things, path: /things, identity: safe, why: "name is unique" }',
+        '  - { name: things, path: /things, identity: safe, key: [name], why: "name is unique" }',
         '  - name: others',
         '    path: /others/create',
         '    alt: [/others/json]',
@@ -38,6 +39,7 @@ describe('parseExpectation', () => {
     );
     expect(e).toEqual({
       slug: 'x',
+      set: 'held-out',
       document: 'x.json',
       overlay: 'examples/x.overlay.yaml',
       types: [
@@ -46,6 +48,7 @@ describe('parseExpectation', () => {
           path: '/things',
           alt: [],
           identity: 'safe',
+          key: ['name'],
           why: 'name is unique',
           overlay: false,
         },
@@ -54,6 +57,7 @@ describe('parseExpectation', () => {
           path: '/others/create',
           alt: ['/others/json'],
           identity: 'none',
+          key: [],
           why: 'nothing unique',
           overlay: true,
         },
@@ -64,7 +68,7 @@ describe('parseExpectation', () => {
   it('reads a document declared unusable', () => {
     const e = parseExpectation(
       FILE,
-      'document: x.json\nunusable: { code: openapi.parse_failed, why: broken }\ntypes: []\n',
+      'document: x.json\nset: tuned\nunusable: { code: openapi.parse_failed, why: broken }\ntypes: []\n',
     );
     expect(e.unusable).toEqual({ code: 'openapi.parse_failed', why: 'broken' });
   });
@@ -74,8 +78,8 @@ describe('parseExpectation', () => {
     ['not a mapping', '- a', `${FILE}:1:1: an expectation is a mapping with document and types`],
     [
       'an unknown key',
-      'document: x.json\ntypo: 1\ntypes: []',
-      `${FILE}:2:1: unknown key "typo"; write one of document, overlay, unusable, types`,
+      'document: x.json\nset: tuned\ntypo: 1\ntypes: []',
+      `${FILE}:3:1: unknown key "typo"; write one of document, set, overlay, unusable, types`,
     ],
     [
       'no document',
@@ -84,18 +88,18 @@ describe('parseExpectation', () => {
     ],
     [
       'no types',
-      'document: x.json',
+      'document: x.json\nset: tuned',
       `${FILE}:1:1: types is missing: list the types a person expects`,
     ],
     [
       'empty types',
-      'document: x.json\ntypes: []',
+      'document: x.json\nset: tuned\ntypes: []',
       `${FILE}:1:1: types is empty: a usable document lists at least one expected type`,
     ],
     [
       'types not a list',
-      'document: x.json\ntypes: {}',
-      `${FILE}:2:8: types must be a list of {name, path, identity, why}`,
+      'document: x.json\nset: tuned\ntypes: {}',
+      `${FILE}:3:8: types must be a list of {name, path, identity, why}`,
     ],
     [
       'an empty document name',
@@ -104,38 +108,38 @@ describe('parseExpectation', () => {
     ],
     [
       'unusable not a mapping',
-      'document: x.json\nunusable: yes\ntypes: []',
-      `${FILE}:2:11: unusable must be a mapping {code, why}`,
+      'document: x.json\nset: tuned\nunusable: yes\ntypes: []',
+      `${FILE}:3:11: unusable must be a mapping {code, why}`,
     ],
     [
       'unusable without why',
-      'document: x.json\nunusable: { code: c }\ntypes: []',
+      'document: x.json\nset: tuned\nunusable: { code: c }\ntypes: []',
       /unusable\.why must be a non-empty string/,
     ],
     [
       'a type that is not a mapping',
-      'document: x.json\ntypes: [a]',
-      `${FILE}:2:9: each type is a mapping {name, path, identity, why}`,
+      'document: x.json\nset: tuned\ntypes: [a]',
+      `${FILE}:3:9: each type is a mapping {name, path, identity, why}`,
     ],
     [
       'an unknown type key',
       [...ok, '    identity: safe', '    why: w', '    colection: /x'].join('\n'),
-      `${FILE}:7:5: unknown key "colection"; write one of name, path, alt, identity, why, overlay`,
+      `${FILE}:8:5: unknown key "colection"; write one of name, path, alt, identity, key, why, overlay`,
     ],
     [
       'a type without a name',
-      'document: x.json\ntypes:\n  - path: /x',
+      'document: x.json\nset: tuned\ntypes:\n  - path: /x',
       /name must be a non-empty string/,
     ],
     [
       'a path without a slash',
-      'document: x.json\ntypes:\n  - { name: a, path: x, identity: safe, why: w }',
+      'document: x.json\nset: tuned\ntypes:\n  - { name: a, path: x, identity: safe, why: w }',
       /path of a must start with \//,
     ],
     [
       'a bad identity',
       [...ok, '    identity: maybe', '    why: w'].join('\n'),
-      `${FILE}:5:15: identity of things must be safe or none`,
+      `${FILE}:6:15: identity of things must be safe or none`,
     ],
     ['no identity', [...ok, '    why: w'].join('\n'), /identity of things must be safe or none/],
     [
@@ -164,8 +168,33 @@ describe('parseExpectation', () => {
       /a type is marked overlay: true but the document names no overlay/,
     ],
     [
+      'no set',
+      'document: x.json\ntypes:\n  - { name: a, path: /x, identity: safe, why: w }',
+      `${FILE}:1:1: set is missing: write set: tuned or set: held-out (README, "The split")`,
+    ],
+    [
+      'an unknown set',
+      'document: x.json\nset: holdout\ntypes:\n  - { name: a, path: /x, identity: safe, why: w }',
+      `${FILE}:2:6: set must be tuned or held-out, not "holdout" (README, "The split")`,
+    ],
+    [
+      'a set that is not a word',
+      'document: x.json\nset: [tuned]\ntypes: []',
+      `${FILE}:2:6: set must be tuned or held-out, not null (README, "The split")`,
+    ],
+    [
+      'a key that is not a list',
+      [...ok, '    identity: safe', '    key: name', '    why: w'].join('\n'),
+      `${FILE}:7:10: key of things must be a non-empty list of field names`,
+    ],
+    [
+      'an empty key',
+      [...ok, '    identity: safe', '    key: []', '    why: w'].join('\n'),
+      `${FILE}:7:10: key of things must be a non-empty list of field names`,
+    ],
+    [
       'two types with one path',
-      'document: x.json\ntypes:\n  - { name: a, path: /x, identity: safe, why: w }\n  - { name: b, path: /x, identity: safe, why: w }',
+      'document: x.json\nset: tuned\ntypes:\n  - { name: a, path: /x, identity: safe, why: w }\n  - { name: b, path: /x, identity: safe, why: w }',
       /two expected types have the path \/x/,
     ],
   ])('refuses %s, saying where and what to write', (_name, text, message) => {
@@ -185,6 +214,7 @@ const expected = (over: Partial<ExpectedType>): ExpectedType => ({
   path: '/t',
   alt: [],
   identity: 'safe',
+  key: [],
   why: 'w',
   overlay: false,
   ...over,

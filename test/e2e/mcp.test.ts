@@ -44,6 +44,41 @@ function errorText(r: CallToolResult): string {
   return (r.content as { type: string; text: string }[]).map((c) => c.text).join('\n');
 }
 
+describe('tend mcp over stdio: the client closes stdin', () => {
+  // No sandbox: nothing here reads the platform (the intent is read only when a tool is called).
+  const ex = copyExample('quickstart', 'http://127.0.0.1:9');
+  afterAll(() => ex.cleanup());
+
+  it('exits 0 when stdin closes without any message', async () => {
+    const r = await runCli(['mcp', ex.dir], { env, timeoutMs: 30_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+  });
+
+  it('answers what it was asked before stdin closed, then exits 0', async () => {
+    const init = {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'eof-test', version: '1' },
+    };
+    const input = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: init },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+    ]
+      .map((m) => `${JSON.stringify(m)}\n`)
+      .join('');
+    const r = await runCli(['mcp', ex.dir], { env, input, timeoutMs: 30_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const answers = r.stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { id: number; result?: { tools?: unknown[] } });
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1]!.result?.tools).toHaveLength(TOOLS.length);
+  });
+});
+
 describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', () => {
   let sandbox: SandboxHandle;
   let ex: ReturnType<typeof copyExample>;

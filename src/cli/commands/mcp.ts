@@ -8,11 +8,13 @@ export interface McpOptions extends CommonOptions {
   port: number;
   allowApply?: boolean;
   lockTimeout: number;
+  fleet?: boolean;
 }
 
 /**
  * `tend mcp [dir]`: an MCP server for AI agents over one workspace (docs/mcp.md): stdio by default,
- * `--http` for streamable HTTP on 127.0.0.1.
+ * `--http` for streamable HTTP on 127.0.0.1. `--fleet`: over every workspace registered in the
+ * fleet's store, each tool taking the workspace it is about.
  */
 export function registerMcpCommand(program: Command): void {
   lockFlag(
@@ -35,6 +37,10 @@ export function registerMcpCommand(program: Command): void {
     .option(
       '--allow-apply',
       'let propose_change apply a proposal that has no destructive step (off: agents only write saved plans and patches)',
+    )
+    .option(
+      '--fleet',
+      'serve every workspace registered in the fleet’s store (PostgreSQL: --store or TEND_STORE_URL): a list_workspaces tool, and every tool takes the workspace it is about (docs/mcp.md)',
     )
     .action(async (dir: string, o: McpOptions) =>
       (await import('../handlers/mcp.js')).mcpHandler(dir, o),

@@ -47,6 +47,8 @@ export function renderWorkerEvent(e: WorkerEvent): string {
       return `${at} workspace ${e.workspace} pass failed: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`;
     case 'warning':
       return `${at} warning${e.workspace ? ` (workspace ${e.workspace})` : ''}: ${e.message}`;
+    case 'store-unreachable':
+      return `${at} cannot reach the store (attempt ${e.attempt}): ${e.message}; trying again in ${Math.round(e.retryInMs / 100) / 10} s`;
     case 'worker-stopped':
       return `${at} stopped cleanly after ${e.passes} passes`;
   }

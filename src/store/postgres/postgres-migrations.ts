@@ -303,6 +303,24 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE tend.registered_workspaces ADD COLUMN last_origin JSONB;
     `,
   },
+  {
+    version: 5,
+    name: 'fleet: a worker’s --max-workspaces in a column of its own',
+    sql: `
+      -- A worker's --max-workspaces (NULL: no cap), written with each heartbeat. Schema version 4 had
+      -- no column for it, and Tend kept it after the version (\`0.1.0;max-workspaces=3\`, decision
+      -- 0046): such rows are split, the version plain again and the cap in its column (a suffix that
+      -- is not a number, which no Tend wrote, leaves the column NULL).
+      ALTER TABLE tend.workers ADD COLUMN max_workspaces INTEGER CHECK (max_workspaces >= 0);
+      UPDATE tend.workers
+         SET max_workspaces =
+               CASE WHEN substr(version, strpos(version, ';max-workspaces=') + 16) ~ '^[0-9]{1,9}$'
+                    THEN substr(version, strpos(version, ';max-workspaces=') + 16)::integer
+               END,
+             version = left(version, strpos(version, ';max-workspaces=') - 1)
+       WHERE strpos(version, ';max-workspaces=') > 0;
+    `,
+  },
 ];
 
 /** Where a database's Tend schema stands: 0 when it has none (a database Tend never used). */

@@ -8,8 +8,9 @@ import { migratePostgresStore, openPostgresStore } from './postgres-store.js';
 import { openPostgresRegistry } from './postgres-registry.js';
 
 // The fleet's registry on a real cluster the test starts: registered workspaces, workers judged alive
-// by the database's clock, every lease with its worker, state counts, and the migration to schema
-// version 2 from version 1. With CI=true a missing server fails the suite instead of skipping it.
+// by the database's clock, every lease with its worker, state counts, and the migrations to schema
+// version 2 from version 1 and to version 5 (the workers' caps in a column) from version 4. With
+// CI=true a missing server fails the suite instead of skipping it.
 
 let server: PostgresHandle | undefined;
 let databases = 0;
@@ -151,9 +152,19 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
       expect(capped).toMatchObject({ id: 'capped', version: '1.2.3', maxWorkspaces: 3 });
       expect(free).toMatchObject({ id: 'free', version: '1.2.3' });
       expect(free).not.toHaveProperty('maxWorkspaces');
+      // In a column of its own (schema version 5): the version column holds the version alone.
+      expect(
+        await sql(url, 'SELECT id, version, max_workspaces FROM tend.workers ORDER BY id'),
+      ).toEqual([
+        { id: 'capped', version: '1.2.3', max_workspaces: 3 },
+        { id: 'free', version: '1.2.3', max_workspaces: null },
+      ]);
       // A heartbeat without the cap (the worker restarted without the flag) forgets it.
       await registry.heartbeat({ ...w, id: 'capped' });
       expect((await registry.listWorkers())[0]).not.toHaveProperty('maxWorkspaces');
+      expect(await sql(url, "SELECT max_workspaces FROM tend.workers WHERE id = 'capped'")).toEqual(
+        [{ max_workspaces: null }],
+      );
     } finally {
       await registry.close();
     }
@@ -262,6 +273,51 @@ describe.skipIf(POSTGRES.skip)(`fleet registry on PostgreSQL${POSTGRES.note}`, (
     } finally {
       await a.close();
       await b.close();
+      await registry.close();
+    }
+  });
+
+  it('migrates a version-4 database: a cap kept after the version moves to its own column', async () => {
+    const url = await freshDatabase();
+    await migratePostgresStore(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 4) });
+    // Rows as the workers of a Tend of schema version 4 heartbeated them (decision 0046).
+    await sql(
+      url,
+      `INSERT INTO tend.workers (id, host, pid, version, ttl_ms) VALUES
+         ('capped', 'h1', 1, '0.1.0;max-workspaces=3', 30000),
+         ('free', 'h1', 2, '0.1.0', 30000),
+         ('odd', 'h1', 3, '0.1.0;max-workspaces=many', 30000)`,
+    );
+    const e = await refusal(openPostgresRegistry(url));
+    expect({ code: e.code, message: e.message }).toEqual({
+      code: 'store.schema-too-old',
+      message: `the database has Tend schema version 4, but this Tend expects version ${POSTGRES_MIGRATIONS.length}; run \`tend store migrate\` to bring it up to date`,
+    });
+    expect(await migratePostgresStore(url)).toEqual({ from: 4, to: POSTGRES_MIGRATIONS.length });
+    expect(
+      await sql(url, 'SELECT id, version, max_workspaces FROM tend.workers ORDER BY id'),
+    ).toEqual([
+      { id: 'capped', version: '0.1.0', max_workspaces: 3 },
+      { id: 'free', version: '0.1.0', max_workspaces: null },
+      { id: 'odd', version: '0.1.0', max_workspaces: null },
+    ]);
+    const registry = await openPostgresRegistry(url);
+    try {
+      const [capped, free] = await registry.listWorkers();
+      expect(capped).toMatchObject({ id: 'capped', version: '0.1.0', maxWorkspaces: 3 });
+      expect(free).not.toHaveProperty('maxWorkspaces');
+      // A worker of the older Tend still running during the upgrade heartbeats the old form again:
+      // it is still read as its version and its cap.
+      await sql(
+        url,
+        "UPDATE tend.workers SET version = '0.1.0;max-workspaces=2' WHERE id = 'free'",
+      );
+      expect((await registry.listWorkers())[1]).toMatchObject({
+        id: 'free',
+        version: '0.1.0',
+        maxWorkspaces: 2,
+      });
+    } finally {
       await registry.close();
     }
   });

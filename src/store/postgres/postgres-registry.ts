@@ -50,6 +50,7 @@ interface WorkerRow {
   readonly host: string;
   readonly pid: number;
   readonly version: string;
+  readonly max_workspaces: number | null;
   readonly ttl_ms: number;
   readonly started_at: Date;
   readonly heartbeat_at: Date;
@@ -67,20 +68,16 @@ function registeredFromRow(row: RegisteredRow): RegisteredWorkspace {
   };
 }
 
-// A worker's `--max-workspaces` is kept in its row's version column, after the version
-// (`0.1.0;max-workspaces=3`), so that schema version 2 needs no new column (decision 0046). A worker
-// of an older Tend reads the whole text as the version, and ignores the cap.
+// A worker's `--max-workspaces` is its row's max_workspaces (schema version 5). Before, it was kept
+// after the version (`0.1.0;max-workspaces=3`, decision 0046); the migration splits such rows, and a
+// worker of that older Tend still running while the fleet is upgraded writes the old form again at
+// each heartbeat, so a row in the old form is still read as the version and the cap.
 const CAP_MARK = ';max-workspaces=';
-
-function versionColumn(worker: WorkerRegistration): string {
-  return worker.maxWorkspaces === undefined
-    ? worker.version
-    : `${worker.version}${CAP_MARK}${worker.maxWorkspaces}`;
-}
 
 function workerFromRow(row: WorkerRow): WorkerRecord {
   const mark = row.version.indexOf(CAP_MARK);
-  const cap = mark < 0 ? NaN : Number(row.version.slice(mark + CAP_MARK.length));
+  const legacy = mark < 0 ? NaN : Number(row.version.slice(mark + CAP_MARK.length));
+  const cap = row.max_workspaces ?? legacy;
   return {
     id: row.id,
     host: row.host,
@@ -118,7 +115,7 @@ export async function openPostgresRegistry(
   return new PostgresRegistry(pool, options.redactor);
 }
 
-/** The fleet registry on PostgreSQL (tables of schema version 2 and later; docs/fleet.md). */
+/** The fleet registry on PostgreSQL (tables of schema version 2, the workers' caps of 5; docs/fleet.md). */
 export class PostgresRegistry implements FleetRegistry {
   readonly #pool: PgPool;
   readonly #clean: <T>(value: T) => T;
@@ -196,10 +193,12 @@ export class PostgresRegistry implements FleetRegistry {
       const w = this.#clean(worker);
       await run(
         db,
-        `INSERT INTO tend.workers (id, host, pid, version, ttl_ms) VALUES ($1, $2, $3, $4, $5)
+        `INSERT INTO tend.workers (id, host, pid, version, max_workspaces, ttl_ms)
+         VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
-           version = excluded.version, ttl_ms = excluded.ttl_ms, heartbeat_at = clock_timestamp()`,
-        [w.id, w.host, w.pid, versionColumn(w), w.ttlMs],
+           version = excluded.version, max_workspaces = excluded.max_workspaces,
+           ttl_ms = excluded.ttl_ms, heartbeat_at = clock_timestamp()`,
+        [w.id, w.host, w.pid, w.version, w.maxWorkspaces ?? null, w.ttlMs],
       );
     });
   }

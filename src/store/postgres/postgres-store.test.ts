@@ -289,6 +289,58 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
     }
   });
 
+  it('a renewal is not held up by a fenced write in flight; a takeover still waits for it', async () => {
+    // A worker writing without pause must still renew its lease: its write transactions hold the
+    // fence's lock on the lease row, and a renewal that waited for them could be starved past the
+    // lease (the fleet benchmark's creates were refused "not sent: … last secured 11 s ago"). A
+    // takeover changes the epoch and must still wait, so that the write commits under the old one.
+    const url = await freshDatabase();
+    let now = Date.UTC(2026, 0, 1);
+    const clock = () => new Date(now);
+    const a = await openPostgresStore(url, { workspace: 'busy', now: clock });
+    const b = await openPostgresStore(url, { workspace: 'busy', now: clock });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const holder = (pid: number) => ({
+      command: 'tend run',
+      pid,
+      host: 'h',
+      startedAt: change.time,
+    });
+    try {
+      await a.acquireLease({ workspace: 'busy', holder: holder(1), ttlMs: 1_000 });
+      await a.setCursor('p', 'c0');
+      // Hold the write inside its transaction, after its fence check: the workspace's row it bumps
+      // is locked by another session.
+      await client.query('BEGIN');
+      await client.query(`SELECT 1 FROM tend.workspaces WHERE name = 'busy' FOR UPDATE`);
+      let written = false;
+      const write = a.setCursor('p', 'c1').then(() => (written = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(written).toBe(false);
+      const renewed = await Promise.race([
+        a.renewLease('busy', 1, 1_000),
+        new Promise((resolve) => setTimeout(() => resolve('waited'), 3_000)),
+      ]);
+      expect(renewed).toBe(true);
+      now += 1_001;
+      let settled = false;
+      const takeover = b
+        .acquireLease({ workspace: 'busy', holder: holder(2), ttlMs: 1_000 })
+        .finally(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBe(false);
+      await client.query('COMMIT');
+      await write;
+      expect(await takeover).toMatchObject({ acquired: true, lease: { epoch: 2 } });
+      expect(await b.getCursor('p')).toBe('c1');
+    } finally {
+      await client.end();
+      await a.close();
+      await b.close();
+    }
+  });
+
   describe('migrations', () => {
     // A migration after the real ones: this Tend's schema, then one more version.
     const LATEST = POSTGRES_MIGRATIONS.length;

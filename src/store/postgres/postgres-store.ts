@@ -64,6 +64,8 @@ import type {
 } from '../memory.js';
 import { twinFromRow, twinParams, twinToRow } from './postgres-rows.js';
 import type { TwinRow } from './postgres-rows.js';
+import type { Upsert } from './postgres-upserts.js';
+import { runUpserts } from './postgres-upserts.js';
 
 /** Options of a PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -240,6 +242,8 @@ export function openError(
 /** A write waiting for the next group commit. */
 interface QueuedWrite {
   readonly body: (tx: WriteTx) => Promise<unknown>;
+  /** A plain one-row upsert: sent in one statement with its neighbours of the same kind. */
+  readonly upsert?: Upsert;
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
 }
@@ -257,7 +261,7 @@ interface WriteTx {
  * Writes are group-committed like SQLite's: the writes made in one turn of the event loop commit
  * together in one transaction, batches one after another, so writes commit in call order; a read
  * waits for the writes queued before it, so a caller always reads its own writes. Each write
- * transaction first reads this store's lease row `FOR SHARE` and commits only while it still has the
+ * transaction first reads this store's lease row `FOR KEY SHARE` and commits only while it still has the
  * epoch this store acquired — a takeover (which updates that row) waits for the transaction, and one
  * that took over first makes it fail with `store.lease-lost` — and then bumps the workspace's version
  * row, which orders the workspace's writers (ledger appends never fork) and tells other connections'
@@ -373,17 +377,9 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 
   putTwin(entry: TwinEntry): Promise<void> {
-    return this.#write(async ({ db }) => {
-      await run(
-        db,
-        `INSERT INTO tend.twin (workspace, address, type, object_id, fields, stateful, depends_on,
-           observed_at, sent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (workspace, address) DO UPDATE SET type = excluded.type,
-           object_id = excluded.object_id, fields = excluded.fields, stateful = excluded.stateful,
-           depends_on = excluded.depends_on, observed_at = excluded.observed_at, sent = excluded.sent`,
-        [this.#workspace, ...twinParams(twinToRow(this.#clean(entry)))],
-      );
+    return this.#upsert({
+      kind: 'twin',
+      values: [this.#workspace, ...twinParams(twinToRow(this.#clean(entry)))],
     });
   }
 
@@ -644,17 +640,10 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 
   putStatus(status: ResourceStatus): Promise<void> {
-    return this.#write(async ({ db }) => {
-      const r = statusToRow(this.#clean(status));
-      await run(
-        db,
-        `INSERT INTO tend.statuses (workspace, address, state, object_id, message, checks, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (workspace, address) DO UPDATE SET state = excluded.state,
-           object_id = excluded.object_id, message = excluded.message, checks = excluded.checks,
-           updated_at = excluded.updated_at`,
-        [this.#workspace, r.address, r.state, r.object_id, r.message, r.checks, r.updated_at],
-      );
+    const r = statusToRow(this.#clean(status));
+    return this.#upsert({
+      kind: 'statuses',
+      values: [this.#workspace, r.address, r.state, r.object_id, r.message, r.checks, r.updated_at],
     });
   }
 
@@ -779,7 +768,8 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 
   renewLease(workspace: string, epoch: number, ttlMs: number): Promise<boolean> {
-    return this.#read(async (db) => {
+    // Not behind the queued writes: a worker writing without pause must still renew in time.
+    return this.#unqueued(async (db) => {
       const { rowCount } = await run(
         db,
         `UPDATE tend.leases
@@ -914,6 +904,16 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     }
   }
 
+  /** Runs `body` at once on the pool, not after the queued writes: for what needs no read-your-writes. */
+  async #unqueued<T>(body: (db: PgQueryable) => Promise<T>): Promise<T> {
+    try {
+      this.#checkOpen();
+      return await body(this.#pool);
+    } catch (e) {
+      throw storeError(e);
+    }
+  }
+
   /** Runs `body` in a transaction of its own on one pooled connection. */
   #transaction<T>(body: (db: PgQueryable) => Promise<T>): Promise<T> {
     return withClient(this.#pool, async (client) => {
@@ -930,15 +930,21 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     });
   }
 
+  /** Queues a one-row upsert, which the group commit may merge with its neighbours. */
+  #upsert(upsert: Upsert): Promise<void> {
+    return this.#write(({ db }) => runUpserts(db, [upsert]), upsert);
+  }
+
   /** Queues a write for the next group commit (see the class comment). */
-  #write<T>(body: (tx: WriteTx) => Promise<T>): Promise<T> {
+  #write<T>(body: (tx: WriteTx) => Promise<T>, upsert?: Upsert): Promise<T> {
     try {
       this.#checkOpen();
     } catch (e) {
       return Promise.reject(storeError(e));
     }
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+      const queued: QueuedWrite = { body, resolve: resolve as (value: unknown) => void, reject };
+      this.#queue.push(upsert ? { ...queued, upsert } : queued);
       if (this.#queue.length === 1) setImmediate(() => this.#kick());
     });
   }
@@ -972,14 +978,26 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
           [this.#workspace],
         );
         const tx: WriteTx = { db, head: undefined };
-        for (const write of batch) {
+        for (let i = 0; i < batch.length;) {
+          const merged = mergeable(batch, i);
+          if (merged > 1) {
+            // A statement error aborts the transaction: the batch is retried write by write.
+            await runUpserts(
+              db,
+              batch.slice(i, i + merged).map((w) => w.upsert!),
+            );
+            for (let k = 0; k < merged; k++) outcomes.push({ ok: true, value: undefined });
+            i += merged;
+            continue;
+          }
           try {
-            outcomes.push({ ok: true, value: await write.body(tx) });
+            outcomes.push({ ok: true, value: await batch[i]!.body(tx) });
           } catch (e) {
             // A driver error has aborted the transaction: the batch is retried write by write.
             if (!(e instanceof TendError)) throw e;
             outcomes.push({ ok: false, value: e });
           }
+          i += 1;
         }
         if (tx.head) {
           await run(
@@ -1009,10 +1027,17 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     });
   }
 
+  /**
+   * The fence of a write transaction: the lease row still has this store's epoch, and keeps it until
+   * the commit. `FOR KEY SHARE` is the weakest lock that does that: a takeover locks the row `FOR
+   * UPDATE` before it changes the epoch (acquireLease) and a release deletes it, so both wait for
+   * the commit; a renewal (an UPDATE of `expires_at` alone) does not. With `FOR SHARE` a worker
+   * writing without pause starved its own renewals past the lease (docs/fleet.md).
+   */
   async #checkFence(db: PgQueryable, fence: { workspace: string; epoch: number }): Promise<void> {
     const { rows } = await run<LeaseRow>(
       db,
-      'SELECT * FROM tend.leases WHERE workspace = $1 FOR SHARE',
+      'SELECT * FROM tend.leases WHERE workspace = $1 FOR KEY SHARE',
       [fence.workspace],
     );
     const row = rows[0];
@@ -1027,6 +1052,15 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
   }
 }
 
+/** How many writes from `i` on are upserts of one kind (0 when the write at `i` is not one). */
+function mergeable(batch: readonly QueuedWrite[], i: number): number {
+  const kind = batch[i]!.upsert?.kind;
+  if (kind === undefined) return 0;
+  let n = 1;
+  while (batch[i + n]?.upsert?.kind === kind) n += 1;
+  return n;
+}
+
 /** PostgreSQL's SQLSTATE of a server error, if it is one. */
 function sqlState(e: unknown): string | undefined {
   const code = (e as { code?: unknown } | null)?.code;
@@ -1039,12 +1073,23 @@ function isStatementError(e: unknown): boolean {
   return state !== undefined && !isTransient(e);
 }
 
-/** Errors worth trying again: a lost or refused connection, a lock or statement timeout, a deadlock. */
+/**
+ * Errors worth trying again: a lost or refused connection (a socket file gone while the server is
+ * down, a name that does not resolve for now, a host out of reach, a connection timed out or ended
+ * by the server), a lock or statement timeout, a deadlock, the server starting or shutting down.
+ */
 function isTransient(e: unknown): boolean {
   const state = sqlState(e);
   if (state === undefined) {
     const code = (e as { code?: unknown } | null)?.code;
-    return typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code);
+    if (typeof code === 'string') {
+      return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOENT|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)$/.test(
+        code,
+      );
+    }
+    // pg's own: `Connection terminated unexpectedly`, `… due to connection timeout`, `timeout expired`.
+    const message = e instanceof Error ? e.message : '';
+    return /^(Connection terminated|timeout expired)/.test(message);
   }
   // 08: connection exceptions; 40: rollbacks (deadlock, serialization); 55P03 lock timeout;
   // 57014 statement timeout (canceled); 57P: the server shutting down.

@@ -8,6 +8,7 @@ import { actorHeaders } from '../transport/actor-headers.js';
 import type { Schedule } from '../transport/group-commit.js';
 import { GroupCommit, SharedCalls, abortReason } from '../transport/group-commit.js';
 import type { HttpClient } from '../transport/http-client.js';
+import { onAbort } from '../transport/on-abort.js';
 import { checkRequired, observed, scalarId } from './answers.js';
 import { scopes } from './collection.js';
 import { comparable } from './comparable.js';
@@ -352,15 +353,15 @@ function batchError(e: unknown, method: string, path: string, n: number): TendEr
 function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    // Every caller sharing the read shares one listener on the signal (on-abort.ts).
+    const unsubscribe = onAbort(signal, () => reject(abortReason(signal)));
     p.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         reject(e instanceof Error ? e : new Error(String(e)));
       },
     );

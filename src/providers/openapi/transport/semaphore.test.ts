@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Semaphore } from './semaphore.js';
 
@@ -52,5 +53,27 @@ describe('semaphore', () => {
     await expect(s.acquire(AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
     // The slot was not taken.
     await s.acquire();
+  });
+
+  // A pass hands one signal to all its operations: hundreds may wait for a slot at once. One listener
+  // per waiter made Node warn (MaxListenersExceededWarning, `tend worker` under load).
+  it('adds one abort listener to a signal however many wait with it, and none stays after', async () => {
+    const s = new Semaphore(2);
+    const ctl = new AbortController();
+    const listeners = () => getEventListeners(ctl.signal, 'abort').length;
+    const granted = Array.from({ length: 40 }, () => s.acquire(ctl.signal));
+    expect(listeners()).toBeLessThanOrEqual(1);
+    for (let i = 0; i < 40; i++) s.release();
+    await Promise.all(granted);
+    expect(listeners()).toBe(0);
+
+    // Waiters that leave by the signal leave nothing either, and free no slot.
+    const rest = [s.acquire(ctl.signal), s.acquire(ctl.signal)];
+    const waiting = Array.from({ length: 20 }, () => s.acquire(ctl.signal).catch(() => 'aborted'));
+    expect(listeners()).toBeLessThanOrEqual(1);
+    ctl.abort(new Error('stop'));
+    expect(await Promise.all(waiting)).toEqual(Array(20).fill('aborted'));
+    await Promise.all(rest);
+    expect(listeners()).toBe(0);
   });
 });

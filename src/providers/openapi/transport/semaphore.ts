@@ -1,3 +1,5 @@
+import { onAbort } from './on-abort.js';
+
 /**
  * Bounds how many callers hold a slot at once; waiting callers are served in arrival order. A caller
  * whose signal aborts while waiting leaves the queue without taking a slot.
@@ -18,19 +20,21 @@ export class Semaphore {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        const i = this.waiting.indexOf(entry);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(signal!.reason as Error);
-      };
       const entry = {
         grant: () => {
-          signal?.removeEventListener('abort', onAbort);
+          unsubscribe?.();
           resolve();
         },
       };
+      // Every waiter with this signal shares one listener on it (on-abort.ts).
+      const unsubscribe = signal
+        ? onAbort(signal, () => {
+            const i = this.waiting.indexOf(entry);
+            if (i >= 0) this.waiting.splice(i, 1);
+            reject(signal.reason as Error);
+          })
+        : undefined;
       this.waiting.push(entry);
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

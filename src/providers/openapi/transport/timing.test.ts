@@ -1,5 +1,6 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { createVirtualTime } from './timing.js';
+import { createVirtualTime, realSleep } from './timing.js';
 
 describe('virtual time', () => {
   it('wakes sleeps in time order, same instants in the order they were made', async () => {
@@ -60,5 +61,26 @@ describe('virtual time', () => {
     await expect(vt.run(new Promise(() => {}))).rejects.toThrow(
       'virtual time: the work is still pending but no sleep is waiting',
     );
+  });
+});
+
+// Every request holding a slot may wait for the rate limiter with the pass's signal at once (as many
+// as the provider's concurrency).
+describe('realSleep', () => {
+  it('adds one abort listener to a signal however many sleep with it, and none stays after', async () => {
+    const ctl = new AbortController();
+    const listeners = () => getEventListeners(ctl.signal, 'abort').length;
+    const slept = Array.from({ length: 20 }, (_, i) => realSleep(1 + (i % 3), ctl.signal));
+    expect(listeners()).toBe(1);
+    await Promise.all(slept);
+    expect(listeners()).toBe(0);
+
+    const stopped = Array.from({ length: 20 }, () =>
+      realSleep(60_000, ctl.signal).catch((e: Error) => e.message),
+    );
+    expect(listeners()).toBe(1);
+    ctl.abort(new Error('stop'));
+    expect(await Promise.all(stopped)).toEqual(Array(20).fill('stop'));
+    expect(listeners()).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 // The clocks and sleep the HTTP client uses, injectable so that tests skip forward instead of
 // waiting; and the virtual time those tests skip forward with.
+import { onAbort } from './on-abort.js';
 
 /** Waits `ms` milliseconds; rejects with the signal's reason when it aborts first. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -14,15 +15,17 @@ export const realSleep: Sleep = (ms, signal) =>
       reject(signal.reason as Error);
       return;
     }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason as Error);
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      unsubscribe?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // Every sleeper on this signal shares one listener on it (on-abort.ts).
+    const unsubscribe = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason as Error);
+        })
+      : undefined;
   });
 
 /** The real monotonic clock (durations). */
