@@ -47,6 +47,31 @@ const change: NewChange = {
   after: { size: 2 },
 };
 
+/** A clock the stores decide leases by, moved by hand. */
+function handClock(): { now: () => Date; advance: (ms: number) => void } {
+  let now = Date.UTC(2026, 0, 1);
+  return { now: () => new Date(now), advance: (ms) => (now += ms) };
+}
+
+/** A lease holder as `tend run` writes it. */
+const holder = (pid: number) => ({ command: 'tend run', pid, host: 'h', startedAt: change.time });
+
+/** Two stores of one workspace on a fresh database, on one hand-moved clock, and a plain client. */
+async function twoStoresAndAClient(workspace: string) {
+  const url = await freshDatabase();
+  const clock = handClock();
+  const a = await openPostgresStore(url, { workspace, now: clock.now });
+  const b = await openPostgresStore(url, { workspace, now: clock.now });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const close = async () => {
+    await client.end();
+    await a.close();
+    await b.close();
+  };
+  return { a, b, client, clock, close };
+}
+
 describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
   let shared: string;
   beforeAll(async () => {
@@ -251,27 +276,15 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
   it('a takeover never overwrites a renewal that commits while it decides', async () => {
     // The renewal's transaction is held open while the other store takes over: the takeover must
     // wait for it and then see the lease live, not decide on the expired row it read before.
-    const url = await freshDatabase();
-    let now = Date.UTC(2026, 0, 1);
-    const clock = () => new Date(now);
-    const a = await openPostgresStore(url, { workspace: 'prod', now: clock });
-    const b = await openPostgresStore(url, { workspace: 'prod', now: clock });
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const holder = (pid: number) => ({
-      command: 'tend run',
-      pid,
-      host: 'h',
-      startedAt: change.time,
-    });
+    const { a, b, client, clock, close } = await twoStoresAndAClient('prod');
     try {
       await a.acquireLease({ workspace: 'renew-race', holder: holder(1), ttlMs: 1_000 });
-      now += 1_001;
+      clock.advance(1_001);
       await client.query('BEGIN');
       await client.query(
         `UPDATE tend.leases SET expires_at = $1::timestamptz + interval '1 second'
          WHERE workspace = 'renew-race' AND epoch = 1`,
-        [new Date(now).toISOString()],
+        [clock.now().toISOString()],
       );
       let settled = false;
       const takeover = b
@@ -283,9 +296,7 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       expect(await takeover).toMatchObject({ acquired: false, current: { epoch: 1 } });
       expect(await a.renewLease('renew-race', 1, 1_000)).toBe(true);
     } finally {
-      await client.end();
-      await a.close();
-      await b.close();
+      await close();
     }
   });
 
@@ -294,19 +305,7 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
     // fence's lock on the lease row, and a renewal that waited for them could be starved past the
     // lease (the fleet benchmark's creates were refused "not sent: … last secured 11 s ago"). A
     // takeover changes the epoch and must still wait, so that the write commits under the old one.
-    const url = await freshDatabase();
-    let now = Date.UTC(2026, 0, 1);
-    const clock = () => new Date(now);
-    const a = await openPostgresStore(url, { workspace: 'busy', now: clock });
-    const b = await openPostgresStore(url, { workspace: 'busy', now: clock });
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const holder = (pid: number) => ({
-      command: 'tend run',
-      pid,
-      host: 'h',
-      startedAt: change.time,
-    });
+    const { a, b, client, clock, close } = await twoStoresAndAClient('busy');
     try {
       await a.acquireLease({ workspace: 'busy', holder: holder(1), ttlMs: 1_000 });
       await a.setCursor('p', 'c0');
@@ -323,7 +322,7 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
         new Promise((resolve) => setTimeout(() => resolve('waited'), 3_000)),
       ]);
       expect(renewed).toBe(true);
-      now += 1_001;
+      clock.advance(1_001);
       let settled = false;
       const takeover = b
         .acquireLease({ workspace: 'busy', holder: holder(2), ttlMs: 1_000 })
@@ -335,9 +334,7 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       expect(await takeover).toMatchObject({ acquired: true, lease: { epoch: 2 } });
       expect(await b.getCursor('p')).toBe('c1');
     } finally {
-      await client.end();
-      await a.close();
-      await b.close();
+      await close();
     }
   });
 

@@ -1,5 +1,5 @@
 import type { ObjectView } from './schema-view.js';
-import { hasFlag, hasType, isObject } from './schema-view.js';
+import { escapeRegExp, isObject, isWritableScalar } from './schema-view.js';
 
 /**
  * A create's refusal of a second object, read from the answers the document declares for it: a
@@ -74,7 +74,7 @@ export function conflictKey(input: {
 }): ConflictKey {
   const { create, refusals } = input;
   const fields = input.keyable.filter(
-    (f) => !input.isIdLike(f) && scalarField(create.properties[f]),
+    (f) => !input.isIdLike(f) && isWritableScalar(create.properties[f]),
   );
   for (const answer of refusals) {
     const quoted = where(input.where, answer);
@@ -152,7 +152,7 @@ function fieldWords(field: string, required: (f: string) => boolean): string {
 function names(description: string, field: string, nameLike: readonly string[]): boolean {
   const spelled = [field, field.replace(/[_-]/g, ' '), field.replace(/([a-z])([A-Z])/g, '$1 $2')];
   return [...new Set(spelled)].some((s) => {
-    const f = escape(s);
+    const f = escapeRegExp(s);
     if (nameLike.includes(field.toLowerCase())) {
       return new RegExp(`(^|[^\\w-])${f}($|[^\\w-])`, 'i').test(description);
     }
@@ -167,17 +167,4 @@ function names(description: string, field: string, nameLike: readonly string[]):
       ).test(description)
     );
   });
-}
-
-/** A string, number or integer property the client writes. */
-function scalarField(prop: unknown): boolean {
-  return (
-    isObject(prop) &&
-    !hasFlag(prop, 'readOnly') &&
-    (hasType(prop, 'string') || hasType(prop, 'integer') || hasType(prop, 'number'))
-  );
-}
-
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

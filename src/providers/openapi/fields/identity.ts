@@ -3,9 +3,11 @@ import { formatKeyPath, nullRecord, setKey } from '../../../core/index.js';
 import { conflictKey, duplicateAnswers } from './conflict-answers.js';
 import type { ObjectView } from './schema-view.js';
 import {
+  escapeRegExp,
   hasFlag,
   hasType,
   isObject,
+  isWritableScalar,
   objectView,
   successSchema,
   viewHasKeyPath,
@@ -259,7 +261,7 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
   }
   const paramDescription = input.idParamDescription ?? '';
   const describedAs = (f: string) =>
-    new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${escape(f.toLowerCase())}\\b`, 'i').test(
+    new RegExp(`^\\s*(the\\s+)?(\\w+\\s+){0,2}${escapeRegExp(f.toLowerCase())}\\b`, 'i').test(
       paramDescription,
     );
   // In the order of NAME_LIKE, whatever their case (`Name` in Docker's documents). A parent's path
@@ -302,7 +304,7 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
   // A path reading one object by a field's value: the platform holds at most one per value.
   for (const lookup of input.lookups ?? []) {
     const f = [lookup.param, `${lookup.param}_name`, `${lookup.param}Name`].find(
-      (c) => writable(c) && !isIdLike(c) && scalar(create.properties[c]),
+      (c) => writable(c) && !isIdLike(c) && isWritableScalar(create.properties[c]),
     );
     if (f !== undefined) {
       return {
@@ -335,7 +337,7 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
   }
   // Any scalar field whose description states a uniqueness rule ("must be unique across configs").
   for (const f of keyable) {
-    if (isIdLike(f) || !scalar(create.properties[f])) continue;
+    if (isIdLike(f) || !isWritableScalar(create.properties[f])) continue;
     const described = [
       create.properties[f]?.['description'],
       input.read.properties[f]?.['description'],
@@ -354,9 +356,9 @@ export function naturalKeyOf(input: IdentityInput): { found?: Found; note?: stri
     .filter((t): t is string => typeof t === 'string')
     .flatMap((t) => t.split(/(?<=[.!?])\s+|\n+/));
   for (const f of keyable) {
-    if (isIdLike(f) || !scalar(create.properties[f])) continue;
+    if (isIdLike(f) || !isWritableScalar(create.properties[f])) continue;
     const rule = new RegExp(
-      `(^|[^\\w-])${escape(f)}s?\\s+(must|should|has to|needs to|is|are)\\s+(be\\s+)?(globally\\s+)?unique\\b`,
+      `(^|[^\\w-])${escapeRegExp(f)}s?\\s+(must|should|has to|needs to|is|are)\\s+(be\\s+)?(globally\\s+)?unique\\b`,
       'i',
     );
     const sentence = sentences.find((s) => rule.test(s) && !NOT_UNIQUE.test(s));
@@ -424,7 +426,7 @@ export function nestedNaturalKey(
   const readHolder = input.read.properties[holder];
   const readInner = isObject(readHolder) ? objectView(readHolder) : undefined;
   const names = NAME_LIKE.flatMap((n) =>
-    inner.required.filter((f) => f.toLowerCase() === n && scalar(inner.properties[f])),
+    inner.required.filter((f) => f.toLowerCase() === n && isWritableScalar(inner.properties[f])),
   );
   if (names.length !== 1) return {};
   const name = names[0]!;
@@ -493,19 +495,6 @@ function scopedToField(
     if (others.has(word) || others.has(word.replace(/s$/, ''))) return true;
   }
   return false;
-}
-
-/** A string, number or integer property: a value one can look an object up by. */
-function scalar(prop: unknown): boolean {
-  return (
-    isObject(prop) &&
-    !hasFlag(prop, 'readOnly') &&
-    (hasType(prop, 'string') || hasType(prop, 'integer') || hasType(prop, 'number'))
-  );
-}
-
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 const STRATEGIES: readonly IdentityStrategy[] = ['natural-key', 'marker', 'server-id'];

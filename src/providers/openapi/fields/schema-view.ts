@@ -204,3 +204,17 @@ export function viewHasKeyPath(view: ObjectView, path: string): boolean {
   }
   return true;
 }
+
+/** A string, number or integer property the client writes: a value one can look an object up by. */
+export function isWritableScalar(prop: unknown): boolean {
+  return (
+    isObject(prop) &&
+    !hasFlag(prop, 'readOnly') &&
+    (hasType(prop, 'string') || hasType(prop, 'integer') || hasType(prop, 'number'))
+  );
+}
+
+/** `s` as a literal inside a regular expression. */
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
