@@ -139,26 +139,24 @@ function setup(workspaces: string[], failing: string[] = []) {
       .filter(([, l]) => l.worker === 'self')
       .map(([name]) => name)
       .sort();
+  // What every test's worker is asked, before its own additions.
+  const request = {
+    id: 'self',
+    intervalMs: 10_000,
+    leaseTtlMs: TTL,
+    approveDestroy: false,
+    prune: true,
+    verifyTimeoutMs: 1_000,
+    version: 'test',
+    signal: stop.signal,
+    report: (e: WorkerEvent) => events.push(e),
+  };
   const go = () =>
-    runWorker(
-      ctx,
-      {
-        id: 'self',
-        intervalMs: 10_000,
-        leaseTtlMs: TTL,
-        approveDestroy: false,
-        prune: true,
-        verifyTimeoutMs: 1_000,
-        version: 'test',
-        signal: stop.signal,
-        report: (e) => events.push(e),
-      },
-      {
-        registry: fakeRegistry(fleet),
-        runWorkspace: fakeRun(fleet, new Set(failing), starts),
-      },
-    );
-  return { fleet, events, starts, stop, clock, held, go };
+    runWorker(ctx, request, {
+      registry: fakeRegistry(fleet),
+      runWorkspace: fakeRun(fleet, new Set(failing), starts),
+    });
+  return { fleet, events, starts, stop, clock, held, go, request };
 }
 
 describe('tend worker scheduling (fake clock)', () => {
@@ -262,15 +260,7 @@ describe('tend worker scheduling (fake clock)', () => {
     await runWorker(
       defaultContext({ clock: t.clock, env: {} }),
       {
-        id: 'self',
-        intervalMs: 10_000,
-        leaseTtlMs: TTL,
-        approveDestroy: false,
-        prune: true,
-        verifyTimeoutMs: 1_000,
-        version: 'test',
-        signal: t.stop.signal,
-        report: (e) => t.events.push(e),
+        ...t.request,
       },
       {
         registry: fakeRegistry(t.fleet),
@@ -310,15 +300,7 @@ describe('tend worker scheduling (fake clock)', () => {
     await runWorker(
       defaultContext({ clock: t.clock, env: {} }),
       {
-        id: 'self',
-        intervalMs: 10_000,
-        leaseTtlMs: TTL,
-        approveDestroy: false,
-        prune: true,
-        verifyTimeoutMs: 1_000,
-        version: 'test',
-        signal: t.stop.signal,
-        report: (e) => t.events.push(e),
+        ...t.request,
       },
       {
         registry: fakeRegistry(t.fleet),
@@ -363,15 +345,8 @@ describe('tend worker scheduling (fake clock)', () => {
     await runWorker(
       defaultContext({ clock: t.clock, env: {} }),
       {
-        id: 'self',
-        intervalMs: 10_000,
-        leaseTtlMs: TTL,
+        ...t.request,
         maxWorkspaces: 2,
-        approveDestroy: false,
-        prune: true,
-        verifyTimeoutMs: 1_000,
-        version: 'test',
-        signal: t.stop.signal,
         probe: {
           heartbeat: (ok, message) =>
             seen.push(ok ? 'heartbeat ok' : `heartbeat failed: ${message}`),
@@ -433,16 +408,8 @@ describe('tend worker and a git workspace (fake clock)', () => {
     await runWorker(
       ctx,
       {
-        id: 'self',
-        intervalMs: 10_000,
-        leaseTtlMs: TTL,
-        approveDestroy: false,
-        prune: true,
-        verifyTimeoutMs: 1_000,
-        version: 'test',
+        ...t.request,
         cacheDir: '/var/cache/tend-git',
-        signal: t.stop.signal,
-        report: (e) => t.events.push(e),
       },
       {
         registry: {
@@ -519,15 +486,7 @@ describe('tend worker starting while its store cannot be reached (fake clock)', 
       runWorker(
         defaultContext({ clock: t.clock, env: {} }),
         {
-          id: 'self',
-          intervalMs: 10_000,
-          leaseTtlMs: TTL,
-          approveDestroy: false,
-          prune: true,
-          verifyTimeoutMs: 1_000,
-          version: 'test',
-          signal: t.stop.signal,
-          report: (e) => t.events.push(e),
+          ...t.request,
         },
         { openFleet: open, runWorkspace: fakeRun(t.fleet, new Set(), t.starts) },
       );
