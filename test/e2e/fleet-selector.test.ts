@@ -228,9 +228,22 @@ describe.skipIf(POSTGRES.skip)(
             await expect
               .poll(() => page.getByTestId('workspace').textContent(), { timeout: 20_000 })
               .toBe('workspace blog');
-            await page.getByTestId('node-sb.services/api').click();
+            // The graph of blog, its event stream open: only then is a click on a node not lost
+            // to the re-render the stream's first events cause (CI once clicked in between).
+            const api = page.getByTestId('node-sb.services/api');
             await expect
-              .poll(() => page.getByTestId('field-replicas').locator('td').nth(1).textContent())
+              .poll(() => api.getAttribute('data-state'), { timeout: 20_000 })
+              .toBe('converged');
+            await expect.poll(() => page.getByTestId('live').textContent()).toBe('live');
+            const replicas = page.getByTestId('field-replicas').locator('td').nth(1);
+            await expect
+              .poll(
+                async () => {
+                  if (!(await replicas.isVisible())) await api.click();
+                  return replicas.textContent({ timeout: 2_000 });
+                },
+                { timeout: 20_000 },
+              )
               .toBe('2');
           });
 
