@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewChange } from '../../core/index.js';
@@ -14,6 +16,7 @@ import {
   connectPool,
   migratePostgresStore,
   openPostgresStore,
+  storeError,
   withClient,
 } from './postgres-store.js';
 
@@ -596,6 +599,77 @@ describe.skipIf(POSTGRES.skip)(`PostgreSQL store${POSTGRES.note}`, () => {
       } finally {
         await admin.end();
         await pool.end();
+      }
+    });
+
+    it('a busy pool is waited for past the connect bound: the wait and the connect are two timeouts', async () => {
+      // With one timeout for both (pg-pool's), a worker whose passes kept every pooled connection
+      // busy failed with `timeout exceeded when trying to connect` while the server was fine.
+      const url = await freshDatabase();
+      const pool = await connectPool(parsePostgresLocation(url, {}), 1, {
+        connectMs: 300,
+        waitMs: 10_000,
+      });
+      try {
+        const holding = withClient(pool, (c) => c.query('SELECT pg_sleep(1)'));
+        const started = Date.now();
+        const waited = await withClient(pool, (c) => c.query<{ n: number }>('SELECT 1 AS n'));
+        expect(waited.rows).toEqual([{ n: 1 }]);
+        expect(Date.now() - started).toBeGreaterThan(600);
+        await holding;
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('a pool that stays busy past the wait fails as store.busy, retryable, with what to do', async () => {
+      const url = await freshDatabase();
+      const pool = await connectPool(parsePostgresLocation(url, {}), 1, {
+        connectMs: 5_000,
+        waitMs: 200,
+      });
+      try {
+        const holding = withClient(pool, (c) => c.query('SELECT pg_sleep(1)'));
+        const error = await withClient(pool, (c) => c.query('SELECT 1')).then(
+          () => undefined,
+          (e: unknown) => storeError(e),
+        );
+        expect(error?.code).toBe('store.busy');
+        expect(error?.retryable).toBe(true);
+        expect(error?.message).toBe(
+          'the PostgreSQL store is busy: no connection of this process came free in time (every one stayed in use)',
+        );
+        expect(error?.hint).toContain('--max-workspaces');
+        await holding;
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('a server that accepts and never answers fails the connect at its own bound, however long the wait may be', async () => {
+      const sockets: Socket[] = [];
+      const silent = createServer((s) => void sockets.push(s));
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      const { port } = silent.address() as { port: number };
+      const pool = await connectPool(
+        parsePostgresLocation(`postgres://nobody@127.0.0.1:${port}/db?sslmode=disable`, {}),
+        1,
+        { connectMs: 300, waitMs: 60_000 },
+      );
+      try {
+        const started = Date.now();
+        const error = await withClient(pool, (c) => c.query('SELECT 1')).then(
+          () => undefined,
+          (e: unknown) => storeError(e),
+        );
+        expect(Date.now() - started).toBeLessThan(5_000);
+        expect(error?.code).toBe('store.failed');
+        expect(error?.retryable).toBe(true);
+        expect(sockets.length).toBe(1);
+      } finally {
+        await pool.end();
+        for (const s of sockets) s.destroy();
+        await new Promise((r) => silent.close(r));
       }
     });
 

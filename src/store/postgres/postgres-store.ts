@@ -1,4 +1,4 @@
-import type { PoolConfig } from 'pg';
+import type { ClientConfig, PoolConfig } from 'pg';
 import type {
   ActionRun,
   Address,
@@ -155,10 +155,39 @@ export async function migratePostgresStore(
   }
 }
 
-export async function connectPool(where: PostgresLocation, max: number): Promise<PgPool> {
+/**
+ * How long a connection may take: `connectMs` bounds opening one (a server that does not answer),
+ * `waitMs` the wait for one of the pool's connections to come free. pg-pool has one setting for
+ * both; with 10 s for both, a worker whose passes keep every connection busy (30 workspaces of
+ * 1,000 resources on two cores) failed passes with `timeout exceeded when trying to connect` while
+ * the server was fine. A busy pool is waited for longer: statements are bounded on their own
+ * (statement_timeout, lock_timeout), so the wait ends when one of them does.
+ */
+export interface PoolTimeouts {
+  readonly connectMs: number;
+  readonly waitMs: number;
+}
+
+export const POOL_TIMEOUTS: PoolTimeouts = { connectMs: 10_000, waitMs: 120_000 };
+
+/** pg-pool's own message when no connection came free within its `connectionTimeoutMillis`. */
+const POOL_WAIT_EXPIRED = 'timeout exceeded when trying to connect';
+
+export async function connectPool(
+  where: PostgresLocation,
+  max: number,
+  timeouts: PoolTimeouts = POOL_TIMEOUTS,
+): Promise<PgPool> {
   const pg = (await import('pg')).default;
   const int8 = 20;
+  // pg-pool passes its options to each new client: this one keeps its own, shorter connect bound.
+  class BoundedClient extends pg.Client {
+    constructor(options?: ClientConfig) {
+      super({ ...options, connectionTimeoutMillis: timeouts.connectMs });
+    }
+  }
   const config: PoolConfig = {
+    Client: BoundedClient,
     host: where.host,
     port: where.port,
     user: where.user,
@@ -167,7 +196,9 @@ export async function connectPool(where: PostgresLocation, max: number): Promise
     ssl: where.ssl === 'disable' ? false : { rejectUnauthorized: where.ssl === 'verify-full' },
     max,
     application_name: where.applicationName,
-    connectionTimeoutMillis: 10_000,
+    // pg-pool's one timeout: the wait in its queue (and a new client's connect, which the client's
+    // own, shorter bound ends first).
+    connectionTimeoutMillis: timeouts.waitMs,
     // A statement never hangs a pass; a lock (a takeover waiting for a write) is waited for briefly.
     statement_timeout: 60_000,
     lock_timeout: 10_000,
@@ -1087,9 +1118,12 @@ function isTransient(e: unknown): boolean {
         code,
       );
     }
-    // pg's own: `Connection terminated unexpectedly`, `… due to connection timeout`, `timeout expired`.
+    // pg's own: `Connection terminated unexpectedly`, `… due to connection timeout`, `timeout expired`;
+    // pg-pool's when every connection stayed busy.
     const message = e instanceof Error ? e.message : '';
-    return /^(Connection terminated|timeout expired)/.test(message);
+    return (
+      /^(Connection terminated|timeout expired)/.test(message) || message === POOL_WAIT_EXPIRED
+    );
   }
   // 08: connection exceptions; 40: rollbacks (deadlock, serialization); 55P03 lock timeout;
   // 57014 statement timeout (canceled); 57P: the server shutting down.
@@ -1100,6 +1134,18 @@ function isTransient(e: unknown): boolean {
 export function storeError(e: unknown): TendError {
   if (e instanceof TendError) return e;
   const transient = isTransient(e);
+  if (e instanceof Error && e.message === POOL_WAIT_EXPIRED) {
+    return new TendError(
+      'store.busy',
+      'the PostgreSQL store is busy: no connection of this process came free in time (every one stayed in use)',
+      {
+        phase: 'store',
+        retryable: true,
+        hint: 'the database or this worker is overloaded: give the worker fewer workspaces (--max-workspaces) or more CPU, or look for long statements on the server',
+        cause: e,
+      },
+    );
+  }
   return new TendError(
     'store.failed',
     `the PostgreSQL store failed: ${e instanceof Error ? e.message : String(e)}`,
