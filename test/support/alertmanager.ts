@@ -1,12 +1,18 @@
 // A real Prometheus Alertmanager (Debian's prometheus-alertmanager 0.25) for tests: its own process
 // with a minimal configuration and a fresh storage directory in a temporary directory, the HTTP API
 // on a free port of 127.0.0.1, clustering off (no gossip port, no peers).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { freePort } from './pdns.js';
-import { callJson, stopProcess } from './process.js';
+import {
+  callJson,
+  findExecutable,
+  platformAvailability,
+  stopProcess,
+  waitForServer,
+} from './process.js';
 
 /** The notification template the binary loads at start; the Debian package installs it. */
 const TEMPLATE = '/usr/share/prometheus/alertmanager/default.tmpl';
@@ -21,21 +27,6 @@ export interface AlertmanagerHandle {
   log(): string;
   /** Stops the server (SIGTERM, then SIGKILL) and removes the temporary directory. */
   stop(): Promise<void>;
-}
-
-function findExecutable(name: string): string | undefined {
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/bin', '/usr/local/bin'];
-  for (const dir of dirs) {
-    if (dir === '') continue;
-    const path = join(dir, name);
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 const BINARY = findExecutable('prometheus-alertmanager');
@@ -62,18 +53,7 @@ function readable(path: string): boolean {
  * Whether Alertmanager suites can run here, and why not. In CI (`CI=true`) a missing server is never
  * a reason to skip: `skip` is then false and `startAlertmanager` throws, so the suite fails.
  */
-export const ALERTMANAGER = (() => {
-  const reason = missingReason();
-  const ci = process.env['CI'] === 'true';
-  return {
-    available: reason === undefined,
-    /** True when suites should be skipped: the server is missing and this is not CI. */
-    skip: reason !== undefined && !ci,
-    reason: reason ?? '',
-    /** Appended to a suite's name: ` (skipped: <reason>)` when skipped, else nothing. */
-    note: reason !== undefined && !ci ? ` (skipped: ${reason})` : '',
-  } as const;
-})();
+export const ALERTMANAGER = platformAvailability(missingReason());
 
 /** The smallest configuration Alertmanager accepts: every alert goes to a receiver that does nothing. */
 const CONFIG = ['route:', '  receiver: "null"', 'receivers:', '  - name: "null"', ''].join('\n');
@@ -127,7 +107,16 @@ async function launch(dir: string, binary: string): Promise<AlertmanagerHandle> 
   child.once('error', (e) => (output += `\n${e.message}`));
   const apiUrl = `http://127.0.0.1:${port}/api/v2`;
   try {
-    await waitForApi(apiUrl, child, () => output);
+    await waitForServer(
+      'prometheus-alertmanager',
+      child,
+      () => output,
+      async () => {
+        const res = await fetch(`${apiUrl}/status`, { signal: AbortSignal.timeout(1000) });
+        await res.body?.cancel();
+        return res.ok;
+      },
+    );
   } catch (e) {
     await stopProcess(child, exited);
     throw e;
@@ -142,30 +131,4 @@ async function launch(dir: string, binary: string): Promise<AlertmanagerHandle> 
         rmSync(dir, { recursive: true, force: true }),
       )),
   };
-}
-
-async function waitForApi(
-  apiUrl: string,
-  child: ChildProcess,
-  output: () => string,
-): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `prometheus-alertmanager exited (${child.exitCode ?? child.signalCode}) before its API answered:\n${output()}`,
-      );
-    }
-    try {
-      const res = await fetch(`${apiUrl}/status`, { signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`Alertmanager's API did not answer within 15 s:\n${output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
