@@ -1,17 +1,16 @@
 // A real Prometheus Alertmanager (Debian's prometheus-alertmanager 0.25) for tests: its own process
 // with a minimal configuration and a fresh storage directory in a temporary directory, the HTTP API
 // on a free port of 127.0.0.1, clustering off (no gossip port, no peers).
-import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { accessSync, constants, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './pdns.js';
 import {
+  answersOk,
   callJson,
   findExecutable,
+  launchInTempDir,
   platformAvailability,
-  stopProcess,
-  waitForServer,
+  startServer,
 } from './process.js';
 
 /** The notification template the binary loads at start; the Debian package installs it. */
@@ -68,67 +67,33 @@ export async function startAlertmanager(): Promise<AlertmanagerHandle> {
   if (missing !== undefined || BINARY === undefined) {
     throw new Error(`cannot start Alertmanager: ${missing ?? 'not installed'}`);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'tend-alertmanager-'));
-  try {
-    writeFileSync(join(dir, 'alertmanager.yml'), CONFIG);
-    // A port picked free may be taken by someone else before the server binds it: try again.
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        return await launch(dir, BINARY);
-      } catch (e) {
-        lastError = e;
-      }
-    }
-    throw lastError;
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
+  const binary = BINARY;
+  return launchInTempDir(
+    'tend-alertmanager-',
+    (dir) => launch(dir, binary),
+    (dir) => writeFileSync(join(dir, 'alertmanager.yml'), CONFIG),
+  );
 }
 
 async function launch(dir: string, binary: string): Promise<AlertmanagerHandle> {
   const port = await freePort();
-  const child = spawn(
-    binary,
-    [
-      `--config.file=${join(dir, 'alertmanager.yml')}`,
-      `--storage.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      // No cluster: no gossip listener, no peers to find.
-      '--cluster.listen-address=',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  child.once('error', (e) => (output += `\n${e.message}`));
   const apiUrl = `http://127.0.0.1:${port}/api/v2`;
-  try {
-    await waitForServer(
-      'prometheus-alertmanager',
-      child,
-      () => output,
-      async () => {
-        const res = await fetch(`${apiUrl}/status`, { signal: AbortSignal.timeout(1000) });
-        await res.body?.cancel();
-        return res.ok;
-      },
-    );
-  } catch (e) {
-    await stopProcess(child, exited);
-    throw e;
-  }
-  let stopping: Promise<void> | undefined;
+  const args = [
+    `--config.file=${join(dir, 'alertmanager.yml')}`,
+    `--storage.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    // No cluster: no gossip listener, no peers to find.
+    '--cluster.listen-address=',
+  ];
+  const server = await startServer('prometheus-alertmanager', binary, args, {
+    cwd: dir,
+    ready: () => answersOk(`${apiUrl}/status`),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  });
   return {
     apiUrl,
     api: (method, path, body) => callJson(apiUrl, method, path, body),
-    log: () => output,
-    stop: () =>
-      (stopping ??= stopProcess(child, exited).finally(() =>
-        rmSync(dir, { recursive: true, force: true }),
-      )),
+    log: server.output,
+    stop: server.stop,
   };
 }

@@ -4,16 +4,16 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  answersOk,
   callJson,
   findExecutable,
+  launchInTempDir,
   platformAvailability,
-  stopProcess,
-  waitForServer,
+  startServer,
 } from './process.js';
 
 /** Where the Debian packages put the schema of a fresh gsqlite3 database. */
@@ -158,25 +158,16 @@ export async function startPdns(): Promise<PdnsHandle> {
   if (missing !== undefined || !PDNS_SERVER || !PDNSUTIL) {
     throw new Error(`cannot start PowerDNS: ${missing ?? 'not installed'}`);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'tend-pdns-'));
-  try {
-    const db = new Database(join(dir, 'pdns.sqlite3'));
-    db.exec(readFileSync(SCHEMA, 'utf8'));
-    db.close();
-    // A port picked free may be taken by someone else before pdns_server binds it: try again.
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        return await launch(dir, PDNS_SERVER, PDNSUTIL);
-      } catch (e) {
-        lastError = e;
-      }
-    }
-    throw lastError;
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
+  const [server, tool] = [PDNS_SERVER, PDNSUTIL];
+  return launchInTempDir(
+    'tend-pdns-',
+    (dir) => launch(dir, server, tool),
+    (dir) => {
+      const db = new Database(join(dir, 'pdns.sqlite3'));
+      db.exec(readFileSync(SCHEMA, 'utf8'));
+      db.close();
+    },
+  );
 }
 
 async function launch(dir: string, server: string, tool: string): Promise<PdnsHandle> {
@@ -184,33 +175,12 @@ async function launch(dir: string, server: string, tool: string): Promise<PdnsHa
   const webPort = await freePort();
   const apiKey = randomBytes(16).toString('hex');
   writeFileSync(join(dir, 'pdns.conf'), config(dir, dnsPort, webPort, apiKey), { mode: 0o600 });
-  const child = spawn(server, [`--config-dir=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  child.once('error', (e) => (output += `\n${e.message}`));
   const webUrl = `http://127.0.0.1:${webPort}`;
   const apiUrl = `${webUrl}/api/v1`;
-  try {
-    await waitForServer(
-      'pdns_server',
-      child,
-      () => output,
-      async () => {
-        const res = await fetch(`${apiUrl}/servers/localhost`, {
-          headers: { 'X-API-Key': apiKey },
-          signal: AbortSignal.timeout(1000),
-        });
-        await res.body?.cancel();
-        return res.ok;
-      },
-    );
-  } catch (e) {
-    await stopProcess(child, exited);
-    throw e;
-  }
-  let stopping: Promise<void> | undefined;
+  const started = await startServer('pdns_server', server, [`--config-dir=${dir}`], {
+    ready: () => answersOk(`${apiUrl}/servers/localhost`, { 'X-API-Key': apiKey }),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  });
   return {
     apiUrl,
     webUrl,
@@ -220,10 +190,7 @@ async function launch(dir: string, server: string, tool: string): Promise<PdnsHa
     configDir: dir,
     pdnsutil: (args) => run(tool, [`--config-dir=${dir}`, ...args]),
     api: (method, path, body) => callJson(apiUrl, method, path, body, { 'X-API-Key': apiKey }),
-    log: () => output,
-    stop: () =>
-      (stopping ??= stopProcess(child, exited).finally(() =>
-        rmSync(dir, { recursive: true, force: true }),
-      )),
+    log: started.output,
+    stop: started.stop,
   };
 }

@@ -3,17 +3,16 @@
 // run directory, temporary files, network configurations, volumes, secrets — in a temporary
 // directory of its own, so it never sees nor touches the host's containers, networks or volumes.
 // No image is needed: networks, volumes and secrets are plain API objects.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './pdns.js';
 import {
+  answersOk,
   callJson,
   findExecutable,
+  launchInTempDir,
   platformAvailability,
-  stopProcess,
-  waitForServer,
+  startServer,
   type ApiAnswer,
 } from './process.js';
 
@@ -49,73 +48,36 @@ export const PODMAN = platformAvailability(
  * with the service's output when it does not come up.
  */
 export async function startPodman(): Promise<PodmanHandle> {
-  if (BINARY === undefined) throw new Error(`cannot start Podman: ${PODMAN.reason}`);
-  const dir = mkdtempSync(join(tmpdir(), 'tend-podman-'));
-  try {
-    // A port picked free may be taken by someone else before the service binds it: try again.
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        return await launch(dir, BINARY);
-      } catch (e) {
-        lastError = e;
-      }
-    }
-    throw lastError;
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
+  const binary = BINARY;
+  if (binary === undefined) throw new Error(`cannot start Podman: ${PODMAN.reason}`);
+  return launchInTempDir('tend-podman-', (dir) => launch(dir, binary));
 }
 
 async function launch(dir: string, binary: string): Promise<PodmanHandle> {
   const port = await freePort();
-  const child = spawn(
-    binary,
-    [
-      `--root=${join(dir, 'root')}`, // images, volumes, secrets, the state database
-      `--runroot=${join(dir, 'run')}`,
-      `--tmpdir=${join(dir, 'tmp')}`,
-      `--network-config-dir=${join(dir, 'networks')}`, // not /etc/cni/net.d
-      '--events-backend=none', // no journal, no events file
-      '--storage-driver=vfs', // no overlay mounts: nothing here runs a container
-      'system',
-      'service',
-      '--time=0', // serve until stopped, not 5 s after the last call
-      `tcp:127.0.0.1:${port}`,
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  child.once('error', (e) => (output += `\n${e.message}`));
   const apiUrl = `http://127.0.0.1:${port}/v1.41`;
-  try {
-    await waitForServer(
-      'podman system service',
-      child,
-      () => output,
-      async () => {
-        const res = await fetch(`${apiUrl}/version`, { signal: AbortSignal.timeout(1000) });
-        await res.body?.cancel();
-        return res.ok;
-      },
-    );
-  } catch (e) {
-    await stopProcess(child, exited);
-    throw e;
-  }
-  let stopping: Promise<void> | undefined;
+  const args = [
+    `--root=${join(dir, 'root')}`, // images, volumes, secrets, the state database
+    `--runroot=${join(dir, 'run')}`,
+    `--tmpdir=${join(dir, 'tmp')}`,
+    `--network-config-dir=${join(dir, 'networks')}`, // not /etc/cni/net.d
+    '--events-backend=none', // no journal, no events file
+    '--storage-driver=vfs', // no overlay mounts: nothing here runs a container
+    'system',
+    'service',
+    '--time=0', // serve until stopped, not 5 s after the last call
+    `tcp:127.0.0.1:${port}`,
+  ];
+  const server = await startServer('podman system service', binary, args, {
+    cwd: dir,
+    ready: () => answersOk(`${apiUrl}/version`),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  });
   return {
     apiUrl,
     dir,
     api: (method, path, body) => callJson(apiUrl, method, path, body),
-    log: () => output,
-    stop: () =>
-      (stopping ??= stopProcess(child, exited).finally(() =>
-        rmSync(dir, { recursive: true, force: true }),
-      )),
+    log: server.output,
+    stop: server.stop,
   };
 }
