@@ -223,6 +223,30 @@ describe.skipIf(PODMAN.skip)(
       expect(after.code, after.stdout).toBe(0);
     });
 
+    it('a changed field is a replace that deletes the old network first (same name), gated until approved', async () => {
+      const main = join(dir, 'main.yaml');
+      const text = readFileSync(main, 'utf8');
+      writeFileSync(main, text.replace('  Internal: true\n', '  Internal: false\n'));
+      const before = (await networks()).find((n) => n.Name === 'tend-backend');
+
+      const plan = await tend(['plan', dir]);
+      expect(plan.code).toBe(2);
+      expect(plan.stdout).toContain('-/+ podman.networks/backend  must be replaced');
+      expect(plan.stdout).toContain('Internal: true → false   # forces replacement');
+      expect(plan.stdout).toContain('needs --approve-destroy');
+      // Without the approval nothing is sent: exit 3, the network as it was.
+      const gated = await tend(['apply', dir, '--yes']);
+      expect(gated.code, gated.stdout + gated.stderr).toBe(3);
+      expect((await networks()).find((n) => n.Name === 'tend-backend')).toEqual(before);
+
+      const apply = await tend(['apply', dir, '--yes', '--approve-destroy']);
+      expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+      expect((await networks()).filter((n) => n.Name === 'tend-backend')).toMatchObject([
+        { Internal: false, Labels: { tier: 'backend', 'tend.address': 'podman.networks/backend' } },
+      ]);
+      expect((await tend(['plan', dir])).code).toBe(0);
+    });
+
     it("the secret's value appears in no output and nowhere in the store or the ledger", async () => {
       await tend(['plan', dir, '--json']);
       await tend(['status', dir, '--json']);
@@ -238,6 +262,25 @@ describe.skipIf(PODMAN.skip)(
         'utf8',
       );
       expect(JSON.parse(stored)).toEqual({ [secret!.ID]: SECRET_B64 });
+    });
+
+    it('a secret removed from the intent is deleted; the other objects stay', async () => {
+      const main = join(dir, 'main.yaml');
+      const text = readFileSync(main, 'utf8');
+      const at = text.indexOf('type: podman.secrets');
+      expect(at).toBeGreaterThan(0);
+      writeFileSync(main, text.slice(0, text.lastIndexOf('---', at)));
+
+      const apply = await tend(['apply', dir, '--yes']);
+      expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+      expect(apply.stdout).toContain('- podman.secrets/db-password  deleted tend-db-password');
+      expect(await secrets()).toEqual([]);
+      expect((await networks()).map((n) => n.Name).sort()).toEqual([
+        'bridge',
+        'tend-backend',
+        'tend-frontend',
+      ]);
+      expect((await volumes()).map((v) => v.Name)).toEqual(['tend-pgdata']);
     });
   },
 );
