@@ -38,6 +38,43 @@ interface Secret {
   Spec: { Name: string; Labels: Record<string, string> | null };
 }
 
+// What the document and the overlay say, without a service: runs wherever the CLI is built.
+describe("examples/podman's overlay on Docker Engine's document (CLI, no service)", () => {
+  it('providers inspect: with the overlay, networks, volumes and secrets keyed by Name; secrets without a marker; no overlay warnings', async () => {
+    const r = await runCli(['providers', 'inspect', SPEC, '--overlay', OVERLAY, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as {
+      types: Record<string, unknown>[];
+      warnings: string[];
+    };
+    // Only the document's own (it is not strict YAML; small Swagger errors patched on the way).
+    expect(report.warnings.filter((w) => /overlay|x-tend/.test(w))).toEqual([]);
+    const byName = new Map(report.types.map((t) => [t['name'], t]));
+    expect([...byName.keys()].sort()).toEqual(['containers', 'networks', 'secrets', 'volumes']);
+    expect(byName.get('networks')).toMatchObject({
+      identity: 'natural-key',
+      naturalKey: ['Name'],
+      idField: 'Id',
+      markerField: 'Labels',
+      createIdField: 'Id',
+    });
+    expect(byName.get('volumes')).toMatchObject({
+      identity: 'natural-key',
+      naturalKey: ['Name'],
+      idField: 'Name',
+      markerField: 'Labels',
+      writeOnly: ['DriverOpts'],
+    });
+    expect(byName.get('secrets')).toMatchObject({
+      identity: 'natural-key',
+      naturalKey: ['Name'],
+      idField: 'Name',
+      sensitive: ['Data'],
+    });
+    expect(byName.get('secrets')!['markerField']).toBeUndefined();
+  });
+});
+
 describe.skipIf(PODMAN.skip)(
   `Podman through Docker Engine's document, end to end (CLI, real podman system service)${PODMAN.note}`,
   () => {
@@ -133,40 +170,6 @@ describe.skipIf(PODMAN.skip)(
       expect((await networks()).map((n) => n.Name)).toEqual(['bridge']);
       expect(await volumes()).toEqual([]);
       expect(await secrets()).toEqual([]);
-    });
-
-    it('providers inspect: with the overlay, networks, volumes and secrets keyed by Name; secrets without a marker; no overlay warnings', async () => {
-      const r = await tend(['providers', 'inspect', SPEC, '--overlay', OVERLAY, '--json']);
-      expect(r.code, r.stderr).toBe(0);
-      const report = JSON.parse(r.stdout) as {
-        types: Record<string, unknown>[];
-        warnings: string[];
-      };
-      // Only the document's own (it is not strict YAML; small Swagger errors patched on the way).
-      expect(report.warnings.filter((w) => /overlay|x-tend/.test(w))).toEqual([]);
-      const byName = new Map(report.types.map((t) => [t['name'], t]));
-      expect([...byName.keys()].sort()).toEqual(['containers', 'networks', 'secrets', 'volumes']);
-      expect(byName.get('networks')).toMatchObject({
-        identity: 'natural-key',
-        naturalKey: ['Name'],
-        idField: 'Id',
-        markerField: 'Labels',
-        createIdField: 'Id',
-      });
-      expect(byName.get('volumes')).toMatchObject({
-        identity: 'natural-key',
-        naturalKey: ['Name'],
-        idField: 'Name',
-        markerField: 'Labels',
-        writeOnly: ['DriverOpts'],
-      });
-      expect(byName.get('secrets')).toMatchObject({
-        identity: 'natural-key',
-        naturalKey: ['Name'],
-        idField: 'Name',
-        sensitive: ['Data'],
-      });
-      expect(byName.get('secrets')!['markerField']).toBeUndefined();
     });
 
     it('applies from empty: two networks, a volume and a secret, the marker in the labels of the first three', async () => {
