@@ -1,12 +1,17 @@
 // A real Prometheus Alertmanager (Debian's prometheus-alertmanager 0.25) for tests: its own process
 // with a minimal configuration and a fresh storage directory in a temporary directory, the HTTP API
 // on a free port of 127.0.0.1, clustering off (no gossip port, no peers).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from './pdns.js';
-import { callJson, stopProcess } from './process.js';
+import {
+  answersOk,
+  callJson,
+  findExecutable,
+  launchInTempDir,
+  platformAvailability,
+  startServer,
+} from './process.js';
 
 /** The notification template the binary loads at start; the Debian package installs it. */
 const TEMPLATE = '/usr/share/prometheus/alertmanager/default.tmpl';
@@ -21,21 +26,6 @@ export interface AlertmanagerHandle {
   log(): string;
   /** Stops the server (SIGTERM, then SIGKILL) and removes the temporary directory. */
   stop(): Promise<void>;
-}
-
-function findExecutable(name: string): string | undefined {
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/bin', '/usr/local/bin'];
-  for (const dir of dirs) {
-    if (dir === '') continue;
-    const path = join(dir, name);
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 const BINARY = findExecutable('prometheus-alertmanager');
@@ -62,18 +52,7 @@ function readable(path: string): boolean {
  * Whether Alertmanager suites can run here, and why not. In CI (`CI=true`) a missing server is never
  * a reason to skip: `skip` is then false and `startAlertmanager` throws, so the suite fails.
  */
-export const ALERTMANAGER = (() => {
-  const reason = missingReason();
-  const ci = process.env['CI'] === 'true';
-  return {
-    available: reason === undefined,
-    /** True when suites should be skipped: the server is missing and this is not CI. */
-    skip: reason !== undefined && !ci,
-    reason: reason ?? '',
-    /** Appended to a suite's name: ` (skipped: <reason>)` when skipped, else nothing. */
-    note: reason !== undefined && !ci ? ` (skipped: ${reason})` : '',
-  } as const;
-})();
+export const ALERTMANAGER = platformAvailability(missingReason());
 
 /** The smallest configuration Alertmanager accepts: every alert goes to a receiver that does nothing. */
 const CONFIG = ['route:', '  receiver: "null"', 'receivers:', '  - name: "null"', ''].join('\n');
@@ -88,84 +67,33 @@ export async function startAlertmanager(): Promise<AlertmanagerHandle> {
   if (missing !== undefined || BINARY === undefined) {
     throw new Error(`cannot start Alertmanager: ${missing ?? 'not installed'}`);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'tend-alertmanager-'));
-  try {
-    writeFileSync(join(dir, 'alertmanager.yml'), CONFIG);
-    // A port picked free may be taken by someone else before the server binds it: try again.
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        return await launch(dir, BINARY);
-      } catch (e) {
-        lastError = e;
-      }
-    }
-    throw lastError;
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
+  const binary = BINARY;
+  return launchInTempDir(
+    'tend-alertmanager-',
+    (dir) => launch(dir, binary),
+    (dir) => writeFileSync(join(dir, 'alertmanager.yml'), CONFIG),
+  );
 }
 
 async function launch(dir: string, binary: string): Promise<AlertmanagerHandle> {
   const port = await freePort();
-  const child = spawn(
-    binary,
-    [
-      `--config.file=${join(dir, 'alertmanager.yml')}`,
-      `--storage.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      // No cluster: no gossip listener, no peers to find.
-      '--cluster.listen-address=',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  child.once('error', (e) => (output += `\n${e.message}`));
   const apiUrl = `http://127.0.0.1:${port}/api/v2`;
-  try {
-    await waitForApi(apiUrl, child, () => output);
-  } catch (e) {
-    await stopProcess(child, exited);
-    throw e;
-  }
-  let stopping: Promise<void> | undefined;
+  const args = [
+    `--config.file=${join(dir, 'alertmanager.yml')}`,
+    `--storage.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    // No cluster: no gossip listener, no peers to find.
+    '--cluster.listen-address=',
+  ];
+  const server = await startServer('prometheus-alertmanager', binary, args, {
+    cwd: dir,
+    ready: () => answersOk(`${apiUrl}/status`),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  });
   return {
     apiUrl,
     api: (method, path, body) => callJson(apiUrl, method, path, body),
-    log: () => output,
-    stop: () =>
-      (stopping ??= stopProcess(child, exited).finally(() =>
-        rmSync(dir, { recursive: true, force: true }),
-      )),
+    log: server.output,
+    stop: server.stop,
   };
-}
-
-async function waitForApi(
-  apiUrl: string,
-  child: ChildProcess,
-  output: () => string,
-): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `prometheus-alertmanager exited (${child.exitCode ?? child.signalCode}) before its API answered:\n${output()}`,
-      );
-    }
-    try {
-      const res = await fetch(`${apiUrl}/status`, { signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`Alertmanager's API did not answer within 15 s:\n${output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

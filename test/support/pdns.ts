@@ -2,13 +2,19 @@
 // database in a temporary directory, DNS and the HTTP API on free ports of 127.0.0.1, no outbound
 // traffic. `pdnsutil` runs against the same database, for out-of-band changes.
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { callJson, stopProcess } from './process.js';
+import { join } from 'node:path';
+import {
+  answersOk,
+  callJson,
+  findExecutable,
+  launchInTempDir,
+  platformAvailability,
+  startServer,
+} from './process.js';
 
 /** Where the Debian packages put the schema of a fresh gsqlite3 database. */
 const SCHEMA = '/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql';
@@ -44,22 +50,6 @@ export interface PdnsHandle {
   stop(): Promise<void>;
 }
 
-/** Finds an executable on PATH or in the sbin directories (pdns_server lives in /usr/sbin). */
-function findExecutable(name: string): string | undefined {
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  for (const dir of dirs) {
-    if (dir === '') continue;
-    const path = join(dir, name);
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 const PDNS_SERVER = findExecutable('pdns_server');
 const PDNSUTIL = findExecutable('pdnsutil');
 
@@ -86,18 +76,7 @@ function safeExists(path: string): boolean {
  * Whether PowerDNS suites can run here, and why not. In CI (`CI=true`) a missing server is never a
  * reason to skip: `skip` is then false and `startPdns` throws, so the suite fails.
  */
-export const PDNS = (() => {
-  const reason = missingReason();
-  const ci = process.env['CI'] === 'true';
-  return {
-    available: reason === undefined,
-    /** True when suites should be skipped: the server is missing and this is not CI. */
-    skip: reason !== undefined && !ci,
-    reason: reason ?? '',
-    /** Appended to a suite's name: ` (skipped: <reason>)` when skipped, else nothing. */
-    note: reason !== undefined && !ci ? ` (skipped: ${reason})` : '',
-  } as const;
-})();
+export const PDNS = platformAvailability(missingReason());
 
 /** A port nobody listens on right now: bind port 0 on 127.0.0.1, read it, release it. */
 export async function freePort(): Promise<number> {
@@ -179,25 +158,16 @@ export async function startPdns(): Promise<PdnsHandle> {
   if (missing !== undefined || !PDNS_SERVER || !PDNSUTIL) {
     throw new Error(`cannot start PowerDNS: ${missing ?? 'not installed'}`);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'tend-pdns-'));
-  try {
-    const db = new Database(join(dir, 'pdns.sqlite3'));
-    db.exec(readFileSync(SCHEMA, 'utf8'));
-    db.close();
-    // A port picked free may be taken by someone else before pdns_server binds it: try again.
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        return await launch(dir, PDNS_SERVER, PDNSUTIL);
-      } catch (e) {
-        lastError = e;
-      }
-    }
-    throw lastError;
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
+  const [server, tool] = [PDNS_SERVER, PDNSUTIL];
+  return launchInTempDir(
+    'tend-pdns-',
+    (dir) => launch(dir, server, tool),
+    (dir) => {
+      const db = new Database(join(dir, 'pdns.sqlite3'));
+      db.exec(readFileSync(SCHEMA, 'utf8'));
+      db.close();
+    },
+  );
 }
 
 async function launch(dir: string, server: string, tool: string): Promise<PdnsHandle> {
@@ -205,21 +175,12 @@ async function launch(dir: string, server: string, tool: string): Promise<PdnsHa
   const webPort = await freePort();
   const apiKey = randomBytes(16).toString('hex');
   writeFileSync(join(dir, 'pdns.conf'), config(dir, dnsPort, webPort, apiKey), { mode: 0o600 });
-  const child = spawn(server, [`--config-dir=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  child.once('error', (e) => (output += `\n${e.message}`));
   const webUrl = `http://127.0.0.1:${webPort}`;
   const apiUrl = `${webUrl}/api/v1`;
-  try {
-    await waitForApi(apiUrl, apiKey, child, () => output);
-  } catch (e) {
-    await stopProcess(child, exited);
-    throw e;
-  }
-  let stopping: Promise<void> | undefined;
+  const started = await startServer('pdns_server', server, [`--config-dir=${dir}`], {
+    ready: () => answersOk(`${apiUrl}/servers/localhost`, { 'X-API-Key': apiKey }),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  });
   return {
     apiUrl,
     webUrl,
@@ -229,40 +190,7 @@ async function launch(dir: string, server: string, tool: string): Promise<PdnsHa
     configDir: dir,
     pdnsutil: (args) => run(tool, [`--config-dir=${dir}`, ...args]),
     api: (method, path, body) => callJson(apiUrl, method, path, body, { 'X-API-Key': apiKey }),
-    log: () => output,
-    stop: () =>
-      (stopping ??= stopProcess(child, exited).finally(() =>
-        rmSync(dir, { recursive: true, force: true }),
-      )),
+    log: started.output,
+    stop: started.stop,
   };
-}
-
-async function waitForApi(
-  apiUrl: string,
-  apiKey: string,
-  child: ChildProcess,
-  output: () => string,
-): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `pdns_server exited (${child.exitCode ?? child.signalCode}) before its API answered:\n${output()}`,
-      );
-    }
-    try {
-      const res = await fetch(`${apiUrl}/servers/localhost`, {
-        headers: { 'X-API-Key': apiKey },
-        signal: AbortSignal.timeout(1000),
-      });
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`pdns_server's API did not answer within 15 s:\n${output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

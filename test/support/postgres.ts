@@ -3,10 +3,11 @@
 // superuser; run as `postgres` when the tests run as root, since PostgreSQL refuses root. Used by the
 // Unleash suite (Unleash keeps its data in PostgreSQL) and by the native PostgreSQL provider's tests.
 import { execFileSync, spawn } from 'node:child_process';
-import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { freePort } from './pdns.js';
+import { findIn } from './process.js';
 import pg from 'pg';
 
 /** A running cluster as tests see it. */
@@ -51,19 +52,6 @@ function postgresDirs(): string[] {
     // not a Debian layout
   }
   return dirs;
-}
-
-export function findIn(dirs: readonly string[], name: string): string | undefined {
-  for (const dir of dirs) {
-    const path = join(dir, name);
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 const DIRS = postgresDirs();
