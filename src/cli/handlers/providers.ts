@@ -73,6 +73,7 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
   for (const note of t.parentNotes ?? []) row('parent field', note);
   if (t.identity === null) {
     row('identity', s.red(`none: ${t.identityReason ?? 'unknown'}; Tend will not create these`));
+    if (t.needs !== undefined) row('needs', s.yellow(t.needs.line));
   } else {
     const detail =
       t.identity === 'natural-key'
