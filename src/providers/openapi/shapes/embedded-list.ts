@@ -81,13 +81,22 @@ function holdsCreated(
 ): boolean {
   const requestBody = post['requestBody'];
   const body = isObject(requestBody) ? jsonMedia(requestBody['content'])?.schema : undefined;
-  if (!isObject(body) || !isObject(items)) return false;
-  const create = objectView(body);
-  const embedded = objectView(items);
-  const fields = Object.keys(create.properties);
-  if (fields.length === 0) return false;
-  const held = (f: string) => Object.hasOwn(embedded.properties, f);
-  if (!create.required.every(held)) return false;
-  if (fields.filter(held).length * 2 < fields.length) return false;
+  if (!holdsBodyFields(body, items)) return false;
+  const held = (f: string) => Object.hasOwn(objectView(items).properties, f);
   return held('id') || held(itemParam) || sameSchema(items, itemRead) !== undefined;
+}
+
+/**
+ * True when objects of schema `object` hold the fields a request body sends: every field it
+ * requires and at least half of its fields (a body with no fields holds nothing).
+ */
+export function holdsBodyFields(body: unknown, object: unknown): boolean {
+  if (!isObject(body) || !isObject(object)) return false;
+  const sent = objectView(body);
+  const kept = objectView(object);
+  const fields = Object.keys(sent.properties);
+  if (fields.length === 0) return false;
+  const held = (f: string) => Object.hasOwn(kept.properties, f);
+  if (!sent.required.every(held)) return false;
+  return fields.filter(held).length * 2 >= fields.length;
 }
