@@ -148,6 +148,10 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
     } else if (t.requestEnvelopeNote !== undefined) {
       row('sends', s.yellow(t.requestEnvelopeNote));
     }
+    const inPath = t.createQuery?.pathFields ?? [];
+    if (inPath.length > 0) {
+      row('create path', list(inPath.map((f) => `{${f.param}} from the field ${f.field}`)));
+    }
     const query = t.createQuery?.query ?? [];
     if (query.length > 0) {
       row(

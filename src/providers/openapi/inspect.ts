@@ -119,6 +119,8 @@ export interface InspectedType {
     }[];
     readonly bodyField?: string;
     readonly skipped: readonly string[];
+    /** The create's path parameters above the collection's, each from the field named like it. */
+    readonly pathFields?: readonly { readonly param: string; readonly field: string }[];
   };
   /**
    * The sensitive fields the create sends in its query string, each with its parameter: the value
@@ -341,6 +343,9 @@ function inspectType(t: DerivedType): InspectedType {
               ? { bodyField: t.createQuery.bodyField }
               : {}),
             skipped: t.createQuery.skipped,
+            ...(t.createQuery.pathFields !== undefined
+              ? { pathFields: t.createQuery.pathFields }
+              : {}),
           },
         }
       : {}),
