@@ -4,11 +4,10 @@ import { json, startRecordingServer } from '../../../test/support/recording-serv
 import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 
-// The requests Tend sends for two shapes inference now reads (decision 0050), against a real HTTP
-// server that keeps objects: created by PUT on the collection (answering the object, or nothing)
-// and changed by POST on the item
-// (shapes/collection-put.ts); a sub-collection with no list, listed through the parent read that
-// embeds it (shapes/embedded-list.ts).
+// The requests Tend sends for two shapes inference now reads (decisions 0050 and 0053), against a
+// real HTTP server that keeps objects: created by PUT on the collection (answering the object, or
+// nothing) and changed by POST on the item (shapes/collection-put.ts); a sub-collection with no
+// list, listed through the parent read that embeds it (shapes/embedded-list.ts).
 
 type Obj = Record<string, unknown>;
 const str = { type: 'string' };
