@@ -1,6 +1,6 @@
 import { hasType, isObject, jsonMedia, objectView, successSchema } from '../fields/schema-view.js';
 import type { Placer } from './path-pairing.js';
-import { isParam, join, sameSchema, split } from './path-pairing.js';
+import { isParam, itemPathBelow, sameSchema, split } from './path-pairing.js';
 import { holdsBodyFields } from './embedded-list.js';
 
 /**
@@ -29,10 +29,7 @@ export function placeCollectionPuts(placer: Placer): void {
     if (s.length === 0 || isParam(s.at(-1)!)) continue;
     const put = item['put'];
     if (!isObject(put) || placer.declared(put) || isObject(item['post'])) continue;
-    const itemPath = Object.keys(paths).find((p) => {
-      const t = split(p);
-      return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === path;
-    });
+    const itemPath = itemPathBelow(paths, path);
     if (itemPath === undefined) continue;
     const one = paths[itemPath]!;
     if (!isObject(one['get']) || !isObject(one['delete'])) continue;

@@ -1,6 +1,6 @@
 import { hasType, isObject, jsonMedia, objectView, successSchema } from '../fields/schema-view.js';
 import type { Placer } from './path-pairing.js';
-import { isParam, join, paramsOf, sameSchema, split } from './path-pairing.js';
+import { isParam, itemPathBelow, join, paramsOf, sameSchema, split } from './path-pairing.js';
 
 /**
  * A sub-collection with a create and item operations but no list, whose objects come back embedded
@@ -28,10 +28,7 @@ export function listThroughParents(placer: Placer): void {
     if (s.length < 3 || isParam(s.at(-1)!) || !isParam(s.at(-2)!)) continue;
     const post = item['post'];
     if (!isObject(post) || isObject(item['get']) || placer.declared(post)) continue;
-    const itemPath = Object.keys(paths).find((p) => {
-      const t = split(p);
-      return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === c;
-    });
+    const itemPath = itemPathBelow(paths, c);
     if (itemPath === undefined) continue;
     const one = paths[itemPath]!;
     if (!isObject(one['get']) || !isObject(one['delete'])) continue;

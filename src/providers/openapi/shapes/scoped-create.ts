@@ -1,6 +1,6 @@
 import { isObject, objectView, successSchema } from '../fields/schema-view.js';
 import type { Placer } from './path-pairing.js';
-import { METHODS, isParam, join, paramsOf, sameSchema, split } from './path-pairing.js';
+import { METHODS, isParam, itemPathBelow, paramsOf, sameSchema, split } from './path-pairing.js';
 
 /**
  * An item path not under its collection (issue 27): objects created in a scope, `POST
@@ -38,17 +38,14 @@ export function placeScopedCreates(placer: Placer): void {
     const last = s.at(-1);
     if (last === undefined || isParam(last)) continue;
     if (!isObject(item['get']) || isObject(item['post'])) continue;
-    const itemPath = Object.keys(paths).find((p) => {
-      const t = split(p);
-      return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === c;
-    });
+    const itemPath = itemPathBelow(paths, c);
     if (itemPath === undefined) continue;
     const one = paths[itemPath]!;
     if (!isObject(one['get']) || !isObject(one['delete'])) continue;
     const read = successSchema(one['get']);
     const held = objectView(read).properties;
     const candidates = (bySegment.get(last) ?? []).filter((p) => {
-      if (p === c || hasItemPath(paths, p)) return false;
+      if (p === c || itemPathBelow(paths, p) !== undefined) return false;
       const scope = paramsOf(p).filter((x) => !paramsOf(c).includes(x));
       if (scope.length === 0 || !scope.every((x) => Object.hasOwn(held, x))) return false;
       return sameSchema(successSchema(paths[p]!['post']), read) !== undefined;
@@ -66,13 +63,4 @@ export function placeScopedCreates(placer: Placer): void {
     );
     if (moved) placer.remove(from, c);
   }
-}
-
-/** True when `<p>/{id}` exists with any operation: `p` is then a collection of its own. */
-function hasItemPath(paths: Readonly<Record<string, Record<string, unknown>>>, p: string): boolean {
-  const s = split(p);
-  return Object.keys(paths).some((q) => {
-    const t = split(q);
-    return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === p;
-  });
 }
