@@ -135,10 +135,22 @@ describe('what inspect would need to give a type an identity', () => {
       key: 'slug',
     },
     {
-      name: 'an optional name is no candidate: the probe only',
+      name: 'an optional name is a candidate too (a declared key becomes required)',
       doc: doc({
-        schemas: { NewWidget: { type: 'object', properties: { name: str, size: str } } },
+        schemas: { NewWidget: { type: 'object', properties: { size: str, name: str } } },
       }),
+      target: '$.components.schemas.NewWidget',
+      key: 'name',
+    },
+    {
+      name: 'a required name-like field before an optional one',
+      doc: doc({
+        schemas: {
+          NewWidget: { type: 'object', required: ['slug'], properties: { name: str, slug: str } },
+        },
+      }),
+      target: '$.components.schemas.NewWidget',
+      key: 'slug',
     },
     {
       name: 'no name-like field at all: the probe only',

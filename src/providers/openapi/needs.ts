@@ -51,7 +51,10 @@ export interface NeedsInput {
 export function identityNeeds(input: NeedsInput): TypeNeeds {
   const scope = input.scope.map((p) => ` --scope ${p}=<value>`).join('');
   const probe = `tend providers probe ${shellWord(input.spec)} --endpoint <url> --type ${shellWord(input.name)}${scope} --yes`;
-  const key = NAME_LIKE.find((f) => input.required.includes(f) && input.fields.includes(f));
+  // A required name-like field first; else an optional one (a declared key becomes required).
+  const key =
+    NAME_LIKE.find((f) => input.required.includes(f) && input.fields.includes(f)) ??
+    NAME_LIKE.find((f) => input.fields.includes(f));
   if (key === undefined) {
     return {
       line: `no field to name as a key or a marker place: run \`${probe}\` to learn which field the platform keeps unique or keeps a marker in, then declare x-tend-identity`,
