@@ -232,7 +232,9 @@ function withNeeds(
   return types.map((t) => {
     if (t.identity !== null) return t;
     const scope = paramsOf(t.collectionPath).filter((p) => !Object.hasOwn(t.fixed, p));
-    const own = (f: string) => f !== t.parent?.field && !scope.includes(f);
+    // A parent's field and a scope sent in the create's path are the key's scope, never its field.
+    const inPath = (t.createQuery?.pathFields ?? []).map((p) => p.field);
+    const own = (f: string) => f !== t.parent?.field && !scope.includes(f) && !inPath.includes(f);
     const needs = identityNeeds({
       name: t.name,
       document: doc.document,

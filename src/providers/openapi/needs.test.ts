@@ -199,6 +199,30 @@ describe('what inspect would need to give a type an identity', () => {
     });
   }
 
+  it('a scope the create sends in its path is never the key (a create in a scope)', async () => {
+    const widget = { type: 'object', properties: { id: str, key: str, size: str } };
+    const item = { parameters: [{ name: 'widgetId', in: 'path', required: true, schema: str }] };
+    const { t, file } = await inspected({
+      openapi: '3.0.3',
+      info: { title: 'widgets', version: '1' },
+      paths: {
+        '/projects/{key}/widgets': {
+          parameters: [{ name: 'key', in: 'path', required: true, schema: str }],
+          post: {
+            requestBody: body({ type: 'object', required: ['size'], properties: { size: str } }),
+            responses: ok(widget),
+          },
+        },
+        '/widgets': { get: { responses: ok({ type: 'array', items: widget }) } },
+        '/widgets/{widgetId}': { ...item, get: { responses: ok(widget) }, delete: gone },
+      },
+    });
+    expect(t.createQuery?.pathFields).toEqual([{ param: 'key', field: 'key' }]);
+    expect(t.identity).toBeNull();
+    expect(t.needs?.overlay).toBeUndefined();
+    expect(t.needs?.probe).toBe(PROBE(file));
+  });
+
   it('a type with an identity needs nothing', async () => {
     const { t } = await inspected(
       doc({
