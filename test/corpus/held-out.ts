@@ -25,7 +25,7 @@ export const FLOORS: Readonly<Record<string, Floor>> = {
   '1password-connect': { found: 1, identity: 1, wrongKeys: [] },
   configcat: { found: 0, identity: 0, wrongKeys: [] },
   rudder: { found: 1, identity: 1, wrongKeys: [] },
-  launchdarkly: { found: 7, identity: 7, wrongKeys: [] }, // 6, 6 at first: raised by the shapes of decision 0050, measured after
+  launchdarkly: { found: 9, identity: 9, wrongKeys: [] }, // 6, 6 at first; 7, 7 after decision 0050; 9, 9 after 0053 (each measured after its rules were committed)
   svix: { found: 4, identity: 4, wrongKeys: [] }, // 3 at first: an expectation corrected (README)
   gitlab: { found: 11, identity: 11, wrongKeys: [] },
   circleci: { found: 1, identity: 1, wrongKeys: [] },

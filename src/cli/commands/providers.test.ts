@@ -92,6 +92,19 @@ describe('tend providers inspect: PowerDNS', () => {
     expect(stderr).toBe('');
   });
 
+  it('without the overlay, says what zones need: what the hand-written overlay declares', async () => {
+    expect(await tend(['inspect', SPEC, '--json'])).toBe(0);
+    const zones = (JSON.parse(stdout) as InspectReport).types.find((t) => t.name === 'zones')!;
+    // examples/powerdns/specs/pdns.overlay.yaml: `target: $.definitions.Zone` with these two keys.
+    expect(zones.needs?.overlay).toMatchObject({
+      target: '$.definitions.Zone',
+      update: { 'x-tend-identity': 'natural-key', 'x-tend-natural-key': 'name' },
+    });
+    expect(zones.needs?.probe).toBe(
+      `tend providers probe ${SPEC} --endpoint <url> --type zones --scope server_id=<value> --yes`,
+    );
+  });
+
   it('with the overlay: zones, rrsets, TSIG keys, metadata, cryptokeys and autoprimaries', async () => {
     expect(await tend(['inspect', SPEC, '--overlay', OVERLAY, '--json'])).toBe(0);
     const report = JSON.parse(stdout) as InspectReport & { ok: boolean };

@@ -73,6 +73,7 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
   for (const note of t.parentNotes ?? []) row('parent field', note);
   if (t.identity === null) {
     row('identity', s.red(`none: ${t.identityReason ?? 'unknown'}; Tend will not create these`));
+    if (t.needs !== undefined) row('needs', s.yellow(t.needs.line));
   } else {
     const detail =
       t.identity === 'natural-key'
@@ -146,6 +147,10 @@ function renderType(out: Output, t: InspectedType, idFieldOf: (type: string) => 
       row('sends', sent.join(', '));
     } else if (t.requestEnvelopeNote !== undefined) {
       row('sends', s.yellow(t.requestEnvelopeNote));
+    }
+    const inPath = t.createQuery?.pathFields ?? [];
+    if (inPath.length > 0) {
+      row('create path', list(inPath.map((f) => `{${f.param}} from the field ${f.field}`)));
     }
     const query = t.createQuery?.query ?? [];
     if (query.length > 0) {

@@ -36,7 +36,7 @@ import {
 } from './shapes/envelope.js';
 import type { AssembledPaths, RealOperation } from './shapes/irregular-ops.js';
 import { assembleOperations } from './shapes/irregular-ops.js';
-import { longerName, noItemPathReason } from './shapes/path-pairing.js';
+import { longerName, noItemPathReason, paramsOf } from './shapes/path-pairing.js';
 import type {
   CollectionIndex,
   CollectionLayout,
@@ -1019,6 +1019,12 @@ function bodiesOf(
     op: post,
     body: create.bodySchema,
     readFields: Object.keys(objectView(readSchema).properties),
+    // A create in a scope the collection path lacks (`POST /teams/{team}/widgets`, scoped-create.ts).
+    scopeParams: create.atItem
+      ? []
+      : paramsOf(realOf.get(post)?.path ?? collectionPath).filter(
+          (p) => !paramsOf(collectionPath).includes(p),
+        ),
     warnings,
   });
   const createSchema = queried.schema ?? {};
@@ -1216,8 +1222,15 @@ function typeInfoOf(
   const description = [createSchema['description'], post['summary'], post['description']].find(
     (d): d is string => typeof d === 'string' && d.trim() !== '',
   );
+  // A create's scope (`{team}` of `POST /teams/{team}/widgets`, scoped-create.ts) is the key's
+  // scope like a parent's: a name is unique in its team, not across teams.
+  const scopeFields = (bodies.createQuery?.pathFields ?? [])
+    .map((f) => f.field)
+    .filter((f) => !(identity.naturalKeys ?? []).includes(f));
   const keyFields =
-    identity.naturalKeys !== undefined ? [...input.parentFields, ...identity.naturalKeys] : [];
+    identity.naturalKeys !== undefined
+      ? [...input.parentFields, ...scopeFields, ...identity.naturalKeys]
+      : [];
   const importExclude = readImportExclude(
     name,
     createSchema['x-tend-import-exclude'] ?? readSchema['x-tend-import-exclude'],

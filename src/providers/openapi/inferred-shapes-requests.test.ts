@@ -4,10 +4,10 @@ import { json, startRecordingServer } from '../../../test/support/recording-serv
 import { prepareOpenApiDocument } from './document/load-document.js';
 import { createOpenApiProvider } from './openapi-provider.js';
 
-// The requests Tend sends for two shapes inference now reads (decision 0050), against a real HTTP
-// server that keeps objects: created by PUT on the collection and changed by POST on the item
-// (shapes/collection-put.ts); a sub-collection with no list, listed through the parent read that
-// embeds it (shapes/embedded-list.ts).
+// The requests Tend sends for two shapes inference now reads (decisions 0050 and 0053), against a
+// real HTTP server that keeps objects: created by PUT on the collection (answering the object, or
+// nothing) and changed by POST on the item (shapes/collection-put.ts); a sub-collection with no
+// list, listed through the parent read that embeds it (shapes/embedded-list.ts).
 
 type Obj = Record<string, unknown>;
 const str = { type: 'string' };
@@ -19,6 +19,14 @@ const gone = { responses: { '204': { description: 'gone' } } };
 const WIDGET = {
   type: 'object',
   properties: { id: { type: 'string', readOnly: true }, name: str, color: str },
+};
+const GADGET = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', readOnly: true },
+    name: { type: 'string', description: 'The gadget name, unique per account' },
+    size: str,
+  },
 };
 const RECORD = {
   type: 'object',
@@ -58,6 +66,23 @@ const DOCUMENT: Obj = {
       },
       delete: gone,
     },
+    // Created by a PUT that answers no JSON: the body decides (its fields are the gadget's).
+    '/gadgets': {
+      get: { responses: ok({ type: 'array', items: GADGET }) },
+      put: {
+        requestBody: body({
+          type: 'object',
+          required: ['name'],
+          properties: { name: GADGET.properties.name, size: str },
+        }),
+        responses: { '204': { description: 'made' } },
+      },
+    },
+    '/gadgets/{gadgetId}': {
+      parameters: [param('gadgetId')],
+      get: { responses: ok(GADGET) },
+      delete: gone,
+    },
     '/zones': {
       get: { responses: ok({ type: 'array', items: ZONE }) },
       post: {
@@ -92,6 +117,7 @@ const DOCUMENT: Obj = {
 describe('requests of the inferred shapes, against a real server', () => {
   let server: RecordingServer;
   const widgets = new Map<string, Obj>();
+  const gadgets = new Map<string, Obj>();
   const zones = new Map<string, { id: string; name: string; records: Obj[] }>();
   beforeAll(async () => {
     server = await startRecordingServer();
@@ -100,12 +126,20 @@ describe('requests of the inferred shapes, against a real server', () => {
   beforeEach(() => {
     server.clear();
     widgets.clear();
+    gadgets.clear();
     zones.clear();
     let next = 0;
     server.handle((req, res) => {
       const path = new URL(req.url, 'http://x').pathname;
       const sent = req.body ? (JSON.parse(req.body) as Obj) : {};
       if (path === '/widgets' && req.method === 'GET') return json(res, 200, [...widgets.values()]);
+      if (path === '/gadgets' && req.method === 'GET') return json(res, 200, [...gadgets.values()]);
+      if (path === '/gadgets' && req.method === 'PUT') {
+        const made = { id: `g${++next}`, ...sent };
+        gadgets.set(made.id, made);
+        res.writeHead(204).end();
+        return;
+      }
       if (path === '/widgets' && req.method === 'PUT') {
         const made = { id: `w${++next}`, ...sent };
         widgets.set(made.id, made);
@@ -163,6 +197,15 @@ describe('requests of the inferred shapes, against a real server', () => {
     expect(sent()[0]).toBe('POST /widgets/w1');
     expect(JSON.parse(server.requests[0]!.body)).toEqual({ color: 'blue' });
     expect(widgets.get('w1')?.['color']).toBe('blue');
+  });
+
+  it('creates a gadget by a PUT answering nothing, and finds what it made by its name', async () => {
+    const p = await provider();
+    const created = await p.create('gadgets', { name: 'dial', size: 'l' }, actor);
+    expect(sent()).toEqual(['PUT /gadgets', 'GET /gadgets']);
+    expect(JSON.parse(server.requests[0]!.body)).toEqual({ name: 'dial', size: 'l' });
+    expect(created.id).toBe('g1');
+    expect(created.fields).toMatchObject({ name: 'dial', size: 'l' });
   });
 
   it('lists records by reading each zone, and creates and deletes them at their own paths', async () => {

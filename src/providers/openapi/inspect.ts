@@ -10,6 +10,9 @@ import { loadOpenApiDocument } from './document/load-document.js';
 import type { Pagination } from './shapes/pagination.js';
 import { providerParams } from './provider-parameters.js';
 import { hasType, isObject, objectView } from './fields/schema-view.js';
+import type { TypeNeeds } from './needs.js';
+import { createBody, identityNeeds } from './needs.js';
+import { paramsOf } from './shapes/path-pairing.js';
 
 /** One operation of a type as inspect reports it. */
 export interface InspectedOperation {
@@ -41,6 +44,11 @@ export interface InspectedType {
   readonly identity: IdentityStrategy | null;
   /** Why the type has no identity (creation is then refused). */
   readonly identityReason?: string;
+  /**
+   * For a type without an identity: what inspect would need, as one line naming the overlay keys to
+   * write (with a target ready to paste) or the probe to run (needs.ts).
+   */
+  readonly needs?: TypeNeeds;
   /** For natural-key identity: the key fields, parents first. */
   readonly naturalKey?: readonly string[];
   readonly idField: string;
@@ -111,6 +119,8 @@ export interface InspectedType {
     }[];
     readonly bodyField?: string;
     readonly skipped: readonly string[];
+    /** The create's path parameters above the collection's, each from the field named like it. */
+    readonly pathFields?: readonly { readonly param: string; readonly field: string }[];
   };
   /**
    * The sensitive fields the create sends in its query string, each with its parameter: the value
@@ -192,7 +202,7 @@ export async function inspectOpenApi(
       ...(title !== undefined ? { title } : {}),
       version: doc.version,
       ...(doc.convertedFrom !== undefined ? { convertedFrom: doc.convertedFrom } : {}),
-      types: derived.types.map(inspectType),
+      types: withNeeds(derived.types.map(inspectType), doc),
       unmapped: derived.unmapped,
       ...(derived.lifecycle ? { lifecycleEndpoint: derived.lifecycle.path } : {}),
       ...(derived.audit ? { auditFeed: derived.audit.path } : {}),
@@ -207,6 +217,38 @@ export async function inspectOpenApi(
       { phase: 'load', cause: e },
     );
   }
+}
+
+/** Each type without an identity with what inspect would need to give it one (needs.ts). */
+function withNeeds(
+  types: readonly InspectedType[],
+  doc: {
+    readonly document: Record<string, unknown>;
+    readonly location: string;
+    readonly convertedFrom?: string;
+  },
+): InspectedType[] {
+  const bodies = types.map((t) => createBody(doc.document, t.operations.create));
+  return types.map((t) => {
+    if (t.identity !== null) return t;
+    const scope = paramsOf(t.collectionPath).filter((p) => !Object.hasOwn(t.fixed, p));
+    // A parent's field and a scope sent in the create's path are the key's scope, never its field.
+    const inPath = (t.createQuery?.pathFields ?? []).map((p) => p.field);
+    const own = (f: string) => f !== t.parent?.field && !scope.includes(f) && !inPath.includes(f);
+    const needs = identityNeeds({
+      name: t.name,
+      document: doc.document,
+      spec: doc.location,
+      ...(doc.convertedFrom !== undefined ? { convertedFrom: doc.convertedFrom } : {}),
+      create: t.operations.create,
+      fields: t.fields.filter(own),
+      required: t.required.filter(own),
+      wrapped: t.requestEnvelope?.create !== undefined,
+      scope,
+      sharedBody: (schema) => bodies.filter((b) => b === schema).length > 1,
+    });
+    return { ...t, needs };
+  });
 }
 
 function inspectType(t: DerivedType): InspectedType {
@@ -303,6 +345,9 @@ function inspectType(t: DerivedType): InspectedType {
               ? { bodyField: t.createQuery.bodyField }
               : {}),
             skipped: t.createQuery.skipped,
+            ...(t.createQuery.pathFields !== undefined
+              ? { pathFields: t.createQuery.pathFields }
+              : {}),
           },
         }
       : {}),

@@ -1,4 +1,5 @@
 import type { InspectReport, InspectedType } from './inspect.js';
+import { jsonPathString } from './needs.js';
 
 /**
  * An OpenAPI Overlay 1.0 stub for a document, with the decisions inference left open: per type,
@@ -176,11 +177,6 @@ function action(
     ...lines.map((l) => `      ${oneLine(l)}`),
     '      {}',
   ];
-}
-
-/** A JSONPath string literal (single-quoted, as JSONPath writes member names). */
-function jsonPathString(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 /** A YAML double-quoted scalar. */

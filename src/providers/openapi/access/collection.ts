@@ -252,7 +252,7 @@ async function createInCollection(
 ): Promise<ObservedObject> {
   const scope = scopeOfDesired(t, desired);
   const body = withMarker(t, bodyOf(t, desired), undefined, wctx.marker);
-  const path = fillPath(t.operations.create.path, aliased(t, scope));
+  const path = fillPath(t.operations.create.path, withScopeFields(t, aliased(t, scope), desired));
   const r = await sendCreate(ctx, t, path, body, wctx);
   // The object's own key (the last key field, when one field is its whole own key).
   const nk = t.keyFields.length === t.parentFields.length + 1 ? t.keyFields.at(-1) : undefined;
@@ -299,6 +299,27 @@ async function createInCollection(
     `POST ${path} succeeded but answered with no object carrying ${t.info.idField}, and the object could not be found; the journal will look it up`,
     { outcomeUnknown: true, retryable: true },
   );
+}
+
+/**
+ * The scope with the create's path parameters the collection lacks, from the object's fields
+ * (`{team}` of `POST /teams/{team}/widgets`: create-query.ts `pathFields`).
+ */
+function withScopeFields(t: DerivedType, scope: Scope, desired: Record<string, unknown>): Scope {
+  const fields = t.createQuery?.pathFields ?? [];
+  if (fields.length === 0) return scope;
+  const out = new Map(scope);
+  for (const f of fields) {
+    const v = desired[f.field];
+    if (typeof v !== 'string' && typeof v !== 'number') {
+      throw new TendError(
+        'provider.missing_key',
+        `${t.info.name}: ${t.operations.create.method} ${t.operations.create.path} takes {${f.param}} from the field ${f.field}, and the spec ${v === undefined ? 'does not declare it' : `has ${JSON.stringify(v)} there`}; declare ${f.field}`,
+      );
+    }
+    out.set(f.param, String(v));
+  }
+  return out;
 }
 
 /**

@@ -3,7 +3,8 @@ import { deriveTypes } from '../derive-types.js';
 
 // Inverted verbs (collection-put.ts): created by PUT on the collection, changed by POST on the item.
 // Each case is a small document of our own; the PUT is the create only when its body is one object
-// and it answers the object the item GET reads — a PUT that replaces the whole list is no create.
+// and it answers the object the item GET reads (or, answering no JSON, its body holds the listed
+// objects' fields) — a PUT that replaces the whole list is no create.
 
 type Obj = Record<string, unknown>;
 
@@ -97,10 +98,43 @@ const cases: Case[] = [
     want: null,
   },
   {
-    name: 'a PUT answering nothing says nothing of what it made: no create',
+    name: 'a PUT answering no JSON whose fields the listed objects hold creates (decided by the body)',
     doc: doc({ putAnswers: { '204': { description: 'done' } } }),
+    want: {
+      create: 'PUT /widgets',
+      update: 'POST /widgets/{widgetId}',
+      assigned:
+        'inferred: PUT /widgets creates one object (its body is one object, and it answers no JSON, and the objects GET /widgets/{widgetId} reads hold its fields)',
+    },
+  },
+  {
+    name: 'a PUT answering no JSON whose required field the objects do not hold: no create',
+    doc: doc({
+      putAnswers: { '204': { description: 'done' } },
+      putBody: {
+        ...NEW_WIDGET,
+        required: ['name', 'owner'],
+        properties: { ...NEW_WIDGET.properties, owner: { type: 'string' } },
+      },
+    }),
     want: null,
   },
+  {
+    name: 'a PUT answering no JSON whose fields are mostly not the objects’: no create',
+    doc: doc({
+      putAnswers: { '204': { description: 'done' } },
+      putBody: {
+        type: 'object',
+        properties: {
+          color: { type: 'string' },
+          order: { type: 'array' },
+          mode: { type: 'string' },
+        },
+      },
+    }),
+    want: null,
+  },
+
   {
     name: 'a PUT answering another object is no create of these',
     doc: doc({ putAnswers: ok({ type: 'object', properties: { job: { type: 'string' } } }) }),

@@ -29,6 +29,12 @@ export interface CreateQuery {
   readonly skipped: readonly string[];
   /** True when the create takes no body at all: its fields all travel in the query. */
   readonly noBody?: boolean;
+  /**
+   * Parameters of the create's path above the collection's own (`{team}` of `POST
+   * /teams/{team}/widgets` for objects listed at `/widgets`, scoped-create.ts), each filled from the
+   * field of the object named like it; absent when none.
+   */
+  readonly pathFields?: readonly { readonly param: string; readonly field: string }[];
 }
 
 /** The query parameters of an operation, its path item's first (an operation's own win). */
@@ -87,6 +93,11 @@ export function createQueryOf(args: {
   readonly body: JsonSchema | undefined;
   /** The read's top-level properties. */
   readonly readFields: readonly string[];
+  /**
+   * The create's path parameters the collection path lacks (`{team}` of a create in a scope), each a
+   * field when the read answers a property of exactly its name, sent in the path.
+   */
+  readonly scopeParams?: readonly string[];
   readonly warnings: string[];
 }): { readonly query?: CreateQuery; readonly schema: JsonSchema | undefined } {
   const { typeName, where, op, warnings } = args;
@@ -169,7 +180,10 @@ export function createQueryOf(args: {
       }
     }
   }
-  if (fields.length === 0 && bodyField === undefined) {
+  const pathFields = (args.scopeParams ?? [])
+    .filter((p) => args.readFields.includes(p) && !bodyFields.includes(p))
+    .map((p) => ({ param: p, field: p }));
+  if (fields.length === 0 && bodyField === undefined && pathFields.length === 0) {
     return { ...(skipped.length > 0 ? { query: { params: [], skipped } } : {}), schema: args.body };
   }
 
@@ -212,6 +226,11 @@ export function createQueryOf(args: {
     define(f.field, p['schema'], p['description'], f.readBack, p);
     if (p['required'] === true && !required.includes(f.field)) required.push(f.field);
   }
+  // A scope parameter is always needed: the create's path cannot be sent without it.
+  for (const f of pathFields) {
+    define(f.field, pathParamSchema(args.pathItem, op, f.param), `{${f.param}} of ${where}`, true);
+    if (!required.includes(f.field)) required.push(f.field);
+  }
   const schema: Record<string, unknown> = { ...base, type: 'object', properties };
   if (required.length > 0) schema['required'] = required;
   else delete schema['required'];
@@ -221,9 +240,27 @@ export function createQueryOf(args: {
       ...(bodyField !== undefined ? { bodyField } : {}),
       skipped,
       ...(args.body === undefined ? { noBody: true } : {}),
+      ...(pathFields.length > 0 ? { pathFields } : {}),
     },
     schema,
   };
+}
+
+/** The schema of a path parameter as the operation (or its path item) declares it; else a string. */
+function pathParamSchema(
+  pathItem: Record<string, unknown>,
+  op: Record<string, unknown>,
+  name: string,
+): unknown {
+  for (const list of [op['parameters'], pathItem['parameters']]) {
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (isObject(p) && p['in'] === 'path' && p['name'] === name && isObject(p['schema'])) {
+        return p['schema'];
+      }
+    }
+  }
+  return { type: 'string' };
 }
 
 /**
@@ -242,6 +279,7 @@ export function splitCreate(
     if (v === undefined || v === null) continue;
     setKey(sent, p.param, typeof v === 'string' ? v : JSON.stringify(v));
   }
+  for (const p of query.pathFields ?? []) inQuery.add(p.field);
   let body: unknown;
   if (query.noBody === true) {
     body = undefined;

@@ -1,6 +1,6 @@
 import { hasType, isObject, jsonMedia, objectView, successSchema } from '../fields/schema-view.js';
 import type { Placer } from './path-pairing.js';
-import { isParam, join, paramsOf, sameSchema, split } from './path-pairing.js';
+import { isParam, itemPathBelow, join, paramsOf, sameSchema, split } from './path-pairing.js';
 
 /**
  * A sub-collection with a create and item operations but no list, whose objects come back embedded
@@ -28,10 +28,7 @@ export function listThroughParents(placer: Placer): void {
     if (s.length < 3 || isParam(s.at(-1)!) || !isParam(s.at(-2)!)) continue;
     const post = item['post'];
     if (!isObject(post) || isObject(item['get']) || placer.declared(post)) continue;
-    const itemPath = Object.keys(paths).find((p) => {
-      const t = split(p);
-      return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === c;
-    });
+    const itemPath = itemPathBelow(paths, c);
     if (itemPath === undefined) continue;
     const one = paths[itemPath]!;
     if (!isObject(one['get']) || !isObject(one['delete'])) continue;
@@ -81,13 +78,22 @@ function holdsCreated(
 ): boolean {
   const requestBody = post['requestBody'];
   const body = isObject(requestBody) ? jsonMedia(requestBody['content'])?.schema : undefined;
-  if (!isObject(body) || !isObject(items)) return false;
-  const create = objectView(body);
-  const embedded = objectView(items);
-  const fields = Object.keys(create.properties);
-  if (fields.length === 0) return false;
-  const held = (f: string) => Object.hasOwn(embedded.properties, f);
-  if (!create.required.every(held)) return false;
-  if (fields.filter(held).length * 2 < fields.length) return false;
+  if (!holdsBodyFields(body, items)) return false;
+  const held = (f: string) => Object.hasOwn(objectView(items).properties, f);
   return held('id') || held(itemParam) || sameSchema(items, itemRead) !== undefined;
+}
+
+/**
+ * True when objects of schema `object` hold the fields a request body sends: every field it
+ * requires and at least half of its fields (a body with no fields holds nothing).
+ */
+export function holdsBodyFields(body: unknown, object: unknown): boolean {
+  if (!isObject(body) || !isObject(object)) return false;
+  const sent = objectView(body);
+  const kept = objectView(object);
+  const fields = Object.keys(sent.properties);
+  if (fields.length === 0) return false;
+  const held = (f: string) => Object.hasOwn(kept.properties, f);
+  if (!sent.required.every(held)) return false;
+  return fields.filter(held).length * 2 >= fields.length;
 }

@@ -17,6 +17,7 @@ import {
 import { isObject } from '../fields/schema-view.js';
 import { placeCollectionPuts } from './collection-put.js';
 import { listThroughParents } from './embedded-list.js';
+import { placeScopedCreates } from './scoped-create.js';
 
 /**
  * Operations that belong to a resource type without sitting on its plain collection and item paths
@@ -33,7 +34,9 @@ import { listThroughParents } from './embedded-list.js';
  * - inferred (generic rules, never per API): `POST <c>/create|new|add` is the create of `<c>`, and a
  *   `json` format segment is dropped (`GET <c>/json` lists `<c>`, `GET <c>/{p}/json` reads `<c>/{p}`),
  *   each only when `<c>` (or `<c>/{p}`) lacks that operation and `<c>` has an item path with DELETE;
- *   `PUT <c>` of one object answering the item's schema creates `<c>` (collection-put.ts); the
+ *   `PUT <c>` of one object answering the item's schema creates `<c>` (collection-put.ts);
+ *   `POST …/{scope}/<c>` creates `<c>` objects listed at `<c>` that carry their scope
+ *   (scoped-create.ts); the
  *   rules of path-pairing.ts (`.json` suffixes and API versions first, which every later rule then
  *   sees; collections paired with item paths elsewhere last); and, at the very end, a parent's read
  *   lists a sub-collection it embeds (embedded-list.ts).
@@ -105,6 +108,8 @@ export function assembleOperations(
   placeActionPaths(a, itemWithDelete);
   // --- inferred: a PUT on the collection that creates one object (collection-put.ts) -------------
   placeCollectionPuts(a.placer);
+  // --- inferred: a create in a scope for objects listed all together (scoped-create.ts) ----------
+  placeScopedCreates(a.placer);
   // --- inferred: collections paired with item paths elsewhere (path-pairing.ts) -------------------
   pairItemPaths(a.placer, a.documentPaths);
   // --- inferred: sub-collections listed through their parent's read (embedded-list.ts) ----------

@@ -196,3 +196,219 @@ describe('writes of a type listed at a path ending in a parameter, against a rea
     expect(JSON.parse(server.requests[0]!.body)).toEqual({ is_private: true });
   });
 });
+
+// A path ending in a parameter that lists and creates, its items one level below (issue 27: "a
+// collection whose path ends in a parameter and whose items are one level below, when sibling paths
+// at the same depth are actions or sub-resources of the item"). A feature-flag service of our own:
+// `GET`/`POST /flags/{projectKey}`, one flag at `/flags/{projectKey}/{flagKey}`.
+
+const FLAG = {
+  type: 'object',
+  properties: {
+    key: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+  },
+};
+const NEW_FLAG = { ...FLAG, required: ['key', 'name'] };
+const FLAGS = { type: 'object', properties: { items: { type: 'array', items: FLAG } } };
+
+/** The flag service; each argument replaces or adds operations or paths (undefined removes one). */
+function flags(collection: Obj = {}, more: Obj = {}): Obj {
+  const all: Obj = {
+    '/flags/{projectKey}': {
+      get: { responses: ok(FLAGS) },
+      post: { requestBody: body(NEW_FLAG), responses: { '201': body(FLAG) } },
+      ...collection,
+    },
+    '/flags/{projectKey}/{flagKey}': {
+      get: { responses: ok(FLAG) },
+      patch: { requestBody: body(FLAG), responses: ok(FLAG) },
+      delete: gone,
+    },
+    // The item's action and its sub-resource: below the item, as the rule wants.
+    '/flags/{projectKey}/{flagKey}/copy': { post: { responses: ok(FLAG) } },
+    '/flags/{projectKey}/{flagKey}/dependents': {
+      get: { responses: ok({ type: 'array', items: FLAG }) },
+    },
+    ...more,
+  };
+  for (const [k, v] of Object.entries(all)) if (v === undefined) delete all[k];
+  return { openapi: '3.0.0', info: { title: 'flags', version: '1' }, paths: all };
+}
+
+describe('a path ending in a parameter that lists and creates the objects one level below', () => {
+  const OTHER = { type: 'object', properties: { status: { type: 'string' } } };
+  const cases: { name: string; doc: Obj; keyed: boolean }[] = [
+    {
+      name: 'GET lists, POST makes what the item path reads, actions and sub-resources below the item',
+      doc: flags(),
+      keyed: true,
+    },
+    {
+      name: 'a sub-resource of the item named by another parameter is still below the item',
+      doc: flags(
+        {},
+        { '/flags/{projectKey}/{key}/targets/{env}': { get: { responses: ok(OTHER) } } },
+      ),
+      keyed: true,
+    },
+    {
+      name: 'the list wrapped or bare alike (a bare array)',
+      doc: flags({ get: { responses: ok({ type: 'array', items: FLAG }) } }),
+      keyed: true,
+    },
+    {
+      name: 'not when something deletes the path: it is an item',
+      doc: flags({ delete: gone }),
+      keyed: false,
+    },
+    {
+      name: 'not when something changes the path in place (PATCH): it is an item',
+      doc: flags({ patch: { requestBody: body(OTHER), responses: ok(OTHER) } }),
+      keyed: false,
+    },
+    {
+      name: 'not when the path above creates: the path is that collection’s item',
+      doc: flags(
+        {},
+        {
+          '/flags': {
+            get: { responses: ok({ type: 'array', items: OTHER }) },
+            post: { requestBody: body(OTHER), responses: ok(OTHER) },
+          },
+        },
+      ),
+      keyed: false,
+    },
+    {
+      name: 'not when the POST answers something else than the item (an action on an object)',
+      doc: flags({ post: { responses: ok(OTHER) } }),
+      keyed: false,
+    },
+    {
+      name: 'not when the POST answers an object that only looks alike (a field more)',
+      doc: flags({
+        post: {
+          requestBody: body(NEW_FLAG),
+          responses: ok({ ...FLAG, properties: { ...FLAG.properties, extra: { type: 'string' } } }),
+        },
+      }),
+      keyed: false,
+    },
+    {
+      name: 'not when the GET answers one object, not a list (the path reads an object)',
+      doc: flags({ get: { responses: ok(OTHER) } }),
+      keyed: false,
+    },
+    {
+      name: 'not when the GET answers the object the POST makes (read and update of an object)',
+      doc: flags({ get: { responses: ok(FLAG) } }),
+      keyed: false,
+    },
+    {
+      name: 'not when the item below has no DELETE',
+      doc: flags({}, { '/flags/{projectKey}/{flagKey}': { get: { responses: ok(FLAG) } } }),
+      keyed: false,
+    },
+    {
+      name: 'not when a sibling sits beside the item (the path is an object with parts)',
+      doc: flags({}, { '/flags/{projectKey}/summary': { get: { responses: ok(OTHER) } } }),
+      keyed: false,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const doc = JSON.parse(JSON.stringify(c.doc)) as Obj;
+      const all = paths(doc);
+      const found = keyedCollection('/flags/{projectKey}', all['/flags/{projectKey}']!, all, [
+        '/flags/{projectKey}/{flagKey}',
+      ]);
+      expect(isObjectFound(found)).toBe(c.keyed);
+      const t = deriveTypes(doc).types.find((x) => x.collectionPath === '/flags/{projectKey}');
+      expect(t !== undefined).toBe(c.keyed);
+    });
+  }
+
+  it('is a plain type: listed and created at the path, the rest at the item, scoped by the provider', () => {
+    const derived = deriveTypes(flags());
+    const t = derived.types.find((x) => x.info.name === 'flags')!;
+    expect(t.operations.list).toMatchObject({ method: 'GET', path: '/flags/{projectKey}' });
+    expect(t.operations.create).toMatchObject({ method: 'POST', path: '/flags/{projectKey}' });
+    expect(t.operations.read.path).toBe('/flags/{projectKey}/{flagKey}');
+    expect(t.operations.update).toMatchObject({ method: 'PATCH' });
+    expect(t.operations.delete?.path).toBe('/flags/{projectKey}/{flagKey}');
+    expect(t.params).toEqual([{ kind: 'provider', param: 'projectKey' }]);
+    expect(t.listShape).toEqual({ kind: 'wrapped', field: 'items' });
+    // The item's action and sub-resource are reported as such, not as collections.
+    expect(derived.unmapped.map((u) => u.path).sort()).toEqual([
+      '/flags/{projectKey}/{flagKey}/copy',
+      '/flags/{projectKey}/{flagKey}/dependents',
+    ]);
+  });
+});
+
+describe('writes of a type listed and created at a path ending in a parameter, against a real server', () => {
+  let server: RecordingServer;
+  const stored = new Map<string, Obj>();
+  beforeAll(async () => {
+    server = await startRecordingServer();
+  });
+  afterAll(() => server.stop());
+  beforeEach(() => {
+    server.clear();
+    stored.clear();
+    server.handle((req, res) => {
+      const m = /^\/flags\/web(?:\/([^/?]+))?$/.exec(req.url);
+      if (!m) return json(res, 404, { error: 'no' });
+      const key = m[1] === undefined ? undefined : decodeURIComponent(m[1]);
+      if (key === undefined && req.method === 'GET') {
+        return json(res, 200, { items: [...stored.values()] });
+      }
+      if (key === undefined && req.method === 'POST') {
+        const sent = JSON.parse(req.body || '{}') as Obj;
+        stored.set(String(sent['key']), sent);
+        return json(res, 201, sent);
+      }
+      const flag = key === undefined ? undefined : stored.get(key);
+      if (flag === undefined) return json(res, 404, {});
+      if (req.method === 'GET') return json(res, 200, flag);
+      if (req.method === 'PATCH') {
+        Object.assign(flag, JSON.parse(req.body || '{}') as Obj);
+        return json(res, 200, flag);
+      }
+      if (req.method === 'DELETE') {
+        stored.delete(key!);
+        res.writeHead(204).end();
+        return;
+      }
+      json(res, 405, {});
+    });
+  });
+
+  it('creates and lists at the path, changes and deletes one level below', async () => {
+    const p = createOpenApiProvider({
+      name: 'ff',
+      document: await prepareOpenApiDocument(flags(), 'inline'),
+      endpoint: server.url,
+      workspace: 'w',
+      parameters: { projectKey: 'web' },
+    });
+    const actor = { actor: { actor: 't' } };
+    const created = await p.create('flags', { key: 'beta', name: 'Beta' }, actor);
+    expect(created.id).toBe('beta');
+    expect((await p.list('flags')).map((o) => o.id)).toEqual(['beta']);
+    await p.update('flags', 'beta', { name: 'Beta 2' }, created, actor);
+    await p.delete('flags', 'beta', actor);
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /flags/web',
+      'GET /flags/web',
+      'GET /flags/web/beta',
+      'PATCH /flags/web/beta',
+      'DELETE /flags/web/beta',
+    ]);
+    expect(JSON.parse(server.requests[0]!.body)).toEqual({ key: 'beta', name: 'Beta' });
+    expect(JSON.parse(server.requests[3]!.body)).toEqual({ name: 'Beta 2' });
+  });
+});

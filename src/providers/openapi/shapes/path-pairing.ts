@@ -455,6 +455,21 @@ export function shape(path: string): string {
   return join(split(path).map((s) => (isParam(s) ? '{}' : s)));
 }
 
+/**
+ * The first path one parameter below `collection` (`/widgets/{widgetId}` for `/widgets`), or
+ * undefined when there is none.
+ */
+export function itemPathBelow(
+  paths: Readonly<Record<string, unknown>>,
+  collection: string,
+): string | undefined {
+  const s = split(collection);
+  return Object.keys(paths).find((p) => {
+    const t = split(p);
+    return t.length === s.length + 1 && isParam(t.at(-1)!) && join(t.slice(0, -1)) === collection;
+  });
+}
+
 /** The names of a path template's parameters, in order (`{id}` inside a segment included). */
 export function paramsOf(path: string): string[] {
   return [...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!);
