@@ -179,7 +179,7 @@ function action(
 }
 
 /** A JSONPath string literal (single-quoted, as JSONPath writes member names). */
-function jsonPathString(s: string): string {
+export function jsonPathString(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
