@@ -340,14 +340,15 @@ function selectSubjects(
   const skipped: ProbedType[] = [];
   const unscoped: string[] = [];
   for (const t of chosen) {
-    const subject = probeSubject(t, createSchemaOf(document, t));
+    const found = probeSubject(t, createSchemaOf(document, t));
+    const subject = { ...found, missing: found.missing.filter((f) => req.scope[f] === undefined) };
     const reason =
       t.singleton !== undefined
         ? 'one object per owner: there is nothing to create'
         : t.operations.delete === undefined
           ? 'the API offers no DELETE, so the probe could not remove what it made'
           : subject.missing.length > 0
-            ? `no value for the required ${subject.missing.join(', ')}: give the create schema an example (example: {...}) in an overlay`
+            ? `no value for the required ${subject.missing.join(', ')}: give the create schema an example (example: {...}) in an overlay, or a reference as --scope <field>=<id>`
             : undefined;
     if (reason !== undefined) {
       skipped.push({ type: t.info.name, status: 'skipped', reason });
@@ -410,12 +411,21 @@ async function probeType(run: Run, subject: ProbeSubject, t: DerivedType): Promi
   for (const p of subject.scopeParams) {
     if (p.field !== undefined) setKey(desired, p.field, run.scope[p.param] ?? run.scope[p.field]);
   }
+  // A --scope value named like a field of the body is that field's value (a reference to a scratch
+  // object the person made: `--scope network_id=net-1234`).
+  for (const [k, v] of Object.entries(run.scope)) {
+    if (
+      Object.hasOwn(((t.info.schema as Record<string, unknown>)['properties'] ?? {}) as object, k)
+    )
+      setKey(desired, k, v);
+  }
   for (const m of subject.markerPlaces) setKey(desired, m.field, markerValue(m.kind, run.id));
   const { object, sent } = await createFirst(run, subject, t, name, desired);
-  if (subject.scopeParams.every((p) => p.field === undefined))
-    await checkListed(run, subject, t, object);
   const read = await readBackCreated(run, subject, object);
-  learnFromReadBack(run, subject, t, sent, read);
+  const listed = subject.scopeParams.every((p) => p.field === undefined)
+    ? await checkListed(run, subject, t, read)
+    : undefined;
+  learnFromReadBack(run, subject, t, sent, read, listed);
   if (subject.nameField !== undefined && subject.embeddedKey === undefined) {
     await checkDuplicate(run, subject, t, name, sent, object);
   }
@@ -561,21 +571,37 @@ async function readBackCreated(
   return (await call(run, () => run.provider.read(subject.type, id))) ?? object;
 }
 
-/** Read-after-write: is the new object in the list read right after its create? */
+/**
+ * Read-after-write: is the new object in the list read right after its create (by its id, or by its
+ * name in another spelling)? Returns the listed entry.
+ */
 async function checkListed(
   run: Run,
   subject: ProbeSubject,
   t: DerivedType,
   object: ObservedObject,
-): Promise<void> {
+): Promise<ObservedObject | undefined> {
   const listed = await call(run, () => run.provider.list(subject.type));
-  const found = listed.some((o) => o.id === object.id);
+  const field = subject.nameField;
+  const name = field !== undefined ? flatName(object.fields[field]) : undefined;
+  const entry =
+    listed.find((o) => o.id === object.id) ??
+    (field !== undefined && name !== undefined
+      ? listed.find((o) => flatName(o.fields[field]) === name)
+      : undefined);
+  const found = entry !== undefined;
   run.facts.push({
     kind: 'consistent-reads',
     type: subject.type,
     listedAtOnce: found,
     evidence: `GET ${t.operations.list.path} right after the create ${found ? 'listed' : 'did not list'} the new object`,
   });
+  return entry;
+}
+
+/** A name as compared when looking for it: lower-case, without a final dot. */
+function flatName(v: unknown): string | undefined {
+  return typeof v === 'string' ? v.toLowerCase().replace(/\.$/, '') : undefined;
 }
 
 /** Normalisations, write-only fields, defaults and marker places, from the read-back. */
@@ -585,22 +611,33 @@ function learnFromReadBack(
   t: DerivedType,
   sent: Record<string, unknown>,
   read: ObservedObject,
+  listed: ObservedObject | undefined,
 ): void {
   const places = new Map(subject.markerPlaces.map((m) => [m.field, m]));
   const body = Object.fromEntries(
     Object.entries(sent).filter(([k]) => !t.parentFields.includes(k) && !places.has(k)),
   );
   const readAt = `GET ${t.operations.read.path}`;
-  for (const d of compareSentRead(body, read.fields)) {
+  // The read may echo what was sent where the list shows what was stored (PowerDNS's TSIG keys
+  // read back by the id the create answered): a change the list shows counts too.
+  const fromList = (listed ? compareSentRead(body, listed.fields) : []).filter(
+    (d) => d.kind === 'changed',
+  );
+  const diffs = compareSentRead(body, read.fields);
+  for (const d of fromList) {
+    if (!diffs.some((x) => x.path === d.path)) diffs.push(d);
+  }
+  for (const d of diffs) {
     if (d.kind === 'changed') {
       const ops = normalisationOf(d.sent, d.read);
+      const at = fromList.includes(d) ? `GET ${t.operations.list.path}` : readAt;
       if (ops !== undefined && ops.length > 0) {
         run.facts.push({
           kind: 'normalize',
           type: subject.type,
           path: d.path,
           ops,
-          evidence: `${d.path} sent as ${JSON.stringify(d.sent)}, ${readAt} answered ${JSON.stringify(d.read)} (${ops.join(', ')})`,
+          evidence: `${d.path} sent as ${JSON.stringify(d.sent)}, ${at} answered ${JSON.stringify(d.read)} (${ops.join(', ')})`,
         });
       }
     } else if (d.kind === 'missing') {
@@ -752,12 +789,19 @@ async function changeFields(
     } catch (e) {
       if (e instanceof BudgetSpent) throw e;
       const answer = run.last();
+      const outcome = answer
+        ? fieldOutcome({ before, sent: next, after: before, refusal: answer })
+        : 'refused';
+      const why =
+        outcome === 'invalid'
+          ? ": the probe's value was refused as invalid, which says nothing of changing the field"
+          : '';
       run.facts.push({
         kind: 'field',
         type: subject.type,
         field,
-        outcome: 'refused',
-        evidence: `${at} changing ${field} to ${JSON.stringify(next)} → ${answer ? quoteAnswer(answer) : toTendError(e).message}`,
+        outcome,
+        evidence: `${at} changing ${field} to ${JSON.stringify(next)} → ${answer ? quoteAnswer(answer) : toTendError(e).message}${why}`,
       });
     }
   }

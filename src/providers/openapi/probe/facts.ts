@@ -74,7 +74,7 @@ export type ProbeFact =
 export type MarkerPlaceKind = 'map' | 'list' | 'text';
 
 /** What a change of one field in place came to. */
-export type FieldOutcome = 'updatable' | 'refused' | 'ignored' | 'changed-otherwise';
+export type FieldOutcome = 'updatable' | 'refused' | 'invalid' | 'ignored' | 'changed-otherwise';
 
 /** The normalisations the probe can name (the `x-tend-normalize` steps of the same names). */
 export type NormalizeStep = 'lowercase' | 'uppercase' | 'trailing-dot' | 'no-trailing-dot' | 'ip';
@@ -123,10 +123,15 @@ export function identityFromDuplicate(
   return undefined;
 }
 
+/** The words of a refusal of the value itself (not of changing it): the probe's value was wrong. */
+const INVALID_VALUE =
+  /\b(unknown|invalid|not\s+(a\s+)?valid|must\s+(match|be\s+one\s+of)|malformed|unsupported|not\s+supported|bad)\b/i;
+
 /**
- * What a change of one field in place came to: refused (the update failed), accepted and read
- * back as sent (updatable; a normalised spelling of it counts), read back unchanged (silently
- * ignored: create-only), or something else.
+ * What a change of one field in place came to: refused (the update failed, and not because the new
+ * value itself was invalid: `invalid` then, which decides nothing), accepted and read back as sent
+ * (updatable; a normalised spelling of it counts), read back unchanged (silently ignored:
+ * create-only), or something else.
  */
 export function fieldOutcome(input: {
   readonly before: unknown;
@@ -134,7 +139,10 @@ export function fieldOutcome(input: {
   readonly after: unknown;
   readonly refusal?: ProbeAnswer;
 }): FieldOutcome {
-  if (input.refusal !== undefined) return 'refused';
+  if (input.refusal !== undefined) {
+    const said = input.refusal.message ?? '';
+    return INVALID_VALUE.test(said) && !DUPLICATE.test(said) ? 'invalid' : 'refused';
+  }
   if (sameValue(input.sent, input.after)) return 'updatable';
   if (sameValue(input.before, input.after)) return 'ignored';
   return 'changed-otherwise';
@@ -258,7 +266,7 @@ export function expandIpv6(address: string): string {
 /**
  * A different value of the same kind, for changing one field in place: another enum value, the
  * boolean flipped, a number one higher (one lower at the schema's maximum), a string with `-b`
- * (before a dotted name's first dot); undefined when the probe has none (arrays, objects, a
+ * (before a dotted name's first dot), another IPv4 block or address; undefined when the probe has none (arrays, objects, a
  * one-value enum).
  */
 export function changedValue(value: unknown, schema: Readonly<Record<string, unknown>>): unknown {
@@ -271,7 +279,15 @@ export function changedValue(value: unknown, schema: Readonly<Record<string, unk
     return max !== undefined && value + 1 > max ? value - 1 : value + 1;
   }
   if (typeof value === 'string') {
-    if (value === '' || isIPv6(value) || /^\d+(\.\d+){3}(\/\d+)?$/.test(value)) return undefined;
+    const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)(\/\d+)?$/.exec(value);
+    // Another block of the same size (`10.0.0.0/16` → `10.1.0.0/16`), another host address.
+    if (v4 !== null) {
+      const [, a, b, c, d, bits = ''] = v4;
+      return bits !== ''
+        ? `${a}.${(Number(b) + 1) % 256}.${c}.${d}${bits}`
+        : `${a}.${b}.${c}.${(Number(d) % 254) + 1}`;
+    }
+    if (value === '' || isIPv6(value)) return undefined;
     const dot = value.indexOf('.');
     return dot > 0 ? `${value.slice(0, dot)}-b${value.slice(dot)}` : `${value}-b`;
   }

@@ -164,7 +164,14 @@ export function probeOverlay(input: ProbeOverlayInput): string {
     '  version: 0.1.0',
     'actions:',
   ];
-  if (actions.length === 0) out[out.length - 1] = 'actions: []';
+  if (actions.length === 0) {
+    // An overlay needs one action: this one changes nothing.
+    out.push(
+      '  - target: $',
+      `    description: ${JSON.stringify(said('nothing learned that needs an annotation'))}`,
+      '    update: {}',
+    );
+  }
   for (const a of actions) {
     out.push('');
     for (const e of a.evidence) out.push(`  # ${said(e)}`);
