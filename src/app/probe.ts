@@ -415,7 +415,7 @@ async function probeType(run: Run, subject: ProbeSubject, t: DerivedType): Promi
   // object the person made: `--scope network_id=net-1234`).
   for (const [k, v] of Object.entries(run.scope)) {
     if (
-      Object.hasOwn(((t.info.schema as Record<string, unknown>)['properties'] ?? {}) as object, k)
+      Object.hasOwn(((t.info.schema as Record<string, unknown>)['properties'] ?? {}), k)
     )
       setKey(desired, k, v);
   }
