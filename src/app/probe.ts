@@ -414,9 +414,7 @@ async function probeType(run: Run, subject: ProbeSubject, t: DerivedType): Promi
   // A --scope value named like a field of the body is that field's value (a reference to a scratch
   // object the person made: `--scope network_id=net-1234`).
   for (const [k, v] of Object.entries(run.scope)) {
-    if (
-      Object.hasOwn(((t.info.schema as Record<string, unknown>)['properties'] ?? {}), k)
-    )
+    if (Object.hasOwn((t.info.schema as Record<string, unknown>)['properties'] ?? {}, k))
       setKey(desired, k, v);
   }
   for (const m of subject.markerPlaces) setKey(desired, m.field, markerValue(m.kind, run.id));
