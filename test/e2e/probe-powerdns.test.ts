@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli, startCli } from '../support/cli.js';
+import { overlayUpdates } from '../support/overlay-updates.js';
 import { PDNS, startPdns, type PdnsHandle } from '../support/pdns.js';
 
 // `tend providers probe` against a real pdns_server, given only the structure the Swagger document
@@ -17,30 +17,6 @@ const SPEC = join(ROOT, 'examples/powerdns/specs/powerdns-auth-4.7.3.swagger.yam
 const STRUCTURE = join(ROOT, 'test/e2e/probe/pdns.structure.overlay.yaml');
 const HAND = join(ROOT, 'examples/powerdns/specs/pdns.overlay.yaml');
 const SCRATCH = 'scratch.example.';
-
-/** Every `target → key → value` an overlay sets (later actions win, as when applied). */
-function updates(file: string): Map<string, Record<string, unknown>> {
-  const overlay = parse(readFileSync(file, 'utf8')) as {
-    actions: { target: string; update: Record<string, unknown> }[];
-  };
-  const out = new Map<string, Record<string, unknown>>();
-  for (const a of overlay.actions) {
-    const into = out.get(a.target) ?? {};
-    for (const [k, v] of Object.entries(a.update)) {
-      if (k.startsWith('x-tend-') || ['writeOnly', 'default', 'readOnly'].includes(k)) into[k] = v;
-      else if (typeof v === 'object' && v !== null) {
-        // `properties: { serial: {...} }` style: one target per property.
-        const nested = out.get(`${a.target}.${k}`) ?? {};
-        Object.assign(nested, v);
-        out.set(`${a.target}.${k}`, nested);
-        continue;
-      }
-      out.set(a.target, into);
-    }
-    if (Object.keys(into).length > 0) out.set(a.target, into);
-  }
-  return out;
-}
 
 /**
  * The hand-written facts the probe does not learn here, and why (docs/onboard-rest-api.md lists
@@ -176,8 +152,8 @@ describe.skipIf(PDNS.skip)(`tend providers probe against a real pdns_server${PDN
     expect(aaaa?.evidence).toContain('"2001:DB8:0:0:0:0:0:1"');
     expect(aaaa?.evidence).toContain('"2001:db8::1"');
 
-    const learned = updates(out);
-    const hand = updates(HAND);
+    const learned = overlayUpdates(out);
+    const hand = overlayUpdates(HAND);
     expect([...learned.keys()].length, 'targets learned').toBeGreaterThanOrEqual(9);
     // Every fact the probe wrote is one the hand-written overlay states.
     for (const [target, keys] of learned) {

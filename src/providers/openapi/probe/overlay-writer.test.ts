@@ -156,6 +156,25 @@ describe('probeActions: the overlay actions facts come to', () => {
       notes: 1,
     },
     {
+      reason: 'no name to try a duplicate with, and a place that kept the marker: that place',
+      facts: [
+        {
+          kind: 'marker',
+          type: 'things',
+          field: 'labels',
+          markerKind: 'map',
+          kept: true,
+          evidence: 'e',
+        },
+      ],
+      want: [
+        {
+          target: "$.paths['/things'].post.requestBody.content['application/json'].schema",
+          update: { 'x-tend-marker': { field: 'labels', kind: 'map' } },
+        },
+      ],
+    },
+    {
       reason: 'no kept marker and no unique name: no marker place',
       facts: [
         { kind: 'identity', type: 'things', field: 'name', unique: false, evidence: 'e' },

@@ -32,7 +32,8 @@ export interface ProbeAction {
  * schema, `x-tend-immutable` on each field a change in place was refused or ignored for,
  * `x-tend-normalize` on each field the platform rewrote (on the top-level field holding a nested
  * one), `default` on a nested field the platform fills in, `writeOnly` on a field never read back,
- * `x-tend-marker: false` where no candidate kept the marker and the name is not unique, and
+ * `x-tend-marker` on the place that kept the marker where the type has no name to try, `x-tend-marker:
+ * false` where no candidate kept the marker and the name is not unique, and
  * `x-tend-consistent-reads` on the root when every object was listed at once. Facts that need no
  * annotation (an updatable field, a kept marker on a type with a natural key) and facts whose
  * target the document does not show are returned as notes.
@@ -125,7 +126,10 @@ function identityActions(
         },
         kept.evidence,
       );
-    } else notes.push(`${type}.${kept.field}: ${kept.evidence}`);
+    } else {
+      // No name to try a second create with: where the marker goes is the fact.
+      add(target, { 'x-tend-marker': { field: kept.field, kind: kept.markerKind } }, kept.evidence);
+    }
     for (const m of markers) if (m !== kept) notes.push(`${type}.${m.field}: ${m.evidence}`);
     return;
   }
