@@ -427,7 +427,8 @@ async function probeType(run: Run, subject: ProbeSubject, t: DerivedType): Promi
   if (subject.nameField !== undefined && subject.embeddedKey === undefined) {
     await checkDuplicate(run, subject, t, name, sent, object);
   }
-  await changeFields(run, subject, t, desired, read);
+  // Changed from what the platform accepted (a PUT sends the whole object: the name as created).
+  await changeFields(run, subject, t, sent, read);
 }
 
 /**

@@ -8,7 +8,7 @@ import { parse } from 'yaml';
  */
 export function overlayUpdates(file: string): Map<string, Record<string, unknown>> {
   const overlay = parse(readFileSync(file, 'utf8')) as {
-    actions: { target: string; update: Record<string, unknown> }[];
+    actions: { target: string; update?: Record<string, unknown> }[];
   };
   const out = new Map<string, Record<string, unknown>>();
   const at = (target: string) => {
@@ -19,7 +19,7 @@ export function overlayUpdates(file: string): Map<string, Record<string, unknown
     return fresh;
   };
   for (const a of overlay.actions) {
-    for (const [k, v] of Object.entries(a.update)) {
+    for (const [k, v] of Object.entries(a.update ?? {})) {
       const annotation =
         k.startsWith('x-tend-') || ['writeOnly', 'default', 'readOnly'].includes(k);
       if (annotation) at(a.target)[k] = v;

@@ -115,6 +115,20 @@ describe('fieldOutcome: a change of one field in place', () => {
       refusal: { request: 'PUT /k', status: 422, message: 'Unknown TSIG algorithm: hmac-sha256-b' },
       want: 'invalid',
     },
+    {
+      reason:
+        'refused in words that say the field cannot change, even in a "validation failed" answer',
+      before: 'a',
+      sent: 'b',
+      after: 'a',
+      refusal: {
+        request: 'PUT /f',
+        status: 400,
+        message:
+          'Request validation failed: your request body or params contain invalid data: Cannot change name of feature flag',
+      },
+      want: 'refused',
+    },
   ];
   for (const c of cases) it(c.reason, () => expect(fieldOutcome(c)).toBe(c.want));
 });

@@ -127,6 +127,10 @@ export function identityFromDuplicate(
 const INVALID_VALUE =
   /\b(unknown|invalid|not\s+(a\s+)?valid|must\s+(match|be\s+one\s+of)|malformed|unsupported|not\s+supported|bad)\b/i;
 
+/** The words of a refused change ("Cannot change name of feature flag"): never a wrong value. */
+const CHANGE_REFUSED =
+  /\b(cannot|can't|can\s+not|not\s+allowed\s+to|may\s+not|unable\s+to)\s+(be\s+)?(chang|updat|modif|renam|edit)/i;
+
 /**
  * What a change of one field in place came to: refused (the update failed, and not because the new
  * value itself was invalid: `invalid` then, which decides nothing), accepted and read back as sent
@@ -141,7 +145,9 @@ export function fieldOutcome(input: {
 }): FieldOutcome {
   if (input.refusal !== undefined) {
     const said = input.refusal.message ?? '';
-    return INVALID_VALUE.test(said) && !DUPLICATE.test(said) ? 'invalid' : 'refused';
+    return INVALID_VALUE.test(said) && !CHANGE_REFUSED.test(said) && !DUPLICATE.test(said)
+      ? 'invalid'
+      : 'refused';
   }
   if (sameValue(input.sent, input.after)) return 'updatable';
   if (sameValue(input.before, input.after)) return 'ignored';
