@@ -8,7 +8,7 @@ import {
   type AlertmanagerHandle,
 } from '../support/alertmanager.js';
 import { ROOT, runCli } from '../support/cli.js';
-import { overlayUpdates } from '../support/overlay-updates.js';
+import { overlayUpdates, probeArgs } from '../support/probe.js';
 
 // `tend providers probe` against a real Alertmanager 0.25, given the structure its document cannot
 // say (test/e2e/probe/alertmanager.structure.overlay.yaml). Silences have no name, so there is no
@@ -44,21 +44,18 @@ describe.skipIf(ALERTMANAGER.skip)(
     it('learns the marker place the hand-written overlay states, and leaves no silence in force', async () => {
       const before = await inForce();
       const out = join(dir, 'learned.yaml');
-      const r = await runCli([
-        'providers',
-        'probe',
-        SPEC,
-        '--overlay',
-        STRUCTURE,
-        '--endpoint',
-        am.apiUrl,
-        '--yes',
-        '--json',
-        '--out',
-        out,
-        '--journal',
-        join(dir, 'j.sqlite'),
-      ]);
+      const r = await runCli(
+        probeArgs(
+          SPEC,
+          STRUCTURE,
+          am.apiUrl,
+          '--json',
+          '--out',
+          out,
+          '--journal',
+          join(dir, 'j.sqlite'),
+        ),
+      );
       expect(r.code, r.stdout + r.stderr).toBe(0);
       const report = JSON.parse(r.stdout) as {
         types: { type: string; status: string }[];

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli, startCli } from '../support/cli.js';
-import { overlayUpdates } from '../support/overlay-updates.js';
+import { overlayUpdates, probeArgs } from '../support/probe.js';
 import { PDNS, startPdns, type PdnsHandle } from '../support/pdns.js';
 
 // `tend providers probe` against a real pdns_server, given only the structure the Swagger document
@@ -59,21 +59,17 @@ describe.skipIf(PDNS.skip)(`tend providers probe against a real pdns_server${PDN
   let pdns: PdnsHandle;
   let dir: string;
 
-  const args = (...more: string[]) => [
-    'providers',
-    'probe',
-    SPEC,
-    '--overlay',
-    STRUCTURE,
-    '--endpoint',
-    pdns.apiUrl,
-    '--auth-header',
-    'X-API-Key',
-    '--auth-env',
-    'PDNS_API_KEY',
-    '--yes',
-    ...more,
-  ];
+  const args = (...more: string[]) =>
+    probeArgs(
+      SPEC,
+      STRUCTURE,
+      pdns.apiUrl,
+      '--auth-header',
+      'X-API-Key',
+      '--auth-env',
+      'PDNS_API_KEY',
+      ...more,
+    );
   const env = () => ({ PDNS_API_KEY: pdns.apiKey });
 
   /** What the platform holds: zones, the scratch zone's record sets (serials aside), TSIG keys. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../support/cli.js';
-import { overlayUpdates } from '../support/overlay-updates.js';
+import { overlayUpdates, probeArgs } from '../support/probe.js';
 import { startUnleash, UNLEASH, type UnleashHandle } from '../support/unleash.js';
 
 // `tend providers probe` against a real Unleash 6.10 (and its PostgreSQL), given the structure its
@@ -43,13 +43,9 @@ describe.skipIf(UNLEASH.skip)(`tend providers probe against Unleash${UNLEASH.not
     const before = await flags();
     const out = join(dir, 'learned.yaml');
     const r = await runCli(
-      [
-        'providers',
-        'probe',
+      probeArgs(
         SPEC,
-        '--overlay',
         STRUCTURE,
-        '--endpoint',
         unleash.url,
         '--auth-header',
         'Authorization',
@@ -57,13 +53,12 @@ describe.skipIf(UNLEASH.skip)(`tend providers probe against Unleash${UNLEASH.not
         'UNLEASH_TOKEN',
         '--type',
         'features',
-        '--yes',
         '--json',
         '--out',
         out,
         '--journal',
         join(dir, 'j.sqlite'),
-      ],
+      ),
       { env: { UNLEASH_TOKEN: unleash.tendToken } },
     );
     expect(r.code, r.stdout + r.stderr).toBe(0);

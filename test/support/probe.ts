@@ -28,3 +28,18 @@ export function overlayUpdates(file: string): Map<string, Record<string, unknown
   }
   return out;
 }
+
+/** The arguments of `tend providers probe <spec> --overlay <overlay> --endpoint <url> --yes …more`. */
+export function probeArgs(spec: string, overlay: string, endpoint: string, ...more: string[]) {
+  return [
+    'providers',
+    'probe',
+    spec,
+    '--overlay',
+    overlay,
+    '--endpoint',
+    endpoint,
+    '--yes',
+    ...more,
+  ];
+}
