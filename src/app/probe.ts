@@ -254,18 +254,19 @@ export async function probeProvider(req: ProbeRequest): Promise<ProbeReport> {
   const locations = new Map<string, SchemaLocation>(
     subjects.map((s) => [s.subject.type, s.subject.location]),
   );
-  writeFileSync(
-    out,
-    probeOverlay({
+  const overlayText = probeOverlay({
       title: typeof document.document['info'] === 'object' ? titleOf(document.document) : req.spec,
       date: now.toISOString().slice(0, 10),
       endpoint,
       raw: await rawDocument(req.spec, req.userAgent),
       locations,
       facts: run.facts,
-    }),
-    { flag: 'wx', mode: 0o644 },
-  );
+    });
+  // A secret the platform answered (registered by the provider) never reaches the file.
+  writeFileSync(out, req.redactor ? req.redactor.text(overlayText) : overlayText, {
+    flag: 'wx',
+    mode: 0o644,
+  });
   return {
     endpoint,
     run: run.id,

@@ -40,7 +40,14 @@ export function probeSubject(t: DerivedType, createSchema: unknown): ProbeSubjec
   const schema = t.info.schema as Record<string, unknown>;
   const props = record(schema['properties']);
   const required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : [];
-  const skip = new Set([...t.parentFields, ...t.info.outputOnly, ...t.serverOwned]);
+  // Secrets are never sent from an example (nor read back into evidence): a type that requires
+  // one is not probed.
+  const skip = new Set([
+    ...t.parentFields,
+    ...t.info.outputOnly,
+    ...t.serverOwned,
+    ...t.info.sensitive,
+  ]);
   const example = record(record(createSchema)['example']);
   const sample: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(example)) if (!skip.has(k)) setKey(sample, k, v);
@@ -58,8 +65,10 @@ export function probeSubject(t: DerivedType, createSchema: unknown): ProbeSubjec
       : undefined) ?? NAME_LIKE.find((f) => record(props[f])['type'] === 'string' && !skip.has(f));
   const markerPlaces = markerPlacesOf(props, skip, t.info.sensitive);
   const marked = new Set(markerPlaces.map((m) => m.field));
+  // A required secret is missing too: the type is set aside with the reason, not created without it.
+  const notSent = new Set([...t.parentFields, ...t.info.outputOnly, ...t.serverOwned]);
   const missing = required.filter(
-    (f) => !skip.has(f) && f !== nameField && !Object.hasOwn(sample, f) && !marked.has(f),
+    (f) => !notSent.has(f) && f !== nameField && !Object.hasOwn(sample, f) && !marked.has(f),
   );
   const embeddedKey = t.embedded?.key;
   const changeable = Object.keys(sample).filter(
