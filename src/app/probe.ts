@@ -255,13 +255,13 @@ export async function probeProvider(req: ProbeRequest): Promise<ProbeReport> {
     subjects.map((s) => [s.subject.type, s.subject.location]),
   );
   const overlayText = probeOverlay({
-      title: typeof document.document['info'] === 'object' ? titleOf(document.document) : req.spec,
-      date: now.toISOString().slice(0, 10),
-      endpoint,
-      raw: await rawDocument(req.spec, req.userAgent),
-      locations,
-      facts: run.facts,
-    });
+    title: typeof document.document['info'] === 'object' ? titleOf(document.document) : req.spec,
+    date: now.toISOString().slice(0, 10),
+    endpoint,
+    raw: await rawDocument(req.spec, req.userAgent),
+    locations,
+    facts: run.facts,
+  });
   // A secret the platform answered (registered by the provider) never reaches the file.
   writeFileSync(out, req.redactor ? req.redactor.text(overlayText) : overlayText, {
     flag: 'wx',
@@ -697,35 +697,11 @@ async function checkDuplicate(
   const field = subject.nameField!;
   const createdAt = `${t.operations.create.method} ${t.operations.create.path}`;
   const seq = journaled(run, subject, name);
-  try {
-    const copy = await call(run, () => run.provider.create(subject.type, desired, run.wctx));
-    const answer = run.last();
-    if (copy.id === first.id) {
-      run.journal.done(seq);
-      run.held.delete(seq);
-      run.facts.push({
-        kind: 'identity',
-        type: subject.type,
-        field,
-        unique: true,
-        evidence: `second ${createdAt} with the same ${field} answered the same object (${first.id})`,
-      });
-      return;
-    }
-    run.journal.created(seq, copy.id);
-    run.held.set(seq, { type: subject.type, name, id: copy.id });
-    const fact = identityFromDuplicate(subject.type, field, {
-      request: createdAt,
-      status: answer !== undefined && answer.status < 300 ? answer.status : 201,
-    });
-    if (fact) run.facts.push(fact);
-    await removeOne(run, seq);
-  } catch (e) {
-    if (e instanceof BudgetSpent) throw e;
-    const answer = run.last();
-    if (answer === undefined) throw e;
+  const tried = await attempt(run, () => run.provider.create(subject.type, desired, run.wctx));
+  if ('refusal' in tried) {
+    const answer = tried.refusal;
     const fact = identityFromDuplicate(subject.type, field, { ...answer, request: createdAt });
-    // Refused as a duplicate, or any 4xx: nothing was made.
+    // Refused as a duplicate, or any 4xx: nothing was made; else the cleanup looks it up by name.
     if (fact !== undefined || answer.status < 500) {
       run.journal.done(seq);
       run.held.delete(seq);
@@ -735,6 +711,49 @@ async function checkDuplicate(
       run.progress(
         `${subject.type}: the second create was refused for another reason (${quoteAnswer(answer)}); identity not decided`,
       );
+    return;
+  }
+  const copy = tried.value;
+  if (copy.id === first.id) {
+    run.journal.done(seq);
+    run.held.delete(seq);
+    run.facts.push({
+      kind: 'identity',
+      type: subject.type,
+      field,
+      unique: true,
+      evidence: `second ${createdAt} with the same ${field} answered the same object (${first.id})`,
+    });
+    return;
+  }
+  run.journal.created(seq, copy.id);
+  run.held.set(seq, { type: subject.type, name, id: copy.id });
+  const fact = identityFromDuplicate(subject.type, field, {
+    request: createdAt,
+    status: tried.status,
+  });
+  if (fact) run.facts.push(fact);
+  await removeOne(run, seq);
+}
+
+/**
+ * Runs one provider call whose refusal is evidence: its value and the status it was answered with,
+ * or the platform's answer refusing it. A failure without an answer (the platform unreachable)
+ * and a request the budget refused are thrown.
+ */
+async function attempt<T>(
+  run: Run,
+  f: () => Promise<T>,
+): Promise<{ value: T; status: number } | { refusal: ProbeAnswer }> {
+  const before = run.budget.used;
+  try {
+    const value = await call(run, f);
+    return { value, status: run.last()?.status ?? 200 };
+  } catch (e) {
+    const answer = run.last();
+    if (e instanceof BudgetSpent || answer === undefined || run.budget.used === before) throw e;
+    if (answer.status < 400) throw e;
+    return { refusal: answer };
   }
 }
 
@@ -757,53 +776,46 @@ async function changeFields(
     const before = current.fields[field];
     const next = changedValue(base[field] ?? before, props[field] ?? {});
     if (next === undefined || update === undefined) continue;
-    const at = `${update.method} ${update.path}`;
-    try {
-      const changed = await call(run, () =>
-        run.provider.update(
-          subject.type,
-          current.id,
-          { ...base, [field]: next },
-          current,
-          run.wctx,
-        ),
-      );
-      const again = (await call(run, () => run.provider.read(subject.type, changed.id))) ?? changed;
-      if (again.id !== current.id) renamed(run, subject, current.id, again.id);
-      const after = again.fields[field];
-      const outcome = fieldOutcome({ before, sent: next, after });
-      run.facts.push({
-        kind: 'field',
-        type: subject.type,
-        field,
-        outcome,
-        evidence:
-          outcome === 'updatable'
-            ? `${at} changing ${field} to ${JSON.stringify(next)} was accepted and read back`
-            : outcome === 'ignored'
-              ? `${at} changing ${field} to ${JSON.stringify(next)} answered ${run.last()?.status ?? 'ok'} but the object still has ${JSON.stringify(after)}: ignored, so create-only`
-              : `${at} changing ${field} to ${JSON.stringify(next)} read back ${JSON.stringify(after)}`,
-      });
-      if (outcome === 'updatable') setKey(base, field, next);
-      current = again;
-    } catch (e) {
-      if (e instanceof BudgetSpent) throw e;
-      const answer = run.last();
-      const outcome = answer
-        ? fieldOutcome({ before, sent: next, after: before, refusal: answer })
-        : 'refused';
+    const at = `${update.method} ${update.path} changing ${field} to ${JSON.stringify(next)}`;
+    const changed = { ...base };
+    setKey(changed, field, next);
+    const tried = await attempt(run, () =>
+      run.provider.update(subject.type, current.id, changed, current, run.wctx),
+    );
+    if ('refusal' in tried) {
+      const outcome = fieldOutcome({ before, sent: next, after: before, refusal: tried.refusal });
       const why =
         outcome === 'invalid'
-          ? ": the probe's value was refused as invalid, which says nothing of changing the field"
+          ? ": refused for a reason that decides nothing (the probe's value, or a failure)"
           : '';
       run.facts.push({
         kind: 'field',
         type: subject.type,
         field,
         outcome,
-        evidence: `${at} changing ${field} to ${JSON.stringify(next)} → ${answer ? quoteAnswer(answer) : toTendError(e).message}${why}`,
+        evidence: `${at} → ${quoteAnswer(tried.refusal)}${why}`,
       });
+      continue;
     }
+    const again =
+      (await call(run, () => run.provider.read(subject.type, tried.value.id))) ?? tried.value;
+    if (again.id !== current.id) renamed(run, subject, current.id, again.id);
+    const after = again.fields[field];
+    const outcome = fieldOutcome({ before, sent: next, after });
+    run.facts.push({
+      kind: 'field',
+      type: subject.type,
+      field,
+      outcome,
+      evidence:
+        outcome === 'updatable'
+          ? `${at} was accepted and read back`
+          : outcome === 'ignored'
+            ? `${at} answered ${tried.status} but the object still has ${JSON.stringify(after)}: ignored, so create-only`
+            : `${at} read back ${JSON.stringify(after)}`,
+    });
+    if (outcome === 'updatable') setKey(base, field, next);
+    current = again;
   }
 }
 

@@ -122,9 +122,85 @@ describe('tend providers probe against the sandbox', () => {
       'buckets true',
     ]);
     expect(report.facts.filter((f) => f.kind === 'marker').every((f) => f.kept)).toBe(true);
+    // The sandbox serves its document with x-tend-consistent-reads when its reads never lag.
+    const served = (await (await fetch(`${sandbox.url}/openapi.json`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(served['x-tend-consistent-reads']).toBe(true);
     const text = readFileSync(join(dir, 'sb.yaml'), 'utf8');
+    expect(text).toContain('x-tend-consistent-reads: true');
     expect(text).toContain('target: "$.components.schemas.Bucket"');
     expect(text).toContain('x-tend-natural-key: name');
+  });
+
+  it('reads that lag writes: no x-tend-consistent-reads, and the human output says so', async () => {
+    // A sandbox of its own, started so that its reads may lag (its document then promises nothing).
+    const lagging = await startSandboxProcess(['--eventual-consistency', '0']);
+    await lagging.setFaults({ eventualConsistencyMs: 2000 });
+    try {
+      const out = join(dir, 'lag.yaml');
+      const r = await runCli([
+        'providers',
+        'probe',
+        SPEC,
+        '--overlay',
+        EXAMPLES,
+        '--endpoint',
+        lagging.url,
+        '--yes',
+        '--type',
+        'buckets',
+        '--out',
+        out,
+      ]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^buckets {2}probed$/m);
+      expect(r.stdout).toMatch(
+        /^ {2}reads {8}not listed at once — GET \/buckets right after the create did not list the new object$/m,
+      );
+      expect(r.stdout).toMatch(/^ {2}identity {5}name is a natural key — second POST \/buckets/m);
+      expect(r.stdout).toMatch(/^Overlay written to .*lag\.yaml$/m);
+      expect(readFileSync(out, 'utf8')).not.toContain('x-tend-consistent-reads');
+    } finally {
+      await lagging.stop();
+    }
+  });
+
+  it('says what it could not remove, with ids (exit 1), and the next run removes it', async () => {
+    const before = await objects();
+    await sandbox.setFaults({ errorRate: 1, methods: ['DELETE'] });
+    let failed;
+    try {
+      failed = await probe(
+        '--yes',
+        '--type',
+        'buckets',
+        '--out',
+        join(dir, 'f1.yaml'),
+        '--journal',
+        join(dir, 'f.sqlite'),
+      );
+    } finally {
+      await sandbox.setFaults({ errorRate: 0, methods: null });
+    }
+    expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+    expect(failed.stdout).toMatch(
+      /Left on the platform \(remove them by hand, or run the probe again\):\n {2}buckets tend-probe-[0-9a-f]{8} \(tend-probe-[0-9a-f]{8}\)/,
+    );
+    expect(await objects()).not.toEqual(before);
+    const again = await probe(
+      '--yes',
+      '--type',
+      'buckets',
+      '--out',
+      join(dir, 'f2.yaml'),
+      '--journal',
+      join(dir, 'f.sqlite'),
+    );
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/buckets: removed tend-probe-[0-9a-f]{8} left by probe run/);
+    expect(await objects()).toEqual(before);
   });
 
   it('stops cleanly, and cleans up, when the budget would be exceeded', async () => {

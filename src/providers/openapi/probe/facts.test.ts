@@ -116,6 +116,14 @@ describe('fieldOutcome: a change of one field in place', () => {
       want: 'invalid',
     },
     {
+      reason: 'the platform failed (500): decides nothing',
+      before: 'a',
+      sent: 'b',
+      after: 'a',
+      refusal: { request: 'PUT /x', status: 500, message: 'internal error' },
+      want: 'invalid',
+    },
+    {
       reason:
         'refused in words that say the field cannot change, even in a "validation failed" answer',
       before: 'a',

@@ -133,7 +133,7 @@ const CHANGE_REFUSED =
 
 /**
  * What a change of one field in place came to: refused (the update failed, and not because the new
- * value itself was invalid: `invalid` then, which decides nothing), accepted and read back as sent
+ * value itself was invalid or the platform failed: `invalid` then, which decides nothing), accepted and read back as sent
  * (updatable; a normalised spelling of it counts), read back unchanged (silently ignored:
  * create-only), or something else.
  */
@@ -145,9 +145,10 @@ export function fieldOutcome(input: {
 }): FieldOutcome {
   if (input.refusal !== undefined) {
     const said = input.refusal.message ?? '';
-    return INVALID_VALUE.test(said) && !CHANGE_REFUSED.test(said) && !DUPLICATE.test(said)
-      ? 'invalid'
-      : 'refused';
+    if (CHANGE_REFUSED.test(said)) return 'refused';
+    // A failure of the platform says nothing of the field; nor does a value refused as wrong.
+    if (input.refusal.status >= 500) return 'invalid';
+    return INVALID_VALUE.test(said) && !DUPLICATE.test(said) ? 'invalid' : 'refused';
   }
   if (sameValue(input.sent, input.after)) return 'updatable';
   if (sameValue(input.before, input.after)) return 'ignored';
