@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli, startCli } from '../support/cli.js';
+import { ProbeJournal } from '../../src/app/probe-journal.js';
+import { displayUrl } from '../../src/core/index.js';
 import { overlayUpdates, probeArgs } from '../support/probe.js';
 import { PDNS, startPdns, type PdnsHandle } from '../support/pdns.js';
 
@@ -202,6 +204,50 @@ describe.skipIf(PDNS.skip)(`tend providers probe against a real pdns_server${PDN
     );
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stderr).toMatch(/zones: removed tend-probe-\S+ left by probe run [0-9a-f]{8}/);
+    expect(await platform()).toEqual(before);
+  });
+
+  it('a journaled create whose answer never came (no id) is found by its name and removed', async () => {
+    const before = await platform();
+    // As a run killed after it journaled a record set and sent its PATCH, before the answer.
+    const name = 'tend-probe-0000beef.scratch.example.';
+    const made = await pdns.api('PATCH', `/servers/localhost/zones/${SCRATCH}`, {
+      rrsets: [
+        {
+          name,
+          type: 'AAAA',
+          ttl: 300,
+          changetype: 'REPLACE',
+          records: [{ content: '2001:db8::2', disabled: false }],
+        },
+      ],
+    });
+    expect(made.status).toBe(204);
+    const file = join(dir, 'no-id.sqlite');
+    const journal = new ProbeJournal(file);
+    journal.intend({
+      run: '0000beef',
+      endpoint: displayUrl(pdns.apiUrl),
+      type: 'rrsets',
+      name,
+      scope: { zone_id: SCRATCH },
+    });
+    journal.close();
+    const r = await runCli(
+      args(
+        '--scope',
+        `zone_id=${SCRATCH}`,
+        '--type',
+        'tsigkeys',
+        '--out',
+        join(dir, 'n.yaml'),
+        '--journal',
+        file,
+      ),
+      { env: env() },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stderr).toContain(`rrsets: removed ${name} left by probe run 0000beef`);
     expect(await platform()).toEqual(before);
   });
 
