@@ -297,7 +297,7 @@ function countingFetch(
     let message: string | undefined;
     if (res.status >= 300) {
       try {
-        const text = (await res.clone().text()).slice(0, 4000);
+        const text = await headOf(res.clone(), 4000);
         let body: unknown = text;
         try {
           body = JSON.parse(text);
@@ -316,6 +316,25 @@ function countingFetch(
     });
     return res;
   };
+}
+
+/**
+ * The first `max` bytes of an answer's body, as text: a hostile platform's endless error body is
+ * not read past them (this branch of the body is cancelled; the client reads its own, bounded).
+ */
+async function headOf(res: Response, max: number): Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
 }
 
 /**
