@@ -221,36 +221,17 @@ export async function probeProvider(req: ProbeRequest): Promise<ProbeReport> {
   };
   progress(`probing ${endpoint} (run ${run.id}, budget ${limit} requests)`);
   const types: ProbedType[] = [...skipped];
-  let stopped: string | undefined;
-  let removedBefore: ProbeObjectRef[] = [];
-  let leftovers: ProbeObjectRef[] = [];
+  let done: Omit<Probed, 'types'> = { removedBefore: [], leftovers: [] };
   try {
-    run.phase = 'cleanup';
-    removedBefore = await removeLeftovers(run, subjects);
-    run.phase = 'probe';
-    for (const { subject, t } of subjects) {
-      if (stopped !== undefined) {
-        types.push({ type: subject.type, status: 'stopped', reason: stopped });
-        continue;
-      }
-      try {
-        progress(`${subject.type}: probing`);
-        await probeType(run, subject, t);
-        types.push({ type: subject.type, status: 'probed' });
-      } catch (e) {
-        if (e instanceof BudgetSpent || budget.exhausted) {
-          stopped = `the budget of ${limit} requests would have been exceeded; probing stopped and cleaned up`;
-          types.push({ type: subject.type, status: 'stopped', reason: stopped });
-        } else {
-          types.push({ type: subject.type, status: 'failed', reason: toTendError(e).message });
-        }
-      }
-    }
+    const probed = await probeAll(run, subjects, limit);
+    for (const t of probed.types) types.push(t);
+    done = probed;
   } finally {
     run.phase = 'cleanup';
-    leftovers = await removeHeld(run);
+    done = { ...done, leftovers: [...done.leftovers, ...(await removeHeld(run))] };
     journal.close();
   }
+  const { removedBefore, leftovers, stopped } = done;
   const locations = new Map<string, SchemaLocation>(
     subjects.map((s) => [s.subject.type, s.subject.location]),
   );
@@ -278,6 +259,60 @@ export async function probeProvider(req: ProbeRequest): Promise<ProbeReport> {
     facts: run.facts,
     removedBefore,
     leftovers,
+    ...(stopped !== undefined ? { stopped } : {}),
+  };
+}
+
+/** What probing the types came to, before the last cleanup. */
+interface Probed {
+  readonly types: ProbedType[];
+  readonly removedBefore: ProbeObjectRef[];
+  /** Objects of earlier runs that could not be removed (still journaled). */
+  readonly leftovers: ProbeObjectRef[];
+  readonly stopped?: string;
+}
+
+/**
+ * Removes what earlier runs left, then probes each type in turn; once the budget refuses a
+ * request, the remaining types are not started.
+ */
+async function probeAll(
+  run: Run,
+  subjects: readonly { subject: ProbeSubject; t: DerivedType }[],
+  limit: number,
+): Promise<Probed> {
+  run.phase = 'cleanup';
+  const before = await removeLeftovers(run, subjects);
+  run.phase = 'probe';
+  const types: ProbedType[] = [];
+  let stopped: string | undefined;
+  for (const { subject, t } of subjects) {
+    const unswept = before.failed.get(subject.type);
+    if (stopped !== undefined || unswept !== undefined) {
+      types.push({
+        type: subject.type,
+        status: stopped !== undefined ? 'stopped' : 'failed',
+        reason: stopped ?? unswept!,
+      });
+      continue;
+    }
+    try {
+      run.progress(`${subject.type}: probing`);
+      await probeType(run, subject, t);
+      types.push({ type: subject.type, status: 'probed' });
+    } catch (e) {
+      if (e instanceof BudgetSpent || run.budget.exhausted) {
+        stopped = `the budget of ${limit} requests would have been exceeded; probing stopped and cleaned up`;
+        types.push({ type: subject.type, status: 'stopped', reason: stopped });
+      } else {
+        types.push({ type: subject.type, status: 'failed', reason: toTendError(e).message });
+      }
+    }
+  }
+  return {
+    types,
+    removedBefore: before.removed,
+    leftovers: before.stuck,
     ...(stopped !== undefined ? { stopped } : {}),
   };
 }
@@ -511,13 +546,13 @@ async function createFirst(
       if (e instanceof BudgetSpent) throw e;
       lastError = e;
       const answer = run.last();
-      // A refusal made nothing; an unknown outcome stays journaled for the cleanup to look up.
-      if (answer !== undefined && answer.status >= 400 && answer.status < 500) {
-        run.journal.done(seq);
-        run.held.delete(seq);
-        refused = { body, answer };
-        run.progress(`${subject.type}: refused (${quoteAnswer(answer)}); trying another spelling`);
-      }
+      // A refusal made nothing; an unknown outcome (a 5xx, no answer) stays journaled for the
+      // cleanup to look up, and no other spelling is tried: the first may have been made.
+      if (answer === undefined || answer.status < 400 || answer.status >= 500) break;
+      run.journal.done(seq);
+      run.held.delete(seq);
+      refused = { body, answer };
+      run.progress(`${subject.type}: refused (${quoteAnswer(answer)}); trying another spelling`);
     }
   }
   throw toTendError(lastError);
@@ -584,7 +619,7 @@ async function readBackCreated(
   if (direct !== undefined) return direct;
   const name = subject.nameField !== undefined ? object.fields[subject.nameField] : undefined;
   if (typeof name !== 'string') return object;
-  const [id] = await call(run, () => idsByName(run, subject.type, name));
+  const [id] = await call(run, () => idsByName(run, subject.type, name, run.id));
   if (id === undefined) return object;
   renamed(run, subject, object.id, id);
   return (await call(run, () => run.provider.read(subject.type, id))) ?? object;
@@ -852,7 +887,15 @@ function renamed(run: Run, subject: ProbeSubject, from: string, to: string): voi
 async function removeOne(run: Run, seq: number): Promise<boolean> {
   const h = run.held.get(seq);
   if (h === undefined) return true;
-  const ids = h.id !== undefined ? [h.id] : await idsByName(run, h.type, h.name);
+  const ids = h.id !== undefined ? [h.id] : await idsByName(run, h.type, h.name, run.id);
+  if (ids.length === 0) {
+    // A create whose outcome is unknown, and a list that does not show it: it may exist where the
+    // list cannot see it. It stays journaled and is reported; the next run looks again.
+    run.progress(
+      `${h.type}: ${h.name} was not found in the list after a create whose outcome is unknown; it may exist`,
+    );
+    return false;
+  }
   for (const id of ids) {
     await run.provider.delete(h.type, id, run.wctx);
     if ((await run.provider.read(h.type, id)) !== undefined) return false;
@@ -860,19 +903,24 @@ async function removeOne(run: Run, seq: number): Promise<boolean> {
   run.journal.done(seq);
   run.held.delete(seq);
   run.budget.hold(run.held.size);
-  run.progress(
-    `${h.type}: removed ${h.name}${ids.length > 0 ? ` (${ids.join(', ')})` : ' (never created)'}`,
-  );
+  run.progress(`${h.type}: removed ${h.name} (${ids.join(', ')})`);
   return true;
 }
 
-/** The ids of the objects of a type named `name` (spelled as the platform may have stored it). */
-async function idsByName(run: Run, type: string, name: string): Promise<string[]> {
-  const flat = (v: unknown) =>
-    typeof v === 'string' ? v.toLowerCase().replace(/\.$/, '') : undefined;
-  const want = flat(name);
+/**
+ * The ids of the objects of a type named `name` (spelled as the platform may have stored it), or
+ * carrying the id of run `runId` anywhere (its marker: a type without a name field).
+ */
+async function idsByName(run: Run, type: string, name: string, runId: string): Promise<string[]> {
+  const want = flatName(name);
   const all = await run.provider.list(type);
-  return all.filter((o) => Object.values(o.fields).some((v) => flat(v) === want)).map((o) => o.id);
+  return all
+    .filter(
+      (o) =>
+        Object.values(o.fields).some((v) => flatName(v) === want) ||
+        JSON.stringify(o.fields).includes(runId),
+    )
+    .map((o) => o.id);
 }
 
 /** Removes every object this run still holds; what cannot be removed is returned. */
@@ -896,30 +944,56 @@ async function removeHeld(run: Run): Promise<ProbeObjectRef[]> {
 async function removeLeftovers(
   run: Run,
   subjects: readonly { subject: ProbeSubject; t: DerivedType }[],
-): Promise<ProbeObjectRef[]> {
+): Promise<{
+  removed: ProbeObjectRef[];
+  failed: ReadonlyMap<string, string>;
+  stuck: ProbeObjectRef[];
+}> {
   const removed: ProbeObjectRef[] = [];
   const known = new Set(run.provider.types.map((t) => t.info.name));
+  const stuck: ProbeObjectRef[] = [];
   for (const e of run.journal.open(run.endpoint)) {
     if (!known.has(e.type)) continue;
-    const ids = e.id !== undefined ? [e.id] : await idsByName(run, e.type, e.name);
-    for (const id of ids) await run.provider.delete(e.type, id, run.wctx);
-    run.journal.done(e.seq);
-    removed.push({ type: e.type, name: e.name, ...(e.id !== undefined ? { id: e.id } : {}) });
-    run.progress(`${e.type}: removed ${e.name} left by probe run ${e.run}`);
-  }
-  for (const { subject } of subjects) {
-    const field = subject.nameField;
-    if (field === undefined || subject.scopeParams.some((p) => p.field !== undefined)) continue;
-    for (const o of await run.provider.list(subject.type)) {
-      if (!isProbeName(o.fields[field])) continue;
-      await run.provider.delete(subject.type, o.id, run.wctx);
-      removed.push({ type: subject.type, name: String(o.fields[field]), id: o.id });
+    try {
+      const ids = e.id !== undefined ? [e.id] : await idsByName(run, e.type, e.name, e.run);
+      for (const id of ids) await run.provider.delete(e.type, id, run.wctx);
+      run.journal.done(e.seq);
+      if (ids.length === 0) {
+        // Looked for twice, by two runs: taken as never created.
+        run.progress(
+          `${e.type}: ${e.name} of probe run ${e.run} was not found again; taken as never created`,
+        );
+        continue;
+      }
+      removed.push({ type: e.type, name: e.name, ...(e.id !== undefined ? { id: e.id } : {}) });
+      run.progress(`${e.type}: removed ${e.name} left by probe run ${e.run}`);
+    } catch (e2) {
+      // Still there, and still journaled: reported with this run's leftovers (exit 1).
+      stuck.push({ type: e.type, name: e.name, ...(e.id !== undefined ? { id: e.id } : {}) });
       run.progress(
-        `${subject.type}: removed ${String(o.fields[field])} (${o.id}), a probe object of an earlier run`,
+        `${e.type}: could not remove ${e.name} left by probe run ${e.run}: ${toTendError(e2).message}`,
       );
     }
   }
-  return removed;
+  const failed = new Map<string, string>();
+  for (const { subject } of subjects) {
+    const field = subject.nameField;
+    if (field === undefined || subject.scopeParams.some((p) => p.field !== undefined)) continue;
+    try {
+      for (const o of await run.provider.list(subject.type)) {
+        if (!isProbeName(o.fields[field])) continue;
+        await run.provider.delete(subject.type, o.id, run.wctx);
+        removed.push({ type: subject.type, name: String(o.fields[field]), id: o.id });
+        run.progress(
+          `${subject.type}: removed ${String(o.fields[field])} (${o.id}), a probe object of an earlier run`,
+        );
+      }
+    } catch (e) {
+      // A type whose leftovers cannot be looked for is not probed; the others are.
+      failed.set(subject.type, `could not look for leftovers: ${toTendError(e).message}`);
+    }
+  }
+  return { removed, failed, stuck };
 }
 
 function titleOf(document: Record<string, unknown>): string {

@@ -60,12 +60,13 @@ const props = {
   size: { type: 'string', enum: ['small', 'large'] },
   replicas: { type: 'integer', default: 1 },
   labels: { type: 'object', additionalProperties: { type: 'string' } },
+  options: { type: 'object', additionalProperties: { type: 'string' } },
   description: { type: 'string' },
   password: { type: 'string', writeOnly: true, format: 'password', example: 'hunter2' },
 };
 
 describe('probeSubject', () => {
-  it('takes values from property examples, defaults and enums; never a secret; never an output-only field', () => {
+  it('takes values from property examples, defaults and enums; never a secret; never an output-only field; a marker only in maps named for one', () => {
     const s = thing(props, ['name', 'size']);
     expect(s.sample).toEqual({ name: 'web', size: 'small', replicas: 1 });
     expect(s.nameField).toBe('name');

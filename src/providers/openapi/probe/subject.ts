@@ -62,7 +62,11 @@ export function probeSubject(t: DerivedType, createSchema: unknown): ProbeSubjec
   const nameField =
     (ownKey !== undefined && typeof record(props[ownKey])['type'] !== 'number'
       ? ownKey
-      : undefined) ?? NAME_LIKE.find((f) => record(props[f])['type'] === 'string' && !skip.has(f));
+      : undefined) ??
+    // `name`, or `Name` (Docker's): the first name-like field the create takes as a string.
+    NAME_LIKE.map((n) => Object.keys(props).find((f) => f.toLowerCase() === n)).find(
+      (f): f is string => f !== undefined && record(props[f])['type'] === 'string' && !skip.has(f),
+    );
   const markerPlaces = markerPlacesOf(props, skip, t.info.sensitive);
   const marked = new Set(markerPlaces.map((m) => m.field));
   // A required secret is missing too: the type is set aside with the reason, not created without it.
@@ -117,11 +121,9 @@ function markerPlacesOf(
   for (const [k, p] of Object.entries(props)) {
     if (skip.has(k) || sensitive.includes(k)) continue;
     const s = record(p);
-    const extra = s['additionalProperties'];
-    const stringMap =
-      s['type'] === 'object' &&
-      ((isRecordValue(extra) && extra['type'] === 'string') ||
-        (MAP_NAMES.test(k) && !Array.isArray(s['required'])));
+    // Only maps named for it: another map of strings (Docker's driver `Options`) is settings,
+    // and a marker there is an option the platform acts on or refuses.
+    const stringMap = s['type'] === 'object' && MAP_NAMES.test(k) && !Array.isArray(s['required']);
     if (stringMap) out.push({ field: k, kind: 'map' });
     else if (s['type'] === 'array' && LIST_NAMES.test(k) && record(s['items'])['type'] === 'string')
       out.push({ field: k, kind: 'list' });
