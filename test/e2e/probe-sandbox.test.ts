@@ -203,6 +203,46 @@ describe('tend providers probe against the sandbox', () => {
     expect(await objects()).toEqual(before);
   });
 
+  it('a create that failed with a 5xx may have acted: reported as possibly left, until a later run cannot find it either', async () => {
+    const before = await objects();
+    await sandbox.setFaults({ errorRate: 1, methods: ['POST'] });
+    let failed;
+    try {
+      failed = await probe(
+        '--yes',
+        '--json',
+        '--type',
+        'buckets',
+        '--out',
+        join(dir, 'u1.yaml'),
+        '--journal',
+        join(dir, 'u.sqlite'),
+      );
+    } finally {
+      await sandbox.setFaults({ errorRate: 0, methods: null });
+    }
+    expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+    const report = JSON.parse(failed.stdout) as Report;
+    expect(report.leftovers).toEqual([
+      { type: 'buckets', name: expect.stringMatching(/^tend-probe-[0-9a-f]{8}$/) as string },
+    ]);
+    expect(failed.stderr).toMatch(
+      /was not found in the list after a create whose outcome is unknown; it may exist/,
+    );
+    const again = await probe(
+      '--yes',
+      '--type',
+      'buckets',
+      '--out',
+      join(dir, 'u2.yaml'),
+      '--journal',
+      join(dir, 'u.sqlite'),
+    );
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/was not found again; taken as never created/);
+    expect(await objects()).toEqual(before);
+  });
+
   it('stops cleanly, and cleans up, when the budget would be exceeded', async () => {
     const before = await objects();
     const r = await probe(
