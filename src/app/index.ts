@@ -198,3 +198,5 @@ export type { FleetServe, FleetServeRequest } from './fleet-serve.js';
 export { MAX_JOB_WAIT_S, openFleetServe } from './fleet-serve.js';
 export type { FleetWorkspaces, FleetWorkspacesOptions } from './fleet-workspaces.js';
 export { fleetWorkspacesOf, openFleetWorkspaces, selectRegistered } from './fleet-workspaces.js';
+export type { ProbeObjectRef, ProbeReport, ProbeRequest, ProbedType } from './probe.js';
+export { PROBE_USAGE_ERRORS, probeProvider } from './probe.js';

@@ -27,3 +27,4 @@ export * from './safe-keys.js';
 export * from './action.js';
 export * from './bounded-body.js';
 export * from './user-agent.js';
+export * from './probe-budget.js';

@@ -39,6 +39,14 @@ export type {
 } from './openapi/transport/http-client.js';
 export { createHttpClient } from './openapi/transport/http-client.js';
 export type { Clock, Sleep } from './openapi/transport/timing.js';
+export { platformReason } from './openapi/transport/http-client.js';
+// What `tend providers probe` decides from the platform's answers, and the overlay it writes.
+export * from './openapi/probe/facts.js';
+export type { SchemaLocation } from './openapi/probe/targets.js';
+export type { ProbeAction, ProbeOverlayInput } from './openapi/probe/overlay-writer.js';
+export { probeActions, probeOverlay } from './openapi/probe/overlay-writer.js';
+export type { ProbeSubject } from './openapi/probe/subject.js';
+export { markerValue, probeSubject } from './openapi/probe/subject.js';
 // PostgreSQL without its driver: the one connection module (it only builds `pg`'s configuration)
 // and the ids. Everything that loads the `pg` driver is in ./postgres/index.ts, which the application
 // layer imports with `import()` where PostgreSQL is used, so that a command that uses no PostgreSQL

@@ -29,8 +29,8 @@ export interface ConflictKey {
 
 const STATUSES = ['409', '400', '422'];
 
-/** The words of a refused duplicate ("already exists", "is already in use", "taken"). */
-const DUPLICATE =
+/** The words of a refused duplicate ("already exists", "is already in use", "taken"); the probe reads answers with it too. */
+export const DUPLICATE =
   /\balready\s+(exists?|in\s+use|taken|registered|used|assigned)\b|\b(is|are|been|was)\s+(already\s+)?taken\b|\bduplicated?\b|\bconflicts?\s+with\s+an?\s+existing\b|\bsame\s+\w+\s+already\b/i;
 
 /** A 409 that says nothing of the conflict ("Conflict", "Response", no description). */
