@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import type { ObservedObject, Redactor, WriteContext } from '../core/index.js';
 import {
   createProbeBudget,
@@ -12,7 +10,6 @@ import {
   setKey,
   TendError,
   toTendError,
-  withUserAgent,
 } from '../core/index.js';
 import type {
   DerivedType,
@@ -30,6 +27,7 @@ import {
   identityFromDuplicate,
   isProbeName,
   loadOpenApiDocument,
+  markerFact,
   markerValue,
   normalisationOf,
   platformReason,
@@ -38,6 +36,7 @@ import {
   probeSpelling,
   probeSubject,
   quoteAnswer,
+  readRawDocument,
 } from '../providers/index.js';
 import { ProbeJournal } from './probe-journal.js';
 
@@ -536,7 +535,9 @@ async function createFirst(
   for (const body of attempts) {
     const seq = journaled(run, subject, name);
     try {
-      const object = await call(run, () => run.provider.create(subject.type, body, run.wctx));
+      const object = await unlessUnsent(run, seq, () =>
+        call(run, () => run.provider.create(subject.type, body, run.wctx)),
+      );
       run.journal.created(seq, object.id);
       run.held.set(seq, { type: subject.type, name, id: object.id });
       run.progress(`${subject.type}: created ${name} (${object.id})`);
@@ -595,6 +596,25 @@ function journaled(run: Run, subject: ProbeSubject, name: string): number {
   return seq;
 }
 
+/**
+ * Runs a create of the journaled object `seq`; when it fails before any request was sent (the
+ * budget refused it), nothing can have been made: the entry is struck off, not left for the
+ * cleanup to look for as a create whose outcome is unknown.
+ */
+async function unlessUnsent<T>(run: Run, seq: number, f: () => Promise<T>): Promise<T> {
+  const before = run.budget.used;
+  try {
+    return await f();
+  } catch (e) {
+    if (run.budget.used === before) {
+      run.journal.done(seq);
+      run.held.delete(seq);
+      run.budget.hold(run.held.size);
+    }
+    throw e;
+  }
+}
+
 /** Runs a provider call; a request the budget refused becomes `BudgetSpent`. */
 async function call<T>(run: Run, f: () => Promise<T>): Promise<T> {
   try {
@@ -635,7 +655,8 @@ async function checkListed(
   t: DerivedType,
   object: ObservedObject,
 ): Promise<ObservedObject | undefined> {
-  const listed = await call(run, () => run.provider.list(subject.type));
+  // As answered: an entry completed from its item read would show what the list does not.
+  const listed = await call(run, () => run.provider.listAnswered(subject.type));
   const field = subject.nameField;
   const name = field !== undefined ? flatName(object.fields[field]) : undefined;
   const entry =
@@ -712,31 +733,20 @@ function learnFromReadBack(
     }
   }
   for (const m of subject.markerPlaces) {
-    const wrote = sent[m.field];
-    const got = read.fields[m.field];
-    const kept = markerKept(m.kind, got, run.id);
-    run.facts.push({
-      kind: 'marker',
-      type: subject.type,
-      field: m.field,
-      markerKind: m.kind,
-      kept,
-      evidence: kept
-        ? `${m.field} written ${JSON.stringify(wrote)} on create, read back unchanged`
-        : `${m.field} written ${JSON.stringify(wrote)} on create, ${readAt} answered ${JSON.stringify(got ?? null)}`,
-    });
-  }
-}
-
-function markerKept(kind: 'map' | 'list' | 'text', got: unknown, run: string): boolean {
-  if (kind === 'map')
-    return (
-      typeof got === 'object' &&
-      got !== null &&
-      (got as Record<string, unknown>)['tend.probe'] === run
+    run.facts.push(
+      markerFact({
+        type: subject.type,
+        field: m.field,
+        kind: m.kind,
+        run: run.id,
+        wrote: sent[m.field],
+        read: { at: readAt, value: read.fields[m.field] },
+        ...(listed !== undefined
+          ? { listed: { at: `GET ${t.operations.list.path}`, value: listed.fields[m.field] } }
+          : {}),
+      }),
     );
-  if (kind === 'list') return Array.isArray(got) && got.includes(`tend:probe=${run}`);
-  return typeof got === 'string' && got.includes(run);
+  }
 }
 
 /** Identity: a second create with the same name, refused or accepted (and then removed). */
@@ -751,7 +761,9 @@ async function checkDuplicate(
   const field = subject.nameField!;
   const createdAt = `${t.operations.create.method} ${t.operations.create.path}`;
   const seq = journaled(run, subject, name);
-  const tried = await attempt(run, () => run.provider.create(subject.type, desired, run.wctx));
+  const tried = await unlessUnsent(run, seq, () =>
+    attempt(run, () => run.provider.create(subject.type, desired, run.wctx)),
+  );
   if ('refusal' in tried) {
     const answer = tried.refusal;
     const fact = identityFromDuplicate(subject.type, field, { ...answer, request: createdAt });
@@ -768,24 +780,27 @@ async function checkDuplicate(
     return;
   }
   const copy = tried.value;
-  if (copy.id === first.id) {
+  // Answered with the object that exists (Podman's volumes)? Then the list must still show one:
+  // the copy's journal entry is struck off, and only the first object is ever deleted.
+  const listed =
+    copy.id === first.id ? await call(run, () => idsByName(run, subject.type, name, run.id)) : [];
+  const fact = identityFromDuplicate(
+    subject.type,
+    field,
+    { request: createdAt, status: tried.status },
+    { sameId: copy.id === first.id, listed: listed.length },
+  );
+  // The copy to remove: the other object, never the first (deleted once, by its own entry); none
+  // when the copy answered is the first object.
+  const other = copy.id === first.id ? listed.find((id) => id !== first.id) : copy.id;
+  if ((fact?.kind === 'identity' && fact.unique) || other === undefined) {
     run.journal.done(seq);
     run.held.delete(seq);
-    run.facts.push({
-      kind: 'identity',
-      type: subject.type,
-      field,
-      unique: true,
-      evidence: `second ${createdAt} with the same ${field} answered the same object (${first.id})`,
-    });
+    if (fact) run.facts.push(fact);
     return;
   }
-  run.journal.created(seq, copy.id);
-  run.held.set(seq, { type: subject.type, name, id: copy.id });
-  const fact = identityFromDuplicate(subject.type, field, {
-    request: createdAt,
-    status: tried.status,
-  });
+  run.journal.created(seq, other);
+  run.held.set(seq, { type: subject.type, name, id: other });
   if (fact) run.facts.push(fact);
   await removeOne(run, seq);
 }
@@ -1003,19 +1018,12 @@ function titleOf(document: Record<string, unknown>): string {
 
 /**
  * The document as written, for the overlay's targets (which address it before `$ref`s are
- * resolved); undefined when it cannot be read again (then every fact is written as a note).
+ * resolved), parsed as the loader parses it (Docker Engine's document is read leniently);
+ * undefined when it cannot be read again (then every fact is written as a note).
  */
 async function rawDocument(spec: string, userAgent: string | undefined): Promise<unknown> {
   try {
-    const text = /^https?:\/\//i.test(spec)
-      ? await (
-          await fetch(spec, {
-            headers: withUserAgent({}, userAgent),
-            signal: AbortSignal.timeout(30_000),
-          })
-        ).text()
-      : readFileSync(spec, 'utf8');
-    return parseYaml(text, { maxAliasCount: 100 }) as unknown;
+    return await readRawDocument(spec, userAgent !== undefined ? { userAgent } : {});
   } catch {
     return undefined;
   }

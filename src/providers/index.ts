@@ -10,6 +10,7 @@ export {
   DOCUMENT_LIMITS,
   loadOpenApiDocument,
   prepareOpenApiDocument,
+  readRawDocument,
 } from './openapi/document/load-document.js';
 export type {
   DerivedType,

@@ -134,6 +134,17 @@ describe('fields the list leaves out', () => {
     expect(listed[0]!.fields['rrsets']).toBeUndefined();
   });
 
+  it('listAnswered: the entries as the list answered them, none read again (what the probe checks a marker against)', async () => {
+    const items = new Map([['a.', full('a.', { soa_edit_api: 'INCREASE' })]]);
+    const { fetch, requests } = platform([summary('a.')], items);
+    const p = await provider(fetch);
+    const listed = await p.listAnswered('zones');
+    expect(listed.map((o) => [o.id, o.fields['kind'], o.fields['soa_edit_api']])).toEqual([
+      ['a.', 'Native', undefined],
+    ]);
+    expect(requests).toEqual(['GET /zones']);
+  });
+
   it('leaves out an object that went away between the list and the read', async () => {
     const { fetch } = platform([summary('gone.'), summary('b.')], new Map([['b.', full('b.')]]));
     const p = await provider(fetch);

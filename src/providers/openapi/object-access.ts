@@ -3,7 +3,7 @@ import type { Schedule } from './transport/group-commit.js';
 import type { DerivedType } from './derive-types.js';
 import type { HttpClient } from './transport/http-client.js';
 import { carrying } from './access/answers.js';
-import { collection } from './access/collection.js';
+import { collection, listCollection } from './access/collection.js';
 import { comparable } from './access/comparable.js';
 import type { AccessContext, ShapeAccess } from './access/context.js';
 import { embedded, embeddedState } from './access/embedded.js';
@@ -36,6 +36,11 @@ export interface ObjectAccessOptions {
  */
 export interface ObjectAccess {
   list(t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]>;
+  /**
+   * The list as the platform answered it: a collection's entries are not completed from their item
+   * reads (what `list` does when an entry lacks a compared field); other shapes list as `list` does.
+   */
+  listAnswered(t: DerivedType, signal?: AbortSignal): Promise<ObservedObject[]>;
   read(t: DerivedType, id: string, signal?: AbortSignal): Promise<ObservedObject | undefined>;
   create(
     t: DerivedType,
@@ -88,6 +93,8 @@ export function createObjectAccess(options: ObjectAccessOptions): ObjectAccess {
   };
   return {
     list: ctx.list,
+    listAnswered: (t, signal) =>
+      shapeOf(t) === collection ? listCollection(ctx, t, signal, false) : ctx.list(t, signal),
     read: (t, id, signal) => shapeOf(t).read(ctx, t, id, signal),
     create: (t, desired, wctx) => shapeOf(t).create(ctx, t, desired, wctx),
     update: (t, id, desired, current, wctx) =>

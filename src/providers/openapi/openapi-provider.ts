@@ -94,6 +94,11 @@ export interface OpenApiProvider extends Provider {
   readonly unmapped: readonly UnmappedPath[];
   /** The HTTP client's circuit and adapted rate limit (always available for this provider). */
   health(): HttpClientHealth;
+  /**
+   * A type's list as the platform answered it, its entries not completed from item reads (what
+   * the probe checks a marker against: the list is where Tend finds its objects again).
+   */
+  listAnswered(type: string, signal?: AbortSignal): Promise<ObservedObject[]>;
 }
 
 /** The attribution headers of a mutation (re-exported: the provider's public surface). */
@@ -152,6 +157,8 @@ export function createOpenApiProvider(options: OpenApiProviderOptions): OpenApiP
     describe: () => description,
 
     list: async (type, signal) => access.list(typeOf(type), signal),
+
+    listAnswered: async (type, signal) => access.listAnswered(typeOf(type), signal),
 
     read: async (type, id, signal) => access.read(typeOf(type), id, signal),
 

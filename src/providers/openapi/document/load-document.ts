@@ -145,6 +145,18 @@ export async function loadOpenApiDocument(
   };
 }
 
+/**
+ * A document as written: parsed exactly as `loadOpenApiDocument` parses it (JSON, YAML, leniently
+ * read YAML; the same limits), with no overlay applied, no `$ref` resolved and no conversion. What
+ * the probe's overlay targets address.
+ */
+export async function readRawDocument(
+  location: string,
+  options: Omit<LoadDocumentOptions, 'overlay'> = {},
+): Promise<unknown> {
+  return (await loadParsed(location, 'document', options, limitsOf(options))).value;
+}
+
 function limitsOf(options: { readonly limits?: Partial<DocumentLimits> }): DocumentLimits {
   return { ...DOCUMENT_LIMITS, ...options.limits };
 }

@@ -5,15 +5,23 @@ import {
   expandIpv6,
   fieldOutcome,
   identityFromDuplicate,
+  markerFact,
+  markerKept,
   isProbeName,
   normalisationOf,
   probeName,
   probeSpelling,
   quoteAnswer,
 } from './facts.js';
+import type { DuplicateAnswered, ProbeAnswer } from './facts.js';
 
 describe('identityFromDuplicate: what a second create with the same name says', () => {
-  const cases = [
+  const cases: {
+    reason: string;
+    answer: ProbeAnswer;
+    answered?: DuplicateAnswered;
+    want: { unique: boolean; evidence?: string } | undefined;
+  }[] = [
     {
       reason: 'a 409 is a refused duplicate, whatever it says',
       answer: { request: 'POST /zones', status: 409, message: 'Conflict' },
@@ -35,6 +43,39 @@ describe('identityFromDuplicate: what a second create with the same name says', 
       want: { unique: false },
     },
     {
+      reason: 'an accepted copy with another id made a second object: not unique',
+      answer: { request: 'POST /networks', status: 201 },
+      answered: { sameId: false, listed: 2 },
+      want: { unique: false },
+    },
+    {
+      reason:
+        "a create answered with the object that exists, one in the list: the identity, the create idempotent (Podman's volumes)",
+      answer: { request: 'POST /volumes/create', status: 201 },
+      answered: { sameId: true, listed: 1 },
+      want: {
+        unique: true,
+        evidence:
+          'second POST /volumes/create with the same name → 201 with the object that exists, and the list still shows one: name is the identity, the create idempotent (no second object was made)',
+      },
+    },
+    {
+      reason: 'the same id answered but two objects listed: a second object was made all the same',
+      answer: { request: 'POST /things', status: 200 },
+      answered: { sameId: true, listed: 2 },
+      want: {
+        unique: false,
+        evidence:
+          "second POST /things with the same name → 200 with the first object's id, but the list shows 2 objects with that name: accepted, so name is not unique (the copy was removed)",
+      },
+    },
+    {
+      reason: 'a refusal decides as before whatever was seen of an earlier answer',
+      answer: { request: 'POST /zones', status: 409, message: 'Conflict' },
+      answered: { sameId: true, listed: 1 },
+      want: { unique: true, evidence: 'second POST /zones with the same name → 409 "Conflict"' },
+    },
+    {
       reason: 'a 400 for another reason decides nothing',
       answer: { request: 'POST /x', status: 400, message: 'size must be positive' },
       want: undefined,
@@ -47,7 +88,7 @@ describe('identityFromDuplicate: what a second create with the same name says', 
   ];
   for (const c of cases) {
     it(c.reason, () => {
-      const got = identityFromDuplicate('t', 'name', c.answer);
+      const got = identityFromDuplicate('t', 'name', c.answer, c.answered);
       if (c.want === undefined) expect(got).toBeUndefined();
       else expect(got).toMatchObject({ kind: 'identity', field: 'name', ...c.want });
     });
@@ -252,4 +293,84 @@ describe('the spellings and values the probe sends', () => {
     expect(q.length).toBeLessThan(200);
     expect(q.startsWith('409 "line one line two \\"quoted\\"')).toBe(true);
   });
+});
+
+describe('markerFact: a marker is kept only where Tend finds its objects', () => {
+  const base = {
+    type: 'secrets',
+    field: 'Labels',
+    kind: 'map' as const,
+    run: 'r1',
+    wrote: { 'tend.probe': 'r1' },
+  };
+  const mark = { 'tend.probe': 'r1' };
+  const cases: {
+    reason: string;
+    read: unknown;
+    listed?: unknown;
+    kept: boolean;
+    evidence: string;
+  }[] = [
+    {
+      reason: 'read back and listed: kept',
+      read: mark,
+      listed: mark,
+      kept: true,
+      evidence: 'Labels written {"tend.probe":"r1"} on create, read back unchanged and listed',
+    },
+    {
+      reason: 'read back, the list not looked at (a scoped type): kept',
+      read: mark,
+      kept: true,
+      evidence: 'Labels written {"tend.probe":"r1"} on create, read back unchanged',
+    },
+    {
+      reason: "read back but listed as null (Podman's secrets): not kept",
+      read: mark,
+      listed: null,
+      kept: false,
+      evidence:
+        'Labels written {"tend.probe":"r1"} on create, read back unchanged by GET /secrets/{id}, but GET /secrets listed null: not where Tend finds its objects',
+    },
+    {
+      reason: 'dropped by the read: not kept, whatever the list says',
+      read: {},
+      listed: mark,
+      kept: false,
+      evidence: 'Labels written {"tend.probe":"r1"} on create, GET /secrets/{id} answered {}',
+    },
+  ];
+  for (const c of cases) {
+    it(c.reason, () => {
+      const got = markerFact({
+        ...base,
+        read: { at: 'GET /secrets/{id}', value: c.read },
+        ...('listed' in c ? { listed: { at: 'GET /secrets', value: c.listed } } : {}),
+      });
+      expect(got).toEqual({
+        kind: 'marker',
+        type: 'secrets',
+        field: 'Labels',
+        markerKind: 'map',
+        kept: c.kept,
+        evidence: c.evidence,
+      });
+    });
+  }
+});
+
+describe("markerKept: the run's marker in a place of each kind", () => {
+  const cases: [string, 'map' | 'list' | 'text', unknown, boolean][] = [
+    ['a map holding it', 'map', { 'tend.probe': 'r1', other: 'x' }, true],
+    ['a map of another run', 'map', { 'tend.probe': 'r2' }, false],
+    ['null for a map', 'map', null, false],
+    ['a list for a map', 'map', ['tend.probe'], false],
+    ['a list holding it', 'list', ['a', 'tend:probe=r1'], true],
+    ['a list without it', 'list', ['a'], false],
+    ['a text holding it', 'text', 'made by tend probe r1', true],
+    ['a text without it', 'text', 'made by hand', false],
+  ];
+  for (const [reason, kind, got, want] of cases) {
+    it(reason, () => expect(markerKept(kind, got, 'r1')).toBe(want));
+  }
 });

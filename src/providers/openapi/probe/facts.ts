@@ -95,32 +95,103 @@ export function oneLine(text: string): string {
   return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE)}…` : flat;
 }
 
+/** What the probe saw of an accepted second create: the object it answered and the list after it. */
+export interface DuplicateAnswered {
+  /** The id of the object the second create answered equals the first object's id. */
+  readonly sameId: boolean;
+  /** How many objects the list showed with that value right after (the first one included). */
+  readonly listed: number;
+}
+
 /**
- * The identity fact from the answer to a second create with the same value of `field`: accepted
- * (2xx) means the field is not unique; a 409, or any refusal whose words say the object exists
- * (Podman answers a duplicate network with a 500 "network already exists"), means it is a natural
- * key. Any other refusal decides nothing (undefined): the platform may have refused the copy for
- * another reason.
+ * The identity fact from the answer to a second create with the same value of `field`: a 409, or
+ * any refusal whose words say the object exists (Podman answers a duplicate network with a 500
+ * "network already exists"), means it is a natural key; so does a create that answers with the
+ * object that exists (`answered.sameId`, and the list holds one object with that value: Podman's
+ * volumes): the field is the identity and the create idempotent. An accepted create that made a
+ * second object (another id, or a second entry in the list) means the field is not unique. Any other
+ * refusal decides nothing (undefined): the platform may have refused the copy for another reason.
  */
 export function identityFromDuplicate(
   type: string,
   field: string,
   answer: ProbeAnswer,
+  answered?: DuplicateAnswered,
 ): ProbeFact | undefined {
   const what = `second ${answer.request} with the same ${field} → ${quoteAnswer(answer)}`;
   if (answer.status >= 200 && answer.status < 300) {
+    if (answered?.sameId === true && answered.listed <= 1) {
+      return {
+        kind: 'identity',
+        type,
+        field,
+        unique: true,
+        evidence: `${what} with the object that exists, and the list still shows one: ${field} is the identity, the create idempotent (no second object was made)`,
+      };
+    }
+    const seen =
+      answered?.sameId === true
+        ? ` with the first object's id, but the list shows ${answered.listed} objects with that ${field}`
+        : '';
     return {
       kind: 'identity',
       type,
       field,
       unique: false,
-      evidence: `${what}: accepted, so ${field} is not unique (the copy was removed)`,
+      evidence: `${what}${seen}: accepted, so ${field} is not unique (the copy was removed)`,
     };
   }
   if (answer.status === 409 || (answer.message !== undefined && DUPLICATE.test(answer.message))) {
     return { kind: 'identity', type, field, unique: true, evidence: what };
   }
   return undefined;
+}
+
+/**
+ * Whether a marker written into a place was kept, from the item read and (when the probe looked)
+ * the list: kept only when both show it, since the list is where Tend finds its objects again
+ * (Podman keeps a secret's `Labels` in the read and lists them as `null`).
+ */
+export function markerFact(input: {
+  readonly type: string;
+  readonly field: string;
+  readonly kind: MarkerPlaceKind;
+  readonly run: string;
+  readonly wrote: unknown;
+  /** The field as the item read answered it, with the request (`GET /secrets/{id}`). */
+  readonly read: { readonly at: string; readonly value: unknown };
+  readonly listed?: { readonly at: string; readonly value: unknown };
+}): ProbeFact {
+  const wrote = `${input.field} written ${JSON.stringify(input.wrote)} on create`;
+  const inRead = markerKept(input.kind, input.read.value, input.run);
+  const inList =
+    input.listed === undefined || markerKept(input.kind, input.listed.value, input.run);
+  const evidence = !inRead
+    ? `${wrote}, ${input.read.at} answered ${JSON.stringify(input.read.value ?? null)}`
+    : !inList
+      ? `${wrote}, read back unchanged by ${input.read.at}, but ${input.listed.at} listed ${JSON.stringify(input.listed.value ?? null)}: not where Tend finds its objects`
+      : `${wrote}, read back unchanged${input.listed !== undefined ? ' and listed' : ''}`;
+  return {
+    kind: 'marker',
+    type: input.type,
+    field: input.field,
+    markerKind: input.kind,
+    kept: inRead && inList,
+    evidence,
+  };
+}
+
+/** Whether a value holds the marker of run `run` as written into a place of that kind. */
+export function markerKept(kind: MarkerPlaceKind, got: unknown, run: string): boolean {
+  if (kind === 'map')
+    return (
+      typeof got === 'object' &&
+      got !== null &&
+      !Array.isArray(got) &&
+      (got as Record<string, unknown>)['tend.probe'] === run
+    );
+  if (kind === 'list') return Array.isArray(got) && got.includes(`tend:probe=${run}`);
+  return typeof got === 'string' && got.includes(run);
 }
 
 /** The words of a refusal of the value itself (not of changing it): the probe's value was wrong. */

@@ -196,6 +196,52 @@ describe('probeActions: the overlay actions facts come to', () => {
       notes: 1,
     },
     {
+      reason:
+        "a unique name and no place that kept the marker where Tend looks: the natural key and no marker (Podman's secrets)",
+      facts: [
+        { kind: 'identity', type: 'things', field: 'name', unique: true, evidence: 'e1' },
+        {
+          kind: 'marker',
+          type: 'things',
+          field: 'labels',
+          markerKind: 'map',
+          kept: false,
+          evidence: 'e2',
+        },
+      ],
+      want: [
+        {
+          target: "$.paths['/things'].post.requestBody.content['application/json'].schema",
+          update: {
+            'x-tend-identity': 'natural-key',
+            'x-tend-natural-key': 'name',
+            'x-tend-marker': false,
+          },
+        },
+      ],
+    },
+    {
+      reason: 'a unique name and a place that kept the marker: the natural key; the marker a note',
+      facts: [
+        { kind: 'identity', type: 'things', field: 'name', unique: true, evidence: 'e1' },
+        {
+          kind: 'marker',
+          type: 'things',
+          field: 'labels',
+          markerKind: 'map',
+          kept: true,
+          evidence: 'e2',
+        },
+      ],
+      want: [
+        {
+          target: "$.paths['/things'].post.requestBody.content['application/json'].schema",
+          update: { 'x-tend-identity': 'natural-key', 'x-tend-natural-key': 'name' },
+        },
+      ],
+      notes: 1,
+    },
+    {
       reason: 'write-only, and updatable fields only as notes',
       facts: [
         { kind: 'write-only', type: 'zones', field: 'nameservers', evidence: 'e' },

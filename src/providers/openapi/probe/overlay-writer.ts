@@ -33,7 +33,7 @@ export interface ProbeAction {
  * `x-tend-normalize` on each field the platform rewrote (on the top-level field holding a nested
  * one), `default` on a nested field the platform fills in, `writeOnly` on a field never read back,
  * `x-tend-marker` on the place that kept the marker where the type has no name to try, `x-tend-marker:
- * false` where no candidate kept the marker and the name is not unique, and
+ * false` where no candidate kept the marker (whether or not the name is unique), and
  * `x-tend-consistent-reads` on the root when every object was listed at once. Facts that need no
  * annotation (an updatable field, a kept marker on a type with a natural key) and facts whose
  * target the document does not show are returned as notes.
@@ -112,7 +112,10 @@ function identityActions(
       { 'x-tend-identity': 'natural-key', 'x-tend-natural-key': identity.field },
       identity.evidence,
     );
-    for (const m of markers) notes.push(`${type}.${m.field}: ${m.evidence}`);
+    if (markers.length > 0 && kept === undefined) {
+      // Known by its name, but no place keeps the marker where Tend looks: Tend must not write one.
+      add(target, { 'x-tend-marker': false }, markers.map((m) => m.evidence).join('; '));
+    } else for (const m of markers) notes.push(`${type}.${m.field}: ${m.evidence}`);
     return;
   }
   if (identity !== undefined) notes.push(`${type}.${identity.field}: ${identity.evidence}`);
