@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TendError, getPath } from '../../../core/index.js';
-import { loadOpenApiDocument, prepareOpenApiDocument } from './load-document.js';
+import { loadOpenApiDocument, prepareOpenApiDocument, readRawDocument } from './load-document.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tend-load-document-'));
 const write = (name: string, text: string): string => {
@@ -210,6 +210,16 @@ definitions:
         `^${path}: not strict YAML \\(.+\\); read leniently, as most OpenAPI tools read it$`,
       ),
     );
+  });
+
+  it('readRawDocument: the same document as written (Swagger 2.0, not converted, $refs kept), read leniently too', async () => {
+    const path = write('under-indented-raw.yaml', UNDER_INDENTED);
+    const raw = await readRawDocument(path);
+    expect(getPath(raw, 'definitions.HostConfig.properties.SecurityOpt.description')).toBe(
+      'A list of string values to customize labels for MLS systems, such as SELinux.',
+    );
+    expect(getPath(raw, 'components')).toBeUndefined();
+    await expect(readRawDocument(write('empty-raw.yaml', ' '))).rejects.toThrow(/is empty/);
   });
 
   it('gives a lenient read no more room than a strict one: alias bombs, duplicate keys, depth', async () => {
