@@ -27,3 +27,5 @@ export * from './safe-keys.js';
 export * from './action.js';
 export * from './bounded-body.js';
 export * from './user-agent.js';
+export * from './policy.js';
+export * from './predict.js';
