@@ -6,7 +6,7 @@ import js from '@eslint/js';
 import ts from 'typescript';
 import tseslint from 'typescript-eslint';
 
-// Which layers each folder must not import. Order, from the bottom: core → intent, checks,
+// Which layers each folder must not import. Order, from the bottom: core → policy, checks → intent,
 // providers, store → engine → app → cli. The sandbox is a separate platform; bench drives the app.
 const LAYERS = {
   intent: ['engine', 'app', 'cli', 'providers', 'store', 'sandbox', 'bench', 'server', 'mcp'],
@@ -17,6 +17,21 @@ const LAYERS = {
     'providers',
     'store',
     'intent',
+    'policy',
+    'sandbox',
+    'bench',
+    'server',
+    'mcp',
+  ],
+  // Policies (CEL over a resource's fields, docs/policies.md): pure evaluation, like checks.
+  policy: [
+    'engine',
+    'app',
+    'cli',
+    'providers',
+    'store',
+    'intent',
+    'checks',
     'sandbox',
     'bench',
     'server',
@@ -29,6 +44,7 @@ const LAYERS = {
     'store',
     'intent',
     'checks',
+    'policy',
     'sandbox',
     'bench',
     'server',
@@ -41,6 +57,7 @@ const LAYERS = {
     'providers',
     'intent',
     'checks',
+    'policy',
     'sandbox',
     'bench',
     'server',
@@ -50,12 +67,34 @@ const LAYERS = {
   app: ['cli', 'mcp', 'sandbox', 'bench', 'server'],
   // The CLI parses and renders: behaviour is reached through src/app (the sandbox command runs the
   // separate stand-in platform).
-  cli: ['engine', 'store', 'providers', 'intent', 'checks', 'bench'],
+  cli: ['engine', 'store', 'providers', 'intent', 'checks', 'policy', 'bench'],
   bench: ['cli', 'server', 'mcp'],
   // The HTTP API parses, authorises and renders: like the CLI, it reaches behaviour through src/app.
-  server: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox', 'mcp'],
+  server: [
+    'engine',
+    'store',
+    'providers',
+    'intent',
+    'checks',
+    'policy',
+    'bench',
+    'cli',
+    'sandbox',
+    'mcp',
+  ],
   // The MCP server adapts src/app to agents like the CLI does to people; only the CLI starts it.
-  mcp: ['engine', 'store', 'providers', 'intent', 'checks', 'bench', 'cli', 'sandbox', 'server'],
+  mcp: [
+    'engine',
+    'store',
+    'providers',
+    'intent',
+    'checks',
+    'policy',
+    'bench',
+    'cli',
+    'sandbox',
+    'server',
+  ],
   // The web page runs in the browser: it reaches Tend only through the HTTP API (docs/web.md).
   web: [
     'core',
@@ -66,6 +105,7 @@ const LAYERS = {
     'store',
     'intent',
     'checks',
+    'policy',
     'sandbox',
     'bench',
     'server',

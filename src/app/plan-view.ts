@@ -1,4 +1,4 @@
-import type { Address, IntentOrigin, Plan, PlanStep } from '../core/index.js';
+import type { Address, IntentOrigin, Plan, PlanStep, PolicyVerdict } from '../core/index.js';
 import { blockedReason, destructive } from '../core/index.js';
 import type { FieldDecision } from '../engine/index.js';
 import type { LiveFindings, Orphan, PlanReport } from './plan.js';
@@ -28,6 +28,8 @@ export interface PlanStepsView {
 export interface PlanView extends PlanStepsView, LiveFindings {
   readonly workspace: PlanReport['workspace'];
   readonly decisions: readonly FieldDecision[];
+  /** The policy rules not passed on the plan's predicted result (docs/policies.md). */
+  readonly policies: readonly PolicyVerdict[];
   /** The commit the intent was read from (a git workspace): what the plan was planned from. */
   readonly origin?: IntentOrigin;
 }
@@ -62,6 +64,7 @@ export function planView(report: Omit<PlanReport, 'changeset'>): PlanView {
     workspace: report.workspace,
     ...planStepsView(report.plan),
     decisions: report.decisions,
+    policies: report.policies.filter((v) => v.result !== 'pass'),
     orphans: [...report.orphans].sort((a, b) =>
       orphanKey(a) < orphanKey(b) ? -1 : orphanKey(a) > orphanKey(b) ? 1 : 0,
     ),

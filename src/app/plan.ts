@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { Address, IntentOrigin, ObservedObject, Plan } from '../core/index.js';
+import type { Address, IntentOrigin, ObservedObject, Plan, PolicyVerdict } from '../core/index.js';
 import type { FieldDecision, Observation, Reporter } from '../engine/index.js';
 import { makeChangeset, reconcilePass, tendActor, writeChangeset } from '../engine/index.js';
 import type { AppContext } from './context.js';
@@ -50,6 +50,8 @@ export interface PlanReport extends LiveFindings {
    * field held to an earlier decision.
    */
   readonly decisions: readonly FieldDecision[];
+  /** Every policy rule's verdict on the plan's predicted result (docs/policies.md). */
+  readonly policies: readonly PolicyVerdict[];
   /** The changeset file written (absolute), when asked for. */
   readonly changeset?: string;
   /** The commit the intent was read from (a git workspace). */
@@ -109,6 +111,7 @@ export async function plan(ctx: AppContext, request: PlanRequest): Promise<PlanR
       workspace: { name: ws.name, source: nameSource },
       plan: result.plan,
       decisions: result.arbitration?.decisions ?? [],
+      policies: result.policies ?? [],
       ...(changeset ? { changeset } : {}),
       ...(ws.origin ? { origin: ws.origin } : {}),
       ...liveFindings(result.observation),

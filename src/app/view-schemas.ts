@@ -89,11 +89,31 @@ const intentOrigin = open({
   path: z.string().optional(),
 });
 
+/** A policy rule's verdict on one resource (core `PolicyVerdict`, docs/policies.md). */
+const policyVerdict = open({
+  policy: z.string(),
+  rule: z.number().int(),
+  address: z.string(),
+  moment: z.enum(['declared', 'predicted', 'observed']),
+  result: z.enum(['pass', 'fail', 'undecidable', 'error']),
+  message: z.string(),
+  reason: z.string(),
+  actions: z.array(z.enum(['deny', 'warn', 'audit'])),
+  severity: z.enum(['low', 'medium', 'high', 'critical']),
+  fields: z.array(z.string()),
+  source: open({ file: z.string(), line: z.number().int(), column: z.number().int() }),
+});
+
 /** A plan as `tend plan --json`, `POST /plan` and the MCP `plan` tool give it (`PlanView`). */
 export const planViewShape = {
   workspace,
   ...planStepsShape,
   decisions: z.array(decision).describe('what the arbitration policy decides about drifted fields'),
+  policies: z
+    .array(policyVerdict)
+    .describe(
+      "every policy rule that is not passed on the plan's predicted result: violated (fail), failed to evaluate (error) or undecidable before apply; a deny violation refuses the plan",
+    ),
   origin: intentOrigin
     .optional()
     .describe('the commit the intent was read from (a git workspace): what the plan planned from'),

@@ -28,3 +28,5 @@ export * from './action.js';
 export * from './bounded-body.js';
 export * from './user-agent.js';
 export * from './probe-budget.js';
+export * from './policy.js';
+export * from './predict.js';

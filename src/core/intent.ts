@@ -1,5 +1,6 @@
 import type { Address } from './address.js';
 import type { ArbitrationDecl } from './arbitration.js';
+import type { PolicyDecl } from './policy.js';
 
 /** Where something was written: 1-based line and column in a file. */
 export interface SourceLocation {
@@ -224,10 +225,15 @@ export interface Intent {
    * (the default policy).
    */
   readonly arbitration?: readonly ArbitrationDecl[];
+  /**
+   * The Policy documents in load order (docs/policies.md). loadIntent always sets it; an intent
+   * built by hand may leave it out, which means none.
+   */
+  readonly policies?: readonly PolicyDecl[];
 }
 
 /** The document kinds Tend understands today. */
-export const KNOWN_KINDS = ['Provider', 'Resource', 'Workspace', 'Arbitration'] as const;
+export const KNOWN_KINDS = ['Provider', 'Resource', 'Workspace', 'Arbitration', 'Policy'] as const;
 
 /** What a workspace name may look like: it goes into tags and labels on every platform. */
 export const WORKSPACE_NAME = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;

@@ -1,4 +1,5 @@
 import type {
+  PolicyVerdict,
   ActorContext,
   Address,
   Changeset,
@@ -7,7 +8,7 @@ import type {
   ResourceStatus,
   StaleObject,
 } from '../core/index.js';
-import { isDestructive, TendError, toTendError } from '../core/index.js';
+import { denies, isDestructive, TendError, toTendError, verdictText } from '../core/index.js';
 import type { ArbitrationOutcome } from './arbitrate.js';
 import { arbitrate, observationAfter } from './arbitrate.js';
 import type { FeedBatch } from './arbitration-inputs.js';
@@ -24,6 +25,7 @@ import { observe } from './observe.js';
 import { pausedReasons, readPaused } from './paused.js';
 import type { PlannedPass } from './planner.js';
 import { planPass } from './planner.js';
+import { admitPlan } from './policy-gate.js';
 import { Recorder } from './recorder.js';
 import { recoverJournal } from './recovery.js';
 import type { Workspace } from './workspace.js';
@@ -95,6 +97,8 @@ export interface PassResult {
   readonly arbitration?: ArbitrationOutcome;
   /** True for a focused pass (only the objects the audit feed named were read and planned). */
   readonly focused?: boolean;
+  /** The policies' verdicts on the plan's predicted result (docs/policies.md). */
+  readonly policies?: readonly PolicyVerdict[];
 }
 
 /** The standard actor context of Tend's own writes. */
@@ -152,8 +156,31 @@ export async function reconcilePass(ws: Workspace, options: PassOptions): Promis
     ...(ws.origin ? { origin: ws.origin } : {}),
   });
   const decided = { ...front, arbitration };
-  if (!recorder) return notApplied(decided);
-  return backHalf(ws, options, recorder, decided, t0);
+  // admit: the policies on the plan's predicted result; a violated deny rule refuses the plan
+  const policies = admitPlan(ws, front.planned);
+  const denied = policies.filter(denies);
+  if (!recorder) return { ...notApplied(decided), policies };
+  if (denied.length > 0) {
+    for (const v of denied) report({ kind: 'blocked', address: v.address, reason: verdictText(v) });
+    const n = denied.length;
+    return {
+      ...notApplied(decided),
+      policies,
+      refused: {
+        error: new TendError(
+          'policy.denied',
+          `${n} policy rule${n === 1 ? '' : 's'} with action deny ${n === 1 ? 'is' : 'are'} violated by the plan's result: nothing was sent`,
+          {
+            phase: 'plan',
+            hint: 'tend plan shows each violation with its rule; change the intent, or the policy if the rule is wrong',
+          },
+        ),
+        stale: [],
+        unexpected: [],
+      },
+    };
+  }
+  return { ...(await backHalf(ws, options, recorder, decided, t0)), policies };
 }
 
 /** What a front half hands the back half: the plan to carry out and what led to it. */

@@ -8,6 +8,7 @@ import type {
   Address,
   Diagnostic,
   Intent,
+  PolicyDecl,
   ProviderDecl,
   WorkspaceDecl,
   ProviderDescription,
@@ -20,6 +21,8 @@ import { isRecord } from './fields.js';
 import type { ParseCache } from './parse-cache.js';
 import { parseIntentFiles } from './parse-files.js';
 import type { ParsedDocument } from './parse-documents.js';
+import { admitDeclared } from './policy-admission.js';
+import { readPolicyDoc } from './policy-doc.js';
 import { readProviderDoc } from './provider-doc.js';
 import { readIntentFiles } from './read-files.js';
 import { checkReferences } from './references.js';
@@ -64,10 +67,17 @@ interface Classified {
   readonly resources: { doc: ParsedDocument; value: Record<string, unknown> }[];
   readonly workspaces: { doc: ParsedDocument; value: Record<string, unknown> }[];
   readonly arbitrations: { doc: ParsedDocument; value: Record<string, unknown> }[];
+  readonly policies: { doc: ParsedDocument; value: Record<string, unknown> }[];
 }
 
 function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[]): Classified {
-  const out: Classified = { providers: [], resources: [], workspaces: [], arbitrations: [] };
+  const out: Classified = {
+    providers: [],
+    resources: [],
+    workspaces: [],
+    arbitrations: [],
+    policies: [],
+  };
   for (const doc of documents) {
     const value = doc.value;
     if (!isRecord(value)) {
@@ -98,6 +108,8 @@ function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[
       out.workspaces.push({ doc, value });
     } else if (kind === 'Arbitration') {
       out.arbitrations.push({ doc, value });
+    } else if (kind === 'Policy') {
+      out.policies.push({ doc, value });
     } else {
       const text = typeof kind === 'string' ? kind : JSON.stringify(kind);
       diagnostics.push(
@@ -111,6 +123,36 @@ function classify(documents: readonly ParsedDocument[], diagnostics: Diagnostic[
     }
   }
   return out;
+}
+
+/** Reads the Policy documents; a name used twice is an error at the second. */
+function readPolicies(docs: Classified['policies'], diagnostics: Diagnostic[]): PolicyDecl[] {
+  const policies: PolicyDecl[] = [];
+  const first = new Map<string, PolicyDecl>();
+  for (const { doc, value } of docs) {
+    const result = readPolicyDoc(doc, value);
+    append(diagnostics, result.diagnostics);
+    const decl = result.decl;
+    if (!decl) continue;
+    const before = first.get(decl.name);
+    if (before) {
+      diagnostics.push(
+        reportAt(
+          doc,
+          'policy.duplicate',
+          `policy \`${decl.name}\` is already declared at ${where(before)}`,
+          {
+            path: ['name'],
+            hint: 'give each policy a unique name',
+          },
+        ),
+      );
+      continue;
+    }
+    first.set(decl.name, decl);
+    policies.push(decl);
+  }
+  return policies;
 }
 
 /** Reads the Workspace document (at most one per directory). */
@@ -294,6 +336,7 @@ export async function loadIntent(
     resources: resourceDocs,
     workspaces: workspaceDocs,
     arbitrations: arbitrationDocs,
+    policies: policyDocs,
   } = classify(documents, diagnostics);
   const workspace = readWorkspaceDocs(workspaceDocs, diagnostics);
   const secretDirs = trustedDirs(dir, options.env, SECRET_DIRS_VARIABLE);
@@ -364,7 +407,7 @@ export async function loadIntent(
     providers.push(decl);
   });
 
-  for (const { doc } of [...providerDocs, ...workspaceDocs, ...arbitrationDocs]) {
+  for (const { doc } of [...providerDocs, ...workspaceDocs, ...arbitrationDocs, ...policyDocs]) {
     unclean.add(doc.file);
   }
   for (const doc of documents) if (!isRecord(doc.value)) unclean.add(doc.file);
@@ -425,6 +468,10 @@ export async function loadIntent(
   }
   append(diagnostics, checkArbitration(arbitration));
 
+  // Policies, then admission of the intent as written (docs/policies.md).
+  const policies = readPolicies(policyDocs, diagnostics);
+  append(diagnostics, admitDeclared(policies, drafts).diagnostics);
+
   // Only when every file was read (as for pruning): what validated clean, for the next load.
   if (cache && fingerprint !== undefined && read.diagnostics.length === 0) {
     const clean = new Set(fileKeys.filter((_, i) => !unclean.has(read.files[i]!.path)));
@@ -458,6 +505,7 @@ export async function loadIntent(
       providers,
       resources,
       arbitration: arbitration.map(arbitrationDecl),
+      policies,
     },
     diagnostics: sorted,
   };

@@ -96,6 +96,7 @@ describe('one plan view: CLI --json, POST /plan, MCP plan', { timeout: 180_000 }
         'duplicates',
         'gated',
         'orphans',
+        'policies',
         'replacing',
         'steps',
         'unlisted',

@@ -1,0 +1,92 @@
+import { parse } from '@marcbachmann/cel-js';
+import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
+
+/**
+ * CEL for policies: each expression compiled once per process (a bounded cache keyed by its text)
+ * and what it reads of the resource, so that a rule that needs a value not known yet is reported as
+ * undecidable instead of passed or failed.
+ */
+
+/** An expression ready to run, with what it reads. */
+export interface CompiledExpression {
+  readonly text: string;
+  readonly run: ParseResult;
+  /** Top-level fields of `object` it reads; `*` when it uses the object whole. */
+  readonly reads: ReadonlySet<string>;
+  /** The `variables.<name>` it reads. */
+  readonly variables: ReadonlySet<string>;
+}
+
+/** The short form of a cel-js error: its summary and the column it points at (1-based). */
+export function celProblem(e: unknown): string {
+  if (e instanceof Error) {
+    const { summary, range } = e as Error & { summary?: string; range?: { start: number } };
+    const text = summary ?? e.message.split('\n')[0] ?? e.message;
+    return range ? `${text} (at column ${range.start + 1})` : text;
+  }
+  return String(e);
+}
+
+const MAX_CACHED = 10_000;
+const cache = new Map<string, CompiledExpression>();
+
+/** Compiles `text`, or says why it does not parse. Never throws. */
+export function compileExpression(text: string): CompiledExpression | { readonly error: string } {
+  const hit = cache.get(text);
+  if (hit) return hit;
+  let run: ParseResult;
+  try {
+    run = parse(text);
+  } catch (e) {
+    return { error: celProblem(e) };
+  }
+  const reads = new Set<string>();
+  const variables = new Set<string>();
+  collectReads(run.ast, reads, variables);
+  const compiled: CompiledExpression = { text, run, reads, variables };
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(text, compiled);
+  return compiled;
+}
+
+/** The field a `.`/`.?`/`[]` on the identifier `root` names, if the node is one. */
+function accessOn(node: ASTNode, root: string): string | undefined {
+  if (node.op === '.' || node.op === '.?') {
+    const [target, field] = node.args;
+    return target.op === 'id' && target.args === root ? field : undefined;
+  }
+  if (node.op === '[]' || node.op === '[?]') {
+    const [target, key] = node.args;
+    if (target.op === 'id' && target.args === root) {
+      return key.op === 'value' && typeof key.args === 'string' ? key.args : '*';
+    }
+  }
+  return undefined;
+}
+
+/** Walks the tree: what of `object` and `variables` it reads. */
+function collectReads(node: ASTNode, reads: Set<string>, variables: Set<string>): void {
+  const field = accessOn(node, 'object');
+  if (field !== undefined) {
+    reads.add(field);
+    if (node.op === '[]' || node.op === '[?]') collectReads(node.args[1], reads, variables);
+    return;
+  }
+  const variable = accessOn(node, 'variables');
+  if (variable !== undefined) {
+    variables.add(variable);
+    return;
+  }
+  if (node.op === 'id') {
+    if (node.args === 'object') reads.add('*');
+    if (node.args === 'variables') variables.add('*');
+    return;
+  }
+  const args: unknown = node.args;
+  if (!Array.isArray(args)) return;
+  for (const a of args.flat(2) as unknown[]) {
+    if (a !== null && typeof a === 'object' && 'op' in a) {
+      collectReads(a as ASTNode, reads, variables);
+    }
+  }
+}
