@@ -148,13 +148,15 @@ describe.skipIf(POSTGRES.skip)(
     it('POST /workspaces/shop/apply on node A: the holder carries the plan out once; node B reads the job; SSE on A shows it', async () => {
       const a = nodes[0]!;
       const b = nodes[1]!;
-      const holder = (await status()).workspaces[0]!.holder!.worker!;
-      const other = [...workers.keys()].find((id) => id !== holder)!;
       // The intent drops `extra`: the workers (--no-prune) leave it; only a saved plan deletes it.
       writeFileSync(join(dir(), 'intent.yaml'), intent(sandbox.url, false));
       // Two passes of the holder, for its run to follow the new intent.
       await sleep(6_000);
       expect((await sandbox.objects()).filter((o) => o.type === 'services')).toHaveLength(2);
+      // The holder now: the second worker to register may have been given the workspace by the
+      // rebalance since it converged (CI saw w-2 take it, then release it to w-1 two seconds later).
+      const holder = (await status()).workspaces[0]!.holder!.worker!;
+      const other = [...workers.keys()].find((id) => id !== holder)!;
 
       // An SSE stream on node A, from now on.
       const events: { event: string; data: Record<string, unknown> }[] = [];

@@ -181,9 +181,20 @@ export async function connectPool(
   const pg = (await import('pg')).default;
   const int8 = 20;
   // pg-pool passes its options to each new client: this one keeps its own, shorter connect bound.
+  // pg-pool hides the password (a property that is not enumerable, kept out of stack traces), which
+  // a spread would drop: it is carried over the same way.
   class BoundedClient extends pg.Client {
     constructor(options?: ClientConfig) {
-      super({ ...options, connectionTimeoutMillis: timeouts.connectMs });
+      const config: ClientConfig = { ...options, connectionTimeoutMillis: timeouts.connectMs };
+      if (options?.password !== undefined) {
+        Object.defineProperty(config, 'password', {
+          value: options.password,
+          enumerable: false,
+          writable: true,
+          configurable: true,
+        });
+      }
+      super(config);
     }
   }
   const config: PoolConfig = {
