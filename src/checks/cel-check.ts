@@ -1,16 +1,7 @@
 import { parse } from '@marcbachmann/cel-js';
 import type { CelCheckDecl, CheckResult } from '../core/index.js';
+import { celErrorText } from '../core/index.js';
 import type { CheckContext } from './check-context.js';
-
-/** The short form of a cel-js error: its summary (no code frame) and the column it points at. */
-function celMessage(e: unknown): string {
-  if (e instanceof Error) {
-    const { summary, range } = e as Error & { summary?: string; range?: { start: number } };
-    const text = summary ?? e.message.split('\n')[0] ?? e.message;
-    return range ? `${text} (at column ${range.start + 1})` : text;
-  }
-  return String(e);
-}
 
 /** Returns why a CEL expression does not parse, or undefined when it parses. Never throws. */
 export function parseCel(expr: string): string | undefined {
@@ -18,7 +9,7 @@ export function parseCel(expr: string): string | undefined {
     parse(expr);
     return undefined;
   } catch (e) {
-    return celMessage(e);
+    return celErrorText(e);
   }
 }
 
@@ -55,7 +46,7 @@ export function runCelCheck(check: CelCheckDecl, ctx: CheckContext): CheckResult
   try {
     value = parse(expr)({ observed: ctx.observed, desired: ctx.desired }) as unknown;
   } catch (e) {
-    return result(false, `\`${expr}\` failed to evaluate: ${celMessage(e)}`);
+    return result(false, `\`${expr}\` failed to evaluate: ${celErrorText(e)}`);
   }
   if (value === true) return result(true, `\`${expr}\` is true`);
   if (value === false) return result(false, `\`${expr}\` is false`);

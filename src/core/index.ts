@@ -30,3 +30,4 @@ export * from './user-agent.js';
 export * from './probe-budget.js';
 export * from './policy.js';
 export * from './predict.js';
+export * from './cel-error.js';

@@ -1,5 +1,6 @@
 import { parse } from '@marcbachmann/cel-js';
 import type { ASTNode, ParseResult } from '@marcbachmann/cel-js';
+import { celErrorText } from '../core/index.js';
 
 /**
  * CEL for policies: each expression compiled once per process (a bounded cache keyed by its text)
@@ -17,16 +18,6 @@ export interface CompiledExpression {
   readonly variables: ReadonlySet<string>;
 }
 
-/** The short form of a cel-js error: its summary and the column it points at (1-based). */
-export function celProblem(e: unknown): string {
-  if (e instanceof Error) {
-    const { summary, range } = e as Error & { summary?: string; range?: { start: number } };
-    const text = summary ?? e.message.split('\n')[0] ?? e.message;
-    return range ? `${text} (at column ${range.start + 1})` : text;
-  }
-  return String(e);
-}
-
 const MAX_CACHED = 10_000;
 const cache = new Map<string, CompiledExpression>();
 
@@ -38,7 +29,7 @@ export function compileExpression(text: string): CompiledExpression | { readonly
   try {
     run = parse(text);
   } catch (e) {
-    return { error: celProblem(e) };
+    return { error: celErrorText(e) };
   }
   const reads = new Set<string>();
   const variables = new Set<string>();

@@ -1,7 +1,7 @@
 import type { PolicyDecl, PolicyMoment, PolicySubject, PolicyVerdict } from '../core/index.js';
-import { defineKey, policyMatches } from '../core/index.js';
+import { celErrorText, defineKey, policyMatches } from '../core/index.js';
 import type { CompiledExpression } from './compile.js';
-import { celProblem, compileExpression } from './compile.js';
+import { compileExpression } from './compile.js';
 
 /** What a rule sees of one resource at one moment. */
 export interface PolicyInput {
@@ -119,7 +119,7 @@ export function evaluatePolicies(
       try {
         defineKey(values, v.name, c.run({ ...context, variables: values }) as unknown);
       } catch (e) {
-        failed.set(v.name, `variable ${v.name}: ${celProblem(e)}`);
+        failed.set(v.name, `variable ${v.name}: ${celErrorText(e)}`);
       }
     }
     policy.validations.forEach((rule, index) => {
@@ -156,7 +156,7 @@ export function evaluatePolicies(
       try {
         value = c.run(scope);
       } catch (e) {
-        return verdict('error', `\`${rule.expression}\` failed: ${celProblem(e)}`);
+        return verdict('error', `\`${rule.expression}\` failed: ${celErrorText(e)}`);
       }
       if (value === true) return verdict('pass', `\`${rule.expression}\` is true`);
       if (value !== false) {
