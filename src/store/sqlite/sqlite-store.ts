@@ -51,6 +51,7 @@ import type {
   WorkspaceMemory,
 } from '../memory.js';
 import { WalSync } from './wal-sync.js';
+import { isBusy, retryBusy } from './busy-retry.js';
 import type { SqliteDatabase, SqliteStatement, SqliteTransaction } from './sqlite-database.js';
 import {
   changeFromRow,
@@ -130,7 +131,6 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
   }
   const memory = path === ':memory:';
   const notes: string[] = [];
-  let db: Database.Database;
   try {
     if (!memory) {
       const dir = dirname(path);
@@ -139,26 +139,47 @@ function openSync(path: string, options: SqliteStoreOptions): SqliteStore {
       for (const n of ensurePrivateFile(path)) notes.push(n);
       for (const n of tightenSqliteFiles(path)) notes.push(n);
     }
-    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
-    throw new TendError(
-      'store.open-failed',
-      `cannot open the SQLite store at ${path}: ${e instanceof Error ? e.message : String(e)}`,
-      { phase: 'store', hint: 'check that the directory is writable', cause: e },
-    );
+    throw openFailed(path, e);
   }
+  const walSync = memory ? undefined : (options.walSync ?? new WalSync(`${path}-wal`));
+  // Opening (WAL mode, the migrations) is tried again through the busy moments the busy handler
+  // does not wait out (busy-retry.ts): another process opening the same new file, or closing it.
   let store: SqliteStore;
   try {
-    const walSync = memory ? undefined : (options.walSync ?? new WalSync(`${path}-wal`));
-    store = new SqliteStore(db, { ...options, ...(walSync ? { walSync } : {}) });
+    store = retryBusy(
+      () => {
+        let db: Database.Database;
+        try {
+          db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+        } catch (e) {
+          throw openFailed(path, e);
+        }
+        try {
+          return new SqliteStore(db, { ...options, ...(walSync ? { walSync } : {}) });
+        } catch (e) {
+          db.close();
+          throw isBusy(e) ? e : storeError(e);
+        }
+      },
+      { deadlineMs: BUSY_TIMEOUT_MS },
+    );
   } catch (e) {
-    db.close();
     throw storeError(e);
   }
   // WAL mode has just created -wal and -shm (with the database's mode): make sure of it.
   if (!memory) for (const n of tightenSqliteFiles(path)) notes.push(n);
   for (const note of notes) options.notice?.(note);
   return store;
+}
+
+/** `store.open-failed`: the file could not be opened (or its directory made private). */
+function openFailed(path: string, e: unknown): TendError {
+  return new TendError(
+    'store.open-failed',
+    `cannot open the SQLite store at ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    { phase: 'store', hint: 'check that the directory is writable', cause: e },
+  );
 }
 
 interface Statements {
@@ -735,7 +756,8 @@ export class SqliteStore implements Store, MemoryTransfer {
     try {
       this.#checkOpen();
       this.#flush();
-      return Promise.resolve(body());
+      // A read (or the lease's transaction) that could not start is tried again (busy-retry.ts).
+      return Promise.resolve(retryBusy(body, { deadlineMs: BUSY_TIMEOUT_MS }));
     } catch (e) {
       return Promise.reject(storeError(e));
     }
