@@ -1,6 +1,7 @@
 import type { Address } from './address.js';
 import type { RecordedDecision } from './arbitration.js';
 import type { ActorKind, Motivation } from './attribution.js';
+import type { ComplianceRecord } from './compliance.js';
 
 /** Where Tend learned of a change. */
 export type ChangeSource = 'tend' | 'audit' | 'announcement' | 'unknown';
@@ -41,7 +42,11 @@ export interface Change {
   /** `provider.resourceType`. */
   readonly type: string;
   readonly objectId: string;
-  readonly action: 'create' | 'update' | 'move' | 'delete';
+  /**
+   * What happened: a mutation (`create`, `update`, `move`, `delete`), or a `verdict` — a policy found
+   * broken on the observed object, or no longer broken (`compliance` says which).
+   */
+  readonly action: 'create' | 'update' | 'move' | 'delete' | 'verdict';
   /** Names of the fields that changed. */
   readonly fields: readonly string[];
   readonly before?: Readonly<Record<string, unknown>>;
@@ -50,6 +55,8 @@ export interface Change {
   readonly decision?: RecordedDecision;
   /** The commit the pass that wrote the entry planned from (a git workspace); absent otherwise. */
   readonly origin?: IntentOrigin;
+  /** For a `verdict`: the rule, its result and the change that introduced the violation. */
+  readonly compliance?: ComplianceRecord;
   /**
    * The id of the ledger key that signed the entry (HMAC); absent on entries written before the
    * ledger was keyed. Assigned by the store.

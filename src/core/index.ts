@@ -28,6 +28,7 @@ export * from './action.js';
 export * from './bounded-body.js';
 export * from './user-agent.js';
 export * from './probe-budget.js';
+export * from './compliance.js';
 export * from './policy.js';
 export * from './predict.js';
 export * from './cel-error.js';

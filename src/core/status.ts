@@ -1,4 +1,5 @@
 import type { Address } from './address.js';
+import type { ComplianceState } from './compliance.js';
 
 /**
  * The state of one resource after the last pass:
@@ -29,6 +30,8 @@ export interface ResourceStatus {
   readonly objectId?: string;
   readonly message?: string;
   readonly checks: readonly CheckResult[];
+  /** The policies on the observed object, as the last pass that evaluated them found it. */
+  readonly compliance?: ComplianceState;
   /**
    * When the pass that found the resource in this status ran: statuses are written when they change,
    * so this is since when it has held (a pass finding the same status again writes nothing).

@@ -25,7 +25,7 @@ export interface LedgerHead {
  */
 export interface UnkeyedRecord extends Omit<
   Change,
-  'actorKind' | 'motivation' | 'decision' | 'origin' | 'keyId' | 'action'
+  'actorKind' | 'motivation' | 'decision' | 'origin' | 'compliance' | 'keyId' | 'action'
 > {
   readonly format: 1;
   readonly motivation?: string;
@@ -89,6 +89,7 @@ export function unkeyedHash(entry: Omit<UnkeyedRecord, 'hash' | 'format'>): stri
 export function keyedHash(key: LedgerKey, entry: Omit<KeyedRecord, 'hash'>): string {
   const { seq, time, actor, actorKind, intent, motivation, source, address, type } = entry;
   const { objectId, action, fields, before, after, decision, origin, keyId, prevHash } = entry;
+  const { compliance } = entry;
   return key.sign(
     canonicalJson({
       format: LEDGER_FORMAT,
@@ -109,6 +110,8 @@ export function keyedHash(key: LedgerKey, entry: Omit<KeyedRecord, 'hash'>): str
       decision,
       // Absent on entries without one (every entry before git workspaces): their hash is unchanged.
       origin,
+      // Absent on entries that are not verdicts (every entry before policies): unchanged hash.
+      compliance,
       keyId,
       prevHash,
     }),

@@ -38,6 +38,7 @@ export function signChange(clean: NewChange, key: LedgerKey, head: LedgerHead): 
     after: json(clean.after),
     decision: json(clean.decision),
     origin: json(clean.origin),
+    compliance: json(clean.compliance),
     key_id: key.id,
     format: LEDGER_FORMAT,
     prev_hash: head.hash,
@@ -65,6 +66,7 @@ export function signChange(clean: NewChange, key: LedgerKey, head: LedgerHead): 
       after: unsigned.after ?? undefined,
       decision: unsigned.decision ?? undefined,
       origin: unsigned.origin ?? undefined,
+      compliance: unsigned.compliance ?? undefined,
       keyId: str(unsigned.key_id),
       prevHash: str(unsigned.prev_hash),
     }),
@@ -90,6 +92,7 @@ export function signChange(clean: NewChange, key: LedgerKey, head: LedgerHead): 
     action: clean.action,
     ...(clean.decision === undefined ? {} : { decision: clean.decision }),
     ...(clean.origin === undefined ? {} : { origin: clean.origin }),
+    ...(clean.compliance === undefined ? {} : { compliance: clean.compliance }),
     keyId: key.id,
   };
   return { row, entry };

@@ -46,6 +46,7 @@ export function ledgerRowOf(r: ChangeRow & { readonly recorded_at: string | Date
     after: r.after,
     decision: r.decision ?? null,
     origin: r.origin ?? null,
+    compliance: r.compliance ?? null,
     key_id: r.key_id ?? null,
     format: r.format ?? 1,
     prev_hash: r.prev_hash,

@@ -8,6 +8,8 @@ import type {
   Change,
   ChangeSource,
   CheckResult,
+  ComplianceRecord,
+  ComplianceState,
   DecisionKind,
   FieldClaim,
   IntentOrigin,
@@ -86,6 +88,8 @@ export interface ChangeRow {
   readonly decision?: string | null;
   /** The commit a git workspace's pass planned from (JSON); SQLite version 8, PostgreSQL version 4. */
   readonly origin?: string | null;
+  /** JSON ComplianceRecord of a `verdict` entry (schema version 9; PostgreSQL 7); NULL otherwise. */
+  readonly compliance?: string | null;
   readonly key_id?: string | null;
   readonly format?: number;
   readonly prev_hash: string;
@@ -99,6 +103,8 @@ export interface StatusRow {
   readonly object_id: string | null;
   readonly message: string | null;
   readonly checks: string;
+  /** JSON ComplianceState (schema version 9; PostgreSQL 7); NULL when no policy was evaluated. */
+  readonly compliance?: string | null;
   readonly updated_at: string;
 }
 
@@ -193,6 +199,7 @@ export function changeToRow(entry: Change): ChangeRow {
     after: entry.after === undefined ? null : JSON.stringify(entry.after),
     decision: entry.decision === undefined ? null : JSON.stringify(entry.decision),
     origin: entry.origin === undefined ? null : JSON.stringify(entry.origin),
+    compliance: entry.compliance === undefined ? null : JSON.stringify(entry.compliance),
     key_id: entry.keyId ?? null,
     format: LEDGER_FORMAT,
     prev_hash: entry.prevHash,
@@ -251,6 +258,7 @@ export function recordFromRow(row: ChangeRow, lenient = false): LedgerRecord {
   const actorKind = row.actor_kind ?? null;
   const decision = row.decision ?? null;
   const origin = row.origin ?? null;
+  const compliance = row.compliance ?? null;
   return {
     format: LEDGER_FORMAT,
     ...common,
@@ -259,6 +267,7 @@ export function recordFromRow(row: ChangeRow, lenient = false): LedgerRecord {
     action: row.action as Change['action'],
     ...(decision === null ? {} : { decision: parse(decision) as RecordedDecision }),
     ...(origin === null ? {} : { origin: parse(origin) as IntentOrigin }),
+    ...(compliance === null ? {} : { compliance: parse(compliance) as ComplianceRecord }),
     keyId: row.key_id ?? '',
   };
 }
@@ -306,6 +315,7 @@ export function statusToRow(status: ResourceStatus): StatusRow {
     object_id: status.objectId ?? null,
     message: status.message ?? null,
     checks: JSON.stringify(status.checks),
+    compliance: status.compliance === undefined ? null : JSON.stringify(status.compliance),
     updated_at: status.updatedAt,
   };
 }
@@ -318,6 +328,9 @@ export function statusFromRow(row: StatusRow): ResourceStatus {
     ...(row.object_id === null ? {} : { objectId: row.object_id }),
     ...(row.message === null ? {} : { message: row.message }),
     checks: JSON.parse(row.checks) as CheckResult[],
+    ...(row.compliance === null || row.compliance === undefined
+      ? {}
+      : { compliance: JSON.parse(row.compliance) as ComplianceState }),
     updatedAt: row.updated_at,
   };
 }

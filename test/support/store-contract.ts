@@ -424,6 +424,39 @@ export function describeStore(
         expect(await store.verifyLedger()).toEqual(intact(2, stored.hash));
       });
 
+      it('round-trips a verdict with its compliance record, hashed with the entry', async () => {
+        const cause = change(1, { motivation: { kind: 'incident', ref: 'INC-9' } });
+        const found = await store.appendChange(cause);
+        const compliance = {
+          policy: 'buckets-keep-versioning',
+          rule: 0,
+          result: 'fail' as const,
+          message: 'buckets keep versioning on',
+          actions: ['deny' as const],
+          severity: 'high' as const,
+          cause: {
+            seq: found.seq,
+            time: found.time,
+            actor: found.actor,
+            motivation: { kind: 'incident', ref: 'INC-9' },
+            source: found.source,
+          },
+        };
+        const input = change(2, { action: 'verdict', fields: ['versioning'], compliance });
+        const stored = await store.appendChange(input);
+        expect(stored.compliance).toStrictEqual(compliance);
+        expect(await store.changes()).toStrictEqual([found, stored]);
+        const { hash, ...rest } = stored;
+        const signed = { ...rest, format: 2 as const, keyId: SUITE_LEDGER_KEY.id };
+        expect(hash).toBe(keyedHash(SUITE_LEDGER_KEY, signed));
+        // The record is signed: another result under the same hash does not verify.
+        expect(
+          keyedHash(SUITE_LEDGER_KEY, { ...signed, compliance: { ...compliance, result: 'pass' } }),
+        ).not.toBe(hash);
+        expect(found).not.toHaveProperty('compliance');
+        expect(await store.verifyLedger()).toEqual(intact(2, stored.hash));
+      });
+
       it('ignores seq, keyId, prevHash and hash passed in by the caller', async () => {
         const forged = {
           ...change(1),
@@ -632,6 +665,45 @@ export function describeStore(
           'sb.volumes/a',
           'sb.volumes/b',
         ]);
+      });
+    });
+
+    describe('statuses with compliance', () => {
+      it('round-trips the compliance state of a status; a status without one has none', async () => {
+        const compliance = {
+          key: 'k1',
+          evaluatedAt: T(3),
+          passed: 2,
+          undecidable: 1,
+          findings: [
+            {
+              policy: 'keep-tags',
+              rule: 1,
+              result: 'fail' as const,
+              message: 'tags.owner is required',
+              reason: 'Invalid',
+              actions: ['warn' as const],
+              severity: 'medium' as const,
+              fields: ['tags'],
+              source: { file: 'policies.yaml', line: 9, column: 7 },
+              since: T(3),
+              cause: {
+                seq: 4,
+                time: T(2),
+                actor: 'alice',
+                actorKind: 'human' as const,
+                source: 'audit' as const,
+              },
+              recorded: 5,
+            },
+          ],
+        };
+        const a = status('a', { compliance });
+        await store.putStatus(a);
+        await store.putStatus(status('b'));
+        const [ra, rb] = await store.listStatus();
+        expect(ra).toStrictEqual(a);
+        expect(rb).not.toHaveProperty('compliance');
       });
     });
 

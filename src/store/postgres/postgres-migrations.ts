@@ -321,6 +321,18 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
        WHERE strpos(version, ';max-workspaces=') > 0;
     `,
   },
+  {
+    version: 6,
+    name: 'policies: verdicts in the ledger, compliance in statuses',
+    sql: `
+      -- JSON ComplianceRecord of a 'verdict' entry (a policy found broken on the observed object, or
+      -- no longer broken; docs/policies.md); NULL otherwise. Part of the hashed entry when present, so
+      -- the entries written before (NULL) keep their hash.
+      ALTER TABLE tend.changes ADD COLUMN compliance TEXT;
+      -- JSON ComplianceState of a resource; NULL when no policy was evaluated.
+      ALTER TABLE tend.statuses ADD COLUMN compliance TEXT;
+    `,
+  },
 ];
 
 /** Where a database's Tend schema stands: 0 when it has none (a database Tend never used). */

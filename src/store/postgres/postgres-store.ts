@@ -580,13 +580,19 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
       // The origin column (schema version 4) only when the entry has one: an entry without it is
       // written exactly as before.
       const origin = row.origin ?? null;
+      // Likewise the compliance column (schema version 6): only on a verdict.
+      const compliance = row.compliance ?? null;
+      const extra = [
+        ...(origin === null ? [] : [['origin', origin] as const]),
+        ...(compliance === null ? [] : [['compliance', compliance] as const]),
+      ];
       await run(
         tx.db,
         `INSERT INTO tend.changes (workspace, seq, time, actor, actor_kind, intent, motivation, source,
            address, type, object_id, action, fields, before, after, decision, key_id, format,
-           prev_hash, hash${origin === null ? '' : ', origin'})
+           prev_hash, hash${extra.map(([c]) => `, ${c}`).join('')})
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20
-           ${origin === null ? '' : ', $21'})`,
+           ${extra.map((_, i) => `, $${21 + i}`).join('')})`,
         [
           this.#workspace,
           row.seq,
@@ -608,7 +614,7 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
           row.format ?? 1,
           row.prev_hash,
           row.hash,
-          ...(origin === null ? [] : [origin]),
+          ...extra.map(([, v]) => v),
         ],
       );
       tx.head = { seq: entry.seq, hash: entry.hash };
@@ -685,7 +691,16 @@ export class PostgresStore implements Store, WorkspaceDirectory, MemoryTransfer 
     const r = statusToRow(this.#clean(status));
     return this.#upsert({
       kind: 'statuses',
-      values: [this.#workspace, r.address, r.state, r.object_id, r.message, r.checks, r.updated_at],
+      values: [
+        this.#workspace,
+        r.address,
+        r.state,
+        r.object_id,
+        r.message,
+        r.checks,
+        r.compliance ?? null,
+        r.updated_at,
+      ],
     });
   }
 

@@ -4,17 +4,17 @@ import { lastPerKey, upsertSql } from './postgres-upserts.js';
 
 const status = (address: string, state: string): Upsert => ({
   kind: 'statuses',
-  values: ['ws', address, state, null, null, '[]', '2026-01-01T00:00:00.000Z'],
+  values: ['ws', address, state, null, null, '[]', null, '2026-01-01T00:00:00.000Z'],
 });
 
 describe('merged upserts', () => {
   it.each([
-    [1, '($1, $2, $3, $4, $5, $6, $7)'],
-    [2, '($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)'],
+    [1, '($1, $2, $3, $4, $5, $6, $7, $8)'],
+    [2, '($1, $2, $3, $4, $5, $6, $7, $8), ($9, $10, $11, $12, $13, $14, $15, $16)'],
   ])('numbers %i rows’ parameters in order, every column but the key updated', (rows, tuples) => {
     const sql = upsertSql('statuses', rows);
     expect(sql).toContain(
-      `INSERT INTO tend.statuses (workspace, address, state, object_id, message, checks, updated_at) VALUES ${tuples}`,
+      `INSERT INTO tend.statuses (workspace, address, state, object_id, message, checks, compliance, updated_at) VALUES ${tuples}`,
     );
     expect(sql).toContain('ON CONFLICT (workspace, address) DO UPDATE SET state = excluded.state,');
     expect(sql).not.toContain('address = excluded.address');
@@ -51,7 +51,7 @@ describe('merged upserts', () => {
 
   it('refuses a row whose width is not its table’s', () => {
     expect(() => lastPerKey([{ kind: 'statuses', values: ['ws', 'a'] }])).toThrow(
-      'an upsert of statuses has 2 values, not 7',
+      'an upsert of statuses has 2 values, not 8',
     );
   });
 });

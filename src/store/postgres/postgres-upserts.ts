@@ -8,7 +8,16 @@ import { run } from './postgres-client.js';
 /** The tables whose one-row upserts merge, with their columns (the workspace first, then the key). */
 const UPSERTS = {
   statuses: {
-    columns: ['workspace', 'address', 'state', 'object_id', 'message', 'checks', 'updated_at'],
+    columns: [
+      'workspace',
+      'address',
+      'state',
+      'object_id',
+      'message',
+      'checks',
+      'compliance',
+      'updated_at',
+    ],
     key: 2,
   },
   twin: {

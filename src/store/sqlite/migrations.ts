@@ -250,6 +250,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE changes ADD COLUMN origin TEXT;
     `,
   },
+  {
+    version: 9,
+    name: 'policies: verdicts in the ledger, compliance in statuses',
+    sql: `
+      -- JSON ComplianceRecord of a 'verdict' entry (a policy found broken on the observed object, or
+      -- no longer broken; docs/policies.md); NULL otherwise. Part of the hashed entry when present, so
+      -- the entries written before (NULL) keep their hash.
+      ALTER TABLE changes ADD COLUMN compliance TEXT;
+      -- JSON ComplianceState of a resource (its broken rules, counts, and what they were evaluated
+      -- on); NULL when no policy was evaluated.
+      ALTER TABLE statuses ADD COLUMN compliance TEXT;
+    `,
+  },
 ];
 
 /** The schema versions before and after `migrate`. */

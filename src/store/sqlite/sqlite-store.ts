@@ -325,10 +325,10 @@ export class SqliteStore implements Store, MemoryTransfer {
       setLedgerHead: p('INSERT OR REPLACE INTO ledger_head (id, seq, hash) VALUES (1, ?, ?)'),
       insertChange: p(
         `INSERT INTO changes (seq, time, actor, actor_kind, intent, motivation, source, address, type,
-           object_id, action, fields, before, after, decision, origin, key_id, format, prev_hash, hash,
+           object_id, action, fields, before, after, decision, origin, compliance, key_id, format, prev_hash, hash,
            recorded_at)
          VALUES (@seq, @time, @actor, @actor_kind, @intent, @motivation, @source, @address, @type,
-           @object_id, @action, @fields, @before, @after, @decision, @origin, @key_id, @format, @prev_hash,
+           @object_id, @action, @fields, @before, @after, @decision, @origin, @compliance, @key_id, @format, @prev_hash,
            @hash, @recorded_at)`,
       ),
       changes: p(recentChanges('')),
@@ -339,8 +339,8 @@ export class SqliteStore implements Store, MemoryTransfer {
         `INSERT OR REPLACE INTO cursors (provider, cursor, updated_at) VALUES (?, ?, ?)`,
       ),
       putStatus: p(
-        `INSERT OR REPLACE INTO statuses (address, state, object_id, message, checks, updated_at)
-         VALUES (@address, @state, @object_id, @message, @checks, @updated_at)`,
+        `INSERT OR REPLACE INTO statuses (address, state, object_id, message, checks, compliance, updated_at)
+         VALUES (@address, @state, @object_id, @message, @checks, @compliance, @updated_at)`,
       ),
       listStatus: p('SELECT * FROM statuses ORDER BY address'),
       deleteStatus: p('DELETE FROM statuses WHERE address = ?'),
