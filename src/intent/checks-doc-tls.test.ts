@@ -196,7 +196,7 @@ describe('tls check in intent', () => {
           code: 'field.unknown',
           path: 'checks[0].tls.minDays',
           at: 'minDays',
-          message: expect.stringContaining('`minDays`') as unknown as string,
+          message: expect.stringContaining('`minDays`'),
         },
       ],
     },
@@ -210,7 +210,7 @@ describe('tls check in intent', () => {
           at: 'nope.pem',
           message: expect.stringMatching(
             /^`ca` file nope\.pem does not exist \(looked at \/.*\/nope\.pem\)$/,
-          ) as unknown as string,
+          ),
           hint: 'the path is relative to the intent directory',
         },
       ],
