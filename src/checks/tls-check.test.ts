@@ -82,7 +82,7 @@ describe('tls check', () => {
     expect(r.severity).toBeUndefined();
     expect(r.message).toMatch(
       new RegExp(
-        `^127\\.0\\.0\\.1:${port('days90')}: certificate for db\\.example is valid for 89 more days \\(until ${ISO}\\)$`,
+        `^127\\.0\\.0\\.1:${port('days90')}: certificate for db\\.example is valid for 89 days more \\(until ${ISO}\\)$`,
       ),
     );
     expect(r.evidence).toMatch(
@@ -114,6 +114,19 @@ describe('tls check', () => {
     const r = await runCheck(decl({ port: port('days90'), minDaysLeft: 30 }), context(later));
     expect(r).toMatchObject({ ok: false, severity: 'warning' });
     expect(r.message).toContain('expires in 9 days');
+  });
+
+  it('fails as an error once the context clock is past notAfter, whatever node thinks', async () => {
+    const later = new Date(now.getTime() + 11 * DAY);
+    const r = await runCheck(decl({ port: port('days10'), minDaysLeft: 0 }), context(later));
+    expect(r).toMatchObject({ ok: false });
+    expect(r.severity).toBeUndefined();
+    expect(r.message).toMatch(
+      new RegExp(
+        `^127\\.0\\.0\\.1:${port('days10')}: certificate has expired \\(notAfter ${ISO}\\)$`,
+      ),
+    );
+    expect(r.evidence).toMatch(/; expired 1 day ago$/);
   });
 
   it('fails as an error (no severity: warning) on an expired certificate', async () => {

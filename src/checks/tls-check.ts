@@ -137,9 +137,14 @@ function dn(part: PeerCertificate['subject'] | undefined): string {
   return o === undefined ? '(no CN)' : `O=${o}`;
 }
 
+/** Whole days (rounded down): `1 day`, `9 days`. */
+function days(ms: number): string {
+  const n = Math.floor(ms / DAY_MS);
+  return `${n} day${n === 1 ? '' : 's'}`;
+}
+
 function daysText(msLeft: number): string {
-  if (msLeft < 0) return `expired ${Math.ceil(-msLeft / DAY_MS)} days ago`;
-  return `${Math.floor(msLeft / DAY_MS)} days left`;
+  return msLeft < 0 ? `expired ${days(-msLeft)} ago` : `${days(msLeft)} left`;
 }
 
 /**
@@ -207,15 +212,14 @@ export async function runTlsCheck(check: TlsCheckDecl, ctx: CheckContext): Promi
   if (msLeft <= 0) {
     return result(false, `${where}: certificate has expired (notAfter ${when})`, { evidence });
   }
-  const days = Math.floor(msLeft / DAY_MS);
   if (msLeft <= check.minDaysLeft * DAY_MS) {
     return result(
       false,
-      `${where}: ${about} expires in ${days} days (${when}), fewer than minDaysLeft ${check.minDaysLeft}`,
+      `${where}: ${about} expires in ${days(msLeft)} (${when}), fewer than minDaysLeft ${check.minDaysLeft}`,
       { evidence, severity: 'warning' },
     );
   }
-  return result(true, `${where}: ${about} is valid for ${days} more days (until ${when})`, {
+  return result(true, `${where}: ${about} is valid for ${days(msLeft)} more (until ${when})`, {
     evidence,
   });
 }

@@ -114,7 +114,7 @@ describe('tls check (CLI, real sandbox process, real TLS server)', () => {
     expect(assets.checks[0]).toMatchObject({ name: 'cert', kind: 'tls', ok: true });
     expect(assets.checks[0]!.severity).toBeUndefined();
     expect(assets.checks[0]!.message).toMatch(
-      /certificate for db\.example is valid for (89|90) more days/,
+      /certificate for db\.example is valid for (89|90) days more/,
     );
   });
 });
