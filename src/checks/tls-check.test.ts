@@ -139,13 +139,13 @@ describe('tls check', () => {
     expect(r.evidence).toMatch(/notAfter 2020-02-01T00:00:00\.000Z; expired \d+ days ago$/);
   });
 
-  it('fails when the chain does not reach a trusted CA: the system roots without ca', async () => {
+  it('fails when the chain does not reach a trusted CA: the roots Node trusts, without ca', async () => {
     const { ca: _, ...noCa } = decl({ port: port('days90') });
     const r = await runCheck(noCa, context());
     expect(r.ok).toBe(false);
     expect(r.severity).toBeUndefined();
     expect(r.message).toBe(
-      `127.0.0.1:${port('days90')}: unable to verify the first certificate (not signed by a CA in the system roots; pass ca: the PEM file of the CA that signed it)`,
+      `127.0.0.1:${port('days90')}: unable to verify the first certificate (not signed by a root CA Node trusts; pass ca: the PEM file of the CA that signed it)`,
     );
     expect(r.evidence).toContain('issuer CN=Tend Test CA');
   });
@@ -154,7 +154,7 @@ describe('tls check', () => {
     const { ca: _, ...noCa } = decl({ port: port('self') });
     const without = await runCheck(noCa, context());
     expect(without.message).toBe(
-      `127.0.0.1:${port('self')}: self-signed certificate (not signed by a CA in the system roots; pass ca: the PEM file of the CA that signed it)`,
+      `127.0.0.1:${port('self')}: self-signed certificate (not signed by a root CA Node trusts; pass ca: the PEM file of the CA that signed it)`,
     );
     const other = await runCheck(decl({ port: port('self') }), context());
     expect(other.ok).toBe(false);

@@ -109,7 +109,13 @@ function handshake(
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('secureConnect', () => {
-      const error = socket.authorized ? undefined : String(socket.authorizationError);
+      // A code such as CERT_HAS_EXPIRED at run time, though typed as an Error.
+      const raw = socket.authorizationError as unknown;
+      const error = socket.authorized
+        ? undefined
+        : typeof raw === 'string'
+          ? raw
+          : ((raw as { code?: string } | undefined)?.code ?? String(raw));
       finish({
         ok: true,
         cert: socket.getPeerCertificate(),
@@ -149,7 +155,7 @@ function daysText(msLeft: number): string {
 
 /**
  * Runs a TLS check: connects to host:port (SNI `servername`, else host), and passes when the chain
- * verifies against `ca` (else the system's roots), the certificate matches the name and has more
+ * verifies against `ca` (else Node's roots), the certificate matches the name and has more
  * than `minDaysLeft` days left by the context's clock. A valid certificate with fewer days left fails
  * with severity `warning`; anything else that fails is an error. Never throws.
  */
@@ -204,7 +210,7 @@ export async function runTlsCheck(check: TlsCheckDecl, ctx: CheckContext): Promi
     const remedy = !UNTRUSTED.has(code)
       ? ''
       : check.ca === undefined
-        ? ' (not signed by a CA in the system roots; pass ca: the PEM file of the CA that signed it)'
+        ? ' (not signed by a root CA Node trusts; pass ca: the PEM file of the CA that signed it)'
         : ` (not signed by the CA in ${check.ca})`;
     const detail = code === 'CERT_HAS_EXPIRED' ? ` (notAfter ${when})` : remedy;
     return result(false, `${where}: ${what}${detail}`, { evidence });

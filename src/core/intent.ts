@@ -164,7 +164,7 @@ export interface SqlCheckDecl {
 
 /**
  * A `tls` check: a TLS handshake with `host:port` must present a certificate that verifies (against
- * `ca` or the system's roots), matches `servername`, and has more than `minDaysLeft` days left. Only
+ * `ca` or Node's root certificates), matches `servername`, and has more than `minDaysLeft` days left. Only
  * the last failing is a warning (the certificate still works); anything else is an error.
  */
 export interface TlsCheckDecl {
@@ -175,7 +175,7 @@ export interface TlsCheckDecl {
   readonly port: number;
   /** The name sent as SNI and checked against the certificate; absent: `host`. May hold references. */
   readonly servername?: string;
-  /** Absolute path of a PEM file with the CA(s) to trust instead of the system's roots. */
+  /** Absolute path of a PEM file with the CA(s) to trust instead of Node's root certificates. */
   readonly ca?: string;
   readonly minDaysLeft: number;
   readonly timeoutMs: number;
