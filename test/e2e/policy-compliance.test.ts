@@ -146,6 +146,20 @@ describe('continuous compliance (CLI, real sandbox process)', () => {
     expect(found!.seq).toBeGreaterThan(drift.seq);
     expect(gone!.compliance!.found).toBe(found!.seq);
 
+    // tend accept refuses to write the forbidden value into the intent.
+    const accepted = await runCli([
+      'accept',
+      'sb.buckets/logs',
+      'versioning',
+      ws.dir,
+      '--value',
+      'false',
+    ]);
+    expect(accepted.code, accepted.stdout + accepted.stderr).toBe(1);
+    expect(accepted.stderr).toContain(
+      'sb.buckets/logs versioning = false is not written into the intent: policy buckets-keep-versioning (deny) rule 1 violated: buckets keep versioning on',
+    );
+
     // A pass with nothing new records nothing more.
     expect((await ws.apply()).code).toBe(0);
     expect((await ws.history('sb.buckets/logs')).length).toBe(history.length);
