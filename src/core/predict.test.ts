@@ -15,6 +15,7 @@ const info = {
     },
   },
   outputOnly: ['created_at'],
+  idField: 'name',
 } as unknown as ResourceTypeInfo;
 
 const unknown = (address: string, field: string) => ({ $unknown: `${address}.${field}` });
@@ -63,8 +64,8 @@ describe('predictedState', () => {
       name: 'logs',
       versioning: true,
       tags: { team: 'b', env: 'x' },
-      created_at: 't',
     });
+    expect([...p.unknown]).toEqual(['created_at']);
     expect(p.onlyKnown).toBe(false);
     expect(observed.tags.team).toBe('a');
   });
@@ -76,15 +77,62 @@ describe('predictedState', () => {
       objectId: 'b1',
       changes: [{ path: 'tags.zone', before: 'a', after: unknown('sb.zones/z', 'id') }],
     };
-    expect([...predictedState(step, { tags: { zone: 'a' } }, {}, info)!.unknown]).toEqual(['tags']);
+    expect([...predictedState(step, { tags: { zone: 'a' } }, {}, info)!.unknown]).toEqual([
+      'tags',
+      'created_at',
+    ]);
   });
 
-  it('a step with nothing to do: the observed object', () => {
+  it('a step with nothing to do: the observed object, output-only fields included', () => {
     const step: PlanStep = { ...base, kind: 'noop', objectId: 'b1' };
-    expect(predictedState(step, { name: 'logs', versioning: true }, {}, info)!.object).toEqual({
-      name: 'logs',
-      versioning: true,
-    });
+    const p = predictedState(step, { name: 'logs', versioning: true, created_at: 't' }, {}, info)!;
+    expect(p.object).toEqual({ name: 'logs', versioning: true, created_at: 't' });
+    expect(p.unknown).toEqual(new Set());
+  });
+
+  // Found by test/e2e/predict-property.test.ts: the sandbox's service `status` (output-only) turns
+  // `stopped` when an update sets `replicas` to 0. What the platform derives from a write is not
+  // Tend's to know: every output-only field but the id is unknown after a write.
+  const services = {
+    name: 'services',
+    schema: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } },
+    outputOnly: ['id', 'status', 'created_at'],
+    idField: 'id',
+  } as unknown as ResourceTypeInfo;
+  const svc = { address: 'sb.services/api' as const, type: 'sb.services', dependsOn: [] };
+  const running = { id: 's1', name: 'api', replicas: 2, status: 'running', created_at: 't' };
+  const writes: [string, PlanStep][] = [
+    [
+      'an update',
+      {
+        ...svc,
+        kind: 'update',
+        objectId: 's1',
+        changes: [{ path: 'replicas', before: 2, after: 0 }],
+      },
+    ],
+    [
+      'a move',
+      {
+        ...svc,
+        kind: 'move',
+        objectId: 's1',
+        from: 'sb.services/old',
+        changes: [{ path: 'replicas', before: 2, after: 0 }],
+      },
+    ],
+    [
+      'an adoption without changes',
+      { ...svc, kind: 'adopt', objectId: 's1', foundBy: 'marker', changes: [] },
+    ],
+  ];
+  it.each(writes)('%s: output-only fields unknown, the id kept', (_w, step) => {
+    const p = predictedState(step, running, {}, services)!;
+    expect([...p.unknown].sort()).toEqual(['created_at', 'status']);
+    expect(p.object['id']).toBe('s1');
+    expect(p.object).not.toHaveProperty('status');
+    expect(p.object).not.toHaveProperty('created_at');
+    expect(p.onlyKnown).toBe(false);
   });
 
   it('a replace: a new object from the intent; a reference in it is unknown', () => {
