@@ -171,6 +171,81 @@ describe('predictedState', () => {
     ).toBeUndefined();
   });
 
+  // Values of every shape, through a create and an update (killed mutants of StrykerJS,
+  // docs/mutation.md): lists stay lists, null stays null, one Unknown anywhere in a value is enough.
+  const shapes: [string, unknown, boolean][] = [
+    ['a list', [1, 'a'], false],
+    ['null', null, false],
+    ['a list holding an Unknown', ['a', unknown('sb.zones/z', 'id')], true],
+    [
+      'a mapping with an Unknown among plain values',
+      { team: 'a', zone: unknown('sb.zones/z', 'id') },
+      true,
+    ],
+    ['a list of mappings', [{ a: 1 }, { b: [2] }], false],
+    ['a resolved text holding ${ (not a reference: a create sends it as is)', 'cost ${5}', false],
+  ];
+  it.each(shapes)('a create declaring %s', (_w, value, isUnknown) => {
+    const step: PlanStep = { ...base, kind: 'create', desired: { name: 'logs', tags: value } };
+    const p = predictedState(step, undefined, {}, info)!;
+    expect(p.unknown.has('tags')).toBe(isUnknown);
+    if (isUnknown) expect(p.object).not.toHaveProperty('tags');
+    else expect(p.object['tags']).toEqual(value);
+  });
+  it.each(shapes)('an update to %s', (_w, value, isUnknown) => {
+    const step: PlanStep = {
+      ...base,
+      kind: 'update',
+      objectId: 'b1',
+      changes: [{ path: 'tags', before: {}, after: value }],
+    };
+    const observed = { name: 'logs', tags: {}, list: [1, [2]], none: null };
+    const p = predictedState(step, observed, {}, info)!;
+    expect(p.unknown.has('tags')).toBe(isUnknown);
+    if (!isUnknown) expect(p.object['tags']).toEqual(value);
+    // The observed fields the step does not change are copied as they are.
+    expect(p.object['list']).toEqual([1, [2]]);
+    expect(p.object['none']).toBeNull();
+  });
+
+  const nested: [string, Record<string, unknown>, string, Record<string, unknown>][] = [
+    ['under a null', { tags: null }, 'tags.team', { tags: { team: 'b' } }],
+    ['under a text', { tags: 'x' }, 'tags.team', { tags: { team: 'b' } }],
+    ['under a list', { tags: ['x'] }, 'tags.team', { tags: { team: 'b' } }],
+    ['two levels under nothing', {}, 'a.b.c', { a: { b: { c: 'b' } } }],
+    [
+      'beside what is there',
+      { a: { x: 1, b: { y: 2 } } },
+      'a.b.c',
+      { a: { x: 1, b: { y: 2, c: 'b' } } },
+    ],
+    ['a key holding a dot, escaped', { tags: {} }, 'tags.k\\.x', { tags: { 'k.x': 'b' } }],
+  ];
+  it.each(nested)('an update of a nested path %s', (_w, observed, path, expected) => {
+    const step: PlanStep = {
+      ...base,
+      kind: 'update',
+      objectId: 'b1',
+      changes: [{ path, before: undefined, after: 'b' }],
+    };
+    expect(predictedState(step, observed, {}, info)!.object).toEqual(expected);
+  });
+
+  const schemas: [string, unknown][] = [
+    ['no properties', { type: 'object' }],
+    ['properties null', { type: 'object', properties: null }],
+    ['properties not a mapping', { type: 'object', properties: 'x' }],
+    [
+      'a property schema that is true, null or a default-less mapping',
+      { properties: { a: true, b: null, c: { type: 'string' } } },
+    ],
+  ];
+  it.each(schemas)('a create on a schema with %s: no defaults', (_w, schema) => {
+    const step: PlanStep = { ...base, kind: 'create', desired: { name: 'logs' } };
+    const odd = { ...info, schema } as unknown as ResourceTypeInfo;
+    expect(predictedState(step, undefined, {}, odd)!.object).toEqual({ name: 'logs' });
+  });
+
   it('a type without a schema: no defaults', () => {
     const step: PlanStep = { ...base, kind: 'create', desired: { name: 'logs' } };
     expect(predictedState(step, undefined, {}, undefined)!.object).toEqual({ name: 'logs' });
@@ -185,6 +260,7 @@ describe('filledLater', () => {
     ['a secret from the environment', { fromEnv: 'PW' }, true],
     ['a secret from a file', { fromFile: 'pw.txt' }, true],
     ['a mapping of plain values', { a: 1, b: [true] }, false],
+    ['a mapping with one reference among plain values', { a: 'x', b: '${sb.zones/z.id}' }, true],
     ['a number', 3, false],
     ['null', null, false],
   ];
