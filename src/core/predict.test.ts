@@ -246,6 +246,20 @@ describe('predictedState', () => {
     expect(predictedState(step, undefined, {}, odd)!.object).toEqual({ name: 'logs' });
   });
 
+  it('an update of a type whose info is not known (the gate could not find the type): the observed object with the changes', () => {
+    const step: PlanStep = {
+      ...base,
+      kind: 'update',
+      objectId: 'b1',
+      changes: [{ path: 'versioning', before: false, after: true }],
+    };
+    expect(predictedState(step, { name: 'logs', versioning: false }, {}, undefined)).toEqual({
+      object: { name: 'logs', versioning: true },
+      unknown: new Set(),
+      onlyKnown: false,
+    });
+  });
+
   it('a type without a schema: no defaults', () => {
     const step: PlanStep = { ...base, kind: 'create', desired: { name: 'logs' } };
     expect(predictedState(step, undefined, {}, undefined)!.object).toEqual({ name: 'logs' });

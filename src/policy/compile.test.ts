@@ -33,6 +33,9 @@ describe('compileExpression: what an expression reads', () => {
     ['the variables whole', 'variables', [], ['*']],
     ['declared and observed are not the object', 'declared.a == observed.b', [], []],
     ['a field named object of something else', 'other.object', [], []],
+    ['an index by an identifier: the whole object', 'object[k]', ['*'], []],
+    ["a field of the text 'object' is not a read", "'object'.a == 1", [], []],
+    ["an index of the text 'object' is not a read", "'object'['a'] == 1", [], []],
     ['nothing', 'true', [], []],
   ];
   it.each(cases)('%s: %s', (_what, text, reads, variables) => {

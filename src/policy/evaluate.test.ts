@@ -330,6 +330,24 @@ describe('variables', () => {
     expect(one(p, input({ versioning: true })).result).toBe('pass');
   });
 
+  it('a rule through one variable reads what that variable reads, not what the others read', () => {
+    const p = withVars(
+      [
+        { name: 'n', expression: 'object.name' },
+        { name: 'v', expression: 'object.versioning' },
+      ],
+      "variables.n == 'logs'",
+    );
+    const v = one(p, input({ name: 'logs' }, { unknown: new Set(['versioning']) }));
+    expect(v.result).toBe('pass');
+    expect(v.fields).toEqual(['name']);
+  });
+
+  it('a variable not declared (the intent reader refuses it first) adds no field read', () => {
+    const p = withVars([{ name: 'v', expression: 'variables.nope' }], 'variables.nope == 1');
+    expect(one(p, input({})).fields).toEqual([]);
+  });
+
   it('a variable that fails fails the variables built on it, naming the first', () => {
     const p = withVars(
       [
