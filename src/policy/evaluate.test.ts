@@ -344,8 +344,10 @@ describe('variables', () => {
   });
 
   it('a variable not declared (the intent reader refuses it first) adds no field read', () => {
-    const p = withVars([{ name: 'v', expression: 'variables.nope' }], 'variables.nope == 1');
+    const p = withVars([{ name: 'v', expression: 'variables.nope' }], 'variables.v == 1');
     expect(one(p, input({})).fields).toEqual([]);
+    const q = withVars([], 'variables.nope == 1');
+    expect(one(q, input({})).fields).toEqual([]);
   });
 
   it('a variable that fails fails the variables built on it, naming the first', () => {
