@@ -287,7 +287,7 @@ async function main(): Promise<void> {
       if (!converged) converged = (await applyOnce(sizes.noDrift, 'setup', TEND)).ws;
       say(`no-drift passes over ${sizes.noDrift} without policies, with 20, and without again…`);
       const l = load();
-      partial.policyPass = { ...(await runPolicyPasses(sandbox, converged, 3)), load: l };
+      partial.policyPass = { ...(await runPolicyPasses(sandbox, converged, 5)), load: l };
       say(`  ${(partial.policyPass.overhead * 100).toFixed(1)} % more CPU with 20 policies`);
     }
     await converged?.close();

@@ -7,7 +7,7 @@ import { runNoDriftPasses } from './no-drift-pass.js';
 /**
  * The cost of policies on a no-drift pass (issue 28): the same converged workspace passed without
  * policies, with 20, and without again, side by side in one run. Each side starts with a pass that
- * is not counted (the first pass with policies evaluates every resource and writes its compliance
+ * that are not counted (the first pass with policies evaluates every resource and writes its compliance
  * into its status; the first without writes the statuses back), then the passes that are.
  */
 export interface PolicyPassRun {
@@ -68,7 +68,7 @@ export async function runPolicyPasses(
   const bare: Workspace = { ...ws, intent: { ...ws.intent, policies: [] } };
   const governed: Workspace = { ...ws, intent: { ...ws.intent, policies } };
   const side = async (w: Workspace): Promise<NoDriftRun> => {
-    await runNoDriftPasses(sandbox, w, 1);
+    await runNoDriftPasses(sandbox, w, 2);
     return runNoDriftPasses(sandbox, w, passes);
   };
   const without = await side(bare);
