@@ -6,8 +6,8 @@ import { runNoDriftPasses } from './no-drift-pass.js';
 
 /**
  * The cost of policies on a no-drift pass (issue 28): the same converged workspace passed without
- * policies, with 20, and without again, side by side in one run. Each side starts with a pass that
- * that are not counted (the first pass with policies evaluates every resource and writes its compliance
+ * policies, with 20, and without again, side by side in one run. Each side starts with two passes
+ * that are not counted (the first with policies evaluates every resource and writes its compliance
  * into its status; the first without writes the statuses back), then the passes that are.
  */
 export interface PolicyPassRun {
