@@ -450,7 +450,7 @@ const MALFORMED: {
     reason: 'a misspelt or invented member is not silently ignored',
     text: (d) => (d['aprove'] = true),
     want: [
-      'p.json: $.aprove: is not a member this format knows (expected format, workspace, intent, options, createdAt, plan, pins)',
+      'p.json: $.aprove: is not a member this format knows (expected format, workspace, intent, policyVerdicts, options, createdAt, plan, pins)',
     ],
   },
   {
@@ -458,6 +458,18 @@ const MALFORMED: {
     reason: 'the hash apply compares must have the right shape',
     text: (d) => (d['intent'].hash = 'abc'),
     want: ['p.json: $.intent.hash: must be 64 lower-case hex digits (a SHA-256)'],
+  },
+  {
+    name: 'policies hash not a SHA-256',
+    reason: 'the policies hash apply compares must have the right shape too',
+    text: (d) => (d['intent'].policies = 'xyz'),
+    want: ['p.json: $.intent.policies: must be 64 lower-case hex digits (a SHA-256)'],
+  },
+  {
+    name: 'policy verdicts not strings',
+    reason: 'what a saved plan recorded is words, one per verdict',
+    text: (d) => (d['policyVerdicts'] = ['ok', 7]),
+    want: ['p.json: $.policyVerdicts[1]: must be a string, not number 7'],
   },
   {
     name: 'approveDestroy as a string',

@@ -60,8 +60,16 @@ export interface Changeset {
   readonly format: typeof CHANGESET_FORMAT;
   /** The workspace whose objects the plan acts on. */
   readonly workspace: string;
-  /** The intent directory as the planner was given it, and `intentHash` of its content. */
-  readonly intent: { readonly dir: string; readonly hash: string };
+  /**
+   * The intent directory as the planner was given it, `intentHash` of its content, and
+   * `policiesHash` of its Policy documents (absent in changesets made before policies: as if none).
+   */
+  readonly intent: { readonly dir: string; readonly hash: string; readonly policies?: string };
+  /**
+   * The policy verdicts the plan was computed with, as `tend plan` words them (`<address>: policy …
+   * rule n violated: …`): every rule not passed on its predicted result. Absent: none.
+   */
+  readonly policyVerdicts?: readonly string[];
   readonly options: ChangesetOptions;
   /** When the plan was made (ISO 8601), as the caller's clock said. */
   readonly createdAt: string;
@@ -75,6 +83,9 @@ export interface ChangesetInput {
   readonly workspace: string;
   readonly intentDir: string;
   readonly intentHash: string;
+  /** `policiesHash` of the intent's Policy documents. */
+  readonly policiesHash?: string;
+  readonly policyVerdicts?: readonly string[];
   readonly options: ChangesetOptions;
   readonly plan: Plan;
   readonly pins: readonly Pin[];
@@ -93,6 +104,22 @@ export function touchedAddresses(plan: Plan): Address[] {
     if (s.kind !== 'delete') for (const d of s.dependsOn) out.add(d);
   }
   return [...out].sort();
+}
+
+/**
+ * A hash of the intent's Policy documents as validated, without where they were written: a saved
+ * plan is refused when they changed since it was made (its verdicts were computed with others).
+ */
+export function policiesHash(intent: Pick<Intent, 'policies'>): string {
+  return sha256(
+    canonicalJson(
+      (intent.policies ?? []).map(({ source: _s, variables, validations, ...p }) => ({
+        ...p,
+        variables: variables.map(({ source: _v, ...v }) => v),
+        validations: validations.map(({ source: _r, ...r }) => r),
+      })),
+    ),
+  );
 }
 
 /**
@@ -163,7 +190,14 @@ export function toChangeset(input: ChangesetInput): Changeset {
   const changeset: Changeset = {
     format: CHANGESET_FORMAT,
     workspace: input.workspace,
-    intent: { dir: input.intentDir, hash: input.intentHash },
+    intent: {
+      dir: input.intentDir,
+      hash: input.intentHash,
+      ...(input.policiesHash !== undefined ? { policies: input.policiesHash } : {}),
+    },
+    ...(input.policyVerdicts && input.policyVerdicts.length > 0
+      ? { policyVerdicts: [...input.policyVerdicts] }
+      : {}),
     options: {
       approveDestroy: input.options.approveDestroy,
       prune: input.options.prune,
@@ -487,7 +521,16 @@ function checkAddress(problems: Problem[], path: string, v: string): Address | u
   return undefined;
 }
 
-const TOP_KEYS = ['format', 'workspace', 'intent', 'options', 'createdAt', 'plan', 'pins'];
+const TOP_KEYS = [
+  'format',
+  'workspace',
+  'intent',
+  'policyVerdicts',
+  'options',
+  'createdAt',
+  'plan',
+  'pins',
+];
 
 function readChangeset(raw: unknown, problems: Problem[]): Changeset | undefined {
   const top = new Reader(problems, '$', raw, TOP_KEYS);
@@ -513,16 +556,27 @@ function readChangeset(raw: unknown, problems: Problem[]): Changeset | undefined
     return undefined;
   }
   const workspace = top.string('workspace');
-  const intentR = new Reader(problems, '$.intent', top.value('intent'), ['dir', 'hash']);
+  const intentR = new Reader(problems, '$.intent', top.value('intent'), [
+    'dir',
+    'hash',
+    'policies',
+  ]);
   const dir = intentR.ok ? intentR.string('dir') : undefined;
   const hash = intentR.ok ? intentR.string('hash') : undefined;
-  if (hash !== undefined && !/^[0-9a-f]{64}$/.test(hash)) {
-    problems.push({
-      code: 'changeset.type',
-      path: '$.intent.hash',
-      message: 'must be 64 lower-case hex digits (a SHA-256)',
-    });
+  const policies = intentR.ok ? intentR.string('policies', true) : undefined;
+  for (const [key, v] of [
+    ['hash', hash],
+    ['policies', policies],
+  ] as const) {
+    if (v !== undefined && !/^[0-9a-f]{64}$/.test(v)) {
+      problems.push({
+        code: 'changeset.type',
+        path: `$.intent.${key}`,
+        message: 'must be 64 lower-case hex digits (a SHA-256)',
+      });
+    }
   }
+  const policyVerdicts = top.has('policyVerdicts') ? top.strings('policyVerdicts') : undefined;
   const optR = new Reader(problems, '$.options', top.value('options'), [
     'approveDestroy',
     'prune',
@@ -546,7 +600,8 @@ function readChangeset(raw: unknown, problems: Problem[]): Changeset | undefined
   return {
     format: CHANGESET_FORMAT,
     workspace: workspace!,
-    intent: { dir: dir!, hash: hash! },
+    intent: { dir: dir!, hash: hash!, ...(policies !== undefined ? { policies } : {}) },
+    ...(policyVerdicts !== undefined ? { policyVerdicts } : {}),
     options: { approveDestroy: approveDestroy!, prune: prune!, targets: targets! },
     createdAt: createdAt!,
     plan: plan!,

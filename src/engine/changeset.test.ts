@@ -476,7 +476,7 @@ describe('changeset files', () => {
       writeFileSync(bad, JSON.stringify({ ...changeset, workspace: 7, extra: true }));
       await expect(readChangeset(bad)).rejects.toThrow(
         `${bad} is not a valid changeset (2 problems):\n` +
-          `  ${bad}: $.extra: is not a member this format knows (expected format, workspace, intent, options, createdAt, plan, pins)\n` +
+          `  ${bad}: $.extra: is not a member this format knows (expected format, workspace, intent, policyVerdicts, options, createdAt, plan, pins)\n` +
           `  ${bad}: $.workspace: must be a non-empty string, not number 7`,
       );
       await expect(readChangeset(join(root, 'missing.json'))).rejects.toMatchObject({

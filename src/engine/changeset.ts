@@ -14,6 +14,8 @@ import {
   findReferences,
   getPath,
   intentHash,
+  policiesHash,
+  verdictText,
   isUnknown,
   pinOf,
   toChangeset,
@@ -23,6 +25,7 @@ import {
 import type { Observation } from './observe.js';
 import type { PlannedPass, PlanOptions } from './planner.js';
 import { planPass } from './planner.js';
+import { admitPlan } from './policy-gate.js';
 import { isSecretRef } from './secrets.js';
 import type { Workspace } from './workspace.js';
 
@@ -31,6 +34,8 @@ import type { Workspace } from './workspace.js';
 // only when nothing it was computed from has moved. These are the engine halves of both; the app
 // layer takes the workspace lease and observes around them.
 
+/** `policiesHash` of an intent without policies: what a changeset made before them was planned with. */
+const EMPTY_POLICIES = policiesHash({ policies: [] });
 /**
  * The field paths a changeset compares for each address, so that plan and apply hash the same
  * thing: a declared resource's declared leaf fields (declared keys of declared objects, as the diff
@@ -156,6 +161,10 @@ export function makeChangeset(
     workspace: ws.name,
     intentDir: options.intentDir ?? ws.intent.dir,
     intentHash: intentHash(ws.intent),
+    policiesHash: policiesHash(ws.intent),
+    policyVerdicts: admitPlan(ws, planned)
+      .filter((v) => v.result !== 'pass')
+      .map((v) => `${v.address}: ${verdictText(v)}`),
     options: {
       approveDestroy: options.approveDestroy,
       prune: options.prune,
@@ -177,6 +186,13 @@ export function changesetRefusal(ws: Workspace, changeset: Changeset): TendError
       'changeset.other_workspace',
       `the changeset was made for workspace ${changeset.workspace}, not ${ws.name}; run tend plan again for this one`,
       { phase: 'apply' },
+    );
+  }
+  if ((changeset.intent.policies ?? EMPTY_POLICIES) !== policiesHash(ws.intent)) {
+    return new TendError(
+      'changeset.policies_changed',
+      `the policies changed since the plan was made (its verdicts were computed with others); run tend plan again`,
+      { phase: 'apply', hint: `the changeset was planned from ${changeset.intent.dir}` },
     );
   }
   if (changeset.intent.hash !== intentHash(ws.intent)) {

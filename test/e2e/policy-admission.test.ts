@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,5 +119,42 @@ describe('policies before the change (CLI, real sandbox process)', () => {
     const again = await runCli(['plan', ex.dir, '--json'], { env });
     expect(again.code).toBe(0);
     expect((JSON.parse(again.stdout) as { policies: unknown[] }).policies).toEqual([]);
+  });
+
+  it('a saved plan records the verdicts it was computed with; apply refuses it once the policies changed, sending nothing', async () => {
+    // A warn rule the new bucket breaks: the plan is saved with that verdict.
+    ex.write(
+      'warn.yaml',
+      'kind: Policy\nname: short-names\nactions: [warn]\nmatch:\n  types: [sb.buckets]\nvalidations:\n  - expression: size(object.name) < 14\n    message: bucket names stay short\n',
+    );
+    ex.write(
+      'buckets.yaml',
+      `${bucket('logs', '  versioning: true\n')}---\n${bucket('archive', '  versioning: true\n')}`,
+    );
+    const file = join(logDir, 'saved.json');
+    const planned = await runCli(['plan', ex.dir, '--out', file], { env });
+    expect(planned.code, planned.stdout + planned.stderr).toBe(2);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      intent: { policies?: string };
+      policyVerdicts?: string[];
+    };
+    expect(saved.intent.policies).toMatch(/^[0-9a-f]{64}$/);
+    expect(saved.policyVerdicts).toEqual([
+      'sb.buckets/archive: policy short-names (warn) rule 1 violated: bucket names stay short',
+    ]);
+    // The policy is changed (not the resources): the saved plan was judged by another one.
+    ex.write('warn.yaml', ex.read('warn.yaml').replace('< 14', '< 40'));
+    const before = mutations().length;
+    const applied = await runCli(['apply', file], { env });
+    expect(applied.code, applied.stdout + applied.stderr).toBe(1);
+    expect(applied.stderr).toContain(
+      'the policies changed since the plan was made (its verdicts were computed with others); run tend plan again',
+    );
+    expect(mutations().length).toBe(before);
+    // Planned again, it applies.
+    expect((await runCli(['plan', ex.dir, '--out', file], { env })).code).toBe(2);
+    const again = await runCli(['apply', file], { env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    ex.write('warn.yaml', '');
   });
 });
