@@ -218,6 +218,16 @@ describe('the Policy document', () => {
       'error policy.variable_unknown 4:29 `validations[0].expression` reads `variables.nope`, which is not declared | hint: declare it under `variables:` (a variable sees only the ones above it)',
     ],
     [
+      'a misspelt input',
+      ['actions: deny', 'validations: [{ expression: "objet.versioning == true" }]'],
+      'error policy.name_unknown 4:29 `validations[0].expression` reads `objet`, which a rule does not have: it sees object, declared, observed, resource, variables. Did you mean `object`? | hint: read the resource as object.<field>; there is no clock (now) in a rule',
+    ],
+    [
+      'a clock, which rules do not have',
+      ['actions: warn', 'validations: [{ expression: "object.expires > now" }]'],
+      'error policy.name_unknown 4:29 `validations[0].expression` reads `now`, which a rule does not have: it sees object, declared, observed, resource, variables. | hint: read the resource as object.<field>; there is no clock (now) in a rule',
+    ],
+    [
       'a variable read before it is declared',
       [
         'actions: deny',
@@ -271,7 +281,7 @@ describe('the Policy document', () => {
   ];
   it.each(messages)('%s', async (_w, lines, expected) => {
     const { diagnostics } = await load({ 'p.yaml': yaml('kind: Policy', 'name: p', ...lines) });
-    expect(diagnostics.map(brief)).toContain(expected);
+    expect(diagnostics.map(brief), JSON.stringify(diagnostics.map(brief))).toContain(expected);
   });
 
   it('a name used twice is refused at the second', async () => {

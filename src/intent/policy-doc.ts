@@ -138,6 +138,25 @@ function readMatch(r: FieldReader, value: Record<string, unknown>): PolicyMatch 
   };
 }
 
+/** What a rule's expression may name: the inputs, and CEL's type names. */
+const RULE_NAMES = ['object', 'declared', 'observed', 'resource', 'variables'];
+const KNOWN_NAMES: ReadonlySet<string> = new Set([
+  ...RULE_NAMES,
+  ...[
+    'int',
+    'uint',
+    'double',
+    'bool',
+    'string',
+    'bytes',
+    'list',
+    'map',
+    'type',
+    'null_type',
+    'dyn',
+  ],
+]);
+
 /**
  * Compiles the expression at `path` and checks the variables it reads: each must be declared before
  * (a variable sees only the ones above it). Returns whether it is usable.
@@ -156,6 +175,18 @@ function expression(
     return false;
   }
   let ok = true;
+  for (const id of c.identifiers) {
+    if (KNOWN_NAMES.has(id)) continue;
+    ok = false;
+    r.report(
+      'policy.name_unknown',
+      `\`${formatPath(path)}\` reads \`${id}\`, which a rule does not have: it sees ${listOf(RULE_NAMES)}.${didYouMean(id, RULE_NAMES)}`,
+      path,
+      {
+        hint: 'read the resource as object.<field>; there is no clock (now) in a rule',
+      },
+    );
+  }
   for (const v of c.variables) {
     if (v === '*' || declared.includes(v)) continue;
     ok = false;

@@ -16,6 +16,8 @@ export interface CompiledExpression {
   readonly reads: ReadonlySet<string>;
   /** The `variables.<name>` it reads. */
   readonly variables: ReadonlySet<string>;
+  /** Identifiers it reads that no macro binds (`object`, `variables`, a misspelt `objet`…). */
+  readonly identifiers: ReadonlySet<string>;
 }
 
 const MAX_CACHED = 10_000;
@@ -34,10 +36,48 @@ export function compileExpression(text: string): CompiledExpression | { readonly
   const reads = new Set<string>();
   const variables = new Set<string>();
   collectReads(run.ast, reads, variables);
-  const compiled: CompiledExpression = { text, run, reads, variables };
+  const identifiers = new Set<string>();
+  collectIdentifiers(run.ast, new Set(), identifiers);
+  const compiled: CompiledExpression = { text, run, reads, variables, identifiers };
   if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
   cache.set(text, compiled);
   return compiled;
+}
+
+/** CEL's macros that bind a variable (`list.filter(k, …)`): the first argument is bound in the rest. */
+const BINDING_MACROS: ReadonlySet<string> = new Set([
+  'all',
+  'exists',
+  'exists_one',
+  'map',
+  'filter',
+]);
+
+/** The free identifiers of `node`: every `id` not bound by an enclosing macro. */
+function collectIdentifiers(node: ASTNode, bound: ReadonlySet<string>, out: Set<string>): void {
+  if (node.op === 'id') {
+    if (!bound.has(node.args)) out.add(node.args);
+    return;
+  }
+  if (node.op === 'rcall') {
+    const [name, receiver, args] = node.args;
+    collectIdentifiers(receiver, bound, out);
+    const first = args[0];
+    if (BINDING_MACROS.has(name) && first?.op === 'id') {
+      const inner = new Set(bound).add(first.args);
+      for (const a of args.slice(1)) collectIdentifiers(a, inner, out);
+      return;
+    }
+    for (const a of args) collectIdentifiers(a, bound, out);
+    return;
+  }
+  const args: unknown = node.args;
+  if (!Array.isArray(args)) return;
+  for (const a of args.flat(2) as unknown[]) {
+    if (a !== null && typeof a === 'object' && 'op' in a) {
+      collectIdentifiers(a as ASTNode, bound, out);
+    }
+  }
 }
 
 /** The field a `.`/`.?`/`[]` on the identifier `root` names, if the node is one. */
