@@ -46,15 +46,22 @@ export class OutcomeBook {
     this.#outcomes.set(address, { state: 'converged', objectId, checks: [] });
   }
 
-  /** An address whose step is done, with its checks: converged, or failing those that did not pass. */
+  /**
+   * An address whose step is done, with its checks: converged, or failing those that did not pass. A
+   * check that only warns (a certificate valid for fewer days than asked) does not make it failing:
+   * it is in the message, and the compliance report lists it as a warning.
+   */
   checked(address: Address, objectId: string, checks: readonly CheckResult[]): void {
-    const failing = checks.filter((c) => !c.ok);
+    const failing = checks.filter((c) => !c.ok && c.severity !== 'warning');
+    const warning = checks.filter((c) => !c.ok && c.severity === 'warning');
+    const said = [
+      ...failing.map((c) => `${c.name}: ${c.message}`),
+      ...warning.map((c) => `${c.name} (warning): ${c.message}`),
+    ];
     this.#outcomes.set(address, {
       state: failing.length > 0 ? 'failing' : 'converged',
       objectId,
-      ...(failing.length > 0
-        ? { message: failing.map((c) => `${c.name}: ${c.message}`).join('; ') }
-        : {}),
+      ...(said.length > 0 ? { message: said.join('; ') } : {}),
       checks,
     });
   }
