@@ -204,6 +204,83 @@ export const historyViewShape = {
   ledger: open({ ok: z.boolean() }).describe('whether the hash chain holds'),
 };
 
+/** The change that introduced a violation (core `ViolationCause`). */
+const violationCause = open({
+  seq: z.number().int().describe('the ledger entry of the change'),
+  time: z.string(),
+  actor: z.string(),
+  actorKind: z.string().optional(),
+  intent: z.string().optional(),
+  motivation: open({ kind: z.string(), ref: z.string().optional() }).optional(),
+  source: z.string(),
+});
+
+const reportCounts = z
+  .object({
+    pass: z.number().int(),
+    fail: z.number().int(),
+    warn: z.number().int(),
+    error: z.number().int(),
+    skip: z.number().int(),
+  })
+  .describe('results per kind, as the Kubernetes PolicyReport counts them');
+
+/**
+ * `compliance` (`tend compliance --json`, `GET /compliance`, the MCP `compliance` tool): a
+ * Kubernetes-style PolicyReport of the open results (core `policyReportView`).
+ */
+export const complianceViewShape = {
+  apiVersion: z.string(),
+  kind: z.literal('PolicyReport'),
+  metadata: open({ name: z.string(), creationTimestamp: z.string() }),
+  scope: open({ kind: z.string(), name: z.string() }),
+  summary: reportCounts,
+  results: z
+    .array(
+      open({
+        source: z.literal('tend'),
+        policy: z.string().describe('the policy, or check:<name> for a failing check'),
+        rule: z.string().describe("the rule's 1-based index in the policy"),
+        category: z.enum(['policy', 'check']),
+        result: z.enum(['fail', 'warn', 'error']),
+        severity: z.enum(['low', 'medium', 'high', 'critical']),
+        scored: z.boolean(),
+        resources: z.array(
+          open({ kind: z.string(), name: z.string(), uid: z.string().optional() }),
+        ),
+        message: z.string(),
+        timestamp: z.object({ seconds: z.number().int(), nanos: z.number().int() }),
+        properties: z
+          .record(z.string(), z.string())
+          .describe(
+            'location (file:line:column of the rule), address, since, introducedBy, and the cause: causeSeq, actor, actorKind, intent, motivation',
+          ),
+        cause: violationCause
+          .optional()
+          .describe(
+            'the change that introduced it; absent: present when Tend first saw the object',
+          ),
+      }),
+    )
+    .describe('every open result: broken policy rules and failing checks, deny first'),
+  history: z
+    .array(
+      open({
+        seq: z.number().int(),
+        time: z.string(),
+        event: z.enum(['found', 'gone']),
+        address: z.string().optional(),
+        policy: z.string(),
+        rule: z.number().int(),
+        result: z.enum(['fail', 'error', 'pass']),
+        message: z.string(),
+        cause: violationCause.optional(),
+      }),
+    )
+    .describe("the ledger's verdict entries since `since`, newest last"),
+  since: z.string(),
+};
+
 /** `announce` (`tend announce --json`, `POST /announcements`, the MCP `announce` tool). */
 export const announceViewShape = {
   workspace,

@@ -418,3 +418,30 @@ export function sarifLog(report: ComplianceReport, catalogue: ReportCatalogue, v
     ],
   };
 }
+
+/**
+ * Open policy findings per policy and severity (the `tend_policy_violations` gauge): every policy
+ * of `policies` (0 when nothing breaks it, so a violation that is gone reads 0, not absent) and
+ * every one a status names.
+ */
+export function violationCounts(
+  statuses: Iterable<Pick<ResourceStatus, 'compliance'>>,
+  policies: readonly { readonly name: string; readonly severity: PolicySeverity }[],
+): { readonly policy: string; readonly severity: PolicySeverity; readonly count: number }[] {
+  const counts = new Map<string, { policy: string; severity: PolicySeverity; count: number }>();
+  const key = (policy: string, severity: string): string => `${policy}\u0000${severity}`;
+  for (const p of policies) {
+    counts.set(key(p.name, p.severity), { policy: p.name, severity: p.severity, count: 0 });
+  }
+  for (const s of statuses) {
+    for (const f of s.compliance?.findings ?? []) {
+      const k = key(f.policy, f.severity);
+      const c = counts.get(k) ?? { policy: f.policy, severity: f.severity, count: 0 };
+      c.count++;
+      counts.set(k, c);
+    }
+  }
+  return [...counts.values()].sort(
+    (a, b) => a.policy.localeCompare(b.policy) || a.severity.localeCompare(b.severity),
+  );
+}
