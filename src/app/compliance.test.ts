@@ -1,9 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { copyExample } from '../../test/support/cli.js';
+import { sarifValidator } from '../../test/support/sarif.js';
 import type { SandboxHandle } from '../../test/support/sandbox-process.js';
 import { startSandboxInProcess } from '../../test/support/sandbox-process.js';
 import type { ComplianceFinding, NewChange, ResourceStatus } from '../core/index.js';
@@ -346,28 +343,6 @@ describe('compliance report', () => {
     await expect(compliance(ctx, { dir: ex.dir, ...bad })).rejects.toThrow(message);
   });
 });
-
-/**
- * The official SARIF 2.1.0 schema (rtm.5, the version OASIS approved as 2.1.0), as
- * @microsoft/jest-sarif ships it. It is written in draft-04, whose only keyword it uses that draft-07
- * spells differently is the top-level `id` (`$id`): loaded as draft-07 into the project's ajv.
- */
-function sarifValidator() {
-  const require = createRequire(import.meta.url);
-  const path = require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
-  const {
-    $schema: _,
-    id,
-    ...schema
-  } = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false });
-  addFormats.default(ajv);
-  return ajv.compile({
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    $id: id as string,
-    ...schema,
-  });
-}
 
 describe('compliance as SARIF 2.1.0', () => {
   it('validates against the SARIF 2.1.0 schema and points at the policy file', async () => {

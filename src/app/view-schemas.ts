@@ -130,6 +130,25 @@ export const statusViewShape = {
         state: z.string(),
         objectId: z.string().optional(),
         message: z.string().optional(),
+        compliance: open({
+          evaluatedAt: z.string(),
+          passed: z.number().int(),
+          undecidable: z.number().int(),
+          findings: z.array(
+            open({
+              policy: z.string(),
+              rule: z.number().int().describe('0-based index of the rule in the policy'),
+              result: z.enum(['fail', 'error']),
+              message: z.string(),
+              severity: z.string(),
+              since: z.string(),
+            }),
+          ),
+        })
+          .optional()
+          .describe(
+            'the policies on the observed object as the last pass found them: the rules it breaks, each with the change that introduced it (cause)',
+          ),
       }),
     )
     .describe("each declared resource's state after the last pass, by address"),

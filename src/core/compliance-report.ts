@@ -214,9 +214,19 @@ export function complianceEvents(changes: readonly Change[]): ComplianceEvent[] 
   return events;
 }
 
-/** True when the report should fail a pipeline: a deny (or failing check) or warn result is open. */
+/**
+ * True when the report should fail a pipeline: a deny (or failing check) or warn result is open.
+ * An `audit`-only rule (counted as `warn` in the summary, as the PolicyReport does) only records, and
+ * a rule that could not be evaluated (`error`) fails only through a deny policy, which reports it as
+ * `error`: neither fails the report on its own.
+ */
 export function reportFails(report: Pick<ComplianceReport, 'results'>): boolean {
-  return report.results.some((r) => r.result === 'fail' || r.result === 'warn');
+  return report.results.some(
+    (r) =>
+      r.result === 'fail' ||
+      (r.result === 'warn' && (r.kind === 'check' || r.actions.includes('warn'))) ||
+      (r.result === 'error' && r.actions.includes('deny')),
+  );
 }
 
 /** `file:line:column`. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CommanderError, Option } from 'commander';
+import { CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { CommonOptions } from '../flags.js';
 import { intOption, workspaceFlags } from '../flags.js';
 import { COMPLIANCE_EXIT } from '../exit-codes.js';
@@ -9,6 +9,18 @@ export interface ComplianceOptions extends CommonOptions {
   format?: 'text' | 'json' | 'sarif';
   since?: string;
   limit: number;
+}
+
+/** `intOption`, its refusal a usage error (exit 2) rather than an error thrown past commander. */
+function usageInt(flag: string) {
+  const parse = intOption(flag);
+  return (v: string): number => {
+    try {
+      return parse(v);
+    } catch (e) {
+      throw new InvalidArgumentError((e as Error).message);
+    }
+  };
 }
 
 /** `tend compliance [dir]`: open policy violations and failing checks, with the change that introduced each. */
@@ -35,7 +47,7 @@ export function registerComplianceCommand(program: Command): void {
       'history of verdicts at or after this ISO time, or this long ago',
       '7d',
     )
-    .option('--limit <n>', 'at most n history entries (the newest)', intOption('--limit'), 50)
+    .option('--limit <n>', 'at most n history entries (the newest)', usageInt('--limit'), 50)
     .addHelpText(
       'after',
       '\nExit codes:\n  0  no deny or warn result is open\n  1  a deny or warn policy violation, or a failing check, is open\n  2  an error: a bad flag, invalid intent, unreadable store',

@@ -1,5 +1,10 @@
-import type { ComplianceEvent, ComplianceReport, OpenResult } from '../../core/index.js';
-import { sourceText } from '../../core/index.js';
+import type {
+  ComplianceEvent,
+  ComplianceReport,
+  OpenResult,
+  ResourceStatus,
+} from '../../core/index.js';
+import { causeText, findingDenies, sourceText } from '../../core/index.js';
 import type { Style } from './style.js';
 
 /** The mark of an open result: `✗ deny`, `! warn`, `? error`, `✗ check`, `! check`, `· audit`. */
@@ -17,7 +22,9 @@ export function renderOpenResult(r: OpenResult, s: Style): string[] {
   return [
     `${mark(r, s)}  ${s.bold(r.resource.address)}  ${what}${at}`,
     `    ${r.message}`,
-    s.dim(`    introduced by ${r.introducedBy}; open since ${r.since}`),
+    s.dim(
+      `    ${r.cause ? `introduced by ${r.introducedBy}` : r.introducedBy}; open since ${r.since}`,
+    ),
   ];
 }
 
@@ -45,4 +52,22 @@ export function renderComplianceReport(r: ComplianceReport, s: Style): string[] 
     for (const e of r.history) lines.push(renderComplianceEvent(e, s));
   }
   return lines;
+}
+
+/**
+ * The compliance lines `tend status` prints under a resource with open findings: one per broken
+ * rule, with the change that introduced it (`tend compliance` gives the whole report).
+ */
+export function renderFindingLines(x: Pick<ResourceStatus, 'compliance'>, s: Style): string[] {
+  return (x.compliance?.findings ?? []).map((f) => {
+    const what =
+      f.result === 'error'
+        ? s.red('? error')
+        : findingDenies(f)
+          ? s.red('✗ deny')
+          : f.actions.includes('warn')
+            ? s.yellow('! warn')
+            : s.dim('· audit');
+    return `  ${what} policy ${f.policy} rule ${f.rule + 1}: ${f.message} ${s.dim(`(introduced by ${causeText(f.cause)})`)}`;
+  });
 }
