@@ -90,7 +90,7 @@ const intentOrigin = open({
 });
 
 /** A policy rule's verdict on one resource (core `PolicyVerdict`, docs/policies.md). */
-const policyVerdict = open({
+export const policyVerdict = open({
   policy: z.string(),
   rule: z.number().int(),
   address: z.string(),
@@ -251,7 +251,7 @@ const reportCounts = z
 export const complianceViewShape = {
   apiVersion: z.string(),
   kind: z.literal('PolicyReport'),
-  metadata: open({ name: z.string(), creationTimestamp: z.string() }),
+  metadata: open({ name: z.string(), creationTimestamp: z.string().optional() }),
   scope: open({ kind: z.string(), name: z.string() }),
   summary: reportCounts,
   results: z
@@ -297,7 +297,12 @@ export const complianceViewShape = {
       }),
     )
     .describe("the ledger's verdict entries since `since`, newest last"),
-  since: z.string(),
+  since: z
+    .string()
+    .optional()
+    .describe(
+      "the history's lower bound (absent in the MCP tool, whose results carry no time of the call)",
+    ),
 };
 
 /** `announce` (`tend announce --json`, `POST /announcements`, the MCP `announce` tool). */
