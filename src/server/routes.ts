@@ -195,6 +195,10 @@ const answers = {
         objectId: z.string().optional(),
         stateful: z.boolean(),
         paused: z.boolean(),
+        violations: z
+          .object({ count: z.number().int(), deny: z.number().int() })
+          .optional()
+          .describe('policy rules its observed object breaks (how many deny), when any'),
       }),
     ),
     edges: z.array(z.object({ from: z.string(), to: z.string() })),
