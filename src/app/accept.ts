@@ -4,7 +4,11 @@ import { relative, sep } from 'node:path';
 import type { Address, ResourceDecl, ResourceTypeInfo } from '../core/index.js';
 import {
   canonicalJson,
+  defineKey,
+  denies,
   isMarkerTag,
+  policyMatches,
+  verdictText,
   withoutMarkerIn,
   nearMatches,
   parseAddress,
@@ -16,6 +20,7 @@ import {
 import type { Workspace } from '../engine/index.js';
 import type { PatchLocation } from '../intent/index.js';
 import { fieldPosition, isSecretRef, parseFieldPath, patchResourceField } from '../intent/index.js';
+import { evaluatePolicies } from '../policy/index.js';
 import type { AppContext } from './context.js';
 import { commitOnNewBranch } from './git-commit.js';
 import { acceptInRepository, registeredGitSource } from './accept-git-workspace.js';
@@ -351,6 +356,7 @@ export async function acceptIn(
       { address: decl.address },
     );
   }
+  refuseForbidden(ws, decl, segments, value);
   if (sameOnceNormalised(ws, decl, segments, value)) {
     notes.push(`the declared ${field} and the observed one are the same once normalised`);
     const file = relativeTo(ws.intent.dir, decl.source.file);
@@ -367,6 +373,75 @@ export async function acceptIn(
     };
   }
   return await patchIntent(ctx, ws, decl, { field, value, source, notes }, request);
+}
+
+/**
+ * A value a `deny` policy forbids is never written into the intent (docs/policies.md): the policies
+ * are evaluated on the resource as it would be declared with the value, as `tend validate` would.
+ */
+function refuseForbidden(
+  ws: Workspace,
+  decl: ResourceDecl,
+  segments: readonly string[],
+  value: unknown,
+): void {
+  const subject = {
+    address: decl.address,
+    type: decl.type,
+    name: decl.name,
+    labels: decl.labels ?? {},
+  };
+  const policies = (ws.intent.policies ?? []).filter(
+    (p) => p.actions.includes('deny') && policyMatches(p.match, subject),
+  );
+  if (policies.length === 0) return;
+  const spec = withValueAt(decl.spec, segments, value);
+  const broken = evaluatePolicies(policies, {
+    subject,
+    moment: 'declared',
+    object: spec,
+    onlyDeclaredKnown: true,
+    declared: spec,
+    observed: null,
+  }).filter(denies);
+  if (broken.length === 0) return;
+  throw new TendError(
+    'accept.policy_denied',
+    `${decl.address} ${segments.join('.')} = ${canonicalJson(value)} is not written into the intent: ${broken.map(verdictText).join('; ')}`,
+    {
+      address: decl.address,
+      hint: 'a deny policy outranks every motivation: Tend puts the declared value back; change the policy if the rule is wrong',
+    },
+  );
+}
+
+/** A copy of `spec` with `value` at `segments` (objects made on the way; an index sets an array's element). */
+function withValueAt(
+  spec: Readonly<Record<string, unknown>>,
+  segments: readonly string[],
+  value: unknown,
+): Record<string, unknown> {
+  const out = structuredClone(spec) as Record<string, unknown>;
+  let at: Record<string, unknown> | unknown[] = out;
+  segments.forEach((s, i) => {
+    const last = i === segments.length - 1;
+    if (Array.isArray(at) && /^\d+$/.test(s)) {
+      const n = Number(s);
+      if (last) at[n] = value;
+      else {
+        if (at[n] === null || typeof at[n] !== 'object') at[n] = {};
+        at = at[n] as Record<string, unknown>;
+      }
+      return;
+    }
+    const obj = at as Record<string, unknown>;
+    if (last) defineKey(obj, s, value);
+    else {
+      if (obj[s] === null || typeof obj[s] !== 'object') defineKey(obj, s, {});
+      at = obj[s] as Record<string, unknown>;
+    }
+  });
+  return out;
 }
 
 /**

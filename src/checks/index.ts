@@ -16,4 +16,5 @@ export type { DnsType, Normalized } from './dns-records.js';
 export { runHttpCheck } from './http-check.js';
 export { CHECK_KINDS, runCheck } from './run-check.js';
 export { judgeSqlRows, MAX_EVIDENCE, runSqlCheck, sqlEvidence, sqlText } from './sql-check.js';
+export { runTlsCheck } from './tls-check.js';
 export type { SqlFailure, SqlQueryRequest, SqlRows, SqlRunner } from './sql-check.js';

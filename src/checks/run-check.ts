@@ -4,6 +4,7 @@ import type { CheckContext } from './check-context.js';
 import { runDnsCheck } from './dns-check.js';
 import { runHttpCheck } from './http-check.js';
 import { runSqlCheck } from './sql-check.js';
+import { runTlsCheck } from './tls-check.js';
 
 /** The check kinds `runCheck` can run, as written in intent. */
 export const CHECK_KINDS = [
@@ -11,6 +12,7 @@ export const CHECK_KINDS = [
   'cel',
   'dns',
   'sql',
+  'tls',
 ] as const satisfies readonly CheckDecl['kind'][];
 
 /** Runs one check against a resource and reports whether it holds. Never throws. */
@@ -24,5 +26,7 @@ export async function runCheck(check: CheckDecl, context: CheckContext): Promise
       return runDnsCheck(check, context);
     case 'sql':
       return runSqlCheck(check, context);
+    case 'tls':
+      return runTlsCheck(check, context);
   }
 }

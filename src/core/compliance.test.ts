@@ -182,7 +182,12 @@ describe('countCompliance', () => {
       'k',
       'T',
     ).state;
-    expect(countCompliance([{ address: 'x', compliance: state }, { address: 'y' }])).toEqual({
+    expect(
+      countCompliance([
+        { address: 'sb.x/x' as const, compliance: state },
+        { address: 'sb.x/y' as const },
+      ]),
+    ).toEqual({
       pass: 1,
       fail: 1,
       warn: 2,

@@ -162,8 +162,28 @@ export interface SqlCheckDecl {
   readonly source: SourceLocation;
 }
 
+/**
+ * A `tls` check: a TLS handshake with `host:port` must present a certificate that verifies (against
+ * `ca` or Node's root certificates), matches `servername`, and has more than `minDaysLeft` days left. Only
+ * the last failing is a warning (the certificate still works); anything else is an error.
+ */
+export interface TlsCheckDecl {
+  readonly kind: 'tls';
+  readonly name: string;
+  /** The host to connect to (a name or an IP address); may hold references. */
+  readonly host: string;
+  readonly port: number;
+  /** The name sent as SNI and checked against the certificate; absent: `host`. May hold references. */
+  readonly servername?: string;
+  /** Absolute path of a PEM file with the CA(s) to trust instead of Node's root certificates. */
+  readonly ca?: string;
+  readonly minDaysLeft: number;
+  readonly timeoutMs: number;
+  readonly source: SourceLocation;
+}
+
 /** A postcondition declared next to a resource, verified after every change and continuously. */
-export type CheckDecl = HttpCheckDecl | CelCheckDecl | DnsCheckDecl | SqlCheckDecl;
+export type CheckDecl = HttpCheckDecl | CelCheckDecl | DnsCheckDecl | SqlCheckDecl | TlsCheckDecl;
 
 /** Lifecycle settings of a resource. */
 export interface LifecycleDecl {

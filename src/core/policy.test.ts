@@ -20,6 +20,8 @@ describe('policyMatches', () => {
     ['any of the types', { types: ['sb.services', 'sb.buckets'] }, true],
     ['a name glob', { names: ['lo*'] }, true],
     ['a name glob that does not match', { names: ['prod-*'] }, false],
+    ['any of the names', { names: ['prod-*', 'lo*'] }, true],
+    ['any of the addresses', { addresses: ['sb.services/*', 'sb.buckets/logs'] }, true],
     ['an address glob', { addresses: ['sb.buckets/*'] }, true],
     ['an address of another type', { addresses: ['sb.services/*'] }, false],
     ['labels, all equal', { labels: { env: 'prod', team: 'web' } }, true],
@@ -63,6 +65,8 @@ describe('what a verdict does', () => {
     ['error', ['warn', 'audit'], false, true],
     ['fail', ['audit'], false, false],
     ['fail', ['deny', 'audit'], true, false],
+    ['pass', ['warn'], false, false],
+    ['undecidable', ['warn'], false, false],
   ];
   it.each(cases)('%s with %j: denies %s, warns %s', (result, actions, deny, warn) => {
     expect(denies(v(result, actions))).toBe(deny);
@@ -72,5 +76,8 @@ describe('what a verdict does', () => {
   it('words a violation with the policy, its actions and the rule counted from 1', () => {
     expect(verdictText(v('fail', ['deny']))).toBe('policy p (deny) rule 1 violated: m');
     expect(verdictText(v('error', ['warn']))).toBe('policy p (warn) rule 1 failed: m');
+    expect(verdictText(v('undecidable', ['deny', 'audit']))).toBe(
+      'policy p (deny, audit) rule 1 undecidable: m',
+    );
   });
 });

@@ -11,7 +11,11 @@ import { defineKey } from './safe-keys.js';
 export interface PredictedState {
   /** The fields whose value is known. */
   readonly object: Readonly<Record<string, unknown>>;
-  /** Top-level fields whose value is not known before apply (a reference to a resource not yet made). */
+  /**
+   * Top-level fields whose value is not known before apply: a reference to a resource not yet made,
+   * and, when the step writes to an existing object, the fields the platform sets (output-only), which
+   * it may recompute from what is written.
+   */
   readonly unknown: ReadonlySet<string>;
   /**
    * True for an object the step creates: every field not in `object` is set by the platform, so
@@ -89,6 +93,11 @@ function schemaDefaults(info: ResourceTypeInfo | undefined): Record<string, unkn
  * fields over the schema's defaults, every other field unknown; for an update, a move, an adoption
  * and a step with nothing to do, the observed object with the step's changes made; nothing for a
  * delete or a conflict. A declared value that is `(known after apply)` makes its field unknown.
+ *
+ * A step that writes to an existing object (an update, a move, an adoption) makes the type's
+ * output-only fields unknown, its id excepted: the platform may derive them from what is written
+ * (the sandbox's service `status` becomes `stopped` when `replicas` becomes 0), which Tend cannot
+ * know. A step with nothing to do sends nothing, so they keep their observed values.
  */
 export function predictedState(
   step: PlanStep,
@@ -117,6 +126,13 @@ export function predictedState(
     const segments = keyPathSegments(c.path);
     if (holdsUnknown(c.after)) unknown.add(segments[0]!);
     else setAt(object, segments, copy(c.after));
+  }
+  if (step.kind !== 'noop') {
+    for (const k of info?.outputOnly ?? []) {
+      if (k === info?.idField) continue;
+      unknown.add(k);
+      delete object[k];
+    }
   }
   return { object, unknown, onlyKnown: false };
 }

@@ -20,6 +20,12 @@ export interface CheckResult {
   readonly message: string;
   /** What the check saw, trimmed (a `sql` check: the rows returned), when it says more than the message. */
   readonly evidence?: string;
+  /**
+   * How bad a check that did not pass is: `warning` when what it guards still works but will not for
+   * long (a `tls` certificate valid for fewer than `minDaysLeft` days); absent means `error`. Only a
+   * failed check (`ok: false`) carries it.
+   */
+  readonly severity?: 'warning' | 'error';
   readonly at: string;
 }
 

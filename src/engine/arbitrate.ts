@@ -18,6 +18,10 @@ import {
   canonicalJson,
   containsUnknown,
   DEFAULT_POLICY,
+  defineKey,
+  denies,
+  keyPathSegments,
+  policyMatches,
   decide,
   diffDeclared,
   getPath,
@@ -28,6 +32,7 @@ import {
   policyOf,
   setKey,
 } from '../core/index.js';
+import { evaluatePolicies } from '../policy/index.js';
 import type { ArbitrationMemory, FeedBatch, FeedEvent } from './arbitration-inputs.js';
 import type { Observation } from './observe.js';
 import { changedFields, redact } from './operator.js';
@@ -330,9 +335,12 @@ function arbitrateObject(run: Arbitration, decl: ResourceDecl, obj: ObservedObje
     else groups.set(key, { explanation, ...(decision ? { decision } : {}), fields: [field] });
   };
 
+  const denied = deniedDrift(run, decl, obj, drift);
   let platformChanged = false;
   for (const change of drift) {
-    if (decideField(run, decl, change, twin, events, mine, same, group)) platformChanged = true;
+    if (decideField(run, decl, change, twin, events, mine, same, group, denied)) {
+      platformChanged = true;
+    }
   }
   if (observation.adoptions.get(address) === 'record' && info.markerField !== undefined) {
     markerPutBack(run, address, info.markerField, events, group);
@@ -387,8 +395,10 @@ function decideField(
   mine: Map<string, FieldClaim>,
   same: Same,
   group: (explanation: Explanation, decision: Decision | undefined, field: string) => void,
+  denied: ReadonlyMap<string, DeniedField>,
 ): boolean {
   const { nowIso, policy } = run;
+  const deny = deniedBy(denied, change.path);
   const address = decl.address;
   const path = change.path;
   const observed = change.before;
@@ -427,7 +437,8 @@ function decideField(
     // Nothing new happened to a field an actor holds: keep to the decision made, unless a hold ended.
     const ended =
       claim!.decision === 'hold' && claim!.until !== undefined && claim!.until <= nowIso;
-    if (!ended) {
+    // A value a deny policy forbids is never kept, whoever holds it.
+    if (!ended && !deny) {
       keep(run, address, claim!.decision, claim!.value, path);
       run.decisions.push({
         address,
@@ -440,9 +451,10 @@ function decideField(
       });
       return changedHere;
     }
-    decision = decide(
-      policy,
-      factsOf(decl, path, declared, observed, claimAsChange(claim!), claim, nowIso),
+    decision = outranked(
+      decide(policy, factsOf(decl, path, declared, observed, claimAsChange(claim!), claim, nowIso)),
+      deny,
+      path,
     );
     group({ by: { ...claimAttribution(claim!), source: 'tend' }, at: nowIso }, decision, path);
   } else if (!explanation) {
@@ -450,17 +462,21 @@ function decideField(
     // the plan makes it as declared, as always.
     return changedHere;
   } else {
-    decision = decide(
-      policy,
-      factsOf(
-        decl,
-        path,
-        declared,
-        observed,
-        { ...explanation.by, at: explanation.at },
-        claim,
-        nowIso,
+    decision = outranked(
+      decide(
+        policy,
+        factsOf(
+          decl,
+          path,
+          declared,
+          observed,
+          { ...explanation.by, at: explanation.at },
+          claim,
+          nowIso,
+        ),
       ),
+      deny,
+      path,
     );
     group(explanation, decision, path);
   }
@@ -733,6 +749,111 @@ function explain(
 function withoutNested(paths: readonly string[]): string[] {
   const all = [...new Set(paths)];
   return all.filter((p) => !all.some((q) => p.startsWith(`${q}.`)));
+}
+
+/** A deny rule the observed object breaks, through the fields it reads. */
+interface DeniedField {
+  /** `policy <name> rule <n>`. */
+  readonly rule: string;
+  readonly message: string;
+  /** True when the object with its declared values put back keeps the rule. */
+  readonly declaredComplies: boolean;
+}
+
+/**
+ * The drifted fields a `deny` policy forbids (docs/policies.md, "Deny outranks every motivation"):
+ * the policies are evaluated on the observed object, and a broken deny rule names the drifted
+ * fields it reads (every drifted field, for a rule reading the whole object). Whether the declared
+ * values would comply is the same rule on the object with the drifted fields as declared.
+ */
+function deniedDrift(
+  run: Arbitration,
+  decl: ResourceDecl,
+  obj: ObservedObject,
+  drift: readonly FieldChange[],
+): Map<string, DeniedField> {
+  const out = new Map<string, DeniedField>();
+  if (drift.length === 0) return out;
+  const subject = {
+    address: decl.address,
+    type: decl.type,
+    name: decl.name,
+    labels: decl.labels ?? {},
+  };
+  const policies = (run.ws.intent.policies ?? []).filter(
+    (p) => p.actions.includes('deny') && policyMatches(p.match, subject),
+  );
+  if (policies.length === 0) return out;
+  const input = (object: Readonly<Record<string, unknown>>) => ({
+    subject,
+    moment: 'observed' as const,
+    object,
+    declared: decl.spec,
+    observed: obj.fields,
+  });
+  const broken = evaluatePolicies(policies, input(obj.fields)).filter(denies);
+  if (broken.length === 0) return out;
+  const put = evaluatePolicies(policies, input(withValues(obj.fields, drift)));
+  for (const v of broken) {
+    const again = put.find((x) => x.policy === v.policy && x.rule === v.rule);
+    const reads = (path: string) =>
+      v.fields.includes('*') ||
+      v.fields.some((f) => path === f || path.startsWith(`${f}.`) || f.startsWith(`${path}.`));
+    for (const c of drift) {
+      if (!reads(c.path) || out.has(c.path)) continue;
+      out.set(c.path, {
+        rule: `policy ${v.policy} rule ${v.rule + 1}`,
+        message: v.message,
+        declaredComplies: again !== undefined && !denies(again),
+      });
+    }
+  }
+  return out;
+}
+
+/** The deny rule that forbids a drifted field's observed value, if one does. */
+function deniedBy(denied: ReadonlyMap<string, DeniedField>, path: string): DeniedField | undefined {
+  return denied.get(path);
+}
+
+/**
+ * A decision a deny policy outranks: a forbidden value is never accepted, yielded to or held; it is
+ * enforced back when the declared value complies, else escalated for a human.
+ */
+function outranked(decision: Decision, deny: DeniedField | undefined, path: string): Decision {
+  if (!deny || decision.decision === 'enforce' || decision.decision === 'escalate') return decision;
+  const why = `${path} breaks ${deny.rule} (deny): ${deny.message}; a deny policy outranks every motivation (the policy would have decided ${decision.decision} by ${decision.rule})`;
+  return deny.declaredComplies
+    ? {
+        decision: 'enforce',
+        rule: deny.rule,
+        reason: `${why}, so the declared value is put back`,
+        restore: 'declared',
+      }
+    : {
+        decision: 'escalate',
+        rule: deny.rule,
+        reason: `${why}, and the declared value breaks it too: escalated for a human`,
+      };
+}
+
+/** A copy of `fields` with each change's path set to its declared value (`after`). */
+function withValues(
+  fields: Readonly<Record<string, unknown>>,
+  changes: readonly FieldChange[],
+): Record<string, unknown> {
+  const out = structuredClone(fields) as Record<string, unknown>;
+  for (const c of changes) {
+    const segments = keyPathSegments(c.path);
+    let at: Record<string, unknown> = out;
+    for (const s of segments.slice(0, -1)) {
+      const next = at[s];
+      if (next === null || typeof next !== 'object' || Array.isArray(next)) defineKey(at, s, {});
+      at = at[s] as Record<string, unknown>;
+    }
+    defineKey(at, segments[segments.length - 1]!, c.after);
+  }
+  return out;
 }
 
 /** The facts `decide` needs about one drifted field. */

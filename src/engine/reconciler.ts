@@ -1,6 +1,7 @@
 import type {
   PolicyVerdict,
   ActorContext,
+  ComplianceState,
   Address,
   Changeset,
   Plan,
@@ -14,6 +15,7 @@ import { arbitrate, observationAfter } from './arbitrate.js';
 import type { FeedBatch } from './arbitration-inputs.js';
 import { readArbitrationMemory, readFeedsOrNothing } from './arbitration-inputs.js';
 import { checkChangeset } from './changeset.js';
+import { evaluateCompliance } from './compliance.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -381,6 +383,11 @@ async function backHalf(
   if (destructive && options.confirm && !(await options.confirm(planned.plan))) {
     return notApplied(front);
   }
+  // comply: the policies on what the platform holds, before this pass changes anything (a
+  // violation someone made is found, with their change, even when the pass puts it right)
+  const compliance = await recorder.recordCompliance(
+    await evaluateCompliance(ws, planned.observation.objects, clock.now().toISOString()),
+  );
   // execute: every step verified (re-read until observed matches declared) and checked
   const executed = await executePlan(ws, planned, {
     actor: options.actor,
@@ -393,8 +400,29 @@ async function backHalf(
     ...(options.crash ? { crash: options.crash } : {}),
   });
   const outcomes = withDecisions(executed, arbitration);
+  // comply again on what this pass changed, as it was verified (the twin)
+  const changed = planned.plan.steps
+    .filter((s) => s.kind !== 'noop' && outcomes.get(s.address)?.state === 'converged')
+    .map((s) => s.address);
+  if (changed.length > 0 && (ws.intent.policies ?? []).length > 0) {
+    const twins = await ws.store.getTwins(changed);
+    const after = await recorder.recordCompliance(
+      await evaluateCompliance(
+        ws,
+        new Map(twins.map((t) => [t.address, { id: t.objectId, fields: t.fields }])),
+        clock.now().toISOString(),
+      ),
+    );
+    for (const [address, state] of after) compliance.set(address, state);
+  }
   // record
-  const { statuses, states } = statusesOf(ws, planned, outcomes, clock.now().toISOString());
+  const { statuses, states } = statusesOf(
+    ws,
+    planned,
+    outcomes,
+    compliance,
+    clock.now().toISOString(),
+  );
   await recorder.recordStatuses(statuses);
   report({
     kind: 'pass-done',
@@ -500,6 +528,7 @@ function statusesOf(
   ws: Workspace,
   planned: PlannedPass,
   outcomes: ReadonlyMap<Address, ResourceOutcome>,
+  compliance: ReadonlyMap<Address, ComplianceState>,
   at: string,
 ): { statuses: ResourceStatus[]; states: Record<ResourceState, number> } {
   const states: Record<ResourceState, number> = {
@@ -522,6 +551,7 @@ function statusesOf(
       ...(o.objectId ? { objectId: o.objectId } : {}),
       ...(o.message ? { message: o.message } : {}),
       checks: o.checks,
+      ...(compliance.has(r.address) ? { compliance: compliance.get(r.address)! } : {}),
       updatedAt: at,
     });
   }

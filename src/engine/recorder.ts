@@ -1,8 +1,10 @@
-import type { Address, Change, ResourceStatus, TendError } from '../core/index.js';
+import type { Address, Change, ComplianceState, ResourceStatus, TendError } from '../core/index.js';
 import type { TwinEntry } from '../store/index.js';
 import type { ArbitrationOutcome, ArbitrationWrite } from './arbitrate.js';
 import type { FeedBatch } from './arbitration-inputs.js';
 import { ANNOUNCEMENT_USED_KEY } from './arbitration-inputs.js';
+import type { ComplianceStep } from './compliance.js';
+import { settleCompliance } from './compliance.js';
 import type { CrashPoint } from './crash-points.js';
 import { Operator } from './operator.js';
 import { declaredIndex } from './workspace.js';
@@ -150,6 +152,24 @@ export class Recorder extends Operator {
   }
 
   /**
+   * Records what evaluating the policies on the observed objects found: a `verdict` ledger entry for
+   * each violation found (with the change that introduced it) or gone, in order, between the
+   * `ledger` crash points of the `compliance` phase. Returns each evaluated resource's state, its
+   * violations pointing at the entries that recorded them (the state goes into its status).
+   */
+  async recordCompliance(step: ComplianceStep): Promise<Map<Address, ComplianceState>> {
+    const appended: Change[] = [];
+    for (const { entry } of step.entries) {
+      appended.push(
+        await this.step('ledger', 'compliance', () =>
+          this.store.appendChange(this.ws.origin ? { ...entry, origin: this.ws.origin } : entry),
+        ),
+      );
+    }
+    return settleCompliance(this.ws, step, appended);
+  }
+
+  /**
    * Writes the statuses of a pass's resources that changed since this process last wrote them (a
    * pass of a converged workspace writes nothing: a status's `updatedAt` is when the resource came to
    * be in that state). Written all at once, so the store commits them together (one disk sync, not
@@ -161,7 +181,15 @@ export class Recorder extends Operator {
     const writes: ResourceStatus[] = [];
     const written: [Address, string][] = [];
     for (const s of statuses) {
-      const same = JSON.stringify([s.state, s.objectId, s.message, s.checks]);
+      const c = s.compliance;
+      const same = JSON.stringify([
+        s.state,
+        s.objectId,
+        s.message,
+        s.checks,
+        // What a compliance state is told apart by, without writing it all out every pass.
+        c && [c.key, c.evaluatedAt, c.findings.map((f) => f.recorded ?? null)],
+      ]);
       if (last.get(s.address) === same) continue;
       written.push([s.address, same]);
       writes.push(s);

@@ -5,6 +5,8 @@ import type {
   SqlConnectionDecl,
   SqlScalar,
 } from '../core/index.js';
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
 import {
   CHECK_KINDS,
   DNS_TYPES,
@@ -14,6 +16,8 @@ import {
   parseCel,
   parseServer,
 } from '../checks/index.js';
+import type { TrustedDirs } from './confine.js';
+import { fileKind, locate, trustedDirsHint } from './confine.js';
 import { FieldReader, isRecord, typeName } from './fields.js';
 import { readAllowedOrigins } from './origins.js';
 import type { ParsedDocument } from './parse-documents.js';
@@ -29,6 +33,17 @@ export const DNS_CHECK_DEFAULTS = { type: 'A', timeoutMs: 2000 } as const;
 
 /** Defaults of the optional fields of a `sql` check. */
 export const SQL_CHECK_DEFAULTS = { timeoutMs: 5000 } as const;
+
+/** Defaults of the optional fields of a `tls` check. */
+export const TLS_CHECK_DEFAULTS = { port: 443, minDaysLeft: 14, timeoutMs: 5000 } as const;
+
+/** Where files named by checks (a `tls` check's `ca`) are read from. */
+export interface CheckFiles {
+  /** The intent directory: relative paths start there. */
+  readonly dir: string;
+  /** Where they may be: the intent directory and TEND_SECRET_DIRS, as for every file intent names. */
+  readonly secretDirs: TrustedDirs;
+}
 
 const HTTP_FIELDS = [
   'url',
@@ -49,6 +64,8 @@ const SQL_FIELDS = [
   'expr',
   'timeoutMs',
 ] as const;
+const TLS_FIELDS = ['host', 'port', 'servername', 'ca', 'minDaysLeft', 'timeoutMs'] as const;
+const HOST_NAME = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_.])?$/;
 const SQL_CONNECTION_FIELDS = ['fromEnv', 'fromFile', 'sslMode'] as const;
 const SQL_SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -233,6 +250,120 @@ function readDns(
     query,
     type,
     expect,
+    timeoutMs,
+    source: sourceOf(doc, at.slice(0, -1)),
+  };
+}
+
+/** Reports a `host`/`servername` that is neither a DNS name nor an IP address (references aside). */
+function checkHostName(
+  r: FieldReader,
+  text: string,
+  key: string,
+  at: readonly PathSegment[],
+): void {
+  if (text.includes('${') || isIP(text) !== 0 || HOST_NAME.test(text)) return;
+  r.report(
+    'field.invalid',
+    `\`${key}\` must be a host name or an IP address, got ${JSON.stringify(text)}`,
+    [...at, key],
+    { hint: 'no scheme, path or port: e.g. host: db.example.org, port: 5432' },
+  );
+}
+
+/** Reads `ca`: a file in the intent directory (or TEND_SECRET_DIRS); its absolute path. */
+function readCa(
+  r: FieldReader,
+  value: Record<string, unknown>,
+  at: readonly PathSegment[],
+  files: CheckFiles | undefined,
+): string | undefined {
+  const text = r.string(value, 'ca', at, false);
+  if (text === undefined) return undefined;
+  const path = [...at, 'ca'];
+  if (files === undefined) {
+    r.report('field.invalid', '`ca` cannot be read here: no intent directory', path);
+    return undefined;
+  }
+  const abs = resolve(files.dir, text);
+  const where = locate(abs, files.secretDirs.roots);
+  const variable = files.secretDirs.variable;
+  if (!where.inside) {
+    r.report('file.outside', `\`ca\` file ${text} is outside the intent directory`, path, {
+      hint: `copy it into the intent directory, or name its directory in ${variable} (${trustedDirsHint(variable)})`,
+    });
+    return undefined;
+  }
+  if (!where.exists) {
+    r.report('file.not_found', `\`ca\` file ${text} does not exist (looked at ${abs})`, path, {
+      hint: 'the path is relative to the intent directory',
+    });
+    return undefined;
+  }
+  if (!where.stats.isFile()) {
+    r.report('file.not_file', `\`ca\` ${text} is ${fileKind(where.stats)}, not a file`, path, {
+      hint: 'name the PEM file of the CA that signed the server certificate',
+    });
+    return undefined;
+  }
+  return abs;
+}
+
+function readTls(
+  r: FieldReader,
+  value: unknown,
+  at: readonly PathSegment[],
+  name: string,
+  doc: ParsedDocument,
+  files: CheckFiles | undefined,
+): CheckDecl | undefined {
+  if (!isRecord(value)) {
+    r.report(
+      'field.type',
+      `a tls check must be a mapping with \`host\`, got ${typeName(value)}`,
+      at,
+      { hint: 'e.g. - tls: { host: db.example.org, port: 5432, minDaysLeft: 30 }' },
+    );
+    return undefined;
+  }
+  const before = r.diagnostics.length;
+  r.unknownFields(value, TLS_FIELDS, at, 'a tls check');
+  const host = r.string(value, 'host', at, true);
+  if (host !== undefined) checkHostName(r, host, 'host', at);
+  let port: number = TLS_CHECK_DEFAULTS.port;
+  const p = value.port;
+  if (p !== undefined && p !== null) {
+    if (typeof p === 'number' && Number.isInteger(p) && p >= 1 && p <= 65535) port = p;
+    else {
+      r.report(
+        'field.invalid',
+        `\`port\` must be a port number (1-65535), got ${typeName(p)} ${JSON.stringify(p)}`,
+        [...at, 'port'],
+      );
+    }
+  }
+  const servername = r.string(value, 'servername', at, false);
+  if (servername !== undefined) checkHostName(r, servername, 'servername', at);
+  const ca = readCa(r, value, at, files);
+  const minDaysLeft = r.number(value, 'minDaysLeft', at, {
+    integer: true,
+    min: 0,
+    fallback: TLS_CHECK_DEFAULTS.minDaysLeft,
+  });
+  const timeoutMs = r.number(value, 'timeoutMs', at, {
+    integer: true,
+    min: 1,
+    fallback: TLS_CHECK_DEFAULTS.timeoutMs,
+  });
+  if (r.diagnostics.length > before || host === undefined) return undefined;
+  return {
+    kind: 'tls',
+    name,
+    host,
+    port,
+    ...(servername !== undefined && { servername }),
+    ...(ca !== undefined && { ca }),
+    minDaysLeft,
     timeoutMs,
     source: sourceOf(doc, at.slice(0, -1)),
   };
@@ -484,14 +615,16 @@ function readCel(
 }
 
 /**
- * Reads a resource's `checks` list. Each entry has exactly one kind key (`http`, `cel`, `dns` or `sql`) and an
+ * Reads a resource's `checks` list. Each entry has exactly one kind key (`http`, `cel`, `dns`, `sql` or `tls`) and an
  * optional `name` (default `<kind>-<index>`, unique within the resource). Reports every problem;
- * returns the declarations, complete only when there are no errors.
+ * returns the declarations, complete only when there are no errors. `files` says where a `tls`
+ * check's `ca` may be read from.
  */
 export function readChecks(
   doc: ParsedDocument,
   value: unknown,
   address?: string,
+  files?: CheckFiles,
 ): { checks: CheckDecl[]; diagnostics: Diagnostic[] } {
   const r = new FieldReader(doc, address);
   const checks: CheckDecl[] = [];
@@ -547,7 +680,9 @@ export function readChecks(
           ? readDns(r, entry.dns, [...at, 'dns'], entryName ?? `dns-${index}`, doc)
           : kind === 'sql'
             ? readSql(r, entry.sql, [...at, 'sql'], entryName ?? `sql-${index}`, doc)
-            : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
+            : kind === 'tls'
+              ? readTls(r, entry.tls, [...at, 'tls'], entryName ?? `tls-${index}`, doc, files)
+              : readCel(r, entry.cel, [...at, 'cel'], entryName, index, doc);
     if (!decl) return;
     const first = names.get(decl.name);
     if (first !== undefined) {

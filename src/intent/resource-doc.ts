@@ -283,7 +283,10 @@ export function readResourceDoc(
   const movedFrom = readMoved(r, value, typeText, addr);
   const listedSecrets = readSecretsList(r, value);
 
-  const checks = readChecks(doc, value.checks, addr);
+  const checks = readChecks(doc, value.checks, addr, {
+    dir: ctx.dir,
+    secretDirs: ctx.secretDirs,
+  });
   for (const d of checks.diagnostics) r.diagnostics.push(d);
 
   // A type whose objects hold data makes its resources stateful unless they say otherwise.

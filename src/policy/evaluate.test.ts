@@ -167,6 +167,62 @@ describe('evaluatePolicies: one rule on one resource', () => {
       'reads the whole object, known only after apply: decided when the platform answers',
     ],
     [
+      'the whole object read with every field known decides',
+      'size(object) == 1',
+      { a: 1 },
+      {},
+      'pass',
+      '`size(object) == 1` is true',
+    ],
+    [
+      'the whole object read with an empty set of unknown fields decides',
+      'size(object) == 1',
+      { a: 1 },
+      { unknown: new Set() },
+      'pass',
+      '`size(object) == 1` is true',
+    ],
+    [
+      'every unknown field read is named',
+      'object.a == object.b',
+      {},
+      { unknown: new Set(['a', 'b']) },
+      'undecidable',
+      'reads `a`, `b`, known only after apply: decided when the platform answers',
+    ],
+    [
+      'a null field is null',
+      'object.a == null',
+      { a: null },
+      {},
+      'pass',
+      '`object.a == null` is true',
+    ],
+    [
+      'a string that is not a boolean is an error, shown as written',
+      'object.name',
+      { name: 'abc' },
+      {},
+      'error',
+      '`object.name` returned abc, not a boolean',
+    ],
+    [
+      'a list that is not a boolean is an error, its integers shown as numbers',
+      'object.ports',
+      { ports: [80, 443] },
+      {},
+      'error',
+      '`object.ports` returned [80,443], not a boolean',
+    ],
+    [
+      'the observed object, when there is one',
+      'observed.replicas == 2 && object.replicas == 3',
+      { replicas: 3 },
+      { observed: { replicas: 2 } },
+      'pass',
+      '`observed.replicas == 2 && object.replicas == 3` is true',
+    ],
+    [
       'declared and observed are there',
       'observed == null && declared.versioning',
       { versioning: true },
@@ -204,6 +260,27 @@ describe('evaluatePolicies: one rule on one resource', () => {
     expect(b!.message).toBe('too many');
     expect(c!.message).toBe('`object.replicas <= 3` is false');
   });
+
+  it('a messageExpression giving an empty or blank string, or no string, falls back to the message', () => {
+    const p = policy(
+      ["''", "'   '", 'object.replicas'].map((messageExpression) => ({
+        expression: 'object.replicas <= 3',
+        messageExpression,
+        message: 'too many',
+      })),
+    );
+    expect(evaluatePolicies([p], input({ replicas: 5 })).map((v) => v.message)).toEqual([
+      'too many',
+      'too many',
+      'too many',
+    ]);
+  });
+
+  it('an expression that does not compile is an internal error (the intent reader refuses it first)', () => {
+    expect(() => evaluatePolicies([policy([{ expression: 'object.x ==' }])], input({}))).toThrow(
+      /^internal: a policy expression that does not compile: .*\(at column \d+\)$/,
+    );
+  });
 });
 
 describe('variables', () => {
@@ -229,6 +306,61 @@ describe('variables', () => {
     const v = one(p, input({}, { unknown: new Set(['versioning']) }));
     expect(v.result).toBe('undecidable');
     expect(v.fields).toEqual(['versioning']);
+  });
+
+  it('a rule through a chain of variables reads what the first one reads', () => {
+    const p = withVars(
+      [
+        { name: 'a', expression: 'object.versioning' },
+        { name: 'b', expression: 'variables.a == true' },
+      ],
+      'variables.b',
+    );
+    const v = one(p, input({}, { unknown: new Set(['versioning']) }));
+    expect(v.result).toBe('undecidable');
+    expect(v.fields).toEqual(['versioning']);
+    expect(one(p, input({ versioning: true })).result).toBe('pass');
+  });
+
+  it('a rule reading the variables whole reads what every variable reads', () => {
+    const p = withVars([{ name: 'v', expression: 'object.versioning' }], 'size(variables) == 1');
+    const v = one(p, input({}, { unknown: new Set(['versioning']) }));
+    expect(v.result).toBe('undecidable');
+    expect(v.fields).toEqual(['versioning']);
+    expect(one(p, input({ versioning: true })).result).toBe('pass');
+  });
+
+  it('a rule through one variable reads what that variable reads, not what the others read', () => {
+    const p = withVars(
+      [
+        { name: 'n', expression: 'object.name' },
+        { name: 'v', expression: 'object.versioning' },
+      ],
+      "variables.n == 'logs'",
+    );
+    const v = one(p, input({ name: 'logs' }, { unknown: new Set(['versioning']) }));
+    expect(v.result).toBe('pass');
+    expect(v.fields).toEqual(['name']);
+  });
+
+  it('a variable not declared (the intent reader refuses it first) adds no field read', () => {
+    const p = withVars([{ name: 'v', expression: 'variables.nope' }], 'variables.v == 1');
+    expect(one(p, input({})).fields).toEqual([]);
+    const q = withVars([], 'variables.nope == 1');
+    expect(one(q, input({})).fields).toEqual([]);
+  });
+
+  it('a variable that fails fails the variables built on it, naming the first', () => {
+    const p = withVars(
+      [
+        { name: 'a', expression: 'object.missing' },
+        { name: 'b', expression: 'variables.a + 1' },
+      ],
+      'variables.b > 0',
+    );
+    const v = one(p, input({}));
+    expect(v.result).toBe('error');
+    expect(v.message).toBe('variable a: No such key: missing (at column 8)');
   });
 
   it('a variable that fails makes the rules using it errors, naming it', () => {

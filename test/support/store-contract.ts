@@ -666,6 +666,36 @@ export function describeStore(
           'sb.volumes/b',
         ]);
       });
+
+      it("keeps a check's severity and evidence, and leaves them absent where they were", async () => {
+        const s = status('cert', {
+          state: 'failing',
+          checks: [
+            {
+              name: 'cert',
+              kind: 'tls',
+              ok: false,
+              severity: 'warning',
+              message: 'certificate for db.example expires in 9 days',
+              evidence: 'subject CN=db.example; 9 days left',
+              at: T(1),
+            },
+            {
+              name: 'down',
+              kind: 'tls',
+              ok: false,
+              severity: 'error',
+              message: 'refused',
+              at: T(1),
+            },
+            { name: 'size', kind: 'cel', ok: false, message: 'false', at: T(1) },
+          ],
+        });
+        await store.putStatus(s);
+        const [got] = await store.listStatus();
+        expect(got).toStrictEqual(s);
+        expect(got!.checks[2]).not.toHaveProperty('severity');
+      });
     });
 
     describe('statuses with compliance', () => {

@@ -46,7 +46,11 @@ export async function statusHandler(dir: string, o: StatusOptions): Promise<void
       );
       for (const x of r.resources) {
         const passed = x.checks.filter((c) => c.ok).length;
-        const checks = x.checks.length ? `${passed}/${x.checks.length}` : '-';
+        // A check that failed only as a warning (a certificate expiring soon) is counted apart.
+        const warned = x.checks.filter((c) => !c.ok && c.severity === 'warning').length;
+        const checks = x.checks.length
+          ? `${passed}/${x.checks.length}${warned > 0 ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}`
+          : '-';
         out.line(
           `${x.address.padEnd(w)}  ${color(x.state)(x.state.padEnd(9))}  ${(x.objectId ?? '-').padEnd(14)}  ${checks.padEnd(6)}  ${x.message ?? ''}`,
         );

@@ -43,9 +43,12 @@ export function renderEvent(e: AppEvent, s: Style, verbose: boolean): string | u
         ? s.dim(`  ✓ ${e.address}  verified: observed matches declared (${e.ms} ms)`)
         : undefined;
     case 'check':
-      return e.result.ok
-        ? s.green(`  ✓ ${e.address}  check ${e.result.name} passed`)
-        : s.red(`  ✗ ${e.address}  check ${e.result.name} failed: ${e.result.message}`);
+      if (e.result.ok) return s.green(`  ✓ ${e.address}  check ${e.result.name} passed`);
+      // Still working, not for long (a certificate expiring within minDaysLeft): a warning.
+      if (e.result.severity === 'warning') {
+        return s.yellow(`  ! ${e.address}  check ${e.result.name} warning: ${e.result.message}`);
+      }
+      return s.red(`  ✗ ${e.address}  check ${e.result.name} failed: ${e.result.message}`);
     case 'change-observed': {
       const c = e.change;
       const why = [

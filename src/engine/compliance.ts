@@ -1,0 +1,304 @@
+import { isDeepStrictEqual } from 'node:util';
+import type {
+  Address,
+  Change,
+  ComplianceFinding,
+  ComplianceRecord,
+  ComplianceState,
+  NewChange,
+  PolicyDecl,
+  PolicyVerdict,
+  ResourceDecl,
+} from '../core/index.js';
+import {
+  causeOf,
+  complianceTransition,
+  defineKey,
+  findingKey,
+  hashValue,
+  policyMatches,
+} from '../core/index.js';
+import { evaluatePolicies } from '../policy/index.js';
+import type { Store } from '../store/index.js';
+import { redact } from './operator.js';
+import type { Workspace } from './workspace.js';
+import { secretFields } from './workspace.js';
+
+/**
+ * Continuous compliance (docs/policies.md): each pass evaluates the policies on what the platform
+ * holds. Cheap when nothing changed: a resource is evaluated again only when its observed fields or
+ * the policies differ from the last evaluation (`ComplianceState.key`); otherwise its state is kept.
+ * A violation found is recorded in the ledger (a `verdict` entry) with the change that introduced it,
+ * and again when it is gone; the state goes into the resource's status.
+ */
+
+/** Per store, each resource's compliance as this process last knew it (read from statuses once). */
+const known = new WeakMap<Store, Map<Address, ComplianceState>>();
+
+/** The verdict entries to write and the states to keep, after evaluating some resources. */
+export interface ComplianceStep {
+  /** Per evaluated or kept resource, its state (recorded entries filled in by `settle`). */
+  readonly states: Map<Address, ComplianceState>;
+  /** Verdict entries to append, in order, each with the finding it records. */
+  readonly entries: readonly {
+    readonly address: Address;
+    readonly key: string;
+    readonly entry: NewChange;
+  }[];
+}
+
+/** A digest of the policies: any change to them evaluates every resource again. */
+const digests = new WeakMap<readonly PolicyDecl[], string>();
+function policiesDigest(policies: readonly PolicyDecl[]): string {
+  let d = digests.get(policies);
+  if (d === undefined) digests.set(policies, (d = digestOf(policies)));
+  return d;
+}
+
+function digestOf(policies: readonly PolicyDecl[]): string {
+  return hashValue(
+    policies.map((p) => ({
+      n: p.name,
+      m: p.match,
+      v: p.variables.map((x) => [x.name, x.expression]),
+      r: p.validations.map((x) => [x.expression, x.message, x.messageExpression, x.reason]),
+      a: p.actions,
+      s: p.severity,
+    })),
+  );
+}
+
+/**
+ * Evaluates the policies on `objects` (address → observed fields) and works out what to record.
+ * Reads the store (the statuses once per process, and the ledger of an address with a violation
+ * found), writes nothing. `at`: the pass's time.
+ */
+export async function evaluateCompliance(
+  ws: Workspace,
+  objects: ReadonlyMap<
+    Address,
+    { readonly id: string; readonly fields: Readonly<Record<string, unknown>> }
+  >,
+  at: string,
+): Promise<ComplianceStep> {
+  const policies = ws.intent.policies ?? [];
+  const states = new Map<Address, ComplianceState>();
+  const entries: { address: Address; key: string; entry: NewChange }[] = [];
+  if (policies.length === 0) return { states, entries };
+  const memory = await memoryOf(ws.store);
+  for (const r of ws.intent.resources) {
+    const obj = objects.get(r.address);
+    if (!obj) continue;
+    const seen = observedVerdicts(ws, r, obj.fields);
+    if (!seen) continue;
+    const before = memory.get(r.address);
+    if (before?.key === seen.key) {
+      states.set(r.address, before);
+      continue;
+    }
+    const t = complianceTransition(before, seen.verdicts, seen.key, at);
+    if (t.opened.length === 0 && t.closed.length === 0) {
+      states.set(r.address, t.state);
+      continue;
+    }
+    // The address's ledger: the change that introduced each violation, and the verdicts already
+    // written (a pass killed after writing one and before the status: not written twice).
+    const history = await ws.store.changes({ address: r.address, limit: 500 });
+    const last = lastVerdicts(history);
+    const hidden = secretFields(ws, r.type, r.address);
+    const shown = redact(hidden, obj.fields, ws.secrets);
+    const findings = new Map(t.state.findings.map((f) => [findingKey(f), f]));
+    for (const f of t.opened) {
+      const k = findingKey(f);
+      const prior = last.get(k);
+      if (prior && prior.compliance?.result !== 'pass') {
+        findings.set(k, {
+          ...f,
+          recorded: prior.seq,
+          ...(prior.compliance?.cause ? { cause: prior.compliance.cause } : {}),
+        });
+        continue;
+      }
+      const cause = causeOf(history, f.fields);
+      const withCause: ComplianceFinding = { ...f, ...(cause ? { cause } : {}) };
+      findings.set(k, withCause);
+      entries.push({
+        address: r.address,
+        key: k,
+        entry: verdictEntry(r.address, r.type, obj.id, at, f, shown, {
+          policy: f.policy,
+          rule: f.rule,
+          result: f.result,
+          message: f.message,
+          actions: f.actions,
+          severity: f.severity,
+          ...(cause ? { cause } : {}),
+        }),
+      });
+    }
+    for (const f of t.closed) {
+      const prior = last.get(findingKey(f));
+      if (prior?.compliance?.result === 'pass') continue;
+      entries.push({
+        address: r.address,
+        key: findingKey(f),
+        entry: verdictEntry(r.address, r.type, obj.id, at, f, shown, {
+          policy: f.policy,
+          rule: f.rule,
+          result: 'pass',
+          message: `no longer broken: ${f.message}`,
+          actions: f.actions,
+          severity: f.severity,
+          ...(f.recorded !== undefined ? { found: f.recorded } : {}),
+        }),
+      });
+    }
+    states.set(r.address, { ...t.state, findings: [...findings.values()] });
+  }
+  return { states, entries };
+}
+
+/**
+ * After the verdict entries were appended (`appended[i]` for `step.entries[i]`): the states with
+ * each violation found pointing at the entry that recorded it, remembered for the next pass.
+ */
+export function settleCompliance(
+  ws: Workspace,
+  step: ComplianceStep,
+  appended: readonly Change[],
+): Map<Address, ComplianceState> {
+  const memory = known.get(ws.store) ?? new Map<Address, ComplianceState>();
+  const states = new Map(step.states);
+  step.entries.forEach(({ address, key }, i) => {
+    const entry = appended[i];
+    const state = states.get(address);
+    if (!entry || !state || entry.compliance?.result === 'pass') return;
+    states.set(address, {
+      ...state,
+      findings: state.findings.map((f) =>
+        findingKey(f) === key ? { ...f, recorded: entry.seq } : f,
+      ),
+    });
+  });
+  for (const [address, state] of states) memory.set(address, state);
+  known.set(ws.store, memory);
+  return states;
+}
+
+/** What evaluating the policies on one observed object found (`verdicts`: every rule's). */
+interface Evaluated {
+  readonly digest: string;
+  /** The declared and observed fields evaluated (the newest equal objects: compared by reference first). */
+  spec: Readonly<Record<string, unknown>>;
+  fields: Readonly<Record<string, unknown>>;
+  /** A hash of the policies and the fields (`ComplianceState.key`). */
+  readonly key: string;
+  readonly verdicts: readonly PolicyVerdict[];
+  /** False when no policy matches the resource. */
+  readonly matched: boolean;
+}
+
+/** Per store, the last evaluation of each resource's observed object in this process. */
+const evaluated = new WeakMap<Store, Map<Address, Evaluated>>();
+
+/**
+ * Every matching policy's verdicts on a resource's observed object (moment `observed`), or undefined
+ * when no policy matches it. Evaluated again only when the policies, the declared fields or the
+ * observed ones differ from the last time (compared as values: a no-drift pass evaluates nothing).
+ */
+export function observedVerdicts(
+  ws: Workspace,
+  r: ResourceDecl,
+  fields: Readonly<Record<string, unknown>>,
+): Evaluated | undefined {
+  const policies = ws.intent.policies ?? [];
+  if (policies.length === 0) return undefined;
+  let memo = evaluated.get(ws.store);
+  if (!memo) evaluated.set(ws.store, (memo = new Map()));
+  const digest = policiesDigest(policies);
+  const last = memo.get(r.address);
+  if (
+    last &&
+    last.digest === digest &&
+    (last.fields === fields || isDeepStrictEqual(last.fields, fields)) &&
+    (last.spec === r.spec || isDeepStrictEqual(last.spec, r.spec))
+  ) {
+    last.fields = fields;
+    last.spec = r.spec;
+    return last.matched ? last : undefined;
+  }
+  const subject = { address: r.address, type: r.type, name: r.name, labels: r.labels ?? {} };
+  const matching = policies.filter((p) => policyMatches(p.match, subject));
+  if (matching.length === 0) {
+    memo.set(r.address, { digest, spec: r.spec, fields, key: '', verdicts: [], matched: false });
+    return undefined;
+  }
+  const verdicts = evaluatePolicies(matching, {
+    subject,
+    moment: 'observed',
+    object: fields,
+    declared: r.spec,
+    observed: fields,
+  });
+  const e: Evaluated = {
+    digest,
+    spec: r.spec,
+    fields,
+    key: hashValue({ p: digest, f: fields }),
+    verdicts,
+    matched: true,
+  };
+  memo.set(r.address, e);
+  return e;
+}
+
+/** The resources' compliance as this process knows it: the statuses' the first time. */
+async function memoryOf(store: Store): Promise<Map<Address, ComplianceState>> {
+  let m = known.get(store);
+  if (!m) {
+    m = new Map();
+    for (const s of await store.listStatus()) if (s.compliance) m.set(s.address, s.compliance);
+    known.set(store, m);
+  }
+  return m;
+}
+
+/** Per `policy#rule`, the newest verdict entry of an address's history. */
+function lastVerdicts(history: readonly Change[]): Map<string, Change> {
+  const out = new Map<string, Change>();
+  for (const c of history) {
+    if (c.action === 'verdict' && c.compliance) out.set(findingKey(c.compliance), c);
+  }
+  return out;
+}
+
+/** A `verdict` ledger entry: Tend found a rule broken (or no longer) on the observed object. */
+function verdictEntry(
+  address: Address,
+  type: string,
+  objectId: string,
+  at: string,
+  f: ComplianceFinding,
+  shown: Readonly<Record<string, unknown>>,
+  compliance: ComplianceRecord,
+): NewChange {
+  const values: Record<string, unknown> = {};
+  if (!f.fields.includes('*')) {
+    for (const field of f.fields)
+      if (Object.hasOwn(shown, field)) defineKey(values, field, shown[field]);
+  }
+  return {
+    time: at,
+    actor: 'tend',
+    actorKind: 'tend',
+    intent: 'compliance',
+    source: 'tend',
+    address,
+    type,
+    objectId,
+    action: 'verdict',
+    fields: [...f.fields],
+    ...(Object.keys(values).length > 0 ? { after: values } : {}),
+    compliance,
+  };
+}
