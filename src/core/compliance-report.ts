@@ -104,7 +104,7 @@ export interface ReportCatalogue {
 /** A check's result as a report reads it: `warning` severity (when the check carries one) is a warning. */
 export function checkResultKind(c: CheckResult): 'pass' | 'warn' | 'fail' {
   if (c.ok) return 'pass';
-  return (c as { readonly severity?: string }).severity === 'warning' ? 'warn' : 'fail';
+  return c.severity === 'warning' ? 'warn' : 'fail';
 }
 
 const ORDER: Readonly<Record<OpenResultKind, number>> = { fail: 0, warn: 1, error: 2 };
