@@ -58,8 +58,14 @@ describe('reportFails', () => {
 });
 
 describe('checkResultKind', () => {
-  const check = (over: Partial<CheckResult> & Record<string, unknown>): CheckResult =>
-    ({ name: 'c', kind: 'cel', ok: false, message: 'm', at: 't', ...over });
+  const check = (over: Partial<CheckResult> & Record<string, unknown>): CheckResult => ({
+    name: 'c',
+    kind: 'cel',
+    ok: false,
+    message: 'm',
+    at: 't',
+    ...over,
+  });
   it.each([
     [check({ ok: true }), 'pass'],
     [check({ ok: true, severity: 'warning' }), 'pass'],
