@@ -152,7 +152,7 @@ describe('tend compliance', { timeout: 60_000 }, () => {
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/^compliance of .+: 1 fail, 1 warn, 0 error, 0 pass, 0 skip$/);
     expect(lines, r.stdout).toContain(
-      '✗ deny   sb.buckets/assets  buckets-keep-versioning rule 1 (policies.yaml:7:17)',
+      '✗ deny  sb.buckets/assets  buckets-keep-versioning rule 1 (policies.yaml:7:17)',
     );
     expect(lines, r.stdout).toContain('    buckets keep versioning on');
     expect(r.stdout).toContain(

@@ -11,8 +11,8 @@ import type { Style } from './style.js';
 function mark(r: OpenResult, s: Style): string {
   if (r.kind === 'check') return r.result === 'warn' ? s.yellow('! check') : s.red('✗ check');
   if (r.result === 'error') return s.red('? error');
-  if (r.result === 'fail') return s.red('✗ deny ');
-  return r.actions.includes('warn') ? s.yellow('! warn ') : s.dim('· audit');
+  if (r.result === 'fail') return s.red('✗ deny');
+  return r.actions.includes('warn') ? s.yellow('! warn') : s.dim('· audit');
 }
 
 /** One open result: the head line, the message, the change that introduced it. */
