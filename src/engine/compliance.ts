@@ -214,7 +214,7 @@ export function observedVerdicts(
   const policies = ws.intent.policies ?? [];
   if (policies.length === 0) return undefined;
   let memo = evaluated.get(ws.store);
-  if (!memo) evaluated.set(ws.store, (memo = new Map()));
+  if (!memo) evaluated.set(ws.store, (memo = new Map<Address, Evaluated>()));
   const digest = policiesDigest(policies);
   const last = memo.get(r.address);
   if (
