@@ -1,4 +1,5 @@
 import type { Address, ResourceState } from '../core/index.js';
+import { findingDenies } from '../core/index.js';
 import { readPaused } from '../engine/index.js';
 import type { AppContext } from './context.js';
 import type { OpenedWorkspace, WorkspaceNameSource, WorkspaceSelection } from './workspace.js';
@@ -17,6 +18,11 @@ export interface TwinNode {
   readonly stateful: boolean;
   /** True when its reconciling is stopped by hand. */
   readonly paused: boolean;
+  /**
+   * Policy rules its observed object breaks, as the last pass found them (docs/policies.md); absent
+   * when none. `deny`: how many of them are deny rules.
+   */
+  readonly violations?: { readonly count: number; readonly deny: number };
 }
 
 /** A reference: `from` reads a value of `to` (`${to.path}` in its spec), so `to` comes first. */
@@ -73,6 +79,14 @@ export async function readTwinGraph(
       ...(t ? { objectId: t.objectId } : {}),
       stateful: r.lifecycle.stateful === true,
       paused: paused.has(r.address),
+      ...(s?.compliance && s.compliance.findings.length > 0
+        ? {
+            violations: {
+              count: s.compliance.findings.length,
+              deny: s.compliance.findings.filter(findingDenies).length,
+            },
+          }
+        : {}),
     });
     for (const to of r.dependsOn) edges.push({ from: r.address, to });
   }

@@ -59,6 +59,15 @@ export type { HeldWorkspace, HoldOptions } from './held-workspace.js';
 export { holdWorkspace } from './held-workspace.js';
 export type { HistoryReport, HistoryRequest, LedgerReader } from './history.js';
 export { history, readChanges } from './history.js';
+export type { ComplianceAnswer, ComplianceRequest } from './compliance.js';
+export {
+  compliance,
+  COMPLIANCE_DEFAULT_LIMIT,
+  COMPLIANCE_DEFAULT_SINCE,
+  complianceSarif,
+  complianceView,
+  readCompliance,
+} from './compliance.js';
 export type { ChangeFilter, ChangeFilterInput } from './change-filter.js';
 export {
   addressMatches,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import type { ActorContext, Address, Plan, ResourceDecl } from '../core/index.js';
+import type { ActorContext, Address, Plan, PolicyVerdict, ResourceDecl } from '../core/index.js';
 import { nearMatches, parseAddress, TendError } from '../core/index.js';
 import type { FieldDecision } from '../engine/index.js';
 import { parseFieldPath, patchResourceField } from '../intent/index.js';
@@ -63,6 +63,11 @@ export interface ProposeReport {
   readonly planFile: string;
   readonly plan: Plan;
   readonly decisions: readonly FieldDecision[];
+  /**
+   * The policy rules not passed on the proposed plan's predicted result (docs/policies.md): a deny
+   * violation means apply would refuse the plan, so an agent learns it before it acts.
+   */
+  readonly policies: readonly PolicyVerdict[];
   /** Replaces, deletes and gated steps: such a plan is never applied by a proposal. */
   readonly destructive: readonly Address[];
   /** Steps that cannot happen (apply leaves them as they are). */
@@ -128,6 +133,7 @@ export async function propose(ctx: AppContext, request: ProposeRequest): Promise
     planFile,
     plan: planned.plan,
     decisions: planned.decisions,
+    policies: planned.policies.filter((v) => v.result !== 'pass'),
     destructive: view.destructive,
     blocked: view.blocked,
   };

@@ -4,7 +4,7 @@ import { userAgent } from '../core/index.js';
 let version: string | undefined;
 
 /** Tend's version, from package.json (read once). */
-function tendVersion(): string {
+export function tendVersion(): string {
   if (version !== undefined) return version;
   try {
     const pkg = JSON.parse(

@@ -90,7 +90,7 @@ const intentOrigin = open({
 });
 
 /** A policy rule's verdict on one resource (core `PolicyVerdict`, docs/policies.md). */
-const policyVerdict = open({
+export const policyVerdict = open({
   policy: z.string(),
   rule: z.number().int(),
   address: z.string(),
@@ -130,6 +130,25 @@ export const statusViewShape = {
         state: z.string(),
         objectId: z.string().optional(),
         message: z.string().optional(),
+        compliance: open({
+          evaluatedAt: z.string(),
+          passed: z.number().int(),
+          undecidable: z.number().int(),
+          findings: z.array(
+            open({
+              policy: z.string(),
+              rule: z.number().int().describe('0-based index of the rule in the policy'),
+              result: z.enum(['fail', 'error']),
+              message: z.string(),
+              severity: z.string(),
+              since: z.string(),
+            }),
+          ),
+        })
+          .optional()
+          .describe(
+            'the policies on the observed object as the last pass found them: the rules it breaks, each with the change that introduced it (cause)',
+          ),
       }),
     )
     .describe("each declared resource's state after the last pass, by address"),
@@ -202,6 +221,88 @@ export const change = open({
 export const historyViewShape = {
   changes: z.array(change).describe('ledger entries, oldest first'),
   ledger: open({ ok: z.boolean() }).describe('whether the hash chain holds'),
+};
+
+/** The change that introduced a violation (core `ViolationCause`). */
+const violationCause = open({
+  seq: z.number().int().describe('the ledger entry of the change'),
+  time: z.string(),
+  actor: z.string(),
+  actorKind: z.string().optional(),
+  intent: z.string().optional(),
+  motivation: open({ kind: z.string(), ref: z.string().optional() }).optional(),
+  source: z.string(),
+});
+
+const reportCounts = z
+  .object({
+    pass: z.number().int(),
+    fail: z.number().int(),
+    warn: z.number().int(),
+    error: z.number().int(),
+    skip: z.number().int(),
+  })
+  .describe('results per kind, as the Kubernetes PolicyReport counts them');
+
+/**
+ * `compliance` (`tend compliance --json`, `GET /compliance`, the MCP `compliance` tool): a
+ * Kubernetes-style PolicyReport of the open results (core `policyReportView`).
+ */
+export const complianceViewShape = {
+  apiVersion: z.string(),
+  kind: z.literal('PolicyReport'),
+  metadata: open({ name: z.string(), creationTimestamp: z.string().optional() }),
+  scope: open({ kind: z.string(), name: z.string() }),
+  summary: reportCounts,
+  results: z
+    .array(
+      open({
+        source: z.literal('tend'),
+        policy: z.string().describe('the policy, or check:<name> for a failing check'),
+        rule: z.string().describe("the rule's 1-based index in the policy"),
+        category: z.enum(['policy', 'check']),
+        result: z.enum(['fail', 'warn', 'error']),
+        severity: z.enum(['low', 'medium', 'high', 'critical']),
+        scored: z.boolean(),
+        resources: z.array(
+          open({ kind: z.string(), name: z.string(), uid: z.string().optional() }),
+        ),
+        message: z.string(),
+        timestamp: z.object({ seconds: z.number().int(), nanos: z.number().int() }),
+        properties: z
+          .record(z.string(), z.string())
+          .describe(
+            'location (file:line:column of the rule), address, since, introducedBy, and the cause: causeSeq, actor, actorKind, intent, motivation',
+          ),
+        cause: violationCause
+          .optional()
+          .describe(
+            'the change that introduced it; absent: present when Tend first saw the object',
+          ),
+      }),
+    )
+    .describe('every open result: broken policy rules and failing checks, deny first'),
+  history: z
+    .array(
+      open({
+        seq: z.number().int(),
+        time: z.string(),
+        event: z.enum(['found', 'gone']),
+        address: z.string().optional(),
+        policy: z.string(),
+        rule: z.number().int(),
+        result: z.enum(['fail', 'error', 'pass']),
+        message: z.string(),
+        cause: violationCause.optional(),
+      }),
+    )
+    .describe("the ledger's verdict entries since `since`, newest last"),
+  since: z
+    .string()
+    .optional()
+    .describe(
+      "the history's lower bound (absent in the MCP tool, whose results carry no time of the call)",
+    ),
 };
 
 /** `announce` (`tend announce --json`, `POST /announcements`, the MCP `announce` tool). */

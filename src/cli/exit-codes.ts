@@ -31,3 +31,14 @@ export const DRIFT_EXIT = {
   drifted: 1,
   error: 2,
 } as const;
+
+/**
+ * The exit codes of `tend compliance`: 0 no deny or warn result open (audit-only and errors do not
+ * fail), 1 one is open (a broken deny or warn rule, a failing check), 2 an error (a flag, the intent,
+ * the store).
+ */
+export const COMPLIANCE_EXIT = {
+  clean: 0,
+  open: 1,
+  error: 2,
+} as const;

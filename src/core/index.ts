@@ -32,3 +32,4 @@ export * from './compliance.js';
 export * from './policy.js';
 export * from './predict.js';
 export * from './cel-error.js';
+export * from './compliance-report.js';

@@ -7,12 +7,14 @@ import * as z from 'zod';
 import {
   address,
   announceViewShape,
+  complianceViewShape,
   explainViewShape,
   historyViewShape,
   jsonValue,
   open,
   planStepsShape,
   planViewShape,
+  policyVerdict,
   statusViewShape,
   workspace,
   decision,
@@ -194,6 +196,11 @@ export const proposeOutput = {
   planFile: z.string().describe('the saved plan: tend apply <planFile> once the patch is applied'),
   ...planStepsShape,
   decisions: z.array(decision),
+  policies: z
+    .array(policyVerdict)
+    .describe(
+      "every policy rule not passed on the proposed plan's predicted result: a deny violation (fail or error) means apply refuses the plan",
+    ),
   applied: open({ verdict: z.string(), applied: z.boolean() })
     .nullable()
     .describe('the outcome, when the proposal was applied (else null)'),
@@ -246,3 +253,18 @@ export const listWorkspacesOutput = {
     )
     .describe('every registered workspace, by name'),
 };
+
+// ——— compliance ———
+
+export const complianceInput = {
+  since: text('verdicts at or after this ISO time, or this long ago (default 7d)').optional(),
+  limit: z
+    .number({ error: 'must be a whole number from 0 to 1000' })
+    .int({ error: 'must be a whole number from 0 to 1000' })
+    .min(0, { error: 'must be a whole number from 0 to 1000' })
+    .max(1000, { error: 'must be a whole number from 0 to 1000' })
+    .optional()
+    .describe('at most this many history entries, the newest (default 50)'),
+};
+
+export const complianceOutput = complianceViewShape;

@@ -8,6 +8,8 @@ import type { AppContext, FleetWorkspaces, WorkspaceSelection } from '../app/ind
 import {
   announce,
   AnnouncementError,
+  compliance,
+  complianceView,
   explain,
   history,
   IntentError,
@@ -23,6 +25,8 @@ import { formatDiagnostic, sortDiagnostics, TendError, toTendError } from '../co
 import {
   announceInput,
   announceOutput,
+  complianceInput,
+  complianceOutput,
   explainInput,
   explainOutput,
   historyInput,
@@ -71,6 +75,7 @@ export const TOOL_NAMES = [
   'plan',
   'explain',
   'history',
+  'compliance',
   'announce',
   'propose_change',
 ] as const;
@@ -79,7 +84,7 @@ export const TOOL_NAMES = [
 export const FLEET_TOOL_NAMES = ['list_workspaces', ...TOOL_NAMES] as const;
 
 const INSTRUCTIONS =
-  'Tend keeps infrastructure as the intent declares it. Read with status, plan, explain and history. Before changing a managed field yourself, announce it (actor, intent and motivation are required) so Tend attributes the drift to you. To change the intent, use propose_change: it writes a saved plan and a patch for a human to review.';
+  'Tend keeps infrastructure as the intent declares it. Read with status, plan, explain, history and compliance (the policy violations and failing checks open now, with the change that introduced each); plan and propose_change return the policy verdicts on their result. Before changing a managed field yourself, announce it (actor, intent and motivation are required) so Tend attributes the drift to you. To change the intent, use propose_change: it writes a saved plan and a patch for a human to review.';
 const FLEET_INSTRUCTIONS = `${INSTRUCTIONS} This server serves a fleet of workspaces: list_workspaces lists them, and every other tool takes the workspace it is about (workspace, required).`;
 
 /** The default number of ledger entries `history` returns. */
@@ -195,7 +200,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
     {
       title: 'Plan',
       description:
-        'Observes the platform and returns what an apply would do, step by step, with the blast radius (everything downstream of a replace or delete), gated and blocked steps, and what the arbitration policy decides about drifted fields. Read-only.',
+        'Observes the platform and returns what an apply would do, step by step, with the blast radius (everything downstream of a replace or delete), gated and blocked steps, what the arbitration policy decides about drifted fields, and the policy verdicts on the predicted result (policies: a deny violation means apply refuses the plan). Read-only.',
       inputSchema: input(planInput),
       outputSchema: z.object(planOutput),
       annotations: readOnly,
@@ -271,6 +276,31 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
   );
 
   server.registerTool(
+    'compliance',
+    {
+      title: 'Compliance report',
+      description:
+        "A PolicyReport of what is open now on the platform: every policy rule a resource breaks (fail: deny, warn: warn or audit, error: not evaluable) and every failing check, each with the rule (policy, 1-based rule, file:line:column in properties.location), the resource, the message and the change that introduced it (cause: actor, actor kind, intent, motivation, ledger entry; absent when the object was so when Tend first saw it); summary counts; and the ledger's recent verdicts (found, gone). Read-only.",
+      inputSchema: input(complianceInput),
+      outputSchema: z.object(complianceOutput),
+      annotations: readOnly,
+    },
+    run(async (a: { since?: string | undefined; limit?: number | undefined }) => {
+      const view = complianceView(
+        await compliance(ctx, {
+          ...(await where(a)),
+          ...(a.since !== undefined ? { since: a.since } : {}),
+          ...(a.limit !== undefined ? { limit: a.limit } : {}),
+        }),
+      );
+      // Deterministic: no time of the call (the report's creation, the history's bound from now).
+      const { creationTimestamp: _, ...metadata } = view.metadata;
+      const { since: _since, ...rest } = view;
+      return { ...rest, metadata };
+    }),
+  );
+
+  server.registerTool(
     'announce',
     {
       title: 'Announce a change',
@@ -301,7 +331,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
     {
       title: 'Propose a change to the intent',
       description:
-        'Sets fields of the intent (set) and/or applies a unified diff (patch) to a copy of the intent, plans it, and writes a saved plan and the patch for a human to review. The intent and the platform are not touched. apply: true carries it out, only on a server started with --allow-apply and never with a destructive step.',
+        "Sets fields of the intent (set) and/or applies a unified diff (patch) to a copy of the intent, plans it, and writes a saved plan and the patch for a human to review; policies lists the policy verdicts on the plan's predicted result (a deny violation: apply refuses it). The intent and the platform are not touched. apply: true carries it out, only on a server started with --allow-apply and never with a destructive step.",
       inputSchema: input(proposeInput),
       outputSchema: z.object(proposeOutput),
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
@@ -376,6 +406,7 @@ export function createMcpServer(ctx: AppContext, options: McpServerOptions): Mcp
           planFile: r.planFile,
           ...planStepsView(r.plan),
           decisions: r.decisions,
+          policies: r.policies,
           applied: r.applied
             ? {
                 verdict: r.applied.verdict,

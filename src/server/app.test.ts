@@ -266,6 +266,18 @@ describe('request validation', () => {
       path: '/history?since=yesterday',
       message: '"yesterday" is neither an ISO time nor a duration',
     },
+    {
+      name: 'a compliance window that is not a time',
+      method: 'get',
+      path: '/compliance?since=yesterday',
+      message: '--since "yesterday" is neither an ISO time nor a duration',
+    },
+    {
+      name: 'a compliance query with an unknown key',
+      method: 'get',
+      path: '/compliance?policy=x',
+      message: 'policy',
+    },
   ];
   it.each(cases)('$name: 400 saying what is wrong', async (c) => {
     const r = await call(c.method, c.path, {
@@ -288,6 +300,29 @@ describe('request validation', () => {
     const body = await json<{ error: { code: string; message: string } }>(r);
     expect(r.status).toBe(404);
     expect(body.error.message).toContain('sb.services/api');
+  });
+});
+
+describe('GET /compliance', () => {
+  it('answers a viewer with the PolicyReport of the workspace', async () => {
+    const r = await call('get', '/compliance?since=1d&limit=5', { role: 'viewer' });
+    const body = await json<{ kind: string; summary: Record<string, number>; results: unknown[] }>(
+      r,
+    );
+    expect(r.status, JSON.stringify(body)).toBe(200);
+    expect(body).toMatchObject({
+      apiVersion: 'wgpolicyk8s.io/v1alpha2',
+      kind: 'PolicyReport',
+      scope: { kind: 'Workspace' },
+      summary: { fail: 0, warn: 0, error: 0 },
+    });
+    expect(Array.isArray(body.results)).toBe(true);
+  });
+
+  it('refuses a caller without a token: 401', async () => {
+    const r = await call('get', '/compliance', { role: 'none' });
+    expect(r.status).toBe(401);
+    expect((await json<{ error: { code: string } }>(r)).error.code).toBe('auth.unauthorized');
   });
 });
 

@@ -120,6 +120,14 @@ describe.skipIf(POSTGRES.skip)(`tend serve --fleet, in-process${POSTGRES.note}`,
     const status = await call('GET', '/workspaces/a/status');
     expect(status.status, await status.clone().text()).toBe(200);
     expect(((await status.json()) as { workspace: { name: string } }).workspace.name).toBe('a');
+    // The compliance report of a fleet's workspace, under its name.
+    const report = await call('GET', '/workspaces/a/compliance');
+    expect(report.status, await report.clone().text()).toBe(200);
+    expect(await report.json()).toMatchObject({
+      kind: 'PolicyReport',
+      scope: { kind: 'Workspace', name: 'a' },
+      results: [],
+    });
     expect(await error(await call('GET', '/workspaces/nope/status'))).toEqual({
       status: 404,
       code: 'workspace.not_found',
@@ -301,6 +309,7 @@ describe.skipIf(POSTGRES.skip)(`tend serve --fleet, in-process${POSTGRES.note}`,
         '/workspaces/{workspace}/graph',
         '/workspaces/{workspace}/resources/{address}',
         '/workspaces/{workspace}/resources/{address}/owners',
+        '/workspaces/{workspace}/compliance',
         '/workspaces/{workspace}/history',
         '/workspaces/{workspace}/drift',
         '/workspaces/{workspace}/orphans',

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiCall } from '../app/index.js';
+import type { PolicySeverity } from '../core/index.js';
 import type { HubEvent } from './event-hub.js';
 
 /**
@@ -56,6 +57,12 @@ export class Metrics {
     labelNames: ['provider', 'status'],
     registers: [this.registry],
   });
+  readonly #violations = new Gauge({
+    name: 'tend_policy_violations',
+    help: 'Open policy violations on what the platform holds, by policy and severity (as the last pass found them).',
+    labelNames: ['policy', 'severity'],
+    registers: [this.registry],
+  });
   readonly #requests = new Counter({
     name: 'tend_http_requests_total',
     help: "Requests to tend serve's own API, by route and status.",
@@ -105,6 +112,22 @@ export class Metrics {
   /** The journal's unsettled operations after a pass. */
   backlog(n: number): void {
     this.#backlog.set(n);
+  }
+
+  /**
+   * The open policy violations, per policy and severity (core `violationCounts`): replaces what
+   * was set before, so a policy no longer in the intent leaves the series.
+   */
+  policyViolations(
+    counts: readonly {
+      readonly policy: string;
+      readonly severity: PolicySeverity;
+      readonly count: number;
+    }[],
+  ): void {
+    this.#violations.reset();
+    for (const c of counts)
+      this.#violations.set({ policy: c.policy, severity: c.severity }, c.count);
   }
 
   /** Counts one request to the API. */

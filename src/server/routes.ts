@@ -1,6 +1,12 @@
 import * as z from 'zod';
 import type { Address, Motivation } from '../core/index.js';
-import { ADDRESS_PATTERN, checkIntentWord, parseMotivation, TendError } from '../core/index.js';
+import {
+  ADDRESS_PATTERN,
+  checkIntentWord,
+  parseMotivation,
+  TendError,
+  violationCounts,
+} from '../core/index.js';
 import type {
   AppContext,
   FleetServe,
@@ -14,6 +20,9 @@ import type {
 import {
   accept,
   announce,
+  compliance,
+  complianceView,
+  readCompliance,
   applySavedPlan,
   drift,
   explain,
@@ -36,6 +45,7 @@ import type { WorkspaceSelection } from '../app/index.js';
 // The views' schemas (zod) are shared with the MCP tools; only `tend serve` and `tend mcp` load them.
 import {
   announceViewShape,
+  complianceViewShape,
   explainViewShape,
   historyViewShape,
   jsonSchemaOf,
@@ -185,6 +195,10 @@ const answers = {
         objectId: z.string().optional(),
         stateful: z.boolean(),
         paused: z.boolean(),
+        violations: z
+          .object({ count: z.number().int(), deny: z.number().int() })
+          .optional()
+          .describe('policy rules its observed object breaks (how many deny), when any'),
       }),
     ),
     edges: z.array(z.object({ from: z.string(), to: z.string() })),
@@ -196,6 +210,7 @@ const answers = {
     owners: z.array(z.object({ field: z.string(), owner: open({ kind: z.string() }) })),
   }),
   history: jsonSchemaOf(historyViewShape),
+  compliance: jsonSchemaOf(complianceViewShape),
   drift: jsonSchemaOf({
     ...ws,
     fields: z.array(
@@ -333,6 +348,17 @@ function statusOf(server: ServerContext, offline: boolean): Promise<StatusReport
     : status(server.ctx, { ...server.workspace, offline });
 }
 
+/** The compliance report, from the workspace the server holds (else loaded for this request). */
+async function complianceOf(
+  server: ServerContext,
+  window: { since?: string; limit?: number },
+): Promise<ReturnType<typeof complianceView>> {
+  const answer = server.held
+    ? await server.held.read((opened) => readCompliance(server.ctx, opened, window))
+    : await compliance(server.ctx, { ...server.workspace, ...window });
+  return complianceView(answer);
+}
+
 /** The twin graph, from the workspace the server holds (else loaded for this request). */
 function graphOf(server: ServerContext): Promise<TwinGraph> {
   return server.held ? server.held.read(readTwinGraph) : twinGraph(server.ctx, server.workspace);
@@ -389,6 +415,14 @@ export const ROUTES: readonly Route[] = [
     produces: 'text/plain',
     response: { type: 'string' },
     handler: async ({ server }) => {
+      // The open policy violations as the store holds them now (the last pass wrote them).
+      if (server.held) {
+        server.metrics.policyViolations(
+          await server.held.read(async ({ ws }) =>
+            violationCounts(await ws.store.listStatus(), ws.intent.policies ?? []),
+          ),
+        );
+      }
       const m = await server.metrics.render();
       return new Response(m.text, { headers: { 'content-type': m.contentType } });
     },
@@ -474,6 +508,35 @@ export const ROUTES: readonly Route[] = [
         },
       };
     },
+  },
+  {
+    method: 'get',
+    path: '/compliance',
+    operationId: 'compliance',
+    summary:
+      'The compliance report (a PolicyReport): every open policy violation and failing check on what the platform holds, with the change that introduced it, and the recent verdicts.',
+    role: 'viewer',
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        since: {
+          type: 'string',
+          description: 'verdicts at or after this ISO time, or this long ago (default 7d)',
+        },
+        limit: { type: 'integer', minimum: 0, maximum: 10000, default: 50 },
+      },
+    },
+    response: answers.compliance,
+    handler: async ({ server, query }) => ({
+      body: await complianceOf(
+        server,
+        defined({
+          since: query['since'] as string | undefined,
+          limit: query['limit'] as number | undefined,
+        }),
+      ),
+    }),
   },
   {
     method: 'get',

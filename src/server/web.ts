@@ -129,6 +129,9 @@ svg text { font-size: 11px; pointer-events: none; }
 .node.selected rect { stroke-width: 3; stroke: #000; }
 .node.blast rect, .group.blast rect { stroke: #c01; stroke-width: 3; stroke-dasharray: 4 2; }
 .edge { stroke: #8a93a3; stroke-width: 1; fill: none; }
+.violation circle { fill: #e8a33d; stroke: #fff; stroke-width: 1; }
+.violation.deny circle { fill: #c01; }
+.violation text { fill: #fff; font-size: 10px; font-weight: bold; }
 .converged { fill: #bfe8c5; background: #bfe8c5; }
 .drifted { fill: #ffd27a; background: #ffd27a; }
 .pending { fill: #cfd8ff; background: #cfd8ff; }

@@ -14,6 +14,8 @@ interface TwinNode {
   state: string;
   message?: string;
   paused: boolean;
+  /** Policy rules its observed object breaks (GET /graph), when any. */
+  violations?: { count: number; deny: number };
 }
 interface Graph {
   workspace: { name: string };
@@ -51,9 +53,28 @@ interface Explained {
     state: string;
     message?: string;
     checks?: { name: string; kind: string; ok: boolean; message: string; at: string }[];
+    compliance?: { findings: Finding[] };
   };
   fields: FieldReport[];
   notes: string[];
+}
+/** A rule the observed object breaks (a status's `compliance.findings`). */
+interface Finding {
+  policy: string;
+  rule: number;
+  result: string;
+  message: string;
+  actions: string[];
+  severity: string;
+  source: { file: string; line: number; column: number };
+  since: string;
+  cause?: {
+    seq: number;
+    actor: string;
+    actorKind?: string;
+    intent?: string;
+    motivation?: { kind: string; ref?: string };
+  };
 }
 interface PlanSteps {
   steps: { address: string; kind: string; reason?: string; blastRadius?: string[] }[];
@@ -203,7 +224,9 @@ function renderGraph(): void {
       `<g class="${cls}" data-address="${esc(n.address)}" data-testid="node-${esc(n.address)}" data-state="${esc(n.state)}" role="button" tabindex="0" aria-label="${esc(`${n.address}: ${n.state}`)}">` +
         `<rect class="${esc(n.state)}" x="${n.x}" y="${n.y}" width="${n.w}" height="${n.h}" rx="4"/>` +
         `<text x="${n.x + 6}" y="${n.y + 14}">${esc(n.name.length > 22 ? `${n.name.slice(0, 21)}…` : n.name)}</text>` +
-        `<text x="${n.x + 6}" y="${n.y + 28}" data-testid="node-state">${esc(n.state)}${blast.has(n.address) ? ' · in plan' : ''}</text></g>`,
+        `<text x="${n.x + 6}" y="${n.y + 28}" data-testid="node-state">${esc(n.state)}${blast.has(n.address) ? ' · in plan' : ''}</text>` +
+        violationBadge(n) +
+        `</g>`,
     );
   }
   const svg = $('graph') as unknown as SVGSVGElement;
@@ -213,6 +236,31 @@ function renderGraph(): void {
     `<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#8a93a3"/></marker></defs>` +
     parts.join('');
   svg.dataset['rendered'] = String(nodes.length);
+}
+
+/** The badge of a node whose observed object breaks policy rules: their number, red with a deny. */
+function violationBadge(n: { address: string; x: number; y: number; w: number }): string {
+  const v = graph?.nodes.find((g) => g.address === n.address)?.violations;
+  if (!v) return '';
+  const title = `${v.count} policy violation${v.count === 1 ? '' : 's'}${v.deny ? ` (${v.deny} deny)` : ''}`;
+  return (
+    `<g class="violation${v.deny ? ' deny' : ''}" data-testid="violation-${esc(n.address)}" aria-label="${esc(title)}"><title>${esc(title)}</title>` +
+    `<circle cx="${n.x + n.w - 8}" cy="${n.y + 8}" r="8"/>` +
+    `<text x="${n.x + n.w - 8}" y="${n.y + 12}" text-anchor="middle">${v.count}</text></g>`
+  );
+}
+
+/** How a violation's cause reads, as core `causeText` words it. */
+function causeText(c: Finding['cause']): string {
+  if (!c) return 'present when Tend first saw the object';
+  const why = [
+    c.actorKind,
+    c.motivation
+      ? `${c.motivation.kind}${c.motivation.ref ? `:${c.motivation.ref}` : ''}`
+      : undefined,
+    c.intent,
+  ].filter((x): x is string => x !== undefined);
+  return `${c.actor}${why.length > 0 ? ` (${why.join(', ')})` : ''}, ledger entry ${c.seq}`;
 }
 
 function renderLegend(): void {
@@ -303,12 +351,21 @@ async function openPanel(address: string): Promise<void> {
     (c) =>
       `<li data-testid="check-${esc(c.name)}">${c.ok ? 'passed' : 'FAILED'} <b>${esc(c.name)}</b> (${esc(c.kind)}, ${esc(c.at)}): ${esc(c.message)}</li>`,
   );
+  const violations = (r.status?.compliance?.findings ?? []).map(
+    (f) =>
+      `<li data-testid="violation-${esc(f.policy)}-${f.rule + 1}"><b>${f.actions.includes('deny') ? 'deny' : f.actions.includes('warn') ? 'warn' : 'audit'}</b> ` +
+      `policy <b>${esc(f.policy)}</b> rule ${f.rule + 1} <code>${esc(`${f.source.file}:${f.source.line}:${f.source.column}`)}</code>: ${esc(f.message)}` +
+      `<br>introduced by <span data-testid="violation-cause">${esc(causeText(f.cause))}</span>, open since ${esc(f.since)}</li>`,
+  );
   panel.innerHTML =
     `<button type="button" data-testid="panel-close" id="panel-close">Close</button>` +
     `<h2 data-testid="panel-address">${esc(address)}</h2>` +
     `<p>state: <b data-testid="panel-state">${esc(state)}</b>${r.status?.message ? ` — ${esc(r.status.message)}` : ''} · observed from ${esc(r.observedFrom)}</p>` +
     `<h3>Fields</h3><table data-testid="fields"><thead><tr><th>field</th><th>declared</th><th>observed</th><th>state</th><th>owner</th></tr></thead><tbody>${rows}</tbody></table>` +
     `<h3>Decisions</h3><ul data-testid="decisions">${decisions.join('') || '<li>nothing drifted: nothing to decide</li>'}</ul>` +
+    (violations.length > 0
+      ? `<h3>Policy violations</h3><ul data-testid="violations">${violations.join('')}</ul>`
+      : '') +
     `<h3>Checks</h3><ul data-testid="checks">${checks.join('') || '<li>none recorded</li>'}</ul>` +
     `<h3>Ledger</h3><ol data-testid="entries">${ledger.join('') || '<li>no entries</li>'}</ol>` +
     r.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('');

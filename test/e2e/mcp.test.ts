@@ -19,7 +19,7 @@ import { scaleServiceAs, startSandboxProcess } from '../support/sandbox-process.
 // `tend mcp <dir>` (stdio, and once over streamable HTTP), on the quickstart against a real sandbox.
 
 const env = { QUICKSTART_ADMIN_PASSWORD: 'mcp-quickstart-secret' };
-const TOOLS = ['announce', 'explain', 'history', 'plan', 'propose_change', 'status'];
+const TOOLS = ['announce', 'compliance', 'explain', 'history', 'plan', 'propose_change', 'status'];
 
 /** Validates each tool's structured results against the output schema `tools/list` gave. */
 function outputValidator(tools: readonly Tool[]) {
@@ -111,7 +111,7 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
     ex?.cleanup();
   });
 
-  it('lists the six tools, each with an input and an output schema', () => {
+  it('lists the seven tools, each with an input and an output schema', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
     for (const t of tools) {
       expect(t.inputSchema.type, t.name).toBe('object');
@@ -408,6 +408,64 @@ describe('tend mcp over stdio (SDK client, quickstart, real sandbox process)', (
     expect(text).toMatch(new RegExp(`${ex.dir}/app\\.yaml:\\d+:\\d+: error\\[schema\\.type\\]`));
     expect(text).not.toContain('tend-proposal-');
     expect(text).toContain('nothing was written');
+  });
+
+  it('compliance: the PolicyReport of the workspace, the same on the same state', async () => {
+    const c = check('compliance', await call('compliance', { limit: 5 }));
+    expect(c).toMatchObject({
+      apiVersion: 'wgpolicyk8s.io/v1alpha2',
+      kind: 'PolicyReport',
+      summary: { fail: 0, warn: 0, error: 0 },
+      results: [],
+    });
+    // No time of the call in the result.
+    expect(c['since']).toBeUndefined();
+    expect((c['metadata'] as Record<string, unknown>)['creationTimestamp']).toBeUndefined();
+    expect(check('compliance', await call('compliance', { limit: 5 }))).toEqual(c);
+    const bad = await call('compliance', { since: 'last tuesday' });
+    expect(bad.isError).toBe(true);
+    expect(JSON.stringify(bad.content)).toContain(
+      '--since \\"last tuesday\\" is neither an ISO time nor a duration',
+    );
+  });
+
+  it('plan and propose_change return the policy verdicts on the predicted result', async () => {
+    ex.write(
+      'policies.yaml',
+      [
+        'kind: Policy',
+        'name: services-small',
+        'actions: [warn]',
+        'match: { types: [sb.services] }',
+        'validations:',
+        '  - expression: object.replicas <= 2',
+        '    message: at most two replicas',
+        '',
+      ].join('\n'),
+    );
+    try {
+      const planned = check('plan', await call('plan'));
+      expect(planned['policies']).toEqual([]);
+      const p = check(
+        'propose_change',
+        await call('propose_change', {
+          set: [{ address: 'sb.services/api', field: 'replicas', value: 3 }],
+        }),
+      );
+      expect(p['policies']).toEqual([
+        expect.objectContaining({
+          policy: 'services-small',
+          rule: 0,
+          address: 'sb.services/api',
+          moment: 'predicted',
+          result: 'fail',
+          actions: ['warn'],
+          message: 'at most two replicas',
+        }),
+      ]);
+    } finally {
+      rmSync(join(ex.dir, 'policies.yaml'));
+    }
   });
 
   it('propose_change: writes a saved plan and a patch, touches neither the intent nor the platform; the plan applies once the patch is', async () => {

@@ -102,6 +102,22 @@ describe('tls check (CLI, real sandbox process, real TLS server)', () => {
 
     const text = await runCli(['status', ex.dir]);
     expect(text.stdout).toMatch(/sb\.buckets\/assets\s+converged\s+\S+\s+0\/1 \(1 warning\)/);
+
+    // A warning in tend compliance (issue 28, "What it must show"): exit 1, result warn.
+    const report = await runCli(['compliance', ex.dir, '--json']);
+    expect(report.code, report.stderr).toBe(1);
+    const doc = JSON.parse(report.stdout) as {
+      summary: { warn: number; fail: number };
+      results: { policy: string; result: string; resources: { name: string }[] }[];
+    };
+    expect(doc.summary).toMatchObject({ warn: 1, fail: 0 });
+    expect(doc.results).toEqual([
+      expect.objectContaining({
+        policy: 'check:cert',
+        result: 'warn',
+        resources: [expect.objectContaining({ name: 'sb.buckets/assets' })],
+      }),
+    ]);
   });
 
   it('passes on the next apply once the server presents a renewed certificate', async () => {
@@ -116,5 +132,8 @@ describe('tls check (CLI, real sandbox process, real TLS server)', () => {
     expect(assets.checks[0]!.message).toMatch(
       /certificate for db\.example is valid for (89|90) days more/,
     );
+    const report = await runCli(['compliance', ex.dir, '--json']);
+    expect(report.code, report.stdout + report.stderr).toBe(0);
+    expect((JSON.parse(report.stdout) as { results: unknown[] }).results).toEqual([]);
   });
 });

@@ -22,7 +22,7 @@ export function registerMcpCommand(program: Command): void {
       program
         .command('mcp')
         .description(
-          'serve the workspace to AI agents over the Model Context Protocol (tools: status, plan, explain, history, announce, propose_change); stdio by default',
+          'serve the workspace to AI agents over the Model Context Protocol (tools: status, plan, explain, history, compliance, announce, propose_change); stdio by default',
         )
         .argument('[dir]', 'intent directory', '.'),
     ),

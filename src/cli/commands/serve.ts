@@ -25,7 +25,7 @@ export function registerServeCommand(program: Command): void {
       program
         .command('serve')
         .description(
-          'run the continuous loop and serve, on 127.0.0.1, the web page of the twin at / and the HTTP API (status, graph, history, plan, apply, announce, SSE events, /metrics, /openapi.json)',
+          'run the continuous loop and serve, on 127.0.0.1, the web page of the twin at / and the HTTP API (status, graph, history, compliance, plan, apply, announce, SSE events, /metrics, /openapi.json)',
         )
         .argument('[dir]', 'intent directory', '.'),
     ),

@@ -2,6 +2,7 @@ import type { StatusOptions } from '../commands/status.js';
 import { status } from '../../app/index.js';
 import { cliContext, fail, output, workspaceOptions } from '../common.js';
 import { EXIT } from '../exit-codes.js';
+import { renderFindingLines } from '../render/compliance.js';
 import { renderLiveFindings } from '../render/live.js';
 
 /** `tend status [dir]`, run: exit 1 when a resource or provider is in error. */
@@ -53,6 +54,7 @@ export async function statusHandler(dir: string, o: StatusOptions): Promise<void
         out.line(
           `${x.address.padEnd(w)}  ${color(x.state)(x.state.padEnd(9))}  ${(x.objectId ?? '-').padEnd(14)}  ${checks.padEnd(6)}  ${x.message ?? ''}`,
         );
+        for (const line of renderFindingLines(x, s)) out.line(line);
       }
       for (const p of r.paused) {
         out.line(
