@@ -1,5 +1,6 @@
 import type {
   Address,
+  CheckResult,
   Change,
   ComplianceFinding,
   ComplianceRecord,
@@ -9,10 +10,13 @@ import type {
 } from '../core/index.js';
 import {
   causeOf,
+  checkCauseOf,
+  checkTransition,
   complianceTransition,
   defineKey,
   findingKey,
   hashValue,
+  isCheckFinding,
   policyMatches,
 } from '../core/index.js';
 import { evaluatePolicies } from '../policy/index.js';
@@ -96,7 +100,22 @@ export async function evaluateCompliance(
       declared: r.spec,
       observed: obj.fields,
     });
-    const t = complianceTransition(before, verdicts, key, at);
+    // The failing checks the state keeps are not the policies' to open or close (checkCompliance).
+    const checks = (before?.findings ?? []).filter(isCheckFinding);
+    const t0 = complianceTransition(
+      before && { ...before, findings: before.findings.filter((f) => !isCheckFinding(f)) },
+      verdicts,
+      key,
+      at,
+    );
+    const t = {
+      ...t0,
+      state: {
+        ...t0.state,
+        findings: [...t0.state.findings, ...checks],
+        ...(before?.checksPassed !== undefined ? { checksPassed: before.checksPassed } : {}),
+      },
+    };
     if (t.opened.length === 0 && t.closed.length === 0) {
       states.set(r.address, t.state);
       continue;
@@ -154,6 +173,125 @@ export async function evaluateCompliance(
       });
     }
     states.set(r.address, { ...t.state, findings: [...findings.values()] });
+  }
+  return { states, entries };
+}
+
+/**
+ * Checks in the compliance record (docs/policies.md): after a pass ran resources' checks
+ * (`outcomes`, address → the checks' results), a check that started failing — passing before, or
+ * never run — gets a `verdict` entry (policy `check:<name>`, rule 0) whose cause is the newest
+ * ledger entry of the resource or of a resource it depends on (a rotation of the password it logs in
+ * with); one that passes again gets one with `result: pass` and the entry that found it. `current`:
+ * the states the pass's policy evaluation left (else the statuses'). Reads the store, writes
+ * nothing; a resource whose checks did not run (none in `outcomes`) keeps what it had.
+ */
+export async function evaluateChecks(
+  ws: Workspace,
+  outcomes: ReadonlyMap<
+    Address,
+    { readonly objectId?: string; readonly checks: readonly CheckResult[] }
+  >,
+  current: ReadonlyMap<Address, ComplianceState>,
+  at: string,
+): Promise<ComplianceStep> {
+  const states = new Map<Address, ComplianceState>();
+  const entries: { address: Address; key: string; entry: NewChange }[] = [];
+  const memory = await memoryOf(ws.store);
+  for (const r of ws.intent.resources) {
+    const o = outcomes.get(r.address);
+    if (!o || o.checks.length === 0) continue;
+    const before = current.get(r.address) ?? memory.get(r.address);
+    const sources = new Map(r.checks.map((c) => [c.name, c.source] as const));
+    const t = checkTransition(before?.findings ?? [], o.checks, sources, at);
+    const base: ComplianceState = {
+      key: before?.key ?? '',
+      evaluatedAt: before?.evaluatedAt ?? at,
+      passed: before?.passed ?? 0,
+      undecidable: before?.undecidable ?? 0,
+      findings: (before?.findings ?? []).filter((f) => !isCheckFinding(f)),
+    };
+    const findings = new Map(t.findings.map((f) => [f.policy, f]));
+    if (t.opened.length > 0 || t.closed.length > 0) {
+      // The address's ledger and its dependencies': the entry that preceded the failure, and the
+      // verdicts already written (a pass killed between the entry and the status: not written twice).
+      const own = await ws.store.changes({ address: r.address, limit: 500 });
+      const last = lastVerdicts(own);
+      const history = [...own];
+      if (t.opened.length > 0) {
+        for (const d of r.dependsOn) {
+          for (const c of await ws.store.changes({ address: d, limit: 50 })) history.push(c);
+        }
+      }
+      const objectId = o.objectId ?? r.name;
+      for (const f of t.opened) {
+        const k = findingKey(f);
+        const prior = last.get(k);
+        if (prior && prior.compliance?.result !== 'pass') {
+          findings.set(f.policy, {
+            ...f,
+            recorded: prior.seq,
+            ...(prior.compliance?.cause ? { cause: prior.compliance.cause } : {}),
+          });
+          continue;
+        }
+        const cause = checkCauseOf(history, r.address);
+        findings.set(f.policy, { ...f, ...(cause ? { cause } : {}) });
+        entries.push({
+          address: r.address,
+          key: k,
+          entry: verdictEntry(
+            r.address,
+            r.type,
+            objectId,
+            at,
+            f,
+            {},
+            {
+              policy: f.policy,
+              rule: f.rule,
+              result: f.result,
+              message: f.message,
+              actions: f.actions,
+              severity: f.severity,
+              ...(cause ? { cause } : {}),
+            },
+          ),
+        });
+      }
+      for (const f of t.closed) {
+        const k = findingKey(f);
+        if (last.get(k)?.compliance?.result === 'pass') continue;
+        entries.push({
+          address: r.address,
+          key: k,
+          entry: verdictEntry(
+            r.address,
+            r.type,
+            objectId,
+            at,
+            f,
+            {},
+            {
+              policy: f.policy,
+              rule: f.rule,
+              result: 'pass',
+              message: `passes again: ${f.message}`,
+              actions: f.actions,
+              severity: f.severity,
+              ...(f.recorded !== undefined ? { found: f.recorded } : {}),
+            },
+          ),
+        });
+      }
+    }
+    const state: ComplianceState = {
+      ...base,
+      findings: [...base.findings, ...findings.values()],
+      ...(t.passed > 0 ? { checksPassed: t.passed } : {}),
+    };
+    if (!before && state.findings.length === 0 && t.passed === 0) continue;
+    states.set(r.address, state);
   }
   return { states, entries };
 }
