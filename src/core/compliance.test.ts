@@ -430,18 +430,14 @@ describe('checkCauseOf', () => {
 });
 
 describe('countCompliance with checks', () => {
-  it('counts passing checks as pass, a failing check as fail, a warning as warn', () => {
+  it("counts policy rules only: a state's failing checks are the report's to count, from the statuses' checks", () => {
     const t = checkTransition(
       [],
       [
         { name: 'a', kind: 'sql', ok: true, message: '', at: 'T' },
         { name: 'b', kind: 'sql', ok: false, message: 'no', at: 'T' },
-        { name: 'c', kind: 'tls', ok: false, message: 'soon', severity: 'warning', at: 'T' },
       ],
-      new Map([
-        ['b', src],
-        ['c', src],
-      ]),
+      new Map([['b', src]]),
       'T',
     );
     const state: ComplianceState = {
@@ -449,13 +445,13 @@ describe('countCompliance with checks', () => {
       evaluatedAt: 'T',
       passed: 2,
       undecidable: 0,
-      findings: t.findings,
-      checksPassed: t.passed,
+      findings: [],
+      checks: t.findings,
     };
     expect(countCompliance([{ address: 'pg.schema/x' as const, compliance: state }])).toEqual({
-      pass: 3,
-      fail: 1,
-      warn: 1,
+      pass: 2,
+      fail: 0,
+      warn: 0,
       error: 0,
       skip: 0,
     });

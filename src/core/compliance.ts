@@ -66,13 +66,14 @@ export interface ComplianceState {
   readonly passed: number;
   /** Rules whose value was not known (never counted as passed). */
   readonly undecidable: number;
-  /**
-   * The resource's findings: the rules it breaks, and its checks that fail (`policy: 'check:<name>'`,
-   * see `checkTransition`).
-   */
   readonly findings: readonly ComplianceFinding[];
-  /** The resource's checks that passed when they last ran (absent: none ran, or none passed). */
-  readonly checksPassed?: number;
+  /**
+   * The resource's checks failing when they last ran, as findings (`policy: 'check:<name>'`, rule 0;
+   * see `checkTransition`): since when, the change that preceded it, the entry that recorded it.
+   * Absent: none fails. Not counted by `countCompliance` (a report counts checks from the status's
+   * `checks`, passing ones included).
+   */
+  readonly checks?: readonly ComplianceFinding[];
 }
 
 /**
@@ -237,7 +238,7 @@ export interface ComplianceCounts {
 /**
  * Counts as the Kubernetes PolicyReport does: a broken `deny` rule is `fail`, a broken `warn` (or
  * `audit`-only) rule `warn`, a rule that could not be evaluated `error`, an undecidable one `skip`.
- * Checks count the same way: a passing one `pass`, a failing one `fail` (`warn` for a warning).
+ * Policy rules only: checks are counted from the statuses' `checks`.
  */
 export function countCompliance(
   states: Iterable<{ readonly address: Address; readonly compliance?: ComplianceState }>,
@@ -249,7 +250,7 @@ export function countCompliance(
   let skip = 0;
   for (const s of states) {
     if (!s.compliance) continue;
-    pass += s.compliance.passed + (s.compliance.checksPassed ?? 0);
+    pass += s.compliance.passed;
     skip += s.compliance.undecidable;
     for (const f of s.compliance.findings) {
       if (f.result === 'error') error++;
@@ -262,8 +263,8 @@ export function countCompliance(
 
 /**
  * A failing check is a compliance result like a broken rule (docs/policies.md, _Checks in the
- * compliance record_): it is kept in the same `ComplianceState.findings` as policy `check:<name>`,
- * rule 0 — a Policy's name cannot hold a colon, so the two never meet.
+ * compliance record_): it is kept in `ComplianceState.checks` as a finding of policy `check:<name>`,
+ * rule 0 — a Policy's name cannot hold a colon, so its verdict entries never meet a rule's.
  */
 export const CHECK_POLICY_PREFIX = 'check:';
 
@@ -285,8 +286,8 @@ export interface CheckTransition {
 }
 
 /**
- * A resource's failing checks after its checks ran (`results`), from its findings before (only the
- * `check:` ones are read): a check still failing keeps its `since`, cause and ledger entry (its
+ * A resource's failing checks after its checks ran (`results`), from its failing checks before
+ * (`ComplianceState.checks`; anything not a `check:` finding is ignored): a check still failing keeps its `since`, cause and ledger entry (its
  * message is the new one); one failing that did not before is `opened` (cause and entry filled in by
  * whoever records it); one that failed before and passes — or ran no more because it is no longer
  * declared (`sources` has the declared checks' locations) — is `closed`. A check with `severity:

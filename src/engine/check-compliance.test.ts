@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Address, CheckResult, NewChange, ResourceDecl } from '../core/index.js';
+import type { Address, CheckResult, NewChange, PolicyDecl, ResourceDecl } from '../core/index.js';
+import { Redactor } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { ledgerKey, openSqliteStore } from '../store/index.js';
-import { evaluateChecks, settleCompliance } from './compliance.js';
+import { evaluateChecks, evaluateCompliance, settleCompliance } from './compliance.js';
 import type { Workspace } from './workspace.js';
 
 // Checks in the compliance record (docs/policies.md): the verdict entries a pass writes when a
@@ -47,8 +48,47 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function workspaceOf(store: Store): Workspace {
-  return { intent: { resources: [consumer] }, store } as unknown as Workspace;
+const ownedByApp: PolicyDecl = {
+  kind: 'Policy',
+  name: 'schemas-owned-by-app',
+  match: { types: ['pg.schema'] },
+  variables: [],
+  validations: [
+    {
+      expression: "object.owner == 'app'",
+      message: 'schemas are owned by app',
+      reason: 'Invalid',
+      source: { file: 'policy.yaml', line: 8, column: 17 },
+    },
+  ],
+  actions: ['deny'],
+  severity: 'high',
+  source: { file: 'policy.yaml', line: 1, column: 1 },
+};
+
+function workspaceOf(store: Store, policies: PolicyDecl[] = []): Workspace {
+  return {
+    intent: { resources: [consumer], policies },
+    store,
+    secrets: new Redactor(),
+    typeOf: () => ({ info: { sensitive: [] } }),
+  } as unknown as Workspace;
+}
+
+/** Records a step as the recorder does (entries, then the states remembered), and the statuses. */
+async function record(
+  store: Store,
+  ws: Workspace,
+  step: Awaited<ReturnType<typeof evaluateChecks>>,
+  at: string,
+) {
+  const appended = [];
+  for (const { entry } of step.entries) appended.push(await store.appendChange(entry));
+  const states = settleCompliance(ws, step, appended);
+  for (const [address, compliance] of states) {
+    await store.putStatus({ address, state: 'converged', checks: [], compliance, updatedAt: at });
+  }
+  return { appended, state: states.get(CONSUMER) };
 }
 
 function change(address: Address, over: Partial<NewChange> = {}): NewChange {
@@ -115,7 +155,8 @@ describe('checks in the compliance record', () => {
     const { store } = await freshStore();
     const first = await pass(store, [login(true)], 'T1');
     expect(first.appended).toEqual([]);
-    expect(first.state).toMatchObject({ findings: [], checksPassed: 1 });
+    // all its checks pass and it had no compliance state: none is made
+    expect(first.state).toBeUndefined();
 
     const rotation = await store.appendChange(
       change(ROLE, {
@@ -153,14 +194,14 @@ describe('checks in the compliance record', () => {
         },
       ],
     ]);
-    expect(failing.state?.findings).toMatchObject([
+    expect(failing.state).toMatchObject({ key: '', passed: 0, findings: [] });
+    expect(failing.state?.checks).toMatchObject([
       { policy: 'check:login', since: 'T2', recorded: failing.appended[0]!.seq, source: SOURCE },
     ]);
-    expect(failing.state?.checksPassed).toBeUndefined();
 
     const still = await pass(store, [login(false, 'reworded')], 'T3');
     expect(still.appended).toEqual([]);
-    expect(still.state?.findings).toMatchObject([
+    expect(still.state?.checks).toMatchObject([
       { message: 'reworded', since: 'T2', recorded: failing.appended[0]!.seq },
     ]);
 
@@ -176,7 +217,13 @@ describe('checks in the compliance record', () => {
         found: failing.appended[0]!.seq,
       },
     ]);
-    expect(fixed.state).toMatchObject({ findings: [], checksPassed: 1 });
+    expect(fixed.state).toEqual({
+      key: '',
+      evaluatedAt: 'T2',
+      passed: 0,
+      undecidable: 0,
+      findings: [],
+    });
     expect((await pass(store, [login(true)], 'T5')).appended).toEqual([]);
     await store.close();
   });
@@ -201,7 +248,7 @@ describe('checks in the compliance record', () => {
     const again = await openSqliteStore(path, { ledgerKey: KEY });
     const resumed = await pass(again, [login(false)], 'T2');
     expect(resumed.appended).toEqual([]);
-    expect(resumed.state?.findings).toMatchObject([
+    expect(resumed.state?.checks).toMatchObject([
       {
         policy: 'check:login',
         recorded: died.appended[0]!.seq,
@@ -223,6 +270,47 @@ describe('checks in the compliance record', () => {
     });
     expect((await pass(third, [login(true)], 'T4')).appended).toEqual([]);
     await third.close();
+  });
+
+  it("a policy's evaluation keeps the failing checks, and the checks' keeps the broken rules", async () => {
+    const { store } = await freshStore();
+    const ws = workspaceOf(store, [ownedByApp]);
+    await pass(store, [login(false)], 'T1');
+    const objects = (owner: string) =>
+      new Map([[CONSUMER, { id: 'orders', fields: { name: 'orders', owner } }]]);
+    const broken = await record(
+      store,
+      ws,
+      await evaluateCompliance(ws, objects('postgres'), 'T2'),
+      'T2',
+    );
+    expect(broken.appended.map((e) => e.compliance?.policy)).toEqual(['schemas-owned-by-app']);
+    expect(broken.state?.findings.map((f) => f.policy)).toEqual(['schemas-owned-by-app']);
+    expect(broken.state?.checks?.map((f) => [f.policy, f.since])).toEqual([['check:login', 'T1']]);
+    const fixed = await record(
+      store,
+      ws,
+      await evaluateChecks(
+        ws,
+        new Map([[CONSUMER, { objectId: 'orders', checks: [login(true)] }]]),
+        new Map(),
+        'T3',
+      ),
+      'T3',
+    );
+    expect(fixed.appended.map((e) => [e.compliance?.policy, e.compliance?.result])).toEqual([
+      ['check:login', 'pass'],
+    ]);
+    expect(fixed.state?.findings.map((f) => f.policy)).toEqual(['schemas-owned-by-app']);
+    expect(fixed.state?.checks).toBeUndefined();
+    // the rule put right: its finding goes, no check comes back
+    const ok = await record(store, ws, await evaluateCompliance(ws, objects('app'), 'T4'), 'T4');
+    expect(ok.appended.map((e) => [e.compliance?.policy, e.compliance?.result])).toEqual([
+      ['schemas-owned-by-app', 'pass'],
+    ]);
+    expect(ok.state).toMatchObject({ findings: [], passed: 1 });
+    expect(ok.state?.checks).toBeUndefined();
+    await store.close();
   });
 
   it('a resource whose checks did not run keeps what it had; one without checks gets no state', async () => {

@@ -16,7 +16,6 @@ import {
   defineKey,
   findingKey,
   hashValue,
-  isCheckFinding,
   policyMatches,
 } from '../core/index.js';
 import { evaluatePolicies } from '../policy/index.js';
@@ -100,22 +99,9 @@ export async function evaluateCompliance(
       declared: r.spec,
       observed: obj.fields,
     });
-    // The failing checks the state keeps are not the policies' to open or close (checkCompliance).
-    const checks = (before?.findings ?? []).filter(isCheckFinding);
-    const t0 = complianceTransition(
-      before && { ...before, findings: before.findings.filter((f) => !isCheckFinding(f)) },
-      verdicts,
-      key,
-      at,
-    );
-    const t = {
-      ...t0,
-      state: {
-        ...t0.state,
-        findings: [...t0.state.findings, ...checks],
-        ...(before?.checksPassed !== undefined ? { checksPassed: before.checksPassed } : {}),
-      },
-    };
+    const t0 = complianceTransition(before, verdicts, key, at);
+    // The failing checks it keeps are not the policies' to open or close (evaluateChecks).
+    const t = before?.checks ? { ...t0, state: { ...t0.state, checks: before.checks } } : t0;
     if (t.opened.length === 0 && t.closed.length === 0) {
       states.set(r.address, t.state);
       continue;
@@ -203,14 +189,7 @@ export async function evaluateChecks(
     if (!o || o.checks.length === 0) continue;
     const before = current.get(r.address) ?? memory.get(r.address);
     const sources = new Map(r.checks.map((c) => [c.name, c.source] as const));
-    const t = checkTransition(before?.findings ?? [], o.checks, sources, at);
-    const base: ComplianceState = {
-      key: before?.key ?? '',
-      evaluatedAt: before?.evaluatedAt ?? at,
-      passed: before?.passed ?? 0,
-      undecidable: before?.undecidable ?? 0,
-      findings: (before?.findings ?? []).filter((f) => !isCheckFinding(f)),
-    };
+    const t = checkTransition(before?.checks ?? [], o.checks, sources, at);
     const findings = new Map(t.findings.map((f) => [f.policy, f]));
     if (t.opened.length > 0 || t.closed.length > 0) {
       // The address's ledger and its dependencies': the entry that preceded the failure, and the
@@ -285,13 +264,18 @@ export async function evaluateChecks(
         });
       }
     }
-    const state: ComplianceState = {
-      ...base,
-      findings: [...base.findings, ...findings.values()],
-      ...(t.passed > 0 ? { checksPassed: t.passed } : {}),
+    if (!before && findings.size === 0) continue;
+    const { checks: _was, ...rest } = before ?? {
+      key: '',
+      evaluatedAt: at,
+      passed: 0,
+      undecidable: 0,
+      findings: [],
     };
-    if (!before && state.findings.length === 0 && t.passed === 0) continue;
-    states.set(r.address, state);
+    states.set(r.address, {
+      ...rest,
+      ...(findings.size > 0 ? { checks: [...findings.values()] } : {}),
+    });
   }
   return { states, entries };
 }
@@ -311,11 +295,12 @@ export function settleCompliance(
     const entry = appended[i];
     const state = states.get(address);
     if (!entry || !state || entry.compliance?.result === 'pass') return;
+    const mark = (f: ComplianceFinding) =>
+      findingKey(f) === key ? { ...f, recorded: entry.seq } : f;
     states.set(address, {
       ...state,
-      findings: state.findings.map((f) =>
-        findingKey(f) === key ? { ...f, recorded: entry.seq } : f,
-      ),
+      findings: state.findings.map(mark),
+      ...(state.checks ? { checks: state.checks.map(mark) } : {}),
     });
   });
   for (const [address, state] of states) memory.set(address, state);
