@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Change } from '../../src/core/index.js';
+import type { Change, ResourceStatus } from '../../src/core/index.js';
 import { ROOT, runCli } from '../support/cli.js';
 import type { PostgresHandle } from '../support/postgres.js';
 import { POSTGRES, startPostgres } from '../support/postgres.js';
@@ -128,8 +128,29 @@ describe.skipIf(POSTGRES.skip)(
         },
       });
       expect(found[0]!.compliance!.message).toContain('password authentication failed');
-      expect(JSON.stringify(await history())).not.toContain(OLD);
+      // Neither password reaches the ledger, the status or the output.
+      const fresh = readFileSync(join(dir, 'app.password'), 'utf8').trim();
+      const status = await tend('status', dir, '--json');
+      for (const text of [
+        JSON.stringify(await history()),
+        status.stdout,
+        applied.stdout + applied.stderr,
+      ]) {
+        expect(text).not.toContain(OLD);
+        expect(text).not.toContain(fresh);
+      }
       foundSeq = found[0]!.seq;
+      // The status keeps it while it fails: since when, the rotation before it, the entry.
+      const statuses = (JSON.parse(status.stdout) as { resources: ResourceStatus[] }).resources;
+      const billing = statuses.find((r) => r.address === 'pg.schema/billing')!;
+      expect(billing.compliance?.checks).toMatchObject([
+        {
+          policy: CHECK,
+          recorded: foundSeq,
+          cause: { seq: rotationSeq, actor: 'alice', address: 'pg.role/app' },
+        },
+      ]);
+      expect(statuses.find((r) => r.address === 'pg.schema/orders')!.compliance).toBeUndefined();
       // Still failing on the next pass: nothing new is written.
       const again = await tend('apply', dir);
       expect(again.code).toBe(1);
