@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import type { Workspace } from '../engine/index.js';
 import type { ApplyRun } from './apply-throughput.js';
 import { runApply } from './apply-throughput.js';
+import { runPolicyPasses } from './policy-pass.js';
 import { startBenchSandbox } from './bench-sandbox.js';
 import { installTeardown, onTeardown } from './teardown.js';
 import type { CliFigure, CliSizeResults, StartFigures } from './cli-bench.js';
@@ -77,6 +78,7 @@ const SIZES = {
 const CORE = [
   'core-apply',
   'core-nodrift',
+  'core-policies',
   'core-plan',
   'core-recovery',
   'input',
@@ -280,6 +282,13 @@ async function main(): Promise<void> {
       const l = load();
       partial.noDrift = { ...(await runNoDriftPasses(sandbox, converged, 3)), load: l };
       say(`  ${partial.noDrift.median.cpuUsPerResource.toFixed(1)} µs/resource`);
+    }
+    if (args.only.has('core-policies')) {
+      if (!converged) converged = (await applyOnce(sizes.noDrift, 'setup', TEND)).ws;
+      say(`no-drift passes over ${sizes.noDrift} without policies, with 20, and without again…`);
+      const l = load();
+      partial.policyPass = { ...(await runPolicyPasses(sandbox, converged, 5)), load: l };
+      say(`  ${(partial.policyPass.overhead * 100).toFixed(1)} % more CPU with 20 policies`);
     }
     await converged?.close();
 

@@ -22,7 +22,13 @@ export function renderReport(r: BenchResults, cli?: string): string {
     '',
   );
   const core =
-    r.apply.length > 0 || r.noDrift || r.plan || r.recovery || r.input || r.pdns !== undefined;
+    r.apply.length > 0 ||
+    r.noDrift ||
+    r.policyPass ||
+    r.plan ||
+    r.recovery ||
+    r.input ||
+    r.pdns !== undefined;
   if (cli !== undefined) {
     lines.push(cli, '');
     if (!core) {
@@ -90,6 +96,16 @@ export function renderReport(r: BenchResults, cli?: string): string {
         `${(d.cpuUsPerResource / TARGETS.noDriftUs).toFixed(1)}× the target`,
       ),
       String(r.noDrift.load),
+    ]);
+  }
+  if (r.policyPass) {
+    const p = r.policyPass;
+    rows.push([
+      `no-drift pass ${n(p.count)}: ${p.policies} policies vs none (CPU, median)`,
+      `${n(p.with.median.cpuMs)} ms vs ${n(p.without.median.cpuMs)} / ${n(p.withoutAgain.median.cpuMs)} ms: ${(p.overhead * 100).toFixed(1)} % more`,
+      `≤ ${TARGETS.policyOverhead * 100} % more`,
+      verdict(p.overhead <= TARGETS.policyOverhead, `${(p.overhead * 100).toFixed(1)} %`),
+      String(p.load),
     ]);
   }
   if (r.plan) {

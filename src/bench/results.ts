@@ -4,6 +4,7 @@ import type { HotFunction } from './cpuprofile-top.js';
 import type { InputResults } from './input-bench.js';
 import type { Machine } from './machine.js';
 import type { NoDriftRun } from './no-drift-pass.js';
+import type { PolicyPassRun } from './policy-pass.js';
 import type { PlanChildResult } from './plan-child.js';
 import type { RecoveryRun } from './journal-recovery.js';
 import type { PdnsScaleRun } from './pdns-scale.js';
@@ -29,6 +30,8 @@ export interface BenchResults {
   readonly latencyMs: number;
   readonly apply: ApplyPair[];
   noDrift?: Loaded<NoDriftRun>;
+  /** No-drift passes without policies, with 20, without again (issue 28). */
+  policyPass?: Loaded<PolicyPassRun>;
   plan?: Loaded<PlanChildResult>;
   recovery?: Loaded<RecoveryRun>;
   input?: Loaded<InputResults>;
@@ -48,6 +51,8 @@ export const TARGETS = {
   applyRatio: 0.9,
   /** Tend CPU per resource in a no-drift pass, microseconds. */
   noDriftUs: 50,
+  /** 20 policies on a no-drift pass: at most this much more CPU than none (issue 28). */
+  policyOverhead: 0.15,
   /** Plan of 100,000 resources, milliseconds. */
   planMs: 2000,
   /** Memory per resource, bytes. */

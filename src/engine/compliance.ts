@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type {
   Address,
   CheckResult,
@@ -7,6 +8,8 @@ import type {
   ComplianceState,
   NewChange,
   PolicyDecl,
+  PolicyVerdict,
+  ResourceDecl,
 } from '../core/index.js';
 import {
   causeOf,
@@ -48,7 +51,14 @@ export interface ComplianceStep {
 }
 
 /** A digest of the policies: any change to them evaluates every resource again. */
+const digests = new WeakMap<readonly PolicyDecl[], string>();
 function policiesDigest(policies: readonly PolicyDecl[]): string {
+  let d = digests.get(policies);
+  if (d === undefined) digests.set(policies, (d = digestOf(policies)));
+  return d;
+}
+
+function digestOf(policies: readonly PolicyDecl[]): string {
   return hashValue(
     policies.map((p) => ({
       n: p.name,
@@ -77,29 +87,19 @@ export async function evaluateCompliance(
   const policies = ws.intent.policies ?? [];
   const states = new Map<Address, ComplianceState>();
   const entries: { address: Address; key: string; entry: NewChange }[] = [];
-  const memory = await memoryOf(ws.store);
   if (policies.length === 0) return { states, entries };
-  const digest = policiesDigest(policies);
+  const memory = await memoryOf(ws.store);
   for (const r of ws.intent.resources) {
     const obj = objects.get(r.address);
     if (!obj) continue;
-    const subject = { address: r.address, type: r.type, name: r.name, labels: r.labels ?? {} };
-    const matching = policies.filter((p) => policyMatches(p.match, subject));
-    if (matching.length === 0) continue;
+    const seen = observedVerdicts(ws, r, obj.fields);
+    if (!seen) continue;
     const before = memory.get(r.address);
-    const key = hashValue({ p: digest, f: obj.fields });
-    if (before?.key === key) {
+    if (before?.key === seen.key) {
       states.set(r.address, before);
       continue;
     }
-    const verdicts = evaluatePolicies(matching, {
-      subject,
-      moment: 'observed',
-      object: obj.fields,
-      declared: r.spec,
-      observed: obj.fields,
-    });
-    const t0 = complianceTransition(before, verdicts, key, at);
+    const t0 = complianceTransition(before, seen.verdicts, seen.key, at);
     // The failing checks it keeps are not the policies' to open or close (evaluateChecks).
     const t = before?.checks ? { ...t0, state: { ...t0.state, checks: before.checks } } : t0;
     if (t.opened.length === 0 && t.closed.length === 0) {
@@ -306,6 +306,73 @@ export function settleCompliance(
   for (const [address, state] of states) memory.set(address, state);
   known.set(ws.store, memory);
   return states;
+}
+
+/** What evaluating the policies on one observed object found (`verdicts`: every rule's). */
+interface Evaluated {
+  readonly digest: string;
+  /** The declared and observed fields evaluated (the newest equal objects: compared by reference first). */
+  spec: Readonly<Record<string, unknown>>;
+  fields: Readonly<Record<string, unknown>>;
+  /** A hash of the policies and the fields (`ComplianceState.key`). */
+  readonly key: string;
+  readonly verdicts: readonly PolicyVerdict[];
+  /** False when no policy matches the resource. */
+  readonly matched: boolean;
+}
+
+/** Per store, the last evaluation of each resource's observed object in this process. */
+const evaluated = new WeakMap<Store, Map<Address, Evaluated>>();
+
+/**
+ * Every matching policy's verdicts on a resource's observed object (moment `observed`), or undefined
+ * when no policy matches it. Evaluated again only when the policies, the declared fields or the
+ * observed ones differ from the last time (compared as values: a no-drift pass evaluates nothing).
+ */
+export function observedVerdicts(
+  ws: Workspace,
+  r: ResourceDecl,
+  fields: Readonly<Record<string, unknown>>,
+): Evaluated | undefined {
+  const policies = ws.intent.policies ?? [];
+  if (policies.length === 0) return undefined;
+  let memo = evaluated.get(ws.store);
+  if (!memo) evaluated.set(ws.store, (memo = new Map<Address, Evaluated>()));
+  const digest = policiesDigest(policies);
+  const last = memo.get(r.address);
+  if (
+    last &&
+    last.digest === digest &&
+    (last.fields === fields || isDeepStrictEqual(last.fields, fields)) &&
+    (last.spec === r.spec || isDeepStrictEqual(last.spec, r.spec))
+  ) {
+    last.fields = fields;
+    last.spec = r.spec;
+    return last.matched ? last : undefined;
+  }
+  const subject = { address: r.address, type: r.type, name: r.name, labels: r.labels ?? {} };
+  const matching = policies.filter((p) => policyMatches(p.match, subject));
+  if (matching.length === 0) {
+    memo.set(r.address, { digest, spec: r.spec, fields, key: '', verdicts: [], matched: false });
+    return undefined;
+  }
+  const verdicts = evaluatePolicies(matching, {
+    subject,
+    moment: 'observed',
+    object: fields,
+    declared: r.spec,
+    observed: fields,
+  });
+  const e: Evaluated = {
+    digest,
+    spec: r.spec,
+    fields,
+    key: hashValue({ p: digest, f: fields }),
+    verdicts,
+    matched: true,
+  };
+  memo.set(r.address, e);
+  return e;
 }
 
 /** The resources' compliance as this process knows it: the statuses' the first time. */

@@ -1,6 +1,7 @@
 import type { PolicyVerdict, ResourceTypeInfo } from '../core/index.js';
 import { predictedState } from '../core/index.js';
 import { evaluatePolicies } from '../policy/index.js';
+import { observedVerdicts } from './compliance.js';
 import type { PlannedPass } from './planner.js';
 import type { Workspace } from './workspace.js';
 
@@ -18,6 +19,14 @@ export function admitPlan(ws: Workspace, planned: PlannedPass): PolicyVerdict[] 
     const r = declared.get(step.address);
     if (!r) continue;
     const observed = planned.observation.objects.get(step.address)?.fields;
+    if (step.kind === 'noop' && observed) {
+      // Nothing changes: the predicted result is the observed object, whose verdicts continuous
+      // compliance keeps (evaluated again only when it or the policies changed).
+      for (const v of observedVerdicts(ws, r, observed)?.verdicts ?? []) {
+        if (v.result !== 'pass') verdicts.push({ ...v, moment: 'predicted' });
+      }
+      continue;
+    }
     let info: ResourceTypeInfo | undefined;
     try {
       info = ws.typeOf(step.type).info;

@@ -181,7 +181,15 @@ export class Recorder extends Operator {
     const writes: ResourceStatus[] = [];
     const written: [Address, string][] = [];
     for (const s of statuses) {
-      const same = JSON.stringify([s.state, s.objectId, s.message, s.checks, s.compliance]);
+      const c = s.compliance;
+      const same = JSON.stringify([
+        s.state,
+        s.objectId,
+        s.message,
+        s.checks,
+        // What a compliance state is told apart by, without writing it all out every pass.
+        c && [c.key, c.evaluatedAt, c.findings.map((f) => f.recorded ?? null)],
+      ]);
       if (last.get(s.address) === same) continue;
       written.push([s.address, same]);
       writes.push(s);

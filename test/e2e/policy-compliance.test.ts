@@ -146,6 +146,13 @@ describe('continuous compliance (CLI, real sandbox process)', () => {
     expect(found!.seq).toBeGreaterThan(drift.seq);
     expect(gone!.compliance!.found).toBe(found!.seq);
 
+    // tend history says it in words.
+    const text = (await runCli(['history', ws.dir, '--address', 'sb.buckets/logs'])).stdout;
+    expect(text).toContain(
+      `policy buckets-keep-versioning (deny) rule 1 broken: buckets keep versioning on — introduced by alice (human, incident:INC-9, availability), ledger entry ${drift.seq}`,
+    );
+    expect(text).toContain(`rule 1 no longer broken (found in entry ${found!.seq})`);
+
     // tend accept refuses to write the forbidden value into the intent.
     const accepted = await runCli([
       'accept',

@@ -15,6 +15,13 @@ export function describeFieldChanges(
 ): string {
   if (change.action === 'create') return `created ${change.objectId}`;
   if (change.action === 'delete') return `deleted ${change.objectId}`;
+  if (change.action === 'verdict') {
+    // What the rule read, as observed: `versioning = false`.
+    return change.fields
+      .filter((f) => change.after !== undefined && Object.hasOwn(change.after, f))
+      .map((f) => `${f} = ${showValue(change.after![f])}`)
+      .join(', ');
+  }
   const parts: string[] = [];
   const walk = (path: string, b: unknown, a: unknown) => {
     if (isObject(b) && isObject(a)) {

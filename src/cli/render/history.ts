@@ -1,4 +1,5 @@
 import type { Change } from '../../core/index.js';
+import { causeText } from '../../core/index.js';
 import { describeActor, describeDecision, describeWhy } from './attribution.js';
 import { describeFieldChanges } from './field-changes.js';
 import type { Style } from './style.js';
@@ -23,6 +24,15 @@ export function renderChange(c: Change, s: Style, indent = ''): string[] {
     const on = c.decision.fields.length > 0 ? ` [${c.decision.fields.join(', ')}]` : '';
     lines.push(
       `${indent}       ${decisionColor(c.decision.decision, s)(`↳ ${describeDecision(c.decision)}`)}${s.dim(on)}`,
+    );
+  }
+  if (c.compliance) {
+    const v = c.compliance;
+    const rule = `policy ${v.policy} (${v.actions.join(', ')}) rule ${v.rule + 1}`;
+    lines.push(
+      v.result === 'pass'
+        ? `${indent}       ${s.green(`↳ ${rule} no longer broken`)}${v.found !== undefined ? s.dim(` (found in entry ${v.found})`) : ''}`
+        : `${indent}       ${(v.actions.includes('deny') ? s.red : s.yellow)(`↳ ${rule} ${v.result === 'error' ? 'failed' : 'broken'}: ${v.message}`)}${s.dim(` — introduced by ${causeText(v.cause)}`)}`,
     );
   }
   if (c.origin) {
