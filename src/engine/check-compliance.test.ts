@@ -313,6 +313,23 @@ describe('checks in the compliance record', () => {
     await store.close();
   });
 
+  it('a new process, with no policies, finds the failing check its status keeps, and closes it', async () => {
+    const { store, path } = await freshStore();
+    const failed = await pass(store, [login(false)], 'T1');
+    await store.close();
+    const next = await openSqliteStore(path, { ledgerKey: KEY });
+    const ws = workspaceOf(next);
+    // the pass's policy step comes first, and evaluates nothing without policies
+    const none = await evaluateCompliance(ws, new Map(), 'T2');
+    expect(none.states.size).toBe(0);
+    await record(next, ws, none, 'T2');
+    const { appended } = await pass(next, [login(true)], 'T2');
+    expect(appended.map((e) => [e.compliance?.result, e.compliance?.found])).toEqual([
+      ['pass', failed.appended[0]!.seq],
+    ]);
+    await next.close();
+  });
+
   it('a resource whose checks did not run keeps what it had; one without checks gets no state', async () => {
     const { store } = await freshStore();
     await pass(store, [login(false)], 'T1');

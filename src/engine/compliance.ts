@@ -289,7 +289,6 @@ export function settleCompliance(
   step: ComplianceStep,
   appended: readonly Change[],
 ): Map<Address, ComplianceState> {
-  const memory = known.get(ws.store) ?? new Map<Address, ComplianceState>();
   const states = new Map(step.states);
   step.entries.forEach(({ address, key }, i) => {
     const entry = appended[i];
@@ -303,8 +302,11 @@ export function settleCompliance(
       ...(state.checks ? { checks: state.checks.map(mark) } : {}),
     });
   });
-  for (const [address, state] of states) memory.set(address, state);
-  known.set(ws.store, memory);
+  // The memory is loaded (from the statuses) by whatever evaluated these states. A step that
+  // evaluated nothing (no policies) has none to add, and must not leave an empty memory behind: the
+  // next reader would take it for the statuses' (and lose every failing check they keep).
+  const memory = known.get(ws.store);
+  if (memory) for (const [address, state] of states) memory.set(address, state);
   return states;
 }
 
