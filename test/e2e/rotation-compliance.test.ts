@@ -151,10 +151,21 @@ describe.skipIf(POSTGRES.skip)(
         },
       ]);
       expect(statuses.find((r) => r.address === 'pg.schema/orders')!.compliance).toBeUndefined();
-      // Still failing on the next pass: nothing new is written.
+      // tend history words it: the check, and the rotation it came after.
+      const text = await tend('history', dir, '--address', 'pg.schema/billing');
+      expect(text.stdout).toContain(`↳ check app-logs-in (deny) failing: cannot connect (`);
+      expect(text.stdout).toContain(
+        `— after alice (human, scheduled:quarterly), ledger entry ${rotationSeq} (rotate-password on pg.role/app)`,
+      );
+      // Still failing on the next pass (a new process): nothing new is written, since is kept.
+      const since = billing.compliance!.checks![0]!.since;
       const again = await tend('apply', dir);
       expect(again.code).toBe(1);
       expect(await verdicts('pg.schema/billing')).toHaveLength(1);
+      const after = (
+        JSON.parse((await tend('status', dir, '--json')).stdout) as { resources: ResourceStatus[] }
+      ).resources.find((r) => r.address === 'pg.schema/billing')!;
+      expect(after.compliance?.checks?.[0]?.since).toBe(since);
     });
 
     it('given the new value, the consumer passes again, and the ledger says so', async () => {
@@ -166,6 +177,10 @@ describe.skipIf(POSTGRES.skip)(
       const records = await verdicts('pg.schema/billing');
       expect(records.map((c) => c.compliance?.result)).toEqual(['fail', 'pass']);
       expect(records[1]!.compliance).toMatchObject({ policy: CHECK, found: foundSeq });
+      const text = await tend('history', dir, '--address', 'pg.schema/billing');
+      expect(text.stdout).toContain(
+        `↳ check app-logs-in (deny) passes again (found in entry ${foundSeq})`,
+      );
       expect(await verdicts('pg.schema/orders')).toEqual([]);
     });
   },
