@@ -25,7 +25,7 @@ export function sqlRunner(options: SqlRunnerOptions): SqlRunner {
   return async (request) => {
     let connection;
     try {
-      const { fromEnv, fromFile, sslMode } = request.connection;
+      const { fromEnv, fromFile, user, passwordFromFile, sslMode } = request.connection;
       let url: string | undefined;
       if (fromEnv !== undefined || fromFile !== undefined) {
         url = readSecret(
@@ -38,9 +38,15 @@ export function sqlRunner(options: SqlRunnerOptions): SqlRunner {
           options.secrets,
         );
       }
+      const password =
+        passwordFromFile === undefined
+          ? undefined
+          : readSecret({ fromFile: passwordFromFile }, options.env, options.dir, options.secrets);
       connection = resolveConnection(
         {
           ...(url !== undefined && { url }),
+          ...(user !== undefined && { user }),
+          ...(password !== undefined && { password }),
           ...(sslMode !== undefined && { sslMode }),
           applicationName: 'tend-check',
           statementTimeoutMs: request.timeoutMs,

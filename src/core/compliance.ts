@@ -3,6 +3,7 @@ import type { ActorKind, Motivation } from './attribution.js';
 import type { ChangeSource } from './change.js';
 import type { SourceLocation } from './intent.js';
 import type { PolicyAction, PolicySeverity, PolicyVerdict } from './policy.js';
+import type { CheckResult } from './status.js';
 
 /**
  * Continuous compliance (docs/policies.md): every pass evaluates the policies on what the platform
@@ -21,6 +22,10 @@ export interface ViolationCause {
   readonly intent?: string;
   readonly motivation?: Motivation;
   readonly source: ChangeSource;
+  /** The resource the entry is of, when it is not the one found failing (a check's dependency). */
+  readonly address?: Address;
+  /** When the entry records a Day-2 action run (`tend action`): the action and the run's id. */
+  readonly run?: { readonly action: string; readonly id: string };
 }
 
 /** A rule a resource's observed state breaks, as its status keeps it while it holds. */
@@ -62,6 +67,13 @@ export interface ComplianceState {
   /** Rules whose value was not known (never counted as passed). */
   readonly undecidable: number;
   readonly findings: readonly ComplianceFinding[];
+  /**
+   * The resource's checks failing when they last ran, as findings (`policy: 'check:<name>'`, rule 0;
+   * see `checkTransition`): since when, the change that preceded it, the entry that recorded it.
+   * Absent: none fails. Not counted by `countCompliance` (a report counts checks from the status's
+   * `checks`, passing ones included).
+   */
+  readonly checks?: readonly ComplianceFinding[];
 }
 
 /**
@@ -202,7 +214,11 @@ export function causeText(cause: ViolationCause | undefined): string {
       : undefined,
     cause.intent,
   ].filter((x): x is string => x !== undefined);
-  return `${cause.actor}${why.length > 0 ? ` (${why.join(', ')})` : ''}, ledger entry ${cause.seq}`;
+  const what = [
+    cause.run ? cause.run.action : undefined,
+    cause.address ? `on ${cause.address}` : undefined,
+  ].filter((x): x is string => x !== undefined);
+  return `${cause.actor}${why.length > 0 ? ` (${why.join(', ')})` : ''}, ledger entry ${cause.seq}${what.length > 0 ? ` (${what.join(' ')})` : ''}`;
 }
 
 /** True when a finding refuses: a broken `deny` rule. */
@@ -222,6 +238,7 @@ export interface ComplianceCounts {
 /**
  * Counts as the Kubernetes PolicyReport does: a broken `deny` rule is `fail`, a broken `warn` (or
  * `audit`-only) rule `warn`, a rule that could not be evaluated `error`, an undecidable one `skip`.
+ * Policy rules only: checks are counted from the statuses' `checks`.
  */
 export function countCompliance(
   states: Iterable<{ readonly address: Address; readonly compliance?: ComplianceState }>,
@@ -242,4 +259,135 @@ export function countCompliance(
     }
   }
   return { pass, fail, warn, error, skip };
+}
+
+/**
+ * A failing check is a compliance result like a broken rule (docs/policies.md, _Checks in the
+ * compliance record_): it is kept in `ComplianceState.checks` as a finding of policy `check:<name>`,
+ * rule 0 — a Policy's name cannot hold a colon, so its verdict entries never meet a rule's.
+ */
+export const CHECK_POLICY_PREFIX = 'check:';
+
+/** True for a finding that is a failing check, not a broken rule. */
+export function isCheckFinding(f: { readonly policy: string }): boolean {
+  return f.policy.startsWith(CHECK_POLICY_PREFIX);
+}
+
+/** What changed between a resource's checks as last recorded and as they ran now. */
+export interface CheckTransition {
+  /** The failing checks now, sorted by name. */
+  readonly findings: readonly ComplianceFinding[];
+  /** Checks that started failing (passing before, or never run). */
+  readonly opened: readonly ComplianceFinding[];
+  /** Checks that failed before and pass now (or are no longer declared). */
+  readonly closed: readonly ComplianceFinding[];
+  /** Checks that passed. */
+  readonly passed: number;
+}
+
+/**
+ * A resource's failing checks after its checks ran (`results`), from its failing checks before
+ * (`ComplianceState.checks`; anything not a `check:` finding is ignored): a check still failing keeps its `since`, cause and ledger entry (its
+ * message is the new one); one failing that did not before is `opened` (cause and entry filled in by
+ * whoever records it); one that failed before and passes — or ran no more because it is no longer
+ * declared (`sources` has the declared checks' locations) — is `closed`. A check with `severity:
+ * 'warning'` is a `warn`, medium; any other failure a `deny`, high.
+ */
+export function checkTransition(
+  before: readonly ComplianceFinding[],
+  results: readonly CheckResult[],
+  sources: ReadonlyMap<string, SourceLocation>,
+  at: string,
+): CheckTransition {
+  const previous = new Map(before.filter(isCheckFinding).map((f) => [f.policy, f] as const));
+  const findings: ComplianceFinding[] = [];
+  const opened: ComplianceFinding[] = [];
+  const failing = new Set<string>();
+  let passed = 0;
+  for (const c of results) {
+    if (c.ok) {
+      passed++;
+      continue;
+    }
+    const policy = `${CHECK_POLICY_PREFIX}${c.name}`;
+    const source = sources.get(c.name);
+    const was = previous.get(policy);
+    if (!source && !was) continue;
+    failing.add(policy);
+    const warning = c.severity === 'warning';
+    const finding: ComplianceFinding = {
+      policy,
+      rule: 0,
+      result: 'fail',
+      message: c.message,
+      reason: `${c.kind} check`,
+      actions: [warning ? 'warn' : 'deny'],
+      severity: warning ? 'medium' : 'high',
+      fields: [],
+      source: source ?? was!.source,
+      since: was?.since ?? at,
+      ...(was?.cause ? { cause: was.cause } : {}),
+      ...(was?.recorded !== undefined ? { recorded: was.recorded } : {}),
+    };
+    findings.push(finding);
+    if (!was) opened.push(finding);
+  }
+  const closed = [...previous.values()].filter((f) => !failing.has(f.policy));
+  findings.sort((a, b) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0));
+  return { findings, opened, closed, passed };
+}
+
+/**
+ * The cause of a check that started failing: the newest entry of `history` (the ledger entries of
+ * the resource `address` and of the resources it depends on) that is not a verdict — a change Tend
+ * made, one someone else made, or a Day-2 action run (a password rotated; the cause names the
+ * action). The cause names the resource when it is a dependency's entry. Undefined when there is
+ * none.
+ */
+export function checkCauseOf(
+  history: readonly {
+    readonly seq: number;
+    readonly time: string;
+    readonly actor: string;
+    readonly actorKind?: ActorKind;
+    readonly intent?: string;
+    readonly motivation?: Motivation;
+    readonly source: ChangeSource;
+    readonly action: string;
+    readonly address?: Address;
+    readonly after?: Readonly<Record<string, unknown>>;
+  }[],
+  address: Address,
+): ViolationCause | undefined {
+  let newest: (typeof history)[number] | undefined;
+  for (const c of history) {
+    if (c.action === 'verdict') continue;
+    if (!newest || c.seq > newest.seq) newest = c;
+  }
+  if (!newest) return undefined;
+  const run = actionRunOf(newest.after);
+  return {
+    seq: newest.seq,
+    time: newest.time,
+    actor: newest.actor,
+    ...(newest.actorKind ? { actorKind: newest.actorKind } : {}),
+    ...(newest.intent ? { intent: newest.intent } : {}),
+    ...(newest.motivation ? { motivation: newest.motivation } : {}),
+    source: newest.source,
+    ...(newest.address !== undefined && newest.address !== address
+      ? { address: newest.address }
+      : {}),
+    ...(run ? { run } : {}),
+  };
+}
+
+/** The action run a ledger entry records (`tend action` writes `after: { action, run, outcome }`). */
+function actionRunOf(
+  after: Readonly<Record<string, unknown>> | undefined,
+): { readonly action: string; readonly id: string } | undefined {
+  const action = after?.['action'];
+  const id = after?.['run'];
+  return typeof action === 'string' && typeof id === 'string' && id.startsWith('act-')
+    ? { action, id }
+    : undefined;
 }

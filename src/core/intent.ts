@@ -134,6 +134,13 @@ export interface DnsCheckDecl {
 export interface SqlConnectionDecl {
   readonly fromEnv?: string;
   readonly fromFile?: string;
+  /** The role to log in as, instead of the URL's user or PGUSER. */
+  readonly user?: string;
+  /**
+   * A file holding the password alone (a secret, read when the check runs, as `fromFile` secrets
+   * are — the file `rotate-password` writes), instead of the URL's password or PGPASSWORD.
+   */
+  readonly passwordFromFile?: string;
   /** TLS mode, as libpq names it; overrides the URL's `sslmode` and PGSSLMODE. */
   readonly sslMode?: 'disable' | 'require' | 'verify-ca' | 'verify-full';
 }

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type {
   Address,
+  CheckResult,
   Change,
   ComplianceFinding,
   ComplianceRecord,
@@ -12,6 +13,8 @@ import type {
 } from '../core/index.js';
 import {
   causeOf,
+  checkCauseOf,
+  checkTransition,
   complianceTransition,
   defineKey,
   findingKey,
@@ -96,7 +99,9 @@ export async function evaluateCompliance(
       states.set(r.address, before);
       continue;
     }
-    const t = complianceTransition(before, seen.verdicts, seen.key, at);
+    const t0 = complianceTransition(before, seen.verdicts, seen.key, at);
+    // The failing checks it keeps are not the policies' to open or close (evaluateChecks).
+    const t = before?.checks ? { ...t0, state: { ...t0.state, checks: before.checks } } : t0;
     if (t.opened.length === 0 && t.closed.length === 0) {
       states.set(r.address, t.state);
       continue;
@@ -159,6 +164,123 @@ export async function evaluateCompliance(
 }
 
 /**
+ * Checks in the compliance record (docs/policies.md): after a pass ran resources' checks
+ * (`outcomes`, address → the checks' results), a check that started failing — passing before, or
+ * never run — gets a `verdict` entry (policy `check:<name>`, rule 0) whose cause is the newest
+ * ledger entry of the resource or of a resource it depends on (a rotation of the password it logs in
+ * with); one that passes again gets one with `result: pass` and the entry that found it. `current`:
+ * the states the pass's policy evaluation left (else the statuses'). Reads the store, writes
+ * nothing; a resource whose checks did not run (none in `outcomes`) keeps what it had.
+ */
+export async function evaluateChecks(
+  ws: Workspace,
+  outcomes: ReadonlyMap<
+    Address,
+    { readonly objectId?: string; readonly checks: readonly CheckResult[] }
+  >,
+  current: ReadonlyMap<Address, ComplianceState>,
+  at: string,
+): Promise<ComplianceStep> {
+  const states = new Map<Address, ComplianceState>();
+  const entries: { address: Address; key: string; entry: NewChange }[] = [];
+  const memory = await memoryOf(ws.store);
+  for (const r of ws.intent.resources) {
+    const o = outcomes.get(r.address);
+    if (!o || o.checks.length === 0) continue;
+    const before = current.get(r.address) ?? memory.get(r.address);
+    const sources = new Map(r.checks.map((c) => [c.name, c.source] as const));
+    const t = checkTransition(before?.checks ?? [], o.checks, sources, at);
+    const findings = new Map(t.findings.map((f) => [f.policy, f]));
+    if (t.opened.length > 0 || t.closed.length > 0) {
+      // The address's ledger and its dependencies': the entry that preceded the failure, and the
+      // verdicts already written (a pass killed between the entry and the status: not written twice).
+      const own = await ws.store.changes({ address: r.address, limit: 500 });
+      const last = lastVerdicts(own);
+      const history = [...own];
+      if (t.opened.length > 0) {
+        for (const d of r.dependsOn) {
+          for (const c of await ws.store.changes({ address: d, limit: 50 })) history.push(c);
+        }
+      }
+      const objectId = o.objectId ?? r.name;
+      for (const f of t.opened) {
+        const k = findingKey(f);
+        const prior = last.get(k);
+        if (prior && prior.compliance?.result !== 'pass') {
+          findings.set(f.policy, {
+            ...f,
+            recorded: prior.seq,
+            ...(prior.compliance?.cause ? { cause: prior.compliance.cause } : {}),
+          });
+          continue;
+        }
+        const cause = checkCauseOf(history, r.address);
+        findings.set(f.policy, { ...f, ...(cause ? { cause } : {}) });
+        entries.push({
+          address: r.address,
+          key: k,
+          entry: verdictEntry(
+            r.address,
+            r.type,
+            objectId,
+            at,
+            f,
+            {},
+            {
+              policy: f.policy,
+              rule: f.rule,
+              result: f.result,
+              message: f.message,
+              actions: f.actions,
+              severity: f.severity,
+              ...(cause ? { cause } : {}),
+            },
+          ),
+        });
+      }
+      for (const f of t.closed) {
+        const k = findingKey(f);
+        if (last.get(k)?.compliance?.result === 'pass') continue;
+        entries.push({
+          address: r.address,
+          key: k,
+          entry: verdictEntry(
+            r.address,
+            r.type,
+            objectId,
+            at,
+            f,
+            {},
+            {
+              policy: f.policy,
+              rule: f.rule,
+              result: 'pass',
+              message: `passes again: ${f.message}`,
+              actions: f.actions,
+              severity: f.severity,
+              ...(f.recorded !== undefined ? { found: f.recorded } : {}),
+            },
+          ),
+        });
+      }
+    }
+    if (!before && findings.size === 0) continue;
+    const { checks: _was, ...rest } = before ?? {
+      key: '',
+      evaluatedAt: at,
+      passed: 0,
+      undecidable: 0,
+      findings: [],
+    };
+    states.set(r.address, {
+      ...rest,
+      ...(findings.size > 0 ? { checks: [...findings.values()] } : {}),
+    });
+  }
+  return { states, entries };
+}
+
+/**
  * After the verdict entries were appended (`appended[i]` for `step.entries[i]`): the states with
  * each violation found pointing at the entry that recorded it, remembered for the next pass.
  */
@@ -167,21 +289,24 @@ export function settleCompliance(
   step: ComplianceStep,
   appended: readonly Change[],
 ): Map<Address, ComplianceState> {
-  const memory = known.get(ws.store) ?? new Map<Address, ComplianceState>();
   const states = new Map(step.states);
   step.entries.forEach(({ address, key }, i) => {
     const entry = appended[i];
     const state = states.get(address);
     if (!entry || !state || entry.compliance?.result === 'pass') return;
+    const mark = (f: ComplianceFinding) =>
+      findingKey(f) === key ? { ...f, recorded: entry.seq } : f;
     states.set(address, {
       ...state,
-      findings: state.findings.map((f) =>
-        findingKey(f) === key ? { ...f, recorded: entry.seq } : f,
-      ),
+      findings: state.findings.map(mark),
+      ...(state.checks ? { checks: state.checks.map(mark) } : {}),
     });
   });
-  for (const [address, state] of states) memory.set(address, state);
-  known.set(ws.store, memory);
+  // The memory is loaded (from the statuses) by whatever evaluated these states. A step that
+  // evaluated nothing (no policies) has none to add, and must not leave an empty memory behind: the
+  // next reader would take it for the statuses' (and lose every failing check they keep).
+  const memory = known.get(ws.store);
+  if (memory) for (const [address, state] of states) memory.set(address, state);
   return states;
 }
 

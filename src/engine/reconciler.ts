@@ -15,7 +15,7 @@ import { arbitrate, observationAfter } from './arbitrate.js';
 import type { FeedBatch } from './arbitration-inputs.js';
 import { readArbitrationMemory, readFeedsOrNothing } from './arbitration-inputs.js';
 import { checkChangeset } from './changeset.js';
-import { evaluateCompliance } from './compliance.js';
+import { evaluateChecks, evaluateCompliance } from './compliance.js';
 import type { Clock } from './clock.js';
 import type { CrashHook } from './crash-points.js';
 import type { Reporter } from './events.js';
@@ -414,6 +414,13 @@ async function backHalf(
       ),
     );
     for (const [address, state] of after) compliance.set(address, state);
+  }
+  // checks join the record: one that started or stopped failing is a verdict in the ledger
+  if (options.runChecks) {
+    const checked = await recorder.recordCompliance(
+      await evaluateChecks(ws, outcomes, compliance, clock.now().toISOString()),
+    );
+    for (const [address, state] of checked) compliance.set(address, state);
   }
   // record
   const { statuses, states } = statusesOf(

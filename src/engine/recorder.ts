@@ -188,7 +188,12 @@ export class Recorder extends Operator {
         s.message,
         s.checks,
         // What a compliance state is told apart by, without writing it all out every pass.
-        c && [c.key, c.evaluatedAt, c.findings.map((f) => f.recorded ?? null)],
+        c && [
+          c.key,
+          c.evaluatedAt,
+          c.findings.map((f) => f.recorded ?? null),
+          c.checks?.map((f) => [f.policy, f.recorded ?? null]) ?? null,
+        ],
       ]);
       if (last.get(s.address) === same) continue;
       written.push([s.address, same]);

@@ -30,7 +30,7 @@ describe('sql check in intent', () => {
       '      expr: rows[0].n > 0',
       '      timeoutMs: 800',
       '  - sql:',
-      '      connection: { fromFile: ./db-url }',
+      '      connection: { fromFile: ./db-url, user: app, passwordFromFile: app.password }',
       '      query: SELECT name, ok FROM grants',
       '      rows: [{ name: app, ok: true }, { name: "O\'Brien", ok: null }]',
       '      rowCount: { min: 0, max: 9 }',
@@ -62,7 +62,7 @@ describe('sql check in intent', () => {
       {
         kind: 'sql',
         name: 'sql-2',
-        connection: { fromFile: './db-url' },
+        connection: { fromFile: './db-url', user: 'app', passwordFromFile: 'app.password' },
         query: 'SELECT name, ok FROM grants',
         rows: [
           { name: 'app', ok: true },
@@ -148,8 +148,48 @@ describe('sql check in intent', () => {
           'field.unknown',
           '.connection.url',
           'url',
-          'unknown field `url` in a sql check connection; allowed fields: fromEnv, fromFile, sslMode.',
+          'unknown field `url` in a sql check connection; allowed fields: fromEnv, fromFile, user, passwordFromFile, sslMode.',
           'remove the field or fix its name',
+        ),
+      ],
+    },
+    {
+      name: 'a blank user and password file',
+      reason: 'the role and the file are named; a password is never written in intent',
+      line: '  - sql: { connection: { user: " ", passwordFromFile: "  " }, query: SELECT 1 }',
+      want: [
+        w(
+          'field.invalid',
+          '.connection.user',
+          '" "',
+          '`user` is blank',
+          'name the role the check logs in as, or leave `user` out',
+        ),
+        w(
+          'field.invalid',
+          '.connection.passwordFromFile',
+          '"  "',
+          '`passwordFromFile` is blank',
+          'name the file holding the password alone (the one a rotation writes), relative to the intent directory',
+        ),
+      ],
+    },
+    {
+      name: 'a user that is not text',
+      reason: 'a role is named by text',
+      line: '  - sql: { connection: { user: [app], passwordFromFile: 7 }, query: SELECT 1 }',
+      want: [
+        w(
+          'field.type',
+          '.connection.user',
+          '[app]',
+          '`checks[0].sql.connection.user` must be a non-empty string, got list',
+        ),
+        w(
+          'field.type',
+          '.connection.passwordFromFile',
+          '7 }',
+          '`checks[0].sql.connection.passwordFromFile` must be a non-empty string, got integer',
         ),
       ],
     },

@@ -66,7 +66,13 @@ const SQL_FIELDS = [
 ] as const;
 const TLS_FIELDS = ['host', 'port', 'servername', 'ca', 'minDaysLeft', 'timeoutMs'] as const;
 const HOST_NAME = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_.])?$/;
-const SQL_CONNECTION_FIELDS = ['fromEnv', 'fromFile', 'sslMode'] as const;
+const SQL_CONNECTION_FIELDS = [
+  'fromEnv',
+  'fromFile',
+  'user',
+  'passwordFromFile',
+  'sslMode',
+] as const;
 const SQL_SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -407,6 +413,18 @@ function readSqlConnection(
       [...path, 'fromEnv'],
     );
   }
+  const user = r.string(c, 'user', path, false);
+  if (user?.trim() === '') {
+    r.report('field.invalid', '`user` is blank', [...path, 'user'], {
+      hint: 'name the role the check logs in as, or leave `user` out',
+    });
+  }
+  const passwordFromFile = r.string(c, 'passwordFromFile', path, false);
+  if (passwordFromFile?.trim() === '') {
+    r.report('field.invalid', '`passwordFromFile` is blank', [...path, 'passwordFromFile'], {
+      hint: 'name the file holding the password alone (the one a rotation writes), relative to the intent directory',
+    });
+  }
   const sslMode = r.string(c, 'sslMode', path, false);
   if (sslMode !== undefined && !(SQL_SSL_MODES as readonly string[]).includes(sslMode)) {
     r.report(
@@ -418,6 +436,8 @@ function readSqlConnection(
   return {
     ...(fromEnv !== undefined && { fromEnv }),
     ...(fromFile !== undefined && { fromFile }),
+    ...(user !== undefined && user.trim() !== '' && { user }),
+    ...(passwordFromFile !== undefined && passwordFromFile.trim() !== '' && { passwordFromFile }),
     ...(sslMode !== undefined && { sslMode: sslMode as SqlConnectionDecl['sslMode'] }),
   };
 }

@@ -1,5 +1,5 @@
 import type { Change } from '../../core/index.js';
-import { causeText } from '../../core/index.js';
+import { CHECK_POLICY_PREFIX, causeText, isCheckFinding } from '../../core/index.js';
 import { describeActor, describeDecision, describeWhy } from './attribution.js';
 import { describeFieldChanges } from './field-changes.js';
 import type { Style } from './style.js';
@@ -28,11 +28,21 @@ export function renderChange(c: Change, s: Style, indent = ''): string[] {
   }
   if (c.compliance) {
     const v = c.compliance;
-    const rule = `policy ${v.policy} (${v.actions.join(', ')}) rule ${v.rule + 1}`;
+    const check = isCheckFinding(v);
+    const rule = check
+      ? `check ${v.policy.slice(CHECK_POLICY_PREFIX.length)} (${v.actions.join(', ')})`
+      : `policy ${v.policy} (${v.actions.join(', ')}) rule ${v.rule + 1}`;
+    const gone = check ? 'passes again' : 'no longer broken';
+    const broken = check ? 'failing' : v.result === 'error' ? 'failed' : 'broken';
+    const cause = !check
+      ? `introduced by ${causeText(v.cause)}`
+      : v.cause
+        ? `after ${causeText(v.cause)}`
+        : 'no change before it in the ledger';
     lines.push(
       v.result === 'pass'
-        ? `${indent}       ${s.green(`↳ ${rule} no longer broken`)}${v.found !== undefined ? s.dim(` (found in entry ${v.found})`) : ''}`
-        : `${indent}       ${(v.actions.includes('deny') ? s.red : s.yellow)(`↳ ${rule} ${v.result === 'error' ? 'failed' : 'broken'}: ${v.message}`)}${s.dim(` — introduced by ${causeText(v.cause)}`)}`,
+        ? `${indent}       ${s.green(`↳ ${rule} ${gone}`)}${v.found !== undefined ? s.dim(` (found in entry ${v.found})`) : ''}`
+        : `${indent}       ${(v.actions.includes('deny') ? s.red : s.yellow)(`↳ ${rule} ${broken}: ${v.message}`)}${s.dim(` — ${cause}`)}`,
     );
   }
   if (c.origin) {

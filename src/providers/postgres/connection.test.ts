@@ -63,6 +63,19 @@ describe('resolveConnection', () => {
     expect(s2.all).toEqual(['from-env']);
   });
 
+  it('a given user and password win over the URL and the libpq variables', () => {
+    const s = secrets();
+    const c = resolveConnection(
+      { url: 'postgres://ops:url-pw@h/d', user: 'app', password: 'from-file' },
+      { PGUSER: 'admin', PGPASSWORD: 'env-pw' },
+      s,
+    );
+    expect(c.config.user).toBe('app');
+    expect(c.config.password).toBe('from-file');
+    expect(c.summary.user).toBe('app');
+    expect(s.all).toEqual(['from-file']);
+  });
+
   it('sets statement and lock timeouts (defaults, and declared)', () => {
     const d = resolveConnection({}, { PGUSER: 'u' }).config;
     expect([d.statement_timeout, d.lock_timeout, d.application_name]).toEqual([

@@ -18,6 +18,10 @@ export type SslMode = (typeof SSL_MODES)[number];
 export interface PgConnectionOptions {
   /** The connection URL itself, already read from `fromEnv`/`fromFile` by the caller (a secret). */
   readonly url?: string;
+  /** The user to log in as; overrides the URL's and PGUSER. */
+  readonly user?: string;
+  /** The password (a secret); overrides the URL's and PGPASSWORD. */
+  readonly password?: string;
   /** TLS mode; overrides `sslmode` in the URL and PGSSLMODE. */
   readonly sslMode?: SslMode;
   /** PEM text of the CA to trust (read by the caller from a file). */
@@ -129,6 +133,8 @@ export function resolveConnection(
       );
     }
   }
+  if (options.user !== undefined) user = options.user;
+  if (options.password !== undefined) password = options.password;
   if (password !== undefined) secrets?.add(password);
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw bad(`port must be 1–65535, not ${String(port)}`, 'check PGPORT or the URL');
