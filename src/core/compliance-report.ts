@@ -159,7 +159,10 @@ export function openResults(
       if (kind === 'warn') warn++;
       else fail++;
       const source = decl?.checks.find((d) => d.name === c.name)?.source;
-      const cause = causes.get(s.address);
+      // What the engine recorded when this check started failing (since, and the change before it:
+      // of the resource or of one it references, such as a rotation); else the report's own guess.
+      const kept = s.compliance?.checks?.find((f) => f.policy === `check:${c.name}`);
+      const cause = kept ? kept.cause : causes.get(s.address);
       results.push({
         policy: `check:${c.name}`,
         kind: 'check',
@@ -170,7 +173,7 @@ export function openResults(
         actions: [],
         resource,
         message: c.message,
-        since: s.updatedAt || c.at,
+        since: kept?.since ?? (s.updatedAt || c.at),
         ...(cause ? { cause } : {}),
         introducedBy: causeText(cause),
       });

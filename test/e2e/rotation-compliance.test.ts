@@ -166,6 +166,31 @@ describe.skipIf(POSTGRES.skip)(
         JSON.parse((await tend('status', dir, '--json')).stdout) as { resources: ResourceStatus[] }
       ).resources.find((r) => r.address === 'pg.schema/billing')!;
       expect(after.compliance?.checks?.[0]?.since).toBe(since);
+
+      // tend compliance names the stale consumer, its check and the rotation before it.
+      const report = await tend('compliance', dir, '--json');
+      expect(report.code, report.stderr).toBe(1);
+      const doc = JSON.parse(report.stdout) as {
+        results: {
+          policy: string;
+          result: string;
+          resources: { name: string }[];
+          properties?: Record<string, unknown>;
+        }[];
+      };
+      expect(doc.results).toEqual([
+        expect.objectContaining({
+          policy: CHECK,
+          result: 'fail',
+          resources: [expect.objectContaining({ name: 'pg.schema/billing' })],
+        }),
+      ]);
+      expect(JSON.stringify(doc.results[0])).toContain(
+        `alice (human, scheduled:quarterly), ledger entry ${rotationSeq} (rotate-password on pg.role/app)`,
+      );
+      const words = await tend('compliance', dir);
+      expect(words.stdout).toContain('pg.schema/billing');
+      expect(words.stdout).toContain('rotate-password on pg.role/app');
     });
 
     it('given the new value, the consumer passes again, and the ledger says so', async () => {
