@@ -287,13 +287,14 @@ describe.skipIf(POSTGRES.skip)(
         await client?.close();
       });
 
-      it('lists list_workspaces and the six tools, each taking a required workspace', () => {
+      it('lists list_workspaces and the seven tools, each taking a required workspace', () => {
         expect(tools.map((t) => t.name)).toEqual([
           'list_workspaces',
           'status',
           'plan',
           'explain',
           'history',
+          'compliance',
           'announce',
           'propose_change',
         ]);

@@ -352,6 +352,7 @@ describe.skipIf(POSTGRES.skip)(
         const tools = (await client.listTools()).tools.map((t) => t.name).sort();
         expect(tools).toEqual([
           'announce',
+          'compliance',
           'explain',
           'history',
           'plan',
