@@ -163,6 +163,18 @@ export function complianceTransition(
   };
 }
 
+/** What a cause is read from: a ledger entry's who, why and what (`Change` has them all). */
+export interface LedgerFacts {
+  readonly seq: number;
+  readonly time: string;
+  readonly actor: string;
+  readonly actorKind?: ActorKind;
+  readonly intent?: string;
+  readonly motivation?: Motivation;
+  readonly source: ChangeSource;
+  readonly action: string;
+}
+
 /**
  * The change that introduced a violation of a rule reading `fields`: the newest of `history` (one
  * address's ledger entries, oldest first) that created the object or changed one of those fields
@@ -170,17 +182,7 @@ export function complianceTransition(
  * already so when Tend first saw it.
  */
 export function causeOf(
-  history: readonly {
-    readonly seq: number;
-    readonly time: string;
-    readonly actor: string;
-    readonly actorKind?: ActorKind;
-    readonly intent?: string;
-    readonly motivation?: Motivation;
-    readonly source: ChangeSource;
-    readonly action: string;
-    readonly fields: readonly string[];
-  }[],
+  history: readonly (LedgerFacts & { readonly fields: readonly string[] })[],
   fields: readonly string[],
 ): ViolationCause | undefined {
   const any = fields.includes('*');
@@ -345,18 +347,10 @@ export function checkTransition(
  * none.
  */
 export function checkCauseOf(
-  history: readonly {
-    readonly seq: number;
-    readonly time: string;
-    readonly actor: string;
-    readonly actorKind?: ActorKind;
-    readonly intent?: string;
-    readonly motivation?: Motivation;
-    readonly source: ChangeSource;
-    readonly action: string;
+  history: readonly (LedgerFacts & {
     readonly address?: Address;
     readonly after?: Readonly<Record<string, unknown>>;
-  }[],
+  })[],
   address: Address,
 ): ViolationCause | undefined {
   let newest: (typeof history)[number] | undefined;
