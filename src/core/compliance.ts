@@ -191,19 +191,22 @@ export function causeOf(
   for (let i = history.length - 1; i >= 0; i--) {
     const c = history[i]!;
     if (c.action === 'verdict' || c.action === 'delete') continue;
-    if (c.action === 'create' || c.fields.some(reads)) {
-      return {
-        seq: c.seq,
-        time: c.time,
-        actor: c.actor,
-        ...(c.actorKind ? { actorKind: c.actorKind } : {}),
-        ...(c.intent ? { intent: c.intent } : {}),
-        ...(c.motivation ? { motivation: c.motivation } : {}),
-        source: c.source,
-      };
-    }
+    if (c.action === 'create' || c.fields.some(reads)) return causeFrom(c);
   }
   return undefined;
+}
+
+/** The cause a ledger entry is: its position, who and why. */
+function causeFrom(c: LedgerFacts): ViolationCause {
+  return {
+    seq: c.seq,
+    time: c.time,
+    actor: c.actor,
+    ...(c.actorKind ? { actorKind: c.actorKind } : {}),
+    ...(c.intent ? { intent: c.intent } : {}),
+    ...(c.motivation ? { motivation: c.motivation } : {}),
+    source: c.source,
+  };
 }
 
 /** How a violation's cause reads: `alice (human, incident:INC-9), ledger entry 12`. */
@@ -361,13 +364,7 @@ export function checkCauseOf(
   if (!newest) return undefined;
   const run = actionRunOf(newest.after);
   return {
-    seq: newest.seq,
-    time: newest.time,
-    actor: newest.actor,
-    ...(newest.actorKind ? { actorKind: newest.actorKind } : {}),
-    ...(newest.intent ? { intent: newest.intent } : {}),
-    ...(newest.motivation ? { motivation: newest.motivation } : {}),
-    source: newest.source,
+    ...causeFrom(newest),
     ...(newest.address !== undefined && newest.address !== address
       ? { address: newest.address }
       : {}),

@@ -5,6 +5,7 @@ import type {
   Change,
   ComplianceFinding,
   ComplianceRecord,
+  ViolationCause,
   ComplianceState,
   NewChange,
   PolicyDecl,
@@ -109,55 +110,19 @@ export async function evaluateCompliance(
     // The address's ledger: the change that introduced each violation, and the verdicts already
     // written (a pass killed after writing one and before the status: not written twice).
     const history = await ws.store.changes({ address: r.address, limit: 500 });
-    const last = lastVerdicts(history);
     const hidden = secretFields(ws, r.type, r.address);
     const shown = redact(hidden, obj.fields, ws.secrets);
     const findings = new Map(t.state.findings.map((f) => [findingKey(f), f]));
-    for (const f of t.opened) {
-      const k = findingKey(f);
-      const prior = last.get(k);
-      if (prior && prior.compliance?.result !== 'pass') {
-        findings.set(k, {
-          ...f,
-          recorded: prior.seq,
-          ...(prior.compliance?.cause ? { cause: prior.compliance.cause } : {}),
-        });
-        continue;
-      }
-      const cause = causeOf(history, f.fields);
-      const withCause: ComplianceFinding = { ...f, ...(cause ? { cause } : {}) };
-      findings.set(k, withCause);
-      entries.push({
-        address: r.address,
-        key: k,
-        entry: verdictEntry(r.address, r.type, obj.id, at, f, shown, {
-          policy: f.policy,
-          rule: f.rule,
-          result: f.result,
-          message: f.message,
-          actions: f.actions,
-          severity: f.severity,
-          ...(cause ? { cause } : {}),
-        }),
-      });
-    }
-    for (const f of t.closed) {
-      const prior = last.get(findingKey(f));
-      if (prior?.compliance?.result === 'pass') continue;
-      entries.push({
-        address: r.address,
-        key: findingKey(f),
-        entry: verdictEntry(r.address, r.type, obj.id, at, f, shown, {
-          policy: f.policy,
-          rule: f.rule,
-          result: 'pass',
-          message: `no longer broken: ${f.message}`,
-          actions: f.actions,
-          severity: f.severity,
-          ...(f.recorded !== undefined ? { found: f.recorded } : {}),
-        }),
-      });
-    }
+    recordTransition(t, {
+      address: r.address,
+      history,
+      findings,
+      keyOf: findingKey,
+      causeOf: (f) => causeOf(history, f.fields),
+      entryOf: (f, record) => verdictEntry(r.address, r.type, obj.id, at, f, shown, record),
+      gone: 'no longer broken',
+      entries,
+    });
     states.set(r.address, { ...t.state, findings: [...findings.values()] });
   }
   return { states, entries };
@@ -195,7 +160,6 @@ export async function evaluateChecks(
       // The address's ledger and its dependencies': the entry that preceded the failure, and the
       // verdicts already written (a pass killed between the entry and the status: not written twice).
       const own = await ws.store.changes({ address: r.address, limit: 500 });
-      const last = lastVerdicts(own);
       const history = [...own];
       if (t.opened.length > 0) {
         for (const d of r.dependsOn) {
@@ -203,66 +167,16 @@ export async function evaluateChecks(
         }
       }
       const objectId = o.objectId ?? r.name;
-      for (const f of t.opened) {
-        const k = findingKey(f);
-        const prior = last.get(k);
-        if (prior && prior.compliance?.result !== 'pass') {
-          findings.set(f.policy, {
-            ...f,
-            recorded: prior.seq,
-            ...(prior.compliance?.cause ? { cause: prior.compliance.cause } : {}),
-          });
-          continue;
-        }
-        const cause = checkCauseOf(history, r.address);
-        findings.set(f.policy, { ...f, ...(cause ? { cause } : {}) });
-        entries.push({
-          address: r.address,
-          key: k,
-          entry: verdictEntry(
-            r.address,
-            r.type,
-            objectId,
-            at,
-            f,
-            {},
-            {
-              policy: f.policy,
-              rule: f.rule,
-              result: f.result,
-              message: f.message,
-              actions: f.actions,
-              severity: f.severity,
-              ...(cause ? { cause } : {}),
-            },
-          ),
-        });
-      }
-      for (const f of t.closed) {
-        const k = findingKey(f);
-        if (last.get(k)?.compliance?.result === 'pass') continue;
-        entries.push({
-          address: r.address,
-          key: k,
-          entry: verdictEntry(
-            r.address,
-            r.type,
-            objectId,
-            at,
-            f,
-            {},
-            {
-              policy: f.policy,
-              rule: f.rule,
-              result: 'pass',
-              message: `passes again: ${f.message}`,
-              actions: f.actions,
-              severity: f.severity,
-              ...(f.recorded !== undefined ? { found: f.recorded } : {}),
-            },
-          ),
-        });
-      }
+      recordTransition(t, {
+        address: r.address,
+        history: own,
+        findings,
+        keyOf: (f) => f.policy,
+        causeOf: () => checkCauseOf(history, r.address),
+        entryOf: (f, record) => verdictEntry(r.address, r.type, objectId, at, f, {}, record),
+        gone: 'passes again',
+        entries,
+      });
     }
     if (!before && findings.size === 0) continue;
     const { checks: _was, ...rest } = before ?? {
@@ -386,6 +300,68 @@ async function memoryOf(store: Store): Promise<Map<Address, ComplianceState>> {
     known.set(store, m);
   }
   return m;
+}
+
+/**
+ * The verdict entries of one resource's violations found and gone, and its findings told what the
+ * ledger already holds: a violation whose `fail` verdict is the address's last one (a pass killed
+ * after writing it and before the status) reuses that entry and its cause instead of a second one;
+ * a violation gone whose last verdict is a `pass` is not written again.
+ */
+function recordTransition(
+  t: {
+    readonly opened: readonly ComplianceFinding[];
+    readonly closed: readonly ComplianceFinding[];
+  },
+  o: {
+    readonly address: Address;
+    /** The address's own ledger entries (its last verdicts). */
+    readonly history: readonly Change[];
+    /** The findings to keep, by `keyOf`; a violation found gets its cause or its earlier entry. */
+    readonly findings: Map<string, ComplianceFinding>;
+    readonly keyOf: (f: ComplianceFinding) => string;
+    readonly causeOf: (f: ComplianceFinding) => ViolationCause | undefined;
+    readonly entryOf: (f: ComplianceFinding, record: ComplianceRecord) => NewChange;
+    /** How a `pass` verdict's message begins (`no longer broken`, `passes again`). */
+    readonly gone: string;
+    readonly entries: { address: Address; key: string; entry: NewChange }[];
+  },
+): void {
+  const last = lastVerdicts(o.history);
+  const record = (f: ComplianceFinding) => ({
+    policy: f.policy,
+    rule: f.rule,
+    message: f.message,
+    actions: f.actions,
+    severity: f.severity,
+  });
+  for (const f of t.opened) {
+    const key = findingKey(f);
+    const prior = last.get(key);
+    if (prior && prior.compliance?.result !== 'pass') {
+      o.findings.set(o.keyOf(f), {
+        ...f,
+        recorded: prior.seq,
+        ...(prior.compliance?.cause ? { cause: prior.compliance.cause } : {}),
+      });
+      continue;
+    }
+    const cause = o.causeOf(f);
+    o.findings.set(o.keyOf(f), { ...f, ...(cause ? { cause } : {}) });
+    const entry = o.entryOf(f, { ...record(f), result: f.result, ...(cause ? { cause } : {}) });
+    o.entries.push({ address: o.address, key, entry });
+  }
+  for (const f of t.closed) {
+    const key = findingKey(f);
+    if (last.get(key)?.compliance?.result === 'pass') continue;
+    const entry = o.entryOf(f, {
+      ...record(f),
+      result: 'pass',
+      message: `${o.gone}: ${f.message}`,
+      ...(f.recorded !== undefined ? { found: f.recorded } : {}),
+    });
+    o.entries.push({ address: o.address, key, entry });
+  }
 }
 
 /** Per `policy#rule`, the newest verdict entry of an address's history. */
